@@ -1,0 +1,36 @@
+// swift-tools-version:6.0
+// Intact: an intercepting verification proxy for mobile sign-in flows.
+// Layers (dependencies point down only): C modules → Wire → TLS/HTTP → Evidence → Proxy/AuthFlow → IntactCLI → intact.
+import PackageDescription
+
+let package = Package(
+    name: "Intact",
+    products: [
+        .executable(name: "intact", targets: ["intact"]),
+    ],
+    targets: [
+        // C libraries from Debian, reached through module maps plus header-only shims.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl",
+                       providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2",
+                       providers: [.apt(["libnghttp2-dev"])]),
+
+        // Bytes, event loops, sockets, connections. No C library but Glibc.
+        .target(name: "Wire"),
+        // SHA-256 and friends over OpenSSL's EVP, for digests, PKCE and fingerprints.
+        .target(name: "Hashing", dependencies: ["COpenSSL"]),
+        // TLS contexts, the sans-io engine, the local CA, client certificates.
+        .target(name: "TLS", dependencies: ["COpenSSL", "Wire", "Hashing"]),
+        // Version-neutral HTTP model, HTTP/1.1 codec, HTTP/2 session, message digests.
+        .target(name: "HTTP", dependencies: ["CNGHTTP2", "Wire", "Hashing"]),
+        // Exchange records, recordings, HAR, the verifier and its reports.
+        .target(name: "Evidence", dependencies: ["HTTP", "Hashing"]),
+        // Command-line parsing and the subcommands, as a library so tests can drive them.
+        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence"]),
+        .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
+
+        .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

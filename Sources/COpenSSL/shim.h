@@ -1,0 +1,19 @@
+#ifndef INTACT_COPENSSL_SHIM_H
+#define INTACT_COPENSSL_SHIM_H
+// OpenSSL 3 headers, plus header-only shims for what Swift cannot import.
+// Every shim is `static inline`, prefixed `intact_`, and grouped under a
+// comment that says why it exists (a function-like macro, a variadic call).
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <openssl/pem.h>
+#include <openssl/pkcs12.h>
+#include <openssl/bio.h>
+#include <openssl/rand.h>
+#include <openssl/ec.h>
+#include <openssl/bn.h>
+#include <openssl/asn1.h>
+
+#endif

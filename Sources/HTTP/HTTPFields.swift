@@ -1,0 +1,122 @@
+/// One header or trailer field as it appeared: name case and value kept.
+///
+/// Names and values are held as `String`s decoded from wire bytes as
+/// ISO-8859-1, so every byte maps to one Unicode scalar U+0000…U+00FF and
+/// `latin1Bytes` gives back the exact wire bytes (obs-text included). Code that
+/// builds fields from Swift strings should keep to ASCII.
+public struct HTTPField: Hashable, Sendable, CustomStringConvertible {
+    /// The name with its original case.
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// The name lowercased (ASCII only), the form used for comparison and HTTP/2.
+    public var lowercasedName: String { HTTPField.lowercaseASCII(name) }
+
+    public var description: String { "\(name): \(value)" }
+
+    /// Lowercases ASCII letters only; other bytes are untouched.
+    public static func lowercaseASCII(_ s: String) -> String {
+        var needs = false
+        for b in s.utf8 where b >= 0x41 && b <= 0x5A { needs = true; break }
+        guard needs else { return s }
+        return String(decoding: s.utf8.map { ($0 >= 0x41 && $0 <= 0x5A) ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+}
+
+extension String {
+    /// Decodes bytes as ISO-8859-1 (lossless for any byte sequence).
+    public init<Bytes: Sequence>(latin1 bytes: Bytes) where Bytes.Element == UInt8 {
+        var scalars = String.UnicodeScalarView()
+        for b in bytes { scalars.append(Unicode.Scalar(b)) }
+        self = String(scalars)
+    }
+
+    /// The ISO-8859-1 bytes of a string made by `init(latin1:)`; scalars above
+    /// U+00FF (never produced by a parser) are replaced by `?`.
+    public var latin1Bytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(unicodeScalars.count)
+        for s in unicodeScalars { out.append(s.value <= 0xFF ? UInt8(s.value) : UInt8(ascii: "?")) }
+        return out
+    }
+}
+
+/// An ordered list of fields that keeps each field's original name case and
+/// position. Lookups compare names case-insensitively (ASCII).
+///
+/// Invariant: the order of `fields` is the order on the wire (HTTP/1.1) or in
+/// the decoded header list (HTTP/2); nothing here reorders it.
+public struct HTTPFields: Hashable, Sendable, RandomAccessCollection, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+    public private(set) var fields: [HTTPField]
+
+    public init(_ fields: [HTTPField] = []) { self.fields = fields }
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        fields = elements.map { HTTPField(name: $0.0, value: $0.1) }
+    }
+
+    public var startIndex: Int { fields.startIndex }
+    public var endIndex: Int { fields.endIndex }
+    public subscript(position: Int) -> HTTPField { fields[position] }
+
+    /// The first value of a field, or nil.
+    public subscript(name: String) -> String? {
+        let lower = HTTPField.lowercaseASCII(name)
+        return fields.first { $0.lowercasedName == lower }?.value
+    }
+
+    /// Every value of a field, in order.
+    public func values(_ name: String) -> [String] {
+        let lower = HTTPField.lowercaseASCII(name)
+        return fields.filter { $0.lowercasedName == lower }.map(\.value)
+    }
+
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+
+    public mutating func append(_ name: String, _ value: String) {
+        fields.append(HTTPField(name: name, value: value))
+    }
+
+    public mutating func append(_ field: HTTPField) { fields.append(field) }
+
+    /// Removes every field with this name; returns how many were removed.
+    @discardableResult
+    public mutating func remove(_ name: String) -> Int {
+        let lower = HTTPField.lowercaseASCII(name)
+        let before = fields.count
+        fields.removeAll { $0.lowercasedName == lower }
+        return before - fields.count
+    }
+
+    /// Replaces the first field of this name in place (keeping its position)
+    /// and removes the others; appends when absent.
+    public mutating func set(_ name: String, _ value: String) {
+        let lower = HTTPField.lowercaseASCII(name)
+        if let first = fields.firstIndex(where: { $0.lowercasedName == lower }) {
+            fields[first].value = value
+            var i = fields.index(after: first)
+            while i < fields.endIndex {
+                if fields[i].lowercasedName == lower { fields.remove(at: i) } else { i += 1 }
+            }
+        } else {
+            append(name, value)
+        }
+    }
+
+    /// Removes the fields for which `predicate` is true.
+    public mutating func removeAll(where predicate: (HTTPField) -> Bool) {
+        fields.removeAll(where: predicate)
+    }
+
+    /// Applies `transform` to each field in place.
+    public mutating func mapInPlace(_ transform: (inout HTTPField) -> Void) {
+        for i in fields.indices { transform(&fields[i]) }
+    }
+
+    public var description: String { fields.map(\.description).joined(separator: "\r\n") }
+}

@@ -1,0 +1,137 @@
+/// The protocol version a message travelled in.
+public enum HTTPVersion: String, Hashable, Sendable, Codable, CustomStringConvertible {
+    case http1_0 = "HTTP/1.0"
+    case http1_1 = "HTTP/1.1"
+    case http2 = "HTTP/2"
+
+    public var description: String { rawValue }
+}
+
+/// The form a request target took on the wire (RFC 9112 §3.2).
+public enum RequestTargetForm: String, Hashable, Sendable, Codable {
+    /// `/path?query`, the usual form to an origin server.
+    case origin
+    /// `https://host:port/path`, the usual form to a forward proxy.
+    case absolute
+    /// `host:port`, only with CONNECT.
+    case authority
+    /// `*`, only with OPTIONS.
+    case asterisk
+}
+
+/// A request's head, independent of the version that carried it.
+///
+/// `scheme`, `authority` and `path` are first-class values: HTTP/1.1 fills
+/// them from the target (and `authority` from Host for origin form); HTTP/2
+/// from its pseudo-fields. `fields` holds the regular fields only, never
+/// pseudo-fields; for HTTP/1.1 it includes `Host` as it appeared.
+public struct HTTPRequestHead: Hashable, Sendable {
+    public var method: String
+    /// `https`, `http`, or nil when the wire did not say (origin form over HTTP/1.1).
+    public var scheme: String?
+    /// `host[:port]`, or nil when absent.
+    public var authority: String?
+    /// Path and query (`/a/b?c=d`); `*` for asterisk form; empty for CONNECT.
+    public var path: String
+    public var targetForm: RequestTargetForm
+    public var version: HTTPVersion
+    public var fields: HTTPFields
+
+    public init(method: String, scheme: String? = nil, authority: String? = nil, path: String,
+                targetForm: RequestTargetForm = .origin, version: HTTPVersion = .http1_1,
+                fields: HTTPFields = HTTPFields()) {
+        self.method = method
+        self.scheme = scheme
+        self.authority = authority
+        self.path = path
+        self.targetForm = targetForm
+        self.version = version
+        self.fields = fields
+    }
+
+    /// The target as an HTTP/1.1 request line would carry it in `targetForm`.
+    public var target: String {
+        switch targetForm {
+        case .origin: return path
+        case .asterisk: return "*"
+        case .authority: return authority ?? ""
+        case .absolute: return "\(scheme ?? "http")://\(authority ?? "")\(path)"
+        }
+    }
+
+    /// The path without its query.
+    public var pathOnly: String {
+        if let q = path.firstIndex(of: "?") { return String(path[..<q]) }
+        return path
+    }
+}
+
+/// A response's head, independent of the version that carried it.
+public struct HTTPResponseHead: Hashable, Sendable {
+    public var status: Int
+    /// The reason phrase as received (HTTP/1.1); empty for HTTP/2.
+    public var reason: String
+    public var version: HTTPVersion
+    public var fields: HTTPFields
+
+    public init(status: Int, reason: String? = nil, version: HTTPVersion = .http1_1,
+                fields: HTTPFields = HTTPFields()) {
+        self.status = status
+        self.reason = reason ?? HTTPResponseHead.standardReason(status)
+        self.version = version
+        self.fields = fields
+    }
+
+    /// 1xx responses other than 101 are interim: a final response follows.
+    public var isInformational: Bool { status >= 100 && status < 200 }
+
+    /// The IANA reason phrase for common statuses, "Unknown" otherwise.
+    public static func standardReason(_ status: Int) -> String {
+        switch status {
+        case 100: return "Continue"
+        case 101: return "Switching Protocols"
+        case 200: return "OK"
+        case 201: return "Created"
+        case 204: return "No Content"
+        case 206: return "Partial Content"
+        case 301: return "Moved Permanently"
+        case 302: return "Found"
+        case 303: return "See Other"
+        case 304: return "Not Modified"
+        case 307: return "Temporary Redirect"
+        case 308: return "Permanent Redirect"
+        case 400: return "Bad Request"
+        case 401: return "Unauthorized"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 408: return "Request Timeout"
+        case 411: return "Length Required"
+        case 413: return "Content Too Large"
+        case 414: return "URI Too Long"
+        case 417: return "Expectation Failed"
+        case 421: return "Misdirected Request"
+        case 429: return "Too Many Requests"
+        case 431: return "Request Header Fields Too Large"
+        case 500: return "Internal Server Error"
+        case 501: return "Not Implemented"
+        case 502: return "Bad Gateway"
+        case 503: return "Service Unavailable"
+        case 504: return "Gateway Timeout"
+        case 505: return "HTTP Version Not Supported"
+        default: return "Unknown"
+        }
+    }
+}
+
+/// One piece of a message as it streams: the head, body chunks, then the end
+/// with optional trailers. Exactly one `.head` comes first and exactly one
+/// `.end` comes last; bodies are never buffered whole.
+public enum HTTPPart<Head: Sendable & Hashable>: Sendable, Hashable {
+    case head(Head)
+    case body([UInt8])
+    case end(trailers: HTTPFields?)
+}
+
+public typealias HTTPRequestPart = HTTPPart<HTTPRequestHead>
+public typealias HTTPResponsePart = HTTPPart<HTTPResponseHead>

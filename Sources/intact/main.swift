@@ -1,0 +1,4 @@
+import IntactCLI
+import Foundation
+
+print("intact \(IntactVersion.string)")
