@@ -30,7 +30,7 @@ let package = Package(
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
 
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire", "Hashing"]),
     ],
     swiftLanguageModes: [.v6]
 )

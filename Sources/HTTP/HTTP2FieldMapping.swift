@@ -1,0 +1,101 @@
+/// Maps the version-neutral heads to HTTP/2 header lists and back.
+///
+/// Sending (RFC 9113 §8.2–8.3):
+/// - names are lowercased; pseudo-fields come first: `:method`, `:scheme`,
+///   `:authority`, `:path` for requests (CONNECT: `:method` and `:authority`
+///   only), `:status` for responses;
+/// - `:scheme` is the head's scheme, `https` when it has none;
+/// - `:authority` is the head's authority, else the value of its `Host` field;
+///   `Host` itself is never sent (`:authority` carries it);
+/// - connection-specific fields are dropped: `Connection` and every field it
+///   names, `Keep-Alive`, `Proxy-Connection`, `Transfer-Encoding`, `Upgrade`,
+///   `HTTP2-Settings`, and `TE` unless its value is `trailers`;
+/// - everything else (cookie crumbs included) keeps its order and value.
+///
+/// Receiving: nghttp2 has already validated the list (lowercase names, pseudo
+/// fields first and once, no connection-specific fields); this only splits it.
+enum HTTP2FieldMapping {
+    /// Lowercased names that never travel in HTTP/2 (`te` is handled apart).
+    private static let connectionSpecific: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "http2-settings", "host",
+    ]
+
+    /// The header list for a request head.
+    static func requestList(_ head: HTTPRequestHead) -> [HTTPField] {
+        var list = [HTTPField(name: ":method", value: head.method)]
+        let authority = head.authority ?? head.fields["host"]
+        if head.method == "CONNECT" {
+            list.append(HTTPField(name: ":authority", value: authority ?? ""))
+        } else {
+            list.append(HTTPField(name: ":scheme", value: head.scheme ?? "https"))
+            if let authority { list.append(HTTPField(name: ":authority", value: authority)) }
+            list.append(HTTPField(name: ":path", value: head.path.isEmpty ? "/" : head.path))
+        }
+        list += regularList(head.fields)
+        return list
+    }
+
+    /// The header list for a response head (interim or final).
+    static func responseList(_ head: HTTPResponseHead) -> [HTTPField] {
+        [HTTPField(name: ":status", value: String(head.status))] + regularList(head.fields)
+    }
+
+    /// Regular fields (also used for trailers): lowercased, connection-specific ones dropped.
+    static func regularList(_ fields: HTTPFields) -> [HTTPField] {
+        var named: Set<String> = []
+        for value in fields.values("connection") {
+            for token in value.split(separator: ",") {
+                named.insert(HTTPField.lowercaseASCII(token.trimmingSpacesAndTabs()))
+            }
+        }
+        var list: [HTTPField] = []
+        list.reserveCapacity(fields.count)
+        for field in fields {
+            let name = field.lowercasedName
+            if connectionSpecific.contains(name) || named.contains(name) { continue }
+            if name == "te" && HTTPField.lowercaseASCII(field.value.trimmingSpacesAndTabs()) != "trailers" { continue }
+            list.append(HTTPField(name: name, value: field.value))
+        }
+        return list
+    }
+
+    /// Builds a request head from a decoded list (server role).
+    static func requestHead(from list: [HTTPField]) -> HTTPRequestHead {
+        var method = "", path = "", scheme: String?, authority: String?
+        var fields = HTTPFields()
+        for field in list {
+            switch field.name {
+            case ":method": method = field.value
+            case ":scheme": scheme = field.value
+            case ":authority": authority = field.value
+            case ":path": path = field.value
+            default: fields.append(field)
+            }
+        }
+        let form: RequestTargetForm = method == "CONNECT" ? .authority : (path == "*" ? .asterisk : .origin)
+        return HTTPRequestHead(method: method, scheme: scheme, authority: authority, path: path,
+                               targetForm: form, version: .http2, fields: fields)
+    }
+
+    /// Builds a response head from a decoded list (client role); nil when
+    /// `:status` is not a number (nghttp2 has checked it is three digits).
+    static func responseHead(from list: [HTTPField]) -> HTTPResponseHead? {
+        var status: Int?
+        var fields = HTTPFields()
+        for field in list {
+            if field.name == ":status" { status = Int(field.value) } else { fields.append(field) }
+        }
+        guard let status else { return nil }
+        return HTTPResponseHead(status: status, reason: "", version: .http2, fields: fields)
+    }
+}
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces and horizontal tabs (OWS).
+    fileprivate func trimmingSpacesAndTabs() -> String {
+        var scalars = Substring(self).unicodeScalars[...]
+        while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
+        while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
+        return String(scalars)
+    }
+}

@@ -1,0 +1,159 @@
+internal import CNGHTTP2
+
+/// Sending: heads, streamed DATA, trailers, resets, GOAWAY, PING, and the
+/// consumption reports that reopen the peer's windows.
+///
+/// The heads are mapped by `HTTP2FieldMapping` (lowercase names,
+/// pseudo-fields first, connection-specific fields and `Host` dropped,
+/// `Host` → `:authority` when the head has no authority).
+extension HTTP2Session {
+    /// Client role: opens a stream with this request. With `endStream` false the
+    /// body follows through `sendData`/`sendTrailers`.
+    public func sendRequest(_ head: HTTPRequestHead, endStream: Bool) throws(HTTP2SessionError) -> HTTP2StreamID {
+        guard role == .client else { throw .wrongRole }
+        guard case .open = connection else { throw .sessionClosing }
+        var provider = dataProvider
+        let id = withNameValues(HTTP2FieldMapping.requestList(head)) { nva, count in
+            library {
+                endStream
+                    ? nghttp2_submit_request(session, nil, nva, count, nil, nil)
+                    : nghttp2_submit_request(session, nil, nva, count, &provider, nil)
+            }
+        }
+        guard id > 0 else { throw .library(code: id, message: HTTP2Session.message(id)) }
+        var state = HTTP2StreamState()
+        state.outbound = endStream ? .ended : .open
+        streams[id] = state
+        return id
+    }
+
+    /// Server role: sends a response head on a stream the peer opened. An
+    /// interim head (1xx) goes out on its own and the final one must follow;
+    /// it cannot end the stream.
+    public func sendResponse(stream: HTTP2StreamID, head: HTTPResponseHead, endStream: Bool) throws(HTTP2SessionError) {
+        guard role == .server else { throw .wrongRole }
+        guard let state = streams[stream] else { throw .unknownStream(stream) }
+        guard case .idle = state.outbound else { throw .streamNotWritable(stream) }
+        let list = HTTP2FieldMapping.responseList(head)
+        if head.isInformational {
+            guard !endStream else { throw .streamNotWritable(stream) }
+            let rv = withNameValues(list) { nva, count in
+                library { nghttp2_submit_headers(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, nil, nva, count, nil) }
+            }
+            guard rv >= 0 else { throw .library(code: rv, message: HTTP2Session.message(rv)) }
+            return
+        }
+        var provider = dataProvider
+        let rv = withNameValues(list) { nva, count in
+            library {
+                endStream
+                    ? nghttp2_submit_response(session, stream, nva, count, nil)
+                    : nghttp2_submit_response(session, stream, nva, count, &provider)
+            }
+        }
+        guard rv == 0 else { throw .library(code: rv, message: HTTP2Session.message(rv)) }
+        streams[stream]?.outbound = endStream ? .ended : .open
+    }
+
+    /// Queues body bytes; nghttp2 takes them in DATA frames as the peer's
+    /// windows allow (`queuedBytes(stream:)` says how much still waits).
+    /// `endStream` ends the stream once the queue drains.
+    public func sendData(stream: HTTP2StreamID, bytes: [UInt8], endStream: Bool) throws(HTTP2SessionError) {
+        try enqueue(stream: stream) { state in
+            state.queue.append(bytes)
+            if endStream { state.outbound = .ending(trailers: nil) }
+        }
+    }
+
+    /// Ends the stream with trailers once the queued body has gone out (a HEADERS
+    /// frame with END_STREAM after the last DATA). Empty trailers just end the stream.
+    public func sendTrailers(stream: HTTP2StreamID, trailers: HTTPFields) throws(HTTP2SessionError) {
+        try enqueue(stream: stream) { state in
+            state.outbound = .ending(trailers: trailers.isEmpty ? nil : trailers)
+        }
+    }
+
+    /// Resets a stream (RST_STREAM) and drops its queued data. The close is
+    /// reported as a local `streamReset` once the frame goes out.
+    public func resetStream(_ stream: HTTP2StreamID, code: HTTP2ErrorCode) throws(HTTP2SessionError) {
+        guard streams[stream] != nil else { throw .unknownStream(stream) }
+        let rv = library { nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue) }
+        guard rv == 0 else { throw .library(code: rv, message: HTTP2Session.message(rv)) }
+        streams[stream]?.queue.removeAll()
+        streams[stream]?.outbound = .ended
+    }
+
+    /// Sends GOAWAY naming the last peer-initiated stream processed; no new
+    /// streams are accepted or opened afterwards, open ones finish.
+    public func goAway(code: HTTP2ErrorCode = .noError, debugData: [UInt8] = []) throws(HTTP2SessionError) {
+        if case .failed = connection { throw .sessionClosing }
+        connection = .goingAway
+        let rv = debugData.withUnsafeBufferPointer { debug in
+            library {
+                nghttp2_submit_goaway(session, UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                                      nghttp2_session_get_last_proc_stream_id(session),
+                                      code.rawValue, debug.baseAddress, debug.count)
+            }
+        }
+        guard rv == 0 else { throw .library(code: rv, message: HTTP2Session.message(rv)) }
+    }
+
+    /// Sends a PING carrying `value`; the answer arrives as `.pingAcknowledged(value)`.
+    public func ping(_ value: UInt64 = 0) throws(HTTP2SessionError) {
+        if case .failed = connection { throw .sessionClosing }
+        let opaque = withUnsafeBytes(of: value.bigEndian) { Array($0) }
+        let rv = library { nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), opaque) }
+        guard rv == 0 else { throw .library(code: rv, message: HTTP2Session.message(rv)) }
+    }
+
+    /// Reports that the application has passed on `bytes` of this stream's
+    /// received DATA, reopening the stream and connection windows by that much
+    /// (nghttp2 sends WINDOW_UPDATE once half a window is consumed). Bytes of a
+    /// stream that has since closed were already released; they are ignored.
+    public func consumed(stream: HTTP2StreamID, bytes: Int) {
+        guard bytes > 0, let pending = streams[stream]?.unconsumed, pending > 0 else { return }
+        let n = min(bytes, pending)
+        streams[stream]?.unconsumed = pending - n
+        library { _ = nghttp2_session_consume(session, stream, n) }
+    }
+
+    // MARK: Helpers
+
+    /// Changes a stream whose body is still open, then wakes its data provider.
+    private func enqueue(stream: HTTP2StreamID, _ change: (inout HTTP2StreamState) -> Void) throws(HTTP2SessionError) {
+        guard let index = streams.index(forKey: stream) else { throw .unknownStream(stream) }
+        guard case .open = streams.values[index].outbound else { throw .streamNotWritable(stream) }
+        change(&streams.values[index])
+        // Fails harmlessly when the provider is not deferred (it is mid-body).
+        library { _ = nghttp2_session_resume_data(session, stream) }
+    }
+
+    /// Calls `body` with an `nghttp2_nv` array for `fields`, whose names and
+    /// values point into one buffer that lives for the call (nghttp2 copies them).
+    func withNameValues<T>(_ fields: [HTTPField], _ body: (UnsafePointer<nghttp2_nv>, Int) -> T) -> T {
+        var storage: [UInt8] = []
+        var spans: [(name: Range<Int>, value: Range<Int>)] = []
+        spans.reserveCapacity(fields.count)
+        for field in fields {
+            let nameStart = storage.count
+            storage += field.name.latin1Bytes
+            let valueStart = storage.count
+            storage += field.value.latin1Bytes
+            spans.append((nameStart..<valueStart, valueStart..<storage.count))
+        }
+        storage.append(0) // never empty, so the base address exists
+        return storage.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            let nva = spans.map { span in
+                nghttp2_nv(name: base + span.name.lowerBound, value: base + span.value.lowerBound,
+                           namelen: span.name.count, valuelen: span.value.count,
+                           flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            }
+            guard !nva.isEmpty else {
+                var none = nghttp2_nv()
+                return withUnsafePointer(to: &none) { body($0, 0) }
+            }
+            return nva.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }
+        }
+    }
+}

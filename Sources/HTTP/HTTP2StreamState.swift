@@ -1,0 +1,98 @@
+/// What an `HTTP2Session` knows about one open stream.
+///
+/// Invariant: an entry exists from the stream's first HEADERS (sent by a client,
+/// received by a server) until nghttp2 reports it closed; then it is removed.
+struct HTTP2StreamState {
+    /// Where the peer's side of the stream is.
+    enum Inbound {
+        /// No final head yet (a client may still see interim 1xx heads).
+        case awaitingHead
+        /// The final head arrived; DATA and then trailers may follow.
+        case body
+        /// The peer sent END_STREAM.
+        case ended
+    }
+
+    /// Where this side's sending is.
+    enum Outbound {
+        /// Nothing sent yet (a server before its response head).
+        case idle
+        /// The head went out with a data provider: DATA may be queued.
+        case open
+        /// The application asked to end: the provider ends the stream once the
+        /// queue drains, sending these trailers (if any) in a HEADERS frame.
+        case ending(trailers: HTTPFields?)
+        /// END_STREAM was handed to nghttp2 (on a HEADERS or DATA frame).
+        case ended
+    }
+
+    var inbound: Inbound = .awaitingHead
+    var outbound: Outbound = .idle
+    /// Fields of the header block being decoded, in order.
+    var block: [HTTPField] = []
+    /// The RFC 9113 §6.5.2 size of `block` (name + value + 32 per field).
+    var blockSize = 0
+    /// Bytes reported in `.data` events that the application has not yet
+    /// reported consumed; they are held against the peer's window.
+    var unconsumed = 0
+    /// Bytes queued by `sendData` that nghttp2 has not yet taken.
+    var queue = HTTP2OutboundQueue()
+    /// Set when the peer's RST_STREAM arrived, so the close is reported as theirs.
+    var peerReset = false
+    /// Why this side reset the stream, when nghttp2 said.
+    var localResetReason: String?
+}
+
+/// A FIFO of byte chunks for one stream's DATA, read in frame-sized pieces.
+///
+/// Invariant: `count` is the number of unread bytes; `chunks[head...]` are
+/// unread, of which the first `offset` bytes of `chunks[head]` were read.
+struct HTTP2OutboundQueue {
+    private var chunks: [[UInt8]] = []
+    private var head = 0
+    private var offset = 0
+    private(set) var count = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    mutating func append(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        chunks.append(bytes)
+        count += bytes.count
+    }
+
+    /// Copies up to `destination.count` bytes into `destination`; returns how many.
+    mutating func read(into destination: UnsafeMutableRawBufferPointer) -> Int {
+        var written = 0
+        while written < destination.count && head < chunks.count {
+            let n = chunks[head].withUnsafeBytes { chunk -> Int in
+                let n = min(chunk.count - offset, destination.count - written)
+                UnsafeMutableRawBufferPointer(rebasing: destination[written..<(written + n)])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: chunk[offset..<(offset + n)]))
+                return n
+            }
+            written += n
+            offset += n
+            if offset == chunks[head].count {
+                head += 1
+                offset = 0
+            }
+        }
+        count -= written
+        if head == chunks.count {
+            chunks.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 64 && head * 2 >= chunks.count {
+            chunks.removeFirst(head)
+            head = 0
+        }
+        return written
+    }
+
+    mutating func removeAll() {
+        chunks.removeAll()
+        head = 0
+        offset = 0
+        count = 0
+    }
+}
