@@ -61,7 +61,7 @@ private func onStreamClose(_: OpaquePointer?, _ stream: Int32, _ code: UInt32,
 private func onInvalidFrame(_: OpaquePointer?, _ frame: UnsafePointer<nghttp2_frame>?, _ libraryError: Int32,
                             _ userData: UnsafeMutableRawPointer?) -> Int32 {
     guard let me = session(userData), let frame else { return callbackFailure }
-    me.invalidFrame(stream: frame.pointee.hd.stream_id, libraryError: libraryError)
+    me.invalidFrame(frame.pointee, libraryError: libraryError)
     return 0
 }
 
@@ -253,12 +253,37 @@ extension HTTP2Session {
 
     /// nghttp2 rejected a received frame: a stream error (RST_STREAM follows)
     /// or a connection error (GOAWAY follows). Keep its reason for whichever comes.
-    fileprivate func invalidFrame(stream: HTTP2StreamID, libraryError: Int32) {
-        let reason = libraryMessage ?? HTTP2Session.message(libraryError)
-        connectionProblem = reason
-        if stream != 0, streams[stream]?.localResetReason == nil {
-            streams[stream]?.localResetReason = reason
+    fileprivate func invalidFrame(_ frame: nghttp2_frame, libraryError: Int32) {
+        let id = frame.hd.stream_id
+        var reason = libraryMessage ?? HTTP2Session.message(libraryError)
+        if libraryError == NGHTTP2_ERR_HTTP_MESSAGING.rawValue {
+            reason += ": " + messagingProblem(frameType: frame.hd.type, block: streams[id]?.block ?? [])
         }
+        connectionProblem = reason
+        if id != 0, streams[id]?.localResetReason == nil {
+            streams[id]?.localResetReason = reason
+        }
+    }
+
+    /// Names what broke an HTTP messaging rule nghttp2 only reports generically:
+    /// a missing mandatory pseudo-field in a head, or a body that does not fit
+    /// the head (length differs from content-length, or no body allowed).
+    private func messagingProblem(frameType: UInt8, block: [HTTPField]) -> String {
+        guard UInt32(frameType) == NGHTTP2_HEADERS.rawValue else {
+            return "body length differs from content-length, or the message cannot have a body"
+        }
+        let names = Set(block.map(\.name))
+        let required: [String]
+        switch role {
+        case .server:
+            let isConnect = block.first { $0.name == ":method" }?.value == "CONNECT"
+            required = isConnect ? [":method", ":authority"] : [":method", ":scheme", ":path"]
+        case .client:
+            required = [":status"]
+        }
+        let missing = required.filter { !names.contains($0) }
+        if missing.isEmpty { return "the header block does not form a valid head (or trailers lack END_STREAM)" }
+        return "missing " + missing.joined(separator: ", ")
     }
 
     fileprivate func frameSent(_ frame: nghttp2_frame) {
