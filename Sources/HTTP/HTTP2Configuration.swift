@@ -27,7 +27,9 @@ public struct HTTP2Configuration: Hashable, Sendable {
     /// Rapid-reset guard: more than `rapidResetLimit` RST_STREAM frames from the
     /// peer on the last `rapidResetWindow` streams it opened fails the connection
     /// with GOAWAY ENHANCE_YOUR_CALM. Counted per stream, not per second, so the
-    /// sans-io session needs no clock.
+    /// sans-io session needs no clock. (Debian's nghttp2 1.52 also carries its
+    /// own time-based limiter — 1000 resets burst, 33/s — which this one always
+    /// trips before, since it allows at most `rapidResetLimit` within any window.)
     public var rapidResetLimit: Int
     public var rapidResetWindow: Int
 

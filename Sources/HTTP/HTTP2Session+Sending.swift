@@ -7,8 +7,12 @@ internal import CNGHTTP2
 /// pseudo-fields first, connection-specific fields and `Host` dropped,
 /// `Host` → `:authority` when the head has no authority).
 extension HTTP2Session {
-    /// Client role: opens a stream with this request. With `endStream` false the
-    /// body follows through `sendData`/`sendTrailers`.
+    /// Client role: opens a stream with this request and returns its id. With
+    /// `endStream` false the body follows through `sendData`/`sendTrailers`.
+    /// Sent as `:method`, `:scheme` (`https` when nil), `:authority` (the head's,
+    /// else its `Host`), `:path`, then the regular fields lowercased, without
+    /// `Host` and connection-specific fields. After the peer's GOAWAY the
+    /// stream is refused locally: a `.streamReset` with `REFUSED_STREAM` follows.
     public func sendRequest(_ head: HTTPRequestHead, endStream: Bool) throws(HTTP2SessionError) -> HTTP2StreamID {
         guard role == .client else { throw .wrongRole }
         guard case .open = connection else { throw .sessionClosing }
