@@ -32,6 +32,7 @@ let package = Package(
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "Wire", "Hashing"]),
+        .testTarget(name: "IntactCLITests", dependencies: ["IntactCLI"]),
     ],
     swiftLanguageModes: [.v6]
 )

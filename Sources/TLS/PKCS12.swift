@@ -84,6 +84,13 @@ public enum PKCS12 {
         try importIdentity(CertificateFiles.read(file), password: password, source: file)
     }
 
+    /// Writes PKCS#12 bytes to a new file with mode 0600 (it holds a private
+    /// key); refuses to overwrite an existing file (`.alreadyExists`).
+    /// Blocks on disk I/O: never call on a loop queue.
+    public static func write(_ bytes: [UInt8], toFile path: String) throws {
+        try CertificateFiles.writeNew(path, bytes, mode: 0o600)
+    }
+
     /// Whether the integrity MAC verifies. An empty password is tried both
     /// as empty and as absent, as OpenSSL's own tools do.
     private static func macVerifies(_ archive: OpaquePointer, password: String) -> Bool {
