@@ -15,9 +15,12 @@ enum X509Codec {
 
     /// Runs `body` with a read-only memory BIO over `bytes`.
     static func withReadBIO<T>(_ bytes: [UInt8], _ body: (OpaquePointer) throws -> T) throws -> T {
-        try bytes.withUnsafeBytes { buffer in
+        // OpenSSL refuses a NULL buffer, which is what an empty array may give; an empty file must
+        // still reach the parser and get its own error ("no start line").
+        let storage = bytes.isEmpty ? [0] : bytes
+        return try storage.withUnsafeBytes { buffer in
             CertificateError.clearOpenSSLErrors()
-            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else {
+            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(bytes.count)) else {
                 throw CertificateError.openSSLFailure("allocate a memory BIO")
             }
             defer { BIO_free(bio) }

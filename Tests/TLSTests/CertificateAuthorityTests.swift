@@ -134,9 +134,11 @@ final class CertificateAuthorityTests: XCTestCase {
         XCTAssertThrowsError(try CertificateAuthority.load(from: directory)) { error in
             XCTAssertTrue("\(error)".hasPrefix("\(path): not a PEM certificate ("), "\(error)")
         }
-        try "hello\n".write(toFile: path, atomically: false, encoding: .utf8)
-        XCTAssertThrowsError(try CertificateAuthority.load(from: directory)) { error in
-            XCTAssertEqual("\(error)", "\(path): not a PEM certificate (no start line)")
+        for content in ["hello\n", ""] {
+            try content.write(toFile: path, atomically: false, encoding: .utf8)
+            XCTAssertThrowsError(try CertificateAuthority.load(from: directory)) { error in
+                XCTAssertEqual("\(error)", "\(path): not a PEM certificate (no start line)")
+            }
         }
     }
 

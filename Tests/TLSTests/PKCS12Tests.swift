@@ -86,6 +86,9 @@ final class PKCS12Tests: XCTestCase {
                 return XCTFail("\(error)")
             }
         }
+        XCTAssertThrowsError(try PKCS12.importIdentity([], password: "right")) { error in
+            guard case .notPKCS12? = error as? CertificateError else { return XCTFail("\(error)") }
+        }
         XCTAssertThrowsError(try PKCS12.importIdentity(Array(issued.pkcs12.prefix(100)), password: "right")) { error in
             guard case .notPKCS12? = error as? CertificateError else { return XCTFail("\(error)") }
         }
