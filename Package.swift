@@ -31,6 +31,8 @@ let package = Package(
 
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire", "Hashing"]),
+        .testTarget(name: "TLSTests", dependencies: ["TLS", "Wire", "Hashing"]),
+        .testTarget(name: "IntactCLITests", dependencies: ["IntactCLI"]),
     ],
     swiftLanguageModes: [.v6]
 )

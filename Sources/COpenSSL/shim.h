@@ -16,4 +16,12 @@
 #include <openssl/bn.h>
 #include <openssl/asn1.h>
 
+/* ---- Certificate authority and certificate inspection (Sources/TLS/X509*.swift) ----
+ * XN_FLAG_RFC2253 is an OR of macros that are themselves ORs and casts
+ * (`(unsigned long)` in XN_FLAG_SEP_COMMA_PLUS and friends); Swift imports
+ * none of it. RFC 2253 line form, with UTF-8 kept instead of escaped. */
+static inline unsigned long intact_XN_FLAG_RFC2253_UTF8(void) {
+    return XN_FLAG_RFC2253 & ~(unsigned long)ASN1_STRFLGS_ESC_MSB;
+}
+
 #endif

@@ -1,4 +1,4 @@
+import Glibc
 import IntactCLI
-import Foundation
 
-print("intact \(IntactVersion.string)")
+exit(IntactCommandLine.run(Array(CommandLine.arguments.dropFirst())))

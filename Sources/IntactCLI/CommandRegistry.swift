@@ -1,0 +1,21 @@
+/// Every `intact` subcommand. Adding one is a file defining its `Command`
+/// plus one line in `commands`.
+enum CommandRegistry {
+    static let commands: [Command] = [
+        CACommand.command,
+    ]
+
+    /// `intact` itself: the subcommands above, and `--version`.
+    static let root = Command(
+        name: "intact",
+        summary: "Intact: an intercepting verification proxy for mobile sign-in flows.",
+        options: [.flag("version", help: "print the version and exit")],
+        subcommands: commands,
+        run: { arguments, context in
+            guard arguments.flag("version") else {
+                throw UsageError("missing command", path: arguments.path)
+            }
+            context.standardOutput.line("intact \(IntactVersion.string)")
+            return ExitStatus.success
+        })
+}

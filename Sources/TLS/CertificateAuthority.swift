@@ -1,0 +1,193 @@
+internal import COpenSSL
+import Foundation
+import Synchronization
+
+/// Intact's development certificate authority: an ECDSA P-256 CA that
+/// mints a server certificate for any host the proxy intercepts, and client
+/// certificates for tests.
+///
+/// On disk it is one directory (default `certs/`, mode 0700) holding
+/// `ca-cert.pem` (0644), `ca-key.pem` (0600) and `leaf-key.pem` (0600, the
+/// one P-256 key every minted server certificate shares, so a cold leaf
+/// costs one signature and no key generation). Loading refuses a directory
+/// or key file that group or others can access.
+///
+/// Creating and loading block on key generation and disk I/O: never call
+/// them on a loop queue. Minting leaves (`leaf(for:)`) does no I/O and may be
+/// called from any thread; see `CertificateAuthority+Leaves.swift`.
+public final class CertificateAuthority: Sendable {
+    /// The directory used when the user names none.
+    public static let defaultDirectory = "certs"
+    /// File names inside the directory.
+    public static let certificateFileName = "ca-cert.pem"
+    public static let keyFileName = "ca-key.pem"
+    public static let leafKeyFileName = "leaf-key.pem"
+    /// Validity of a newly created CA certificate (a development CA; ten years).
+    public static let validityDays = 3650
+    /// How many minted leaf certificates are kept, by default.
+    public static let defaultLeafCacheCapacity = 1000
+
+    /// The directory, as given by the caller.
+    public let directory: String
+    /// `directory/ca-cert.pem`: the file to hand to `curl --cacert` or install on a device.
+    public let certificatePath: String
+    /// `directory/ca-key.pem`.
+    public let keyPath: String
+    /// `directory/leaf-key.pem`.
+    public let leafKeyPath: String
+
+    /// The CA certificate with the CA's private key.
+    let authority: TLSIdentity
+    /// The key every minted server certificate certifies.
+    let leafKey: OwnedKey
+    /// Minted server certificates by host, least recently used evicted first.
+    let leafCache: Mutex<LRUCache<CertificateHost, TLSIdentity>>
+
+    private init(directory: String, authority: TLSIdentity, leafKey: OwnedKey, leafCacheCapacity: Int) {
+        self.directory = directory
+        self.certificatePath = CertificateFiles.path(directory, Self.certificateFileName)
+        self.keyPath = CertificateFiles.path(directory, Self.keyFileName)
+        self.leafKeyPath = CertificateFiles.path(directory, Self.leafKeyFileName)
+        self.authority = authority
+        self.leafKey = leafKey
+        self.leafCache = Mutex(LRUCache(capacity: max(1, leafCacheCapacity)))
+    }
+
+    /// Whether `directory` holds a CA certificate file (it may still fail to load).
+    public static func exists(in directory: String) -> Bool {
+        CertificateFiles.exists(CertificateFiles.path(directory, certificateFileName))
+    }
+
+    /// Creates a new CA in `directory`: generates the CA key, the shared
+    /// leaf key and a self-signed CA certificate, and writes the three files.
+    /// The directory is created with mode 0700 (an existing one is tightened
+    /// to 0700). Throws `.alreadyExists` rather than overwrite any of the
+    /// files; on a failed write removes what it wrote.
+    /// Blocks on key generation and disk I/O: never call on a loop queue.
+    public static func create(in directory: String,
+                              leafCacheCapacity: Int = defaultLeafCacheCapacity) throws -> CertificateAuthority {
+        let paths = [certificateFileName, keyFileName, leafKeyFileName].map { CertificateFiles.path(directory, $0) }
+        if let existing = paths.first(where: CertificateFiles.exists) {
+            throw CertificateError.alreadyExists(file: existing)
+        }
+        let authorityKey = try X509Codec.generateP256Key()
+        let authority: TLSIdentity
+        do {
+            let certificate = try selfSignedCertificate(key: authorityKey)
+            authority = TLSIdentity(certificate: certificate, chain: [], key: authorityKey)
+        } catch {
+            EVP_PKEY_free(authorityKey)
+            throw error
+        }
+        let leafKey = OwnedKey(try X509Codec.generateP256Key())
+
+        let files: [(path: String, bytes: [UInt8], mode: mode_t)] = [
+            (paths[2], try X509Codec.pem(privateKey: leafKey.pointer), 0o600),
+            (paths[1], try X509Codec.pem(privateKey: authority.privateKey), 0o600),
+            // Written last: its presence is what marks the directory as holding a CA.
+            (paths[0], try X509Codec.pem(certificate: authority.certificate), 0o644),
+        ]
+        try CertificateFiles.makePrivateDirectory(directory)
+        var written: [String] = []
+        do {
+            for file in files {
+                try CertificateFiles.writeNew(file.path, file.bytes, mode: file.mode)
+                written.append(file.path)
+            }
+        } catch {
+            written.forEach(CertificateFiles.remove)
+            throw error
+        }
+        return CertificateAuthority(directory: directory, authority: authority, leafKey: leafKey,
+                                    leafCacheCapacity: leafCacheCapacity)
+    }
+
+    /// Loads the CA in `directory`. Refuses a directory or key file that
+    /// group or others can access, a corrupt PEM file, a CA key that does
+    /// not match the certificate, and a certificate without `CA:TRUE`; each
+    /// error names the file.
+    /// Blocks on disk I/O: never call on a loop queue.
+    public static func load(from directory: String,
+                            leafCacheCapacity: Int = defaultLeafCacheCapacity) throws -> CertificateAuthority {
+        try CertificateFiles.checkPrivateDirectory(directory)
+        let certificatePath = CertificateFiles.path(directory, certificateFileName)
+        let authority = try TLSIdentity(certificateFile: certificatePath,
+                                        keyFile: CertificateFiles.path(directory, keyFileName))
+        guard X509Codec.isCertificateAuthority(authority.certificate) else {
+            throw CertificateError.notACertificateAuthority(source: certificatePath)
+        }
+        let leafKeyPath = CertificateFiles.path(directory, leafKeyFileName)
+        let leafKey = OwnedKey(try X509Codec.privateKey(pem: CertificateFiles.readPrivate(leafKeyPath),
+                                                        source: leafKeyPath))
+        return CertificateAuthority(directory: directory, authority: authority, leafKey: leafKey,
+                                    leafCacheCapacity: leafCacheCapacity)
+    }
+
+    /// Loads the CA in `directory`, or creates one when the directory holds
+    /// no CA certificate. `created` says which happened.
+    /// Blocks on disk I/O and maybe key generation: never call on a loop queue.
+    public static func loadOrCreate(in directory: String, leafCacheCapacity: Int = defaultLeafCacheCapacity)
+        throws -> (authority: CertificateAuthority, created: Bool)
+    {
+        if exists(in: directory) {
+            return (try load(from: directory, leafCacheCapacity: leafCacheCapacity), false)
+        }
+        return (try create(in: directory, leafCacheCapacity: leafCacheCapacity), true)
+    }
+
+    // MARK: The CA certificate
+
+    /// The CA certificate's subject, RFC 2253 form.
+    public var subject: String { authority.subject }
+    /// SHA-256 of the CA certificate, lowercase hex without colons.
+    public var sha256Fingerprint: String { authority.sha256Fingerprint }
+    /// The CA certificate in PEM form (the contents of `ca-cert.pem`).
+    public var certificatePEM: String { authority.certificatePEM }
+    /// Start of the CA certificate's validity.
+    public var notBefore: Date { authority.notBefore }
+    /// End of the CA certificate's validity; no certificate it mints outlives it.
+    public var notAfter: Date { authority.notAfter }
+
+    /// "Intact Development CA (host) 2025-11-29": names the machine and day,
+    /// so a device trusting several development CAs can tell them apart.
+    static func commonName(now: Date = Date()) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&buffer, buffer.count) == 0
+            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            : "unknown host"
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate]
+        // A common name holds at most 64 characters; the fixed part takes 36.
+        return "Intact Development CA (\(host.prefix(28))) \(formatter.string(from: now))"
+    }
+
+    private static func selfSignedCertificate(key: OpaquePointer) throws -> OpaquePointer {
+        let builder = X509Builder(
+            subject: [("O", "Intact"), ("CN", commonName())],
+            extensions: [
+                (NID_basic_constraints, "critical,CA:TRUE,pathlen:0"),
+                (NID_key_usage, "critical,keyCertSign,cRLSign"),
+                (NID_subject_key_identifier, "hash"),
+                (NID_authority_key_identifier, "keyid:always"),
+            ],
+            validityDays: validityDays)
+        return try builder.sign(publicKey: key, issuer: nil, issuerKey: key)
+    }
+
+    /// Owns one reference to an `EVP_PKEY` and frees it in `deinit`.
+    /// `@unchecked Sendable`: the key is never mutated after creation, and
+    /// OpenSSL 3 allows concurrent signing and up-referencing of one key.
+    final class OwnedKey: @unchecked Sendable {
+        let pointer: OpaquePointer
+
+        init(_ pointer: OpaquePointer) { self.pointer = pointer }
+
+        /// A new reference for another owner (such as a minted `TLSIdentity`).
+        func retained() -> OpaquePointer {
+            EVP_PKEY_up_ref(pointer)
+            return pointer
+        }
+
+        deinit { EVP_PKEY_free(pointer) }
+    }
+}
