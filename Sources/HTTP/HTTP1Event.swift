@@ -14,9 +14,10 @@ public enum HTTP1Event: Hashable, Sendable {
     /// The message is complete. Trailers are nil unless a chunked body carried
     /// a non-empty trailer section.
     case end(trailers: HTTPFields?)
-    /// The connection now carries another protocol. `leftover` holds the bytes
-    /// already received after the head; parsing has stopped. Bytes fed after
-    /// this come back unchanged as further `.tunnel` events.
+    /// The connection now carries another protocol. The first `.tunnel` marks
+    /// the switch; its `leftover` holds the bytes already received after the
+    /// message (possibly none). Parsing has stopped: bytes fed later come back
+    /// unchanged as further `.tunnel` events, so nothing is lost.
     case tunnel(leftover: [UInt8])
 }
 

@@ -29,13 +29,13 @@ struct HTTP1FieldSection: Sendable {
         guard let colon = line.firstIndex(of: HTTP1Grammar.colon) else { throw .missingColon }
         let name = line[..<colon]
         if let last = name.last, HTTP1Grammar.isWhitespace(last) {
-            throw .whitespaceBeforeColon(name: String(latin1: HTTP1Grammar.trimmingWhitespace(name)))
+            throw .whitespaceBeforeColon(name: HTTP1Grammar.text(HTTP1Grammar.trimmingWhitespace(name)))
         }
-        guard HTTP1Grammar.isToken(name) else { throw .invalidFieldName(String(latin1: name)) }
+        guard HTTP1Grammar.isToken(name) else { throw .invalidFieldName(HTTP1Grammar.text(name)) }
         let value = HTTP1Grammar.trimmingWhitespace(line[(colon + 1)...])
         if let bad = value.first(where: { !HTTP1Grammar.isFieldValueByte($0) }) {
-            throw .invalidFieldValue(name: String(latin1: name), byte: bad)
+            throw .invalidFieldValue(name: HTTP1Grammar.text(name), byte: bad)
         }
-        return HTTPField(name: String(latin1: name), value: String(latin1: value))
+        return HTTPField(name: HTTP1Grammar.text(name), value: HTTP1Grammar.text(value))
     }
 }

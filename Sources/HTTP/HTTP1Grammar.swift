@@ -76,7 +76,7 @@ enum HTTP1Grammar {
     /// Lowercase ASCII tokens of a list field (`Connection`, `Upgrade`), empty
     /// elements dropped.
     static func lowercasedTokens(_ values: [String]) -> [String] {
-        values.flatMap(listElements).filter { !$0.isEmpty }.map { String(latin1: $0.map(lowercaseASCII)) }
+        values.flatMap(listElements).filter { !$0.isEmpty }.map { text($0.map(lowercaseASCII)) }
     }
 
     static func lowercaseASCII(_ b: UInt8) -> UInt8 { (b >= 0x41 && b <= 0x5A) ? b | 0x20 : b }
@@ -107,6 +107,12 @@ enum HTTP1Grammar {
             value = sum
         }
         return value
+    }
+
+    /// Decodes wire bytes as ISO-8859-1, like `String(latin1:)`, with a fast
+    /// path for ASCII (nearly every head), which UTF-8 decodes identically.
+    static func text<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        bytes.allSatisfy({ $0 < 0x80 }) ? String(decoding: bytes, as: UTF8.self) : String(latin1: bytes)
     }
 
     /// Appends the wire bytes of a string made by `String(latin1:)`: its UTF-8

@@ -86,7 +86,7 @@ struct HTTP1HeadAnalysis {
                     name = HTTP1Grammar.trimmingWhitespace(element[..<semicolon])
                 }
                 guard HTTP1Grammar.isToken(name) else { throw .obfuscatedTransferEncoding(value) }
-                let lower = String(latin1: name.map(HTTP1Grammar.lowercaseASCII))
+                let lower = HTTP1Grammar.text(name.map(HTTP1Grammar.lowercaseASCII))
                 let hasParameters = name.count != element.count
                 if lower.contains("chunked") && (lower != "chunked" || hasParameters) {
                     throw .obfuscatedTransferEncoding(value)

@@ -31,25 +31,25 @@ struct HTTP1InputBuffer: Sendable {
     /// Where the line cursor is, relative to `readIndex`.
     var lineOffset: Int { lineStart - readIndex }
 
+    /// Adds received bytes. When everything before was consumed the array is
+    /// adopted as is (no copy, and no large capacity kept from an earlier
+    /// burst); otherwise consumed bytes are dropped first when they are at
+    /// least half the buffer, so each byte moves a bounded number of times.
     mutating func append(_ newBytes: [UInt8]) {
-        compact()
-        bytes.append(contentsOf: newBytes)
-    }
-
-    /// Drops consumed bytes when the buffer is empty or when they are at least
-    /// half of it (so each byte moves a bounded number of times).
-    private mutating func compact() {
-        guard readIndex > 0 else { return }
         if readIndex == bytes.count {
-            bytes.removeAll(keepingCapacity: true)
-        } else if readIndex >= 4096 && readIndex * 2 >= bytes.count {
-            bytes.removeSubrange(0..<readIndex)
-        } else {
+            bytes = newBytes
+            readIndex = 0
+            lineStart = 0
+            scanIndex = 0
             return
         }
-        lineStart -= readIndex
-        scanIndex -= readIndex
-        readIndex = 0
+        if readIndex >= 4096 && readIndex * 2 >= bytes.count {
+            bytes.removeSubrange(0..<readIndex)
+            lineStart -= readIndex
+            scanIndex -= readIndex
+            readIndex = 0
+        }
+        bytes.append(contentsOf: newBytes)
     }
 
     /// Finds the next line at the cursor and moves the cursor past its CRLF.
@@ -73,12 +73,18 @@ struct HTTP1InputBuffer: Sendable {
     mutating func consumeToCursor() { readIndex = lineStart }
 
     /// Consumes and returns up to `max` bytes; the cursor moves with them.
+    /// Hands over the whole array without copying when it is all unconsumed.
     mutating func take(upTo max: Int) -> [UInt8] {
         let n = Swift.min(max, readableCount)
+        if readIndex == 0 && n == bytes.count {
+            let all = bytes
+            bytes = []
+            lineStart = 0
+            scanIndex = 0
+            return all
+        }
         let taken = peek(n)
-        readIndex += n
-        lineStart = readIndex
-        scanIndex = readIndex
+        skip(n)
         return taken
     }
 

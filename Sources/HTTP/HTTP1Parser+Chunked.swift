@@ -65,16 +65,16 @@ extension HTTP1Parser {
         while index < line.endIndex, let digit = HTTP1Grammar.hexValue(line[index]) {
             let (times16, o1) = size.multipliedReportingOverflow(by: 16)
             let (sum, o2) = times16.addingReportingOverflow(digit)
-            guard !o1, !o2 else { throw .chunkSizeTooLarge(String(latin1: line)) }
+            guard !o1, !o2 else { throw .chunkSizeTooLarge(HTTP1Grammar.text(line)) }
             size = sum
             index += 1
         }
-        guard index > line.startIndex else { throw .invalidChunkSize(String(latin1: line)) }
+        guard index > line.startIndex else { throw .invalidChunkSize(HTTP1Grammar.text(line)) }
         let rest = line[index...]
         if let first = rest.first, first != HTTP1Grammar.semicolon && !HTTP1Grammar.isWhitespace(first) {
-            throw .invalidChunkSize(String(latin1: line))
+            throw .invalidChunkSize(HTTP1Grammar.text(line))
         }
-        guard isChunkExtensions(rest) else { throw .invalidChunkExtension(String(latin1: rest)) }
+        guard isChunkExtensions(rest) else { throw .invalidChunkExtension(HTTP1Grammar.text(rest)) }
         return size
     }
 

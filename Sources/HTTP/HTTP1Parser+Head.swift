@@ -52,8 +52,8 @@ extension HTTP1Parser {
         guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty,
               !parts[2].contains(HTTP1Grammar.space) else { throw .invalidRequestLine }
         let version = try parseVersion(parts[2])
-        guard HTTP1Grammar.isToken(parts[0]) else { throw .invalidMethod(String(latin1: parts[0])) }
-        let method = String(latin1: parts[0])
+        guard HTTP1Grammar.isToken(parts[0]) else { throw .invalidMethod(HTTP1Grammar.text(parts[0])) }
+        let method = HTTP1Grammar.text(parts[0])
         let target = try HTTP1RequestTarget(parsing: parts[1], method: method)
         return .request(method: method, target: target, version: version)
     }
@@ -75,7 +75,7 @@ extension HTTP1Parser {
             reason = reason.dropFirst()
         }
         guard reason.allSatisfy(HTTP1Grammar.isFieldValueByte) else { throw .invalidStatusLine }
-        return .response(version: version, status: status, reason: String(latin1: reason))
+        return .response(version: version, status: status, reason: HTTP1Grammar.text(reason))
     }
 
     /// `HTTP/1.0` or `HTTP/1.1`. A well-formed other version (`HTTP/2.0`,
@@ -84,7 +84,7 @@ extension HTTP1Parser {
     static func parseVersion(_ bytes: ArraySlice<UInt8>) throws(HTTP1ParseError) -> HTTPVersion {
         if bytes.elementsEqual("HTTP/1.1".utf8) { return .http1_1 }
         if bytes.elementsEqual("HTTP/1.0".utf8) { return .http1_0 }
-        let text = String(latin1: bytes)
+        let text = HTTP1Grammar.text(bytes)
         guard bytes.starts(with: "HTTP/".utf8) else { throw .invalidVersion(text) }
         let number = Array(bytes.dropFirst(5))
         switch number.count {

@@ -146,8 +146,7 @@ public struct HTTP1Parser: Sendable {
             switch state {
             case .head(let startLine, let section):
                 state = .modifying
-                guard let event = try readHead(startLine, section) else { return nil }
-                return event
+                return try readHead(startLine, section)
             case .fixedBody(let remaining):
                 guard let chunk = try readBody(remaining, section: .body) else { return nil }
                 state = chunk.count == remaining ? .messageEnd(trailers: nil) : .fixedBody(remaining: remaining - chunk.count)

@@ -15,7 +15,7 @@ struct HTTP1RequestTarget: Hashable, Sendable {
     var path: String
 
     init(parsing target: ArraySlice<UInt8>, method: String) throws(HTTP1ParseError) {
-        let text = String(latin1: target)
+        let text = HTTP1Grammar.text(target)
         guard target.allSatisfy({ HTTP1Grammar.isVisibleASCII($0) && $0 != UInt8(ascii: "#") }) else {
             throw .invalidRequestTarget(text)
         }
@@ -48,15 +48,15 @@ struct HTTP1RequestTarget: Hashable, Sendable {
     private static func absolute(_ target: ArraySlice<UInt8>) -> HTTP1RequestTarget? {
         guard let colon = target.firstIndex(of: HTTP1Grammar.colon),
               target[colon...].starts(with: "://".utf8) else { return nil }
-        let scheme = String(latin1: target[..<colon].map(HTTP1Grammar.lowercaseASCII))
+        let scheme = HTTP1Grammar.text(target[..<colon].map(HTTP1Grammar.lowercaseASCII))
         guard scheme == "http" || scheme == "https" else { return nil }
         let rest = target[(colon + 3)...]
         let authorityEnd = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? rest.endIndex
         let authority = rest[..<authorityEnd]
         guard isAuthority(authority, requirePort: false) else { return nil }
-        var path = String(latin1: rest[authorityEnd...])
+        var path = HTTP1Grammar.text(rest[authorityEnd...])
         if !path.hasPrefix("/") { path = "/" + path }
-        return HTTP1RequestTarget(form: .absolute, scheme: scheme, authority: String(latin1: authority), path: path)
+        return HTTP1RequestTarget(form: .absolute, scheme: scheme, authority: HTTP1Grammar.text(authority), path: path)
     }
 
     /// `uri-host [ ":" port ]` (RFC 3986 §3.2.2), no userinfo. The host is a

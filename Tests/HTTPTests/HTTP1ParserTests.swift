@@ -145,6 +145,21 @@ final class HTTP1ParserTests: XCTestCase {
         XCTAssertEqual(head.rawHead, Array(wire.dropLast(2)))
     }
 
+    /// Many pipelined messages fed in pieces that end mid-head, so consumed
+    /// bytes are dropped while a head is half read.
+    func testLongPipelineAcrossBufferCompaction() {
+        let one = "POST /item HTTP/1.1\r\nHost: h\r\nContent-Length: 40\r\n\r\n" + String(repeating: "p", count: 40)
+        let wire = Array(String(repeating: one, count: 300).utf8)
+        let whole = parse(wire, kind: .request)
+        XCTAssertNil(whole.error)
+        XCTAssertEqual(whole.events.count(where: { if case .end = $0 { true } else { false } }), 300)
+        for piece in [4999, 6007] {
+            let pieces = parse(wire, kind: .request, pieceSize: piece)
+            XCTAssertNil(pieces.error)
+            XCTAssertEqual(coalesced(pieces.events), coalesced(whole.events))
+        }
+    }
+
     func testCustomLimits() {
         let limits = HTTP1ParserLimits(maxStartLineLength: 16, maxHeaderSectionLength: 20, maxFieldCount: 2)
         XCTAssertNil(parse(Array("GET /12 HTTP/1.1\r\nHost: h\r\nA: 1234\r\n\r\n".utf8), kind: .request, limits: limits).error)
