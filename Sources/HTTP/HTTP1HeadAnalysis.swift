@@ -1,0 +1,117 @@
+/// The fields of a head that decide framing and connection handling, gathered
+/// in one pass over the fields and validated strictly (RFC 9112 §6, §9).
+///
+/// Shared by the parser (to frame what it receives) and the serializer (to
+/// check or derive the framing of what it writes), so both read
+/// `Content-Length` and `Transfer-Encoding` the same way.
+///
+/// Decision on repeated `Content-Length`: RFC 9110 §8.6 lets a recipient
+/// accept a list or repeated lines whose values are all identical
+/// (`Content-Length: 5, 5`) as one length. We accept that, because every
+/// recipient agrees on the length; any difference is `conflictingContentLengths`.
+struct HTTP1HeadAnalysis {
+    /// The body length announced, when `Content-Length` is present.
+    private(set) var contentLength: Int?
+    /// True when `Transfer-Encoding` is present; it is then exactly `chunked`.
+    private(set) var isChunked = false
+    /// Lowercase tokens of every `Connection` field.
+    private(set) var connectionTokens: [String] = []
+    /// Every `Host` value, in order.
+    private(set) var hostValues: [String] = []
+    /// Whether an `Upgrade` field is present.
+    private(set) var hasUpgrade = false
+    /// Whether `Expect` lists `100-continue`.
+    private(set) var expectsContinue = false
+
+    /// Validates framing fields. `Transfer-Encoding` in HTTP/1.0, next to a
+    /// `Content-Length`, malformed or with a coding other than one final
+    /// `chunked` is an error, as is a malformed or ambiguous `Content-Length`.
+    init(fields: HTTPFields, version: HTTPVersion) throws(HTTP1ParseError) {
+        var lengthValues: [String] = []
+        var codingValues: [String] = []
+        var connectionValues: [String] = []
+        var expectValues: [String] = []
+        for field in fields {
+            let name = field.name
+            if HTTP1Grammar.nameEquals(name, lowercased: "content-length") {
+                lengthValues.append(field.value)
+            } else if HTTP1Grammar.nameEquals(name, lowercased: "transfer-encoding") {
+                codingValues.append(field.value)
+            } else if HTTP1Grammar.nameEquals(name, lowercased: "connection") {
+                connectionValues.append(field.value)
+            } else if HTTP1Grammar.nameEquals(name, lowercased: "host") {
+                hostValues.append(field.value)
+            } else if HTTP1Grammar.nameEquals(name, lowercased: "upgrade") {
+                hasUpgrade = true
+            } else if HTTP1Grammar.nameEquals(name, lowercased: "expect") {
+                expectValues.append(field.value)
+            }
+        }
+        connectionTokens = HTTP1Grammar.lowercasedTokens(connectionValues)
+        expectsContinue = HTTP1Grammar.lowercasedTokens(expectValues).contains("100-continue")
+        if !codingValues.isEmpty {
+            guard version != .http1_0 else { throw .transferEncodingInHTTP10 }
+            guard lengthValues.isEmpty else { throw .contentLengthWithTransferEncoding }
+            isChunked = try Self.chunkedCoding(codingValues)
+        }
+        if !lengthValues.isEmpty {
+            contentLength = try Self.length(lengthValues)
+        }
+    }
+
+    /// Whether the connection stays open after this message, judged from the
+    /// message alone (RFC 9112 §9.3): HTTP/1.1 unless `close`, HTTP/1.0 only
+    /// with `keep-alive`.
+    func keepAlive(version: HTTPVersion) -> Bool {
+        if connectionTokens.contains("close") { return false }
+        return version == .http1_0 ? connectionTokens.contains("keep-alive") : true
+    }
+
+    /// Whether a request asks to switch protocols: `Upgrade` named in
+    /// `Connection`, in HTTP/1.1 (an HTTP/1.0 Upgrade is ignored, RFC 9110 §7.8).
+    func upgradeRequested(version: HTTPVersion) -> Bool {
+        version == .http1_1 && hasUpgrade && connectionTokens.contains("upgrade")
+    }
+
+    /// Checks `Transfer-Encoding` values and returns true (the only accepted
+    /// outcome is one `chunked`, last). Lookalikes of `chunked` (`xchunked`,
+    /// `chunked;x=1`, quoted, empty list elements) are obfuscation, 400; a
+    /// well-formed coding we do not decode is 501.
+    private static func chunkedCoding(_ values: [String]) throws(HTTP1ParseError) -> Bool {
+        var codings: [String] = []
+        for value in values {
+            for element in HTTP1Grammar.listElements(value) {
+                var name = element
+                if let semicolon = element.firstIndex(of: HTTP1Grammar.semicolon) {
+                    name = HTTP1Grammar.trimmingWhitespace(element[..<semicolon])
+                }
+                guard HTTP1Grammar.isToken(name) else { throw .obfuscatedTransferEncoding(value) }
+                let lower = HTTP1Grammar.text(name.map(HTTP1Grammar.lowercaseASCII))
+                let hasParameters = name.count != element.count
+                if lower.contains("chunked") && (lower != "chunked" || hasParameters) {
+                    throw .obfuscatedTransferEncoding(value)
+                }
+                codings.append(lower)
+            }
+        }
+        let chunkedCount = codings.count(where: { $0 == "chunked" })
+        if chunkedCount > 1 { throw .duplicateChunked }
+        if chunkedCount == 1 && codings.last != "chunked" { throw .chunkedNotLast }
+        if let other = codings.first(where: { $0 != "chunked" }) { throw .unsupportedTransferCoding(other) }
+        return true
+    }
+
+    /// The one length every `Content-Length` element agrees on.
+    private static func length(_ values: [String]) throws(HTTP1ParseError) -> Int {
+        var agreed: Int?
+        for value in values {
+            for element in HTTP1Grammar.listElements(value) {
+                guard let n = HTTP1Grammar.decimal(element) else { throw .invalidContentLength(value) }
+                if let prior = agreed, prior != n { throw .conflictingContentLengths(values) }
+                agreed = n
+            }
+        }
+        guard let length = agreed else { throw .invalidContentLength(values.joined(separator: ", ")) }
+        return length
+    }
+}

@@ -1,0 +1,192 @@
+/// Heads: the start line, the field lines, and what the completed head
+/// decides (framing, keep-alive, tunnels).
+extension HTTP1Parser {
+    /// Reads head lines until the head completes (returns its event) or the
+    /// bytes run out (stores the progress back in `state`, returns nil).
+    /// Called with `state == .modifying`, so `section` is uniquely referenced.
+    mutating func readHead(_ startLine: StartLine?, _ section: HTTP1FieldSection) throws(HTTP1ParseError) -> HTTP1Event? {
+        var startLine = startLine
+        var section = section
+        while true {
+            guard let start = startLine else {
+                if inputEnded && buffer.readableCount == 0 {
+                    state = .head(nil, section)
+                    return nil
+                }
+                let tooLong = HTTP1ParseError.startLineTooLong(limit: limits.maxStartLineLength)
+                guard let line = try nextLine(maxPending: limits.maxStartLineLength + 1, tooLong: tooLong, section: .head) else {
+                    state = .head(nil, section)
+                    return nil
+                }
+                if line.isEmpty && kind == .request {
+                    // RFC 9112 §2.2: ignore empty lines before a request line.
+                    buffer.consumeToCursor()
+                    continue
+                }
+                guard line.count <= limits.maxStartLineLength else { throw tooLong }
+                startLine = try parseStartLine(buffer.bytes[line])
+                continue
+            }
+            let tooLarge = HTTP1ParseError.headerSectionTooLarge(limit: limits.maxHeaderSectionLength)
+            guard let line = try nextLine(maxPending: section.remainingLength(limits), tooLong: tooLarge, section: .head) else {
+                state = .head(start, section)
+                return nil
+            }
+            if try section.add(line: buffer.bytes[line], limits: limits) {
+                return try completeHead(start, fields: HTTPFields(section.fields))
+            }
+        }
+    }
+
+    private func parseStartLine(_ line: ArraySlice<UInt8>) throws(HTTP1ParseError) -> StartLine {
+        switch kind {
+        case .request: return try Self.parseRequestLine(line)
+        case .response: return try Self.parseStatusLine(line)
+        }
+    }
+
+    /// `method SP request-target SP HTTP-version`, single spaces only. The
+    /// version is checked first, so `PRI * HTTP/2.0` is a 505, not a 400.
+    static func parseRequestLine(_ line: ArraySlice<UInt8>) throws(HTTP1ParseError) -> StartLine {
+        let parts = line.split(separator: HTTP1Grammar.space, maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty,
+              !parts[2].contains(HTTP1Grammar.space) else { throw .invalidRequestLine }
+        let version = try parseVersion(parts[2])
+        guard HTTP1Grammar.isToken(parts[0]) else { throw .invalidMethod(HTTP1Grammar.text(parts[0])) }
+        let method = HTTP1Grammar.text(parts[0])
+        let target = try HTTP1RequestTarget(parsing: parts[1], method: method)
+        return .request(method: method, target: target, version: version)
+    }
+
+    /// `HTTP-version SP 3DIGIT SP [reason-phrase]`. A missing space after the
+    /// code when there is no reason (`HTTP/1.1 200`) is accepted, as many
+    /// servers send it; re-serializing then writes the space.
+    static func parseStatusLine(_ line: ArraySlice<UInt8>) throws(HTTP1ParseError) -> StartLine {
+        guard let space = line.firstIndex(of: HTTP1Grammar.space) else { throw .invalidStatusLine }
+        let version = try parseVersion(line[..<space])
+        let afterVersion = line[(space + 1)...]
+        let code = afterVersion.prefix(3)
+        guard code.count == 3, code.first != UInt8(ascii: "0"), let status = HTTP1Grammar.decimal(code) else {
+            throw .invalidStatusLine
+        }
+        var reason = afterVersion.dropFirst(3)
+        if let separator = reason.first {
+            guard separator == HTTP1Grammar.space else { throw .invalidStatusLine }
+            reason = reason.dropFirst()
+        }
+        guard reason.allSatisfy(HTTP1Grammar.isFieldValueByte) else { throw .invalidStatusLine }
+        return .response(version: version, status: status, reason: HTTP1Grammar.text(reason))
+    }
+
+    /// `HTTP/1.0` or `HTTP/1.1`. A well-formed other version (`HTTP/2.0`,
+    /// `HTTP/1.2`, `HTTP/3`) is `unsupportedVersion` (505); anything else,
+    /// lowercase `http/1.1` included, is `invalidVersion` (400).
+    static func parseVersion(_ bytes: ArraySlice<UInt8>) throws(HTTP1ParseError) -> HTTPVersion {
+        if bytes.elementsEqual("HTTP/1.1".utf8) { return .http1_1 }
+        if bytes.elementsEqual("HTTP/1.0".utf8) { return .http1_0 }
+        let text = HTTP1Grammar.text(bytes)
+        guard bytes.starts(with: "HTTP/".utf8) else { throw .invalidVersion(text) }
+        let number = Array(bytes.dropFirst(5))
+        switch number.count {
+        case 1 where HTTP1Grammar.isDigit(number[0]) && number[0] != UInt8(ascii: "1"):
+            throw .unsupportedVersion(text)
+        case 3 where HTTP1Grammar.isDigit(number[0]) && number[1] == UInt8(ascii: ".") && HTTP1Grammar.isDigit(number[2]):
+            throw .unsupportedVersion(text)
+        default:
+            throw .invalidVersion(text)
+        }
+    }
+
+    /// Turns a complete head into its event, consumes it, and moves `state`
+    /// to the body (or the next head).
+    private mutating func completeHead(_ start: StartLine, fields: HTTPFields) throws(HTTP1ParseError) -> HTTP1Event {
+        // The cursor is past the blank line; the raw head stops before its CRLF.
+        let rawHead = buffer.peek(buffer.lineOffset - 2)
+        buffer.consumeToCursor()
+        switch start {
+        case let .request(method, target, version):
+            return .requestHead(try completeRequest(method, target, version, fields, rawHead))
+        case let .response(version, status, reason):
+            return .responseHead(try completeResponse(version, status, reason, fields, rawHead))
+        }
+    }
+
+    private mutating func completeRequest(_ method: String, _ target: HTTP1RequestTarget, _ version: HTTPVersion,
+                                          _ fields: HTTPFields, _ rawHead: [UInt8]) throws(HTTP1ParseError) -> HTTP1ParsedRequestHead {
+        let analysis = try HTTP1HeadAnalysis(fields: fields, version: version)
+        let host = try Self.host(analysis.hostValues, version: version)
+        let framing = Self.declaredFraming(analysis) ?? .none
+        if method == "CONNECT" && framing.allowsBody { throw .contentInConnectRequest }
+        let head = HTTPRequestHead(method: method, scheme: target.scheme, authority: target.authority ?? host,
+                                   path: target.path, targetForm: target.form, version: version, fields: fields)
+        let keepAlive = analysis.keepAlive(version: version)
+        let upgrade = analysis.upgradeRequested(version: version)
+        if method == "CONNECT" || upgrade {
+            afterMessage = .awaitTunnelDecision
+        } else {
+            afterMessage = keepAlive ? .nextMessage : .close
+        }
+        state = Self.bodyState(framing)
+        return HTTP1ParsedRequestHead(head: head, rawHead: rawHead, framing: framing, keepAlive: keepAlive,
+                                      expectsContinue: version == .http1_1 && analysis.expectsContinue,
+                                      upgradeRequested: upgrade)
+    }
+
+    private mutating func completeResponse(_ version: HTTPVersion, _ status: Int, _ reason: String,
+                                           _ fields: HTTPFields, _ rawHead: [UInt8]) throws(HTTP1ParseError) -> HTTP1ParsedResponseHead {
+        guard let method = pendingMethods.first else { throw .unsolicitedResponse }
+        let analysis = try HTTP1HeadAnalysis(fields: fields, version: version)
+        let framing = Self.responseFraming(status: status, requestMethod: method, analysis: analysis)
+        let keepAlive = framing != .closeDelimited && framing != .tunnel && analysis.keepAlive(version: version)
+        let parsed = HTTP1ParsedResponseHead(head: HTTPResponseHead(status: status, reason: reason, version: version, fields: fields),
+                                             rawHead: rawHead, framing: framing, keepAlive: keepAlive, requestMethod: method)
+        if parsed.isInterim {
+            state = .head(nil, HTTP1FieldSection())
+        } else {
+            pendingMethods.removeFirst()
+            afterMessage = keepAlive ? .nextMessage : .close
+            state = Self.bodyState(framing)
+        }
+        return parsed
+    }
+
+    /// The framing the fields declare, or nil when they declare none.
+    static func declaredFraming(_ analysis: HTTP1HeadAnalysis) -> HTTP1Framing? {
+        if analysis.isChunked { return .chunked }
+        if let length = analysis.contentLength { return .contentLength(length) }
+        return nil
+    }
+
+    /// RFC 9112 §6.3 for responses: 101 and 2xx to CONNECT switch to a tunnel;
+    /// 1xx, 204, 304 and answers to HEAD have no body whatever the fields say;
+    /// otherwise the fields decide, and without them the body runs to close.
+    static func responseFraming(status: Int, requestMethod: String, analysis: HTTP1HeadAnalysis) -> HTTP1Framing {
+        if status == 101 || (requestMethod == "CONNECT" && (200..<300).contains(status)) { return .tunnel }
+        if (100..<200).contains(status) || status == 204 || status == 304 || requestMethod == "HEAD" { return .none }
+        return declaredFraming(analysis) ?? .closeDelimited
+    }
+
+    static func bodyState(_ framing: HTTP1Framing) -> State {
+        switch framing {
+        case .none, .contentLength(0): return .messageEnd(trailers: nil)
+        case .contentLength(let length): return .fixedBody(remaining: length)
+        case .chunked: return .chunkSizeLine
+        case .closeDelimited: return .closeDelimitedBody
+        case .tunnel: return .tunnelStart
+        }
+    }
+
+    /// RFC 9112 §3.2: an HTTP/1.1 request has exactly one Host, HTTP/1.0 at
+    /// most one; its value is empty or an authority. Returns the authority
+    /// (nil when absent or empty).
+    static func host(_ values: [String], version: HTTPVersion) throws(HTTP1ParseError) -> String? {
+        guard values.count <= 1 else { throw .multipleHosts }
+        guard let value = values.first else {
+            if version == .http1_1 { throw .missingHost }
+            return nil
+        }
+        if value.isEmpty { return nil }
+        guard HTTP1RequestTarget.isAuthority(ArraySlice(value.utf8), requirePort: false) else { throw .invalidHost(value) }
+        return value
+    }
+}
