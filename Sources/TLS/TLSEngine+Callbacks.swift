@@ -91,7 +91,8 @@ extension TLSEngine {
         case .fail:
             observations.callbackFailure = TLSError(
                 kind: .noApplicationProtocol,
-                explanation: "client offered ALPN \(observations.offeredALPN) but the server speaks only \(configuration.alpnPreference)")
+                explanation: "client offered ALPN \(observations.offeredALPN.joined(separator: ", ")) but the server speaks only "
+                    + configuration.alpnPreference.joined(separator: ", "))
             return .abort
         }
     }

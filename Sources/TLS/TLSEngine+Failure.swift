@@ -77,7 +77,7 @@ extension TLSEngine {
         case .unknownCA, .badCertificate, .unsupportedCertificate, .certificateRevoked,
              .certificateExpired, .certificateUnknown, .accessDenied:
             let ours = isClient ? "client" : "server"
-            return make(.certificateRejectedByPeer, "\(peer) rejected our \(ours) certificate (\(alert.name))")
+            return make(.certificateRejectedByPeer, "\(peer) rejected our \(ours) certificate")
         case .noApplicationProtocol:
             return make(.noApplicationProtocol, "server supports none of the offered application protocols (ALPN)")
         case .protocolVersion:

@@ -47,10 +47,16 @@ public final class TLSEngine {
 
     /// The `SSL *`, owned.
     let ssl: OpaquePointer
-    /// Ciphertext from the peer (`BIO *`, owned by `ssl`).
-    private let inbound: OpaquePointer
-    /// Ciphertext for the peer (`BIO *`, owned by `ssl`).
-    private let outbound: OpaquePointer
+    /// Ciphertext from the peer (`BIO *`, owned by `ssl`; replaced by `compactBuffers`).
+    private var inbound: OpaquePointer
+    /// Ciphertext for the peer (`BIO *`, owned by `ssl`; replaced by `compactBuffers`).
+    private var outbound: OpaquePointer
+    /// The most bytes each BIO has held since it was created. A memory BIO never
+    /// gives back the buffer it grew, so one that carried a burst is replaced when empty.
+    private var inboundPeak = 0
+    private var outboundPeak = 0
+    /// Above this a drained memory BIO is replaced rather than kept for reuse.
+    private static let retainedBufferLimit = 64 * 1024
     /// What callbacks saw during the handshake; read to explain failures and fill `negotiated`.
     var observations = HandshakeObservations()
     /// Client: the SNI actually sent (`nil` for an IP address).
@@ -138,6 +144,7 @@ public final class TLSEngine {
     public func feed(_ ciphertext: UnsafeRawBufferPointer) {
         guard !ciphertext.isEmpty else { return }
         MemoryBIO.write(inbound, ciphertext)
+        inboundPeak = max(inboundPeak, Int(BIO_ctrl_pending(inbound)))
     }
 
     /// Whether ciphertext waits to be sent.
@@ -147,12 +154,35 @@ public final class TLSEngine {
 
     /// Removes and returns the ciphertext to send to the peer (empty when there is none).
     public func takeOutbound() -> [UInt8] {
-        MemoryBIO.drain(outbound)
+        outboundPeak = max(outboundPeak, Int(BIO_ctrl_pending(outbound)))
+        let bytes = MemoryBIO.drain(outbound)
+        compactBuffers()
+        return bytes
+    }
+
+    /// Replaces an empty memory BIO that grew past `retainedBufferLimit` with a fresh
+    /// one, so an idle connection does not keep the buffers of its largest burst.
+    /// Only once established: during the handshake OpenSSL stacks a buffering BIO on
+    /// the write side. Allocation failure keeps the old BIO (it still works).
+    private func compactBuffers() {
+        guard state != .handshaking else { return }
+        if outboundPeak > Self.retainedBufferLimit, BIO_ctrl_pending(outbound) == 0, let fresh = BIO_new(BIO_s_mem()) {
+            SSL_set0_wbio(ssl, fresh)  // frees the old one
+            outbound = fresh
+            outboundPeak = 0
+        }
+        if inboundPeak > Self.retainedBufferLimit, BIO_ctrl_pending(inbound) == 0, let fresh = BIO_new(BIO_s_mem()) {
+            SSL_set0_rbio(ssl, fresh)  // frees the old one
+            inbound = fresh
+            inboundPeak = 0
+        }
     }
 
     // MARK: Handshake
 
-    /// Advances the handshake with the bytes fed so far.
+    /// Advances the handshake with the bytes fed so far. After `.complete`, call
+    /// `readPlaintext()` even without new bytes: the peer's last flight may have
+    /// carried application data with it.
     public func handshake() -> TLSHandshakeResult {
         switch state {
         case .handshaking:
@@ -262,6 +292,7 @@ public final class TLSEngine {
             state = .failed(error)
             if plaintext.isEmpty { throw error }
         }
+        compactBuffers()
         return plaintext
     }
 
