@@ -147,7 +147,7 @@ public final class TLSContext: @unchecked Sendable {
             try check("load the system trust store") { SSL_CTX_set_default_verify_paths(pointer) == 1 }
             return
         case .caFile(let path):
-            certificates = try TLSCertificate.certificates(pem: readFile(path, what: "CA file"))
+            certificates = try TLSCertificate.certificates(pem: readFile(path, what: "CA file", kind: .configuration))
             guard !certificates.isEmpty else {
                 throw TLSError(kind: .configuration, explanation: "CA file \(path) holds no PEM certificate")
             }

@@ -59,11 +59,11 @@ public final class TLSIdentity: @unchecked Sendable {
     }
 }
 
-/// Reads a whole file. Blocks on disk I/O.
-func readFile(_ path: String, what: String) throws(TLSError) -> [UInt8] {
+/// Reads a whole file; a failure is a `kind` error naming `what` and `path`. Blocks on disk I/O.
+func readFile(_ path: String, what: String, kind: TLSError.Kind = .invalidIdentity) throws(TLSError) -> [UInt8] {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else {
-        throw TLSError(kind: .invalidIdentity, explanation: "cannot open \(what) \(path): \(String(cString: strerror(errno)))")
+        throw TLSError(kind: kind, explanation: "cannot open \(what) \(path): \(String(cString: strerror(errno)))")
     }
     defer { close(descriptor) }
     var bytes: [UInt8] = []
@@ -73,7 +73,7 @@ func readFile(_ path: String, what: String) throws(TLSError) -> [UInt8] {
         if count == 0 { return bytes }
         if count < 0 {
             if errno == EINTR { continue }
-            throw TLSError(kind: .invalidIdentity, explanation: "cannot read \(what) \(path): \(String(cString: strerror(errno)))")
+            throw TLSError(kind: kind, explanation: "cannot read \(what) \(path): \(String(cString: strerror(errno)))")
         }
         bytes += chunk[0..<count]
     }

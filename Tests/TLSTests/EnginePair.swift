@@ -76,3 +76,15 @@ extension XCTestCase {
         return try TLSContext(client: configuration)
     }
 }
+
+extension XCTestCase {
+    /// Asserts that a side failed with `kind`, with `alert` on the wire, and that the
+    /// error's description (what an engineer reads) mentions `text`.
+    func assertTLSError(_ error: TLSError?, _ kind: TLSError.Kind, alert: TLSError.AlertEvent?, mentions text: String,
+                        file: StaticString = #filePath, line: UInt = #line) {
+        guard let error else { return XCTFail("expected a \(kind) error, got none", file: file, line: line) }
+        XCTAssertEqual(error.kind, kind, "\(error)", file: file, line: line)
+        XCTAssertEqual(error.alert, alert, "\(error)", file: file, line: line)
+        XCTAssertTrue(error.description.contains(text), "\"\(error)\" does not mention \"\(text)\"", file: file, line: line)
+    }
+}

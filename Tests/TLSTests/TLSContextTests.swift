@@ -75,6 +75,7 @@ final class TLSContextTests: XCTestCase {
     func testMissingCAFileIsNamed() throws {
         XCTAssertThrowsError(try clientContext { $0.verification = .verify(.caFile("/nonexistent/ca.pem")) }) { error in
             XCTAssertTrue("\(error)".contains("/nonexistent/ca.pem"), "\(error)")
+            XCTAssertEqual((error as? TLSError)?.kind, .configuration)
         }
     }
 

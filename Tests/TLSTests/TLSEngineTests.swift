@@ -73,14 +73,10 @@ final class TLSEngineTests: XCTestCase {
                                       $0.alpnMismatch = .fail
                                   })
         pair.pump()
-        let server = try XCTUnwrap(EnginePair.failure(of: pair.server))
-        XCTAssertEqual(server.kind, .noApplicationProtocol)
-        XCTAssertEqual(server.alert, .sent(.noApplicationProtocol))
-        XCTAssertTrue(server.description.hasPrefix("client offered ALPN spdy/3 but the server speaks only h2"), server.description)
-        let client = try XCTUnwrap(EnginePair.failure(of: pair.client))
-        XCTAssertEqual(client.kind, .noApplicationProtocol)
-        XCTAssertEqual(client.alert, .received(.noApplicationProtocol))
-        XCTAssertTrue(client.description.contains("alert received: no application protocol"), client.description)
+        assertTLSError(EnginePair.failure(of: pair.server), .noApplicationProtocol, alert: .sent(.noApplicationProtocol),
+                       mentions: "client offered ALPN spdy/3 but the server speaks only h2")
+        assertTLSError(EnginePair.failure(of: pair.client), .noApplicationProtocol, alert: .received(.noApplicationProtocol),
+                       mentions: "alert received: no application protocol")
     }
 
     func testCertificateProviderIsCalledWithTheSNI() throws {
@@ -131,13 +127,10 @@ final class TLSEngineTests: XCTestCase {
         }())
         let pair = try EnginePair(client: clientContext(), server: server, serverName: "unknown.test")
         pair.pump()
-        let serverError = try XCTUnwrap(EnginePair.failure(of: pair.server))
-        XCTAssertEqual(serverError.kind, .unknownServerName)
-        XCTAssertEqual(serverError.alert, .sent(.unrecognizedName))
-        XCTAssertTrue(serverError.description.contains("unknown.test"), serverError.description)
-        let clientError = try XCTUnwrap(EnginePair.failure(of: pair.client))
-        XCTAssertEqual(clientError.kind, .unknownServerName)
-        XCTAssertEqual(clientError.alert, .received(.unrecognizedName))
+        assertTLSError(EnginePair.failure(of: pair.server), .unknownServerName, alert: .sent(.unrecognizedName),
+                       mentions: "unknown.test")
+        assertTLSError(EnginePair.failure(of: pair.client), .unknownServerName, alert: .received(.unrecognizedName),
+                       mentions: "server has no certificate for the name unknown.test")
     }
 
     func testVersionRangesWithoutOverlapFail() throws {

@@ -7,16 +7,11 @@ final class TLSEngineVerificationTests: XCTestCase {
         let pair = try EnginePair(client: clientContext { $0.verification = .verify(.caFile(try self.certificates().otherCAFile)) },
                                   server: serverContext())
         pair.pump()
-        let client = try XCTUnwrap(EnginePair.failure(of: pair.client))
-        XCTAssertEqual(client.kind, .peerCertificateUntrusted)
-        XCTAssertEqual(client.alert, .sent(.unknownCA))
-        XCTAssertEqual(client.verifyError, "unable to get local issuer certificate")
-        XCTAssertTrue(client.description.contains("server certificate is not trusted: unable to get local issuer certificate"),
-                      client.description)
-        let server = try XCTUnwrap(EnginePair.failure(of: pair.server))
-        XCTAssertEqual(server.kind, .certificateRejectedByPeer)
-        XCTAssertEqual(server.alert, .received(.unknownCA))
-        XCTAssertTrue(server.description.hasPrefix("client rejected our server certificate (alert received: unknown ca"), server.description)
+        assertTLSError(EnginePair.failure(of: pair.client), .peerCertificateUntrusted, alert: .sent(.unknownCA),
+                       mentions: "server certificate is not trusted: unable to get local issuer certificate")
+        XCTAssertEqual(EnginePair.failure(of: pair.client)?.verifyError, "unable to get local issuer certificate")
+        assertTLSError(EnginePair.failure(of: pair.server), .certificateRejectedByPeer, alert: .received(.unknownCA),
+                       mentions: "client rejected our server certificate (alert received: unknown ca")
     }
 
     func testHostNameMismatchIsNamed() throws {
@@ -79,16 +74,11 @@ final class TLSEngineVerificationTests: XCTestCase {
             client: clientContext(),
             server: serverContext { $0.clientCertificate = .require(trustedBy: .caFile(try self.certificates().caFile)) })
         pair.pump()
-        let server = try XCTUnwrap(EnginePair.failure(of: pair.server))
-        XCTAssertEqual(server.kind, .clientCertificateRequired)
-        XCTAssertEqual(server.alert, .sent(.certificateRequired))
-        XCTAssertTrue(server.description.hasPrefix("peer presented no client certificate but one is required (alert sent: certificate required"),
-                      server.description)
+        assertTLSError(EnginePair.failure(of: pair.server), .clientCertificateRequired, alert: .sent(.certificateRequired),
+                       mentions: "peer presented no client certificate but one is required (alert sent: certificate required")
         // In TLS 1.3 the client finishes first and learns of the refusal on its next read.
-        let client = try XCTUnwrap(pair.clientReadError)
-        XCTAssertEqual(client.kind, .clientCertificateRequired)
-        XCTAssertEqual(client.alert, .received(.certificateRequired))
-        XCTAssertTrue(client.description.contains("server requires a client certificate"), client.description)
+        assertTLSError(pair.clientReadError, .clientCertificateRequired, alert: .received(.certificateRequired),
+                       mentions: "server requires a client certificate")
     }
 
     func testMissingClientCertificateTLS12() throws {
@@ -96,14 +86,10 @@ final class TLSEngineVerificationTests: XCTestCase {
             client: clientContext { $0.maximumVersion = .tls1_2 },
             server: serverContext { $0.clientCertificate = .require(trustedBy: .caFile(try self.certificates().caFile)) })
         pair.pump()
-        let server = try XCTUnwrap(EnginePair.failure(of: pair.server))
-        XCTAssertEqual(server.kind, .clientCertificateRequired)
-        XCTAssertEqual(server.alert, .sent(.handshakeFailure))
-        XCTAssertTrue(server.description.contains("peer presented no client certificate but one is required"), server.description)
-        let client = try XCTUnwrap(EnginePair.failure(of: pair.client))
-        XCTAssertEqual(client.kind, .clientCertificateRequired)
-        XCTAssertEqual(client.alert, .received(.handshakeFailure))
-        XCTAssertTrue(client.description.contains("server asked for a client certificate"), client.description)
+        assertTLSError(EnginePair.failure(of: pair.server), .clientCertificateRequired, alert: .sent(.handshakeFailure),
+                       mentions: "peer presented no client certificate but one is required")
+        assertTLSError(EnginePair.failure(of: pair.client), .clientCertificateRequired, alert: .received(.handshakeFailure),
+                       mentions: "server asked for a client certificate")
     }
 
     func testClientCertificateFromAnotherCAIsRejected() throws {
@@ -111,12 +97,10 @@ final class TLSEngineVerificationTests: XCTestCase {
             client: clientContext { $0.identity = try self.certificates().clientIdentity },
             server: serverContext { $0.clientCertificate = .require(trustedBy: .caFile(try self.certificates().otherCAFile)) })
         pair.pump()
-        let server = try XCTUnwrap(EnginePair.failure(of: pair.server))
-        XCTAssertEqual(server.kind, .peerCertificateUntrusted)
-        XCTAssertTrue(server.description.hasPrefix("client certificate is not trusted"), server.description)
-        let client = try XCTUnwrap(pair.clientReadError ?? EnginePair.failure(of: pair.client))
-        XCTAssertEqual(client.kind, .certificateRejectedByPeer)
-        XCTAssertEqual(client.alert, .received(.unknownCA))
+        assertTLSError(EnginePair.failure(of: pair.server), .peerCertificateUntrusted, alert: .sent(.unknownCA),
+                       mentions: "client certificate is not trusted")
+        assertTLSError(pair.clientReadError ?? EnginePair.failure(of: pair.client), .certificateRejectedByPeer,
+                       alert: .received(.unknownCA), mentions: "server rejected our client certificate")
     }
 
     func testPlainHTTPFedToAServerFailsClearly() throws {
