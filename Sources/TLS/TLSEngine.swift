@@ -304,16 +304,14 @@ public final class TLSEngine {
     public func shutdown() {
         switch state {
         case .established, .closeNotifyReceived:
-            let step = OpenSSLErrorQueue.run { () -> Int32 in
+            let step = OpenSSLErrorQueue.run { () -> (result: Int32, code: Int32) in
                 let result = SSL_shutdown(ssl)
-                return result >= 0 ? result : -SSL_get_error(ssl, result)
+                return (result, result >= 0 ? SSL_ERROR_NONE : SSL_get_error(ssl, result))
             }
-            if step.result == 1 {
-                state = .closed
-            } else if step.result == 0 {
-                state = .closeNotifySent
-            } else {
-                state = .failed(failure(sslError: -step.result, errors: step.errors))
+            switch step.result.result {
+            case 1: state = .closed           // the peer's close_notify had already arrived
+            case 0: state = .closeNotifySent
+            default: state = .failed(failure(sslError: step.result.code, errors: step.errors))
             }
         case .handshaking:
             state = .closed

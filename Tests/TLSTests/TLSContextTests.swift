@@ -56,6 +56,17 @@ final class TLSContextTests: XCTestCase {
         assertNSSFormat(lines.map(String.init))
     }
 
+    func testKeyLogFollowsSSLKEYLOGFILE() throws {
+        let path = try certificates().path("environment-\(UUID().uuidString).log")
+        setenv("SSLKEYLOGFILE", path, 1)
+        defer { unsetenv("SSLKEYLOGFILE") }
+        let pair = try EnginePair(client: clientContext { $0.keyLog = .environment }, server: serverContext())
+        pair.pump()
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines.count, 5)
+        assertNSSFormat(lines.map(String.init))
+    }
+
     func testServerWithoutAnyCertificateIsAConfigurationError() {
         XCTAssertThrowsError(try TLSContext(server: TLSServerConfiguration())) { error in
             XCTAssertEqual((error as? TLSError)?.kind, .configuration)

@@ -65,8 +65,11 @@ struct TestCertificates: Sendable {
 
         """
 
+    private static let directoryPrefix = "intact-tls-tests-"
+
     private static func make() throws(TestSetupError) -> TestCertificates {
-        let directory = NSTemporaryDirectory() + "intact-tls-tests-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        removeDirectoriesOfFinishedRuns()
+        let directory = NSTemporaryDirectory() + directoryPrefix + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
@@ -81,6 +84,18 @@ struct TestCertificates: Sendable {
         try certificates.makeLeaf("other-server", subject: "/CN=other.test", extensions: "other_server_ext")
         try certificates.makeLeaf("client", subject: "/O=Intact Tests/CN=Intact Test Client", extensions: "client_ext")
         return certificates
+    }
+
+    /// Each run leaves its directory behind (tests may read it until the process ends);
+    /// the next run removes those whose process is gone.
+    private static func removeDirectoriesOfFinishedRuns() {
+        let temporary = NSTemporaryDirectory()
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
+        for name in names where name.hasPrefix(directoryPrefix) {
+            guard let pid = name.dropFirst(directoryPrefix.count).split(separator: "-").first.flatMap({ pid_t($0) }),
+                  kill(pid, 0) != 0, errno == ESRCH else { continue }
+            try? FileManager.default.removeItem(atPath: temporary + name)
+        }
     }
 
     private func makeKey(_ name: String) throws(TestSetupError) {
