@@ -16,12 +16,58 @@
 #include <openssl/bn.h>
 #include <openssl/asn1.h>
 
-/* ---- Certificate authority and certificate inspection (Sources/TLS/X509*.swift) ----
- * XN_FLAG_RFC2253 is an OR of macros that are themselves ORs and casts
- * (`(unsigned long)` in XN_FLAG_SEP_COMMA_PLUS and friends); Swift imports
- * none of it. RFC 2253 line form, with UTF-8 kept instead of escaped. */
-static inline unsigned long intact_XN_FLAG_RFC2253_UTF8(void) {
-    return XN_FLAG_RFC2253 & ~(unsigned long)ASN1_STRFLGS_ESC_MSB;
+// ---- TLS module (Sources/TLS): contexts, engines, identities ----
+// OpenSSL spells these as function-like macros over SSL_CTX_ctrl / SSL_ctrl /
+// SSL_CTX_callback_ctrl (or, for the option bit, a macro with an argument),
+// which Swift cannot import.
+
+static inline int intact_SSL_CTX_set_min_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_min_proto_version(ctx, version);
 }
+
+static inline int intact_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) {
+    return (int)SSL_CTX_set_max_proto_version(ctx, version);
+}
+
+static inline long intact_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_mode(ctx, mode);
+}
+
+static inline long intact_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
+    return SSL_CTX_set_session_cache_mode(ctx, mode);
+}
+
+static inline long intact_SSL_CTX_sess_set_cache_size(SSL_CTX *ctx, long size) {
+    return SSL_CTX_sess_set_cache_size(ctx, size);
+}
+
+static inline int intact_SSL_CTX_add1_chain_cert(SSL_CTX *ctx, X509 *certificate) {
+    return (int)SSL_CTX_add1_chain_cert(ctx, certificate);
+}
+
+static inline int intact_SSL_add1_chain_cert(SSL *ssl, X509 *certificate) {
+    return (int)SSL_add1_chain_cert(ssl, certificate);
+}
+
+static inline int intact_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
+    return (int)SSL_set_tlsext_host_name(ssl, name);
+}
+
+typedef int (*intact_servername_callback)(SSL *ssl, int *alert, void *arg);
+
+static inline long intact_SSL_CTX_set_tlsext_servername_callback(SSL_CTX *ctx, intact_servername_callback callback) {
+    return SSL_CTX_set_tlsext_servername_callback(ctx, callback);
+}
+
+static inline uint64_t intact_SSL_OP_NO_RENEGOTIATION(void) {
+    return SSL_OP_NO_RENEGOTIATION;
+}
+
+// RFC 2253 distinguished names, but with UTF-8 kept as UTF-8 rather than
+// escaped byte by byte; a compound macro Swift does not import.
+static inline unsigned long intact_XN_FLAG_RFC2253_UTF8(void) {
+    return XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB;
+}
+// ---- end TLS module ----
 
 #endif

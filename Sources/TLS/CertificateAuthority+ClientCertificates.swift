@@ -35,13 +35,13 @@ extension CertificateAuthority {
         let key = try X509Codec.generateP256Key()
         let certificate: OpaquePointer
         do {
-            certificate = try builder.sign(publicKey: key, issuer: authority.certificate, issuerKey: authority.privateKey)
+            certificate = try builder.sign(publicKey: key, issuer: authority.certificate.pointer, issuerKey: authority.privateKey.pointer)
         } catch {
             EVP_PKEY_free(key)
             throw error
         }
-        X509_up_ref(authority.certificate)
-        let identity = TLSIdentity(certificate: certificate, chain: [authority.certificate], key: key)
+        X509_up_ref(authority.certificate.pointer)
+        let identity = TLSIdentity(certificate: certificate, chain: [authority.certificate.pointer], key: key)
         let pkcs12 = try PKCS12.export(identity: identity, password: password, friendlyName: commonName)
         return (identity, pkcs12)
     }

@@ -59,8 +59,8 @@ extension CertificateAuthority {
                 (NID_authority_key_identifier, "keyid:always"),
             ],
             validityDays: Self.leafValidityDays)
-        let certificate = try builder.sign(publicKey: leafKey.pointer, issuer: authority.certificate,
-                                           issuerKey: authority.privateKey)
+        let certificate = try builder.sign(publicKey: leafKey.pointer, issuer: authority.certificate.pointer,
+                                           issuerKey: authority.privateKey.pointer)
         return TLSIdentity(certificate: certificate, chain: [], key: leafKey.retained())
     }
 }

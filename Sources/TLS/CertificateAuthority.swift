@@ -83,9 +83,9 @@ public final class CertificateAuthority: Sendable {
 
         let files: [(path: String, bytes: [UInt8], mode: mode_t)] = [
             (paths[2], try X509Codec.pem(privateKey: leafKey.pointer), 0o600),
-            (paths[1], try X509Codec.pem(privateKey: authority.privateKey), 0o600),
+            (paths[1], try X509Codec.pem(privateKey: authority.privateKey.pointer), 0o600),
             // Written last: its presence is what marks the directory as holding a CA.
-            (paths[0], try X509Codec.pem(certificate: authority.certificate), 0o644),
+            (paths[0], try X509Codec.pem(certificate: authority.certificate.pointer), 0o644),
         ]
         try CertificateFiles.makePrivateDirectory(directory)
         var written: [String] = []
@@ -111,9 +111,9 @@ public final class CertificateAuthority: Sendable {
                             leafCacheCapacity: Int = defaultLeafCacheCapacity) throws -> CertificateAuthority {
         try CertificateFiles.checkPrivateDirectory(directory)
         let certificatePath = CertificateFiles.path(directory, certificateFileName)
-        let authority = try TLSIdentity(certificateFile: certificatePath,
-                                        keyFile: CertificateFiles.path(directory, keyFileName))
-        guard X509Codec.isCertificateAuthority(authority.certificate) else {
+        let authority = try loadIdentity(certificateFile: certificatePath,
+                                         keyFile: CertificateFiles.path(directory, keyFileName))
+        guard X509Codec.isCertificateAuthority(authority.certificate.pointer) else {
             throw CertificateError.notACertificateAuthority(source: certificatePath)
         }
         let leafKeyPath = CertificateFiles.path(directory, leafKeyFileName)
@@ -177,6 +177,25 @@ public final class CertificateAuthority: Sendable {
     /// Owns one reference to an `EVP_PKEY` and frees it in `deinit`.
     /// `@unchecked Sendable`: the key is never mutated after creation, and
     /// OpenSSL 3 allows concurrent signing and up-referencing of one key.
+    /// Reads the CA certificate and key with the CA's own checks: the key file
+    /// must be private, and each error names its file. Blocks on disk I/O.
+    private static func loadIdentity(certificateFile: String, keyFile: String) throws -> TLSIdentity {
+        let certificates = try X509Codec.certificates(pem: CertificateFiles.read(certificateFile), source: certificateFile)
+        do {
+            let key = try X509Codec.privateKey(pem: CertificateFiles.readPrivate(keyFile), source: keyFile)
+            CertificateError.clearOpenSSLErrors()
+            guard X509_check_private_key(certificates[0], key) == 1 else {
+                CertificateError.clearOpenSSLErrors()
+                EVP_PKEY_free(key)
+                throw CertificateError.keyMismatch(certificate: certificateFile, key: keyFile)
+            }
+            return TLSIdentity(certificate: certificates[0], chain: Array(certificates.dropFirst()), key: key)
+        } catch {
+            certificates.forEach { X509_free($0) }
+            throw error
+        }
+    }
+
     final class OwnedKey: @unchecked Sendable {
         let pointer: OpaquePointer
 

@@ -17,14 +17,14 @@ public enum PKCS12 {
                 throw CertificateError.openSSLFailure("allocate a certificate stack")
             }
             chain = stack
-            for certificate in identity.chain where OPENSSL_sk_push(stack, UnsafeRawPointer(certificate)) == 0 {
+            for certificate in identity.chain where OPENSSL_sk_push(stack, UnsafeRawPointer(certificate.pointer)) == 0 {
                 OPENSSL_sk_free(stack)
                 throw CertificateError.openSSLFailure("build the PKCS#12 chain")
             }
         }
         // The stack only borrows the certificates; freeing it leaves them to `identity`.
         defer { if let chain { OPENSSL_sk_free(chain) } }
-        guard let archive = PKCS12_create(password, friendlyName, identity.privateKey, identity.certificate, chain,
+        guard let archive = PKCS12_create(password, friendlyName, identity.privateKey.pointer, identity.certificate.pointer, chain,
                                           NID_aes_256_cbc, NID_aes_256_cbc,
                                           PKCS12_DEFAULT_ITER, PKCS12_DEFAULT_ITER, 0)
         else {

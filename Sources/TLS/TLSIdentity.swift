@@ -1,97 +1,98 @@
 internal import COpenSSL
+import Glibc
 
-/// A certificate, its optional chain of intermediates, and the private key
-/// that belongs to the certificate: what a TLS endpoint presents.
+/// What one side of a TLS connection presents: a leaf certificate, the
+/// intermediate chain to send after it, and the leaf's private key.
 ///
-/// Owns one reference to each OpenSSL handle and frees them in `deinit`.
-/// `@unchecked Sendable`: the handles are never mutated after `init` and
-/// OpenSSL 3 allows concurrent read-only use of `X509` and `EVP_PKEY`
-/// (several `SSL_CTX`s on several loops may present one identity).
+/// Invariant: the private key matches the leaf certificate (checked at
+/// construction). `@unchecked Sendable`: the parts are immutable and each is
+/// itself safe to share (see `TLSCertificate`, `TLSPrivateKey`).
 public final class TLSIdentity: @unchecked Sendable {
-    /// The end-entity certificate (`X509 *`), owned.
-    let certificate: OpaquePointer
-    /// Intermediate certificates (`X509 *`), leaf side first, owned.
-    let chain: [OpaquePointer]
-    /// The certificate's private key (`EVP_PKEY *`), owned.
-    let privateKey: OpaquePointer
+    public let certificate: TLSCertificate
+    /// Intermediates sent after the leaf, leaf-most first; usually not the root.
+    public let chain: [TLSCertificate]
+    public let privateKey: TLSPrivateKey
 
-    /// Parses PEM bytes. The first certificate in `certificatePEM` is the
-    /// end-entity certificate; any further certificates in it (a
-    /// "fullchain" file), then those in `chainPEM`, form the chain.
-    /// Throws `CertificateError` when a PEM block is missing or corrupt or
-    /// when the key does not belong to the certificate.
-    public convenience init(certificatePEM: [UInt8], chainPEM: [UInt8]?, privateKeyPEM: [UInt8]) throws {
-        let parts = try Self.parse(certificatePEM: certificatePEM, certificateSource: "certificate PEM",
-                                   chainPEM: chainPEM, chainSource: "chain PEM",
-                                   privateKeyPEM: privateKeyPEM, keySource: "private key PEM")
-        self.init(certificate: parts.certificate, chain: parts.chain, key: parts.key)
-    }
-
-    /// Reads a PEM certificate file (optionally followed by its chain) and a
-    /// PEM key file. The key file must not be accessible by group or
-    /// others. Blocks on disk I/O: never call on a loop queue.
-    public convenience init(certificateFile: String, keyFile: String) throws {
-        let certificatePEM = try CertificateFiles.read(certificateFile)
-        let keyPEM = try CertificateFiles.readPrivate(keyFile)
-        let parts = try Self.parse(certificatePEM: certificatePEM, certificateSource: certificateFile,
-                                   chainPEM: nil, chainSource: certificateFile,
-                                   privateKeyPEM: keyPEM, keySource: keyFile)
-        self.init(certificate: parts.certificate, chain: parts.chain, key: parts.key)
-    }
-
-    /// Takes ownership of one reference to each handle (the caller must not
-    /// free them). The caller guarantees the key belongs to the certificate.
-    init(certificate: OpaquePointer, chain: [OpaquePointer], key: OpaquePointer) {
+    /// Builds an identity from parts, checking that the key belongs to the certificate.
+    public init(certificate: TLSCertificate, chain: [TLSCertificate], privateKey: TLSPrivateKey) throws(TLSError) {
+        let check = OpenSSLErrorQueue.run { X509_check_private_key(certificate.pointer, privateKey.pointer) }
+        guard check.result == 1 else {
+            throw TLSError(kind: .invalidIdentity,
+                           explanation: "private key does not belong to certificate \(certificate.subject)",
+                           openSSLReason: OpenSSLErrorQueue.summary(check.errors))
+        }
         self.certificate = certificate
         self.chain = chain
-        self.privateKey = key
+        self.privateKey = privateKey
     }
 
-    deinit {
-        X509_free(certificate)
-        chain.forEach { X509_free($0) }
-        EVP_PKEY_free(privateKey)
+    /// Builds an identity from PEM text: the leaf (the first certificate of
+    /// `certificatePEM`; any further certificates there join the chain), an
+    /// optional separate chain, and the private key.
+    public convenience init(certificatePEM: [UInt8], chainPEM: [UInt8]?, privateKeyPEM: [UInt8]) throws(TLSError) {
+        var certificates = try TLSCertificate.certificates(pem: certificatePEM)
+        guard !certificates.isEmpty else {
+            throw TLSError(kind: .invalidIdentity, explanation: "no PEM certificate found")
+        }
+        let leaf = certificates.removeFirst()
+        if let chainPEM {
+            let chain = try TLSCertificate.certificates(pem: chainPEM)
+            guard !chain.isEmpty || chainPEM.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else {
+                throw TLSError(kind: .invalidIdentity, explanation: "chain PEM holds no PEM certificate")
+            }
+            certificates += chain
+        }
+        try self.init(certificate: leaf, chain: certificates, privateKey: TLSPrivateKey(pem: privateKeyPEM))
     }
 
-    /// The certificate's subject on one line, RFC 2253 form ("CN=example.com").
-    public var subject: String {
-        X509Codec.line(name: X509_get_subject_name(certificate))
+    /// Loads an identity from PEM files: `certificateFile` holds the leaf,
+    /// optionally followed by its chain; `keyFile` the private key.
+    /// Blocks on disk I/O: never call on a loop queue.
+    public convenience init(certificateFile: String, keyFile: String) throws(TLSError) {
+        try self.init(certificatePEM: readFile(certificateFile, what: "certificate file"), chainPEM: nil,
+                      privateKeyPEM: readFile(keyFile, what: "private key file"))
     }
 
-    /// SHA-256 of the certificate's DER encoding, lowercase hex without colons.
-    public var sha256Fingerprint: String {
-        X509Codec.sha256Fingerprint(certificate: certificate)
+    /// Wraps OpenSSL objects, taking ownership of one reference to each
+    /// (`certificate` is an `X509 *`, each of `chain` an `X509 *`, `key` an
+    /// `EVP_PKEY *`): the caller must not free them. The caller guarantees
+    /// that the key belongs to the certificate (the CA, which just signed it,
+    /// or a PKCS#12 archive OpenSSL already matched).
+    init(certificate: OpaquePointer, chain: [OpaquePointer], key: OpaquePointer) {
+        self.certificate = TLSCertificate(taking: certificate)
+        self.chain = chain.map { TLSCertificate(taking: $0) }
+        self.privateKey = TLSPrivateKey(taking: key)
     }
 
-    /// The end-entity certificate in PEM form.
+    /// The leaf certificate's subject on one line, RFC 2253 form ("CN=example.test").
+    public var subject: String { certificate.subject }
+
+    /// SHA-256 of the leaf certificate's DER encoding, lowercase hex without colons.
+    public var sha256Fingerprint: String { certificate.sha256Fingerprint }
+
+    /// The leaf certificate in PEM form.
     public var certificatePEM: String {
         // Encoding a parsed certificate into a memory BIO fails only when allocation fails.
-        String(decoding: (try? X509Codec.pem(certificate: certificate)) ?? [], as: UTF8.self)
+        String(decoding: (try? X509Codec.pem(certificate: certificate.pointer)) ?? [], as: UTF8.self)
     }
+}
 
-    /// Parses and cross-checks the three PEM inputs; on any error frees
-    /// what it parsed. Returned handles are owned by the caller.
-    private static func parse(certificatePEM: [UInt8], certificateSource: String,
-                              chainPEM: [UInt8]?, chainSource: String,
-                              privateKeyPEM: [UInt8], keySource: String)
-        throws -> (certificate: OpaquePointer, chain: [OpaquePointer], key: OpaquePointer)
-    {
-        var certificates = try X509Codec.certificates(pem: certificatePEM, source: certificateSource)
-        do {
-            if let chainPEM {
-                certificates += try X509Codec.certificates(pem: chainPEM, source: chainSource)
-            }
-            let key = try X509Codec.privateKey(pem: privateKeyPEM, source: keySource)
-            CertificateError.clearOpenSSLErrors()
-            guard X509_check_private_key(certificates[0], key) == 1 else {
-                CertificateError.clearOpenSSLErrors()
-                EVP_PKEY_free(key)
-                throw CertificateError.keyMismatch(certificate: certificateSource, key: keySource)
-            }
-            return (certificates[0], Array(certificates.dropFirst()), key)
-        } catch {
-            certificates.forEach { X509_free($0) }
-            throw error
+/// Reads a whole file; a failure is a `kind` error naming `what` and `path`. Blocks on disk I/O.
+func readFile(_ path: String, what: String, kind: TLSError.Kind = .invalidIdentity) throws(TLSError) -> [UInt8] {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else {
+        throw TLSError(kind: kind, explanation: "cannot open \(what) \(path): \(String(cString: strerror(errno)))")
+    }
+    defer { close(descriptor) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        if count == 0 { return bytes }
+        if count < 0 {
+            if errno == EINTR { continue }
+            throw TLSError(kind: kind, explanation: "cannot read \(what) \(path): \(String(cString: strerror(errno)))")
         }
+        bytes += chunk[0..<count]
     }
 }

@@ -1,0 +1,57 @@
+internal import COpenSSL
+
+/// One entry of OpenSSL's per-thread error queue, copied out as values.
+struct OpenSSLErrorEntry: Sendable, Hashable {
+    /// The packed error code (`ERR_get_error_all`).
+    let code: UInt
+    /// `ERR_GET_LIB` of the code, e.g. `ERR_LIB_SSL`.
+    let library: Int32
+    /// `ERR_GET_REASON` of the code, e.g. `SSL_R_HTTP_REQUEST`.
+    let reason: Int32
+    /// `ERR_reason_error_string`, e.g. "peer did not return a certificate".
+    let reasonText: String
+    /// Extra data some errors carry (for example "SSL alert number 116").
+    let data: String?
+}
+
+/// Access to OpenSSL's per-thread error queue.
+///
+/// Every OpenSSL call Intact makes runs inside `OpenSSLErrorQueue.run`: the
+/// queue is cleared first, so what is read afterwards belongs to that call and
+/// not to an earlier, unrelated failure on the same thread. Both steps happen
+/// within one synchronous call, so no other work can interleave on this thread.
+enum OpenSSLErrorQueue {
+    /// Clears the queue, runs `body`, and returns its result with the errors it left.
+    static func run<Result>(_ body: () -> Result) -> (result: Result, errors: [OpenSSLErrorEntry]) {
+        ERR_clear_error()
+        let result = body()
+        return (result, drain())
+    }
+
+    /// Removes and returns every entry on the queue, oldest first.
+    static func drain() -> [OpenSSLErrorEntry] {
+        var entries: [OpenSSLErrorEntry] = []
+        while true {
+            var data: UnsafePointer<CChar>?
+            var flags: Int32 = 0
+            let code = ERR_get_error_all(nil, nil, nil, &data, &flags)
+            if code == 0 { break }
+            let reasonText = ERR_reason_error_string(code).map { String(cString: $0) } ?? "error \(ERR_GET_REASON(code))"
+            var extra: String?
+            if flags & ERR_TXT_STRING != 0, let data, data.pointee != 0 {
+                extra = String(cString: data)
+            }
+            entries.append(OpenSSLErrorEntry(code: code, library: ERR_GET_LIB(code), reason: ERR_GET_REASON(code),
+                                             reasonText: reasonText, data: extra))
+        }
+        return entries
+    }
+
+    /// A one-line summary of entries for error explanations ("reason; reason").
+    static func summary(_ entries: [OpenSSLErrorEntry]) -> String? {
+        guard !entries.isEmpty else { return nil }
+        return entries.map { entry in
+            entry.data.map { "\(entry.reasonText) (\($0))" } ?? entry.reasonText
+        }.joined(separator: "; ")
+    }
+}

@@ -1,0 +1,336 @@
+internal import COpenSSL
+
+/// The outcome of one `TLSEngine.handshake()` step.
+public enum TLSHandshakeResult: Sendable, Hashable {
+    /// The engine needs more bytes from the peer (send `takeOutbound()` first).
+    case incomplete
+    /// The handshake is done; `negotiated` is set.
+    case complete
+    /// The handshake failed; send `takeOutbound()` (it may hold the alert), then close.
+    case failed(TLSError)
+}
+
+/// One TLS connection as a sans-io engine: one `SSL` between two memory BIOs.
+/// Ciphertext from the peer goes in with `feed`, ciphertext for the peer comes
+/// out of `takeOutbound`; plaintext goes through `writePlaintext` and
+/// `readPlaintext`. No sockets, no threads, no timers.
+///
+/// Usage: after every call, send whatever `takeOutbound()` returns. Drive
+/// `handshake()` until `.complete`, then read and write plaintext.
+///
+/// Invariants: not thread-safe, used from one serial queue (the connection's
+/// loop). The `SSL` (and through it both BIOs) is owned and freed in `deinit`.
+/// The SSL's app data points at this engine, unretained; OpenSSL only calls
+/// back during this engine's own calls, while it is alive.
+public final class TLSEngine {
+    /// Where the connection is in its life.
+    public enum State: Sendable, Hashable {
+        case handshaking
+        /// Application data flows both ways.
+        case established
+        /// We sent close_notify; the peer may still send data, then its own close_notify.
+        case closeNotifySent
+        /// The peer sent close_notify; we may still write, then call `shutdown()`.
+        case closeNotifyReceived
+        /// Both close_notify alerts crossed.
+        case closed
+        /// A fatal error ended the connection; every later call reports it again.
+        case failed(TLSError)
+    }
+
+    public let context: TLSContext
+    /// Client: the host name or IP address asked for (SNI and certificate check). Server: `nil`.
+    public let serverName: String?
+    public private(set) var state: State = .handshaking
+    /// What the handshake settled; set when `handshake()` returns `.complete`.
+    public private(set) var negotiated: TLSConnectionInfo?
+
+    /// The `SSL *`, owned.
+    let ssl: OpaquePointer
+    /// Ciphertext from the peer (`BIO *`, owned by `ssl`; replaced by `compactBuffers`).
+    private var inbound: OpaquePointer
+    /// Ciphertext for the peer (`BIO *`, owned by `ssl`; replaced by `compactBuffers`).
+    private var outbound: OpaquePointer
+    /// The most bytes each BIO has held since it was created. A memory BIO never
+    /// gives back the buffer it grew, so one that carried a burst is replaced when empty.
+    private var inboundPeak = 0
+    private var outboundPeak = 0
+    /// Above this a drained memory BIO is replaced rather than kept for reuse.
+    private static let retainedBufferLimit = 64 * 1024
+    /// What callbacks saw during the handshake; read to explain failures and fill `negotiated`.
+    var observations = HandshakeObservations()
+    /// Client: the SNI actually sent (`nil` for an IP address).
+    let sentServerName: String?
+
+    /// Creates an engine in the context's role. For a client, `serverName` is the host
+    /// the connection is for: a DNS name is sent as SNI and checked against the certificate;
+    /// an IP address is not sent (SNI forbids it) but is checked; `nil` skips the host check.
+    /// Servers ignore `serverName`: they learn it from the ClientHello.
+    public init(context: TLSContext, serverName: String? = nil) throws(TLSError) {
+        let made = OpenSSLErrorQueue.run { () -> (ssl: OpaquePointer, inbound: OpaquePointer, outbound: OpaquePointer)? in
+            guard let ssl = SSL_new(context.pointer) else { return nil }
+            guard let inbound = BIO_new(BIO_s_mem()) else { SSL_free(ssl); return nil }
+            guard let outbound = BIO_new(BIO_s_mem()) else { BIO_free(inbound); SSL_free(ssl); return nil }
+            SSL_set_bio(ssl, inbound, outbound)
+            return (ssl, inbound, outbound)
+        }
+        guard let handles = made.result else {
+            throw TLSError(kind: .configuration, explanation: "OpenSSL could not create a TLS connection",
+                           openSSLReason: OpenSSLErrorQueue.summary(made.errors))
+        }
+        self.context = context
+        self.ssl = handles.ssl
+        self.inbound = handles.inbound
+        self.outbound = handles.outbound
+        switch context.role {
+        case .server:
+            self.serverName = nil
+            self.sentServerName = nil
+        case .client:
+            self.serverName = serverName
+            self.sentServerName = serverName.flatMap { name in
+                if case .hostName = HostNameSyntax.check(Array(name.utf8)) { name } else { nil }
+            }
+        }
+        SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
+        switch context.role {
+        case .server: SSL_set_accept_state(ssl)
+        case .client:
+            SSL_set_connect_state(ssl)
+            try expectServer(named: serverName)
+        }
+    }
+
+    deinit {
+        SSL_free(ssl)
+    }
+
+    /// Sets SNI and the name the server certificate must carry.
+    private func expectServer(named name: String?) throws(TLSError) {
+        guard let name else { return }
+        let param = SSL_get0_param(ssl)
+        let outcome: (result: Bool, errors: [OpenSSLErrorEntry])
+        switch HostNameSyntax.check(Array(name.utf8)) {
+        case .hostName:
+            outcome = OpenSSLErrorQueue.run {
+                intact_SSL_set_tlsext_host_name(ssl, name) == 1 && X509_VERIFY_PARAM_set1_host(param, name, 0) == 1
+            }
+        case .ipAddress:
+            outcome = OpenSSLErrorQueue.run { X509_VERIFY_PARAM_set1_ip_asc(param, name) == 1 }
+        case .invalid(let reason):
+            throw TLSError(kind: .invalidServerName, explanation: "cannot connect to \"\(name)\": \(reason)")
+        }
+        guard outcome.result else {
+            throw TLSError(kind: .invalidServerName, explanation: "OpenSSL refused the server name \"\(name)\"",
+                           openSSLReason: OpenSSLErrorQueue.summary(outcome.errors))
+        }
+    }
+
+    /// Recovers the engine from an `SSL *` inside an OpenSSL callback.
+    static func from(_ ssl: OpaquePointer?) -> TLSEngine? {
+        guard let ssl, let raw = SSL_get_ex_data(ssl, 0) else { return nil }
+        return Unmanaged<TLSEngine>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    // MARK: Bytes in and out
+
+    /// Hands the engine ciphertext received from the peer. Bytes are buffered until
+    /// the next `handshake()` or `readPlaintext()`; feeding never fails.
+    public func feed(_ ciphertext: [UInt8]) {
+        ciphertext.withUnsafeBytes { feed($0) }
+    }
+
+    /// Hands the engine ciphertext straight from a receive buffer.
+    public func feed(_ ciphertext: UnsafeRawBufferPointer) {
+        guard !ciphertext.isEmpty else { return }
+        MemoryBIO.write(inbound, ciphertext)
+        inboundPeak = max(inboundPeak, Int(BIO_ctrl_pending(inbound)))
+    }
+
+    /// Whether ciphertext waits to be sent.
+    public var hasOutbound: Bool {
+        BIO_ctrl_pending(outbound) > 0
+    }
+
+    /// Removes and returns the ciphertext to send to the peer (empty when there is none).
+    public func takeOutbound() -> [UInt8] {
+        outboundPeak = max(outboundPeak, Int(BIO_ctrl_pending(outbound)))
+        let bytes = MemoryBIO.drain(outbound)
+        compactBuffers()
+        return bytes
+    }
+
+    /// Replaces an empty memory BIO that grew past `retainedBufferLimit` with a fresh
+    /// one, so an idle connection does not keep the buffers of its largest burst.
+    /// Only once established: during the handshake OpenSSL stacks a buffering BIO on
+    /// the write side. Allocation failure keeps the old BIO (it still works).
+    private func compactBuffers() {
+        guard state != .handshaking else { return }
+        if outboundPeak > Self.retainedBufferLimit, BIO_ctrl_pending(outbound) == 0, let fresh = BIO_new(BIO_s_mem()) {
+            SSL_set0_wbio(ssl, fresh)  // frees the old one
+            outbound = fresh
+            outboundPeak = 0
+        }
+        if inboundPeak > Self.retainedBufferLimit, BIO_ctrl_pending(inbound) == 0, let fresh = BIO_new(BIO_s_mem()) {
+            SSL_set0_rbio(ssl, fresh)  // frees the old one
+            inbound = fresh
+            inboundPeak = 0
+        }
+    }
+
+    // MARK: Handshake
+
+    /// Advances the handshake with the bytes fed so far. After `.complete`, call
+    /// `readPlaintext()` even without new bytes: the peer's last flight may have
+    /// carried application data with it.
+    public func handshake() -> TLSHandshakeResult {
+        switch state {
+        case .handshaking:
+            break
+        case .failed(let error):
+            return .failed(error)
+        case .established, .closeNotifySent, .closeNotifyReceived, .closed:
+            return .complete
+        }
+        let step = OpenSSLErrorQueue.run { () -> Int32 in
+            let result = SSL_do_handshake(ssl)
+            return result == 1 ? SSL_ERROR_NONE : SSL_get_error(ssl, result)
+        }
+        switch step.result {
+        case SSL_ERROR_NONE:
+            state = .established
+            negotiated = connectionInfo()
+            return .complete
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+            return .incomplete
+        default:
+            let error = failure(sslError: step.result, errors: step.errors)
+            state = .failed(error)
+            return .failed(error)
+        }
+    }
+
+    // MARK: Application data
+
+    /// Encrypts plaintext for the peer; the records appear in `takeOutbound()`.
+    /// Allowed once established and until we send close_notify.
+    public func writePlaintext(_ plaintext: [UInt8]) throws(TLSError) {
+        switch state {
+        case .established, .closeNotifyReceived:
+            break
+        case .failed(let error):
+            throw error
+        case .handshaking, .closeNotifySent, .closed:
+            throw TLSError(kind: .notEstablished, explanation: "cannot send application data while \(state.phrase)")
+        }
+        guard !plaintext.isEmpty else { return }
+        let step = plaintext.withUnsafeBytes { buffer in
+            OpenSSLErrorQueue.run { () -> Int32 in
+                var written = 0
+                let result = SSL_write_ex(ssl, buffer.baseAddress, buffer.count, &written)
+                return result == 1 ? SSL_ERROR_NONE : SSL_get_error(ssl, result)
+            }
+        }
+        guard step.result == SSL_ERROR_NONE else {
+            let error = failure(sslError: step.result, errors: step.errors)
+            state = .failed(error)
+            throw error
+        }
+    }
+
+    /// Decrypts every complete record fed so far and returns the plaintext (empty when
+    /// no record is complete). A close_notify from the peer moves `state` to
+    /// `.closeNotifyReceived` (or `.closed`). Processing may produce outbound bytes
+    /// (TLS 1.3 key updates): send `takeOutbound()` afterwards.
+    ///
+    /// Throws when the peer broke the connection, for example with a fatal alert.
+    /// Plaintext decrypted before the failure is returned first; the next call throws.
+    public func readPlaintext() throws(TLSError) -> [UInt8] {
+        switch state {
+        case .established, .closeNotifySent:
+            break
+        case .failed(let error):
+            throw error
+        case .closeNotifyReceived, .closed:
+            return []
+        case .handshaking:
+            throw TLSError(kind: .notEstablished, explanation: "cannot read application data while \(state.phrase)")
+        }
+        guard BIO_ctrl_pending(inbound) > 0 || SSL_has_pending(ssl) == 1 else { return [] }
+        var plaintext: [UInt8] = []
+        var stop: Int32 = SSL_ERROR_NONE
+        var errors: [OpenSSLErrorEntry] = []
+        while stop == SSL_ERROR_NONE {
+            // Plaintext never exceeds the ciphertext pending plus what OpenSSL already holds,
+            // plus one record whose start it has already taken from the BIO.
+            let capacity = Int(BIO_ctrl_pending(inbound)) + Int(SSL_pending(ssl)) + 16 * 1024 + 256
+            let chunk = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+                count = 0
+                while count < capacity {
+                    let step = OpenSSLErrorQueue.run { () -> (code: Int32, read: Int) in
+                        var read = 0
+                        let result = SSL_read_ex(ssl, buffer.baseAddress! + count, capacity - count, &read)
+                        return (result == 1 ? SSL_ERROR_NONE : SSL_get_error(ssl, result), read)
+                    }
+                    guard step.result.code == SSL_ERROR_NONE else {
+                        stop = step.result.code
+                        errors = step.errors
+                        return
+                    }
+                    count += step.result.read
+                }
+            }
+            if plaintext.isEmpty { plaintext = chunk } else { plaintext += chunk }
+        }
+        switch stop {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+            break
+        case SSL_ERROR_ZERO_RETURN:
+            state = state == .closeNotifySent ? .closed : .closeNotifyReceived
+        default:
+            let error = failure(sslError: stop, errors: errors)
+            state = .failed(error)
+            if plaintext.isEmpty { throw error }
+        }
+        compactBuffers()
+        return plaintext
+    }
+
+    // MARK: Closing
+
+    /// Sends close_notify (queued in `takeOutbound()`). After the peer's close_notify
+    /// this completes the closure; during the handshake or after a failure there is
+    /// nothing to say and the engine simply counts as closed (or stays failed).
+    public func shutdown() {
+        switch state {
+        case .established, .closeNotifyReceived:
+            let step = OpenSSLErrorQueue.run { () -> (result: Int32, code: Int32) in
+                let result = SSL_shutdown(ssl)
+                return (result, result >= 0 ? SSL_ERROR_NONE : SSL_get_error(ssl, result))
+            }
+            switch step.result.result {
+            case 1: state = .closed           // the peer's close_notify had already arrived
+            case 0: state = .closeNotifySent
+            default: state = .failed(failure(sslError: step.result.code, errors: step.errors))
+            }
+        case .handshaking:
+            state = .closed
+        case .closeNotifySent, .closed, .failed:
+            break
+        }
+    }
+}
+
+extension TLSEngine.State {
+    /// "during the handshake", for error explanations.
+    var phrase: String {
+        switch self {
+        case .handshaking: "the handshake is in progress"
+        case .established: "established"
+        case .closeNotifySent: "closing (close_notify sent)"
+        case .closeNotifyReceived: "closing (close_notify received)"
+        case .closed: "closed"
+        case .failed: "failed"
+        }
+    }
+}
