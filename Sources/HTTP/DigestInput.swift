@@ -32,9 +32,17 @@ struct DigestInput {
         bytes.append(UInt8(truncatingIfNeeded: v))
     }
 
-    /// Appends `item(text)`: a length placeholder, the ISO-8859-1 bytes, then
-    /// the length patched in, so no temporary array is made per item.
+    /// Appends `item(text)`. ASCII text (the usual case) is copied from its
+    /// UTF-8 storage in one go; other text scalar by scalar.
     mutating func appendItem(_ text: String) {
+        var text = text
+        let copied: Bool = text.withUTF8 { utf8 in
+            guard !utf8.contains(where: { $0 >= 0x80 }) else { return false }
+            appendCount(utf8.count)
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        guard !copied else { return }
         let lengthAt = bytes.count
         appendCount(0)
         for scalar in text.unicodeScalars {
@@ -80,22 +88,25 @@ struct FieldGroup {
     }
 
     /// Groups a field section by lowercased name, keeping the order of values
-    /// within each name, and sorts the groups by name in ascending byte order.
+    /// within each name, with the groups sorted by name in ascending byte order.
+    ///
+    /// Sorts (name, position) pairs and cuts runs of equal names: no hashing,
+    /// each name lowercased once.
     static func groups(of fields: HTTPFields) -> [FieldGroup] {
-        var groups: [FieldGroup] = []
-        var indexByName: [String: Int] = [:]
-        for field in fields {
-            let name = field.lowercasedName
-            if let index = indexByName[name] {
-                groups[index].values.append(field.value)
-            } else {
-                indexByName[name] = groups.count
-                groups.append(FieldGroup(name: name, values: [field.value]))
-            }
-        }
+        var entries = fields.enumerated().map { (name: $0.element.lowercasedName, index: $0.offset) }
         // Byte order, not Swift's Unicode string order: UTF-8 preserves scalar
         // order, so this is ISO-8859-1 byte order for the model's strings.
-        groups.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        entries.sort { a, b in
+            a.name == b.name ? a.index < b.index : a.name.utf8.lexicographicallyPrecedes(b.name.utf8)
+        }
+        var groups: [FieldGroup] = []
+        for entry in entries {
+            if let last = groups.last, last.name == entry.name {
+                groups[groups.count - 1].values.append(fields[entry.index].value)
+            } else {
+                groups.append(FieldGroup(name: entry.name, values: [fields[entry.index].value]))
+            }
+        }
         return groups
     }
 }

@@ -84,12 +84,15 @@ extension HeadDigest {
     /// the semantic range), then the left-out groups for their per-field digests.
     private init(startLine: DigestInput, fields: HTTPFields, wire: WireForm, version: HTTPVersion) {
         var input = startLine
-        let hopByHop = HeadDigest.hopByHopNames(in: fields)
         let groups = FieldGroup.groups(of: fields)
+        let connectionTokens = HeadDigest.connectionTokens(groups.first { $0.name == "connection" }?.values ?? [])
         var included: [FieldGroup] = []
         var leftOut: [FieldGroup] = []
+        var hopByHop: [String] = []
         for group in groups {
-            if HeadDigest.isLeftOut(group.name, isHopByHop: hopByHop.contains(group.name)) { leftOut.append(group) } else { included.append(group) }
+            let isHopByHop = HeadDigest.hopByHopFieldNames.contains(group.name) || connectionTokens.contains(group.name)
+            if isHopByHop { hopByHop.append(group.name) }
+            if HeadDigest.isLeftOut(group.name, isHopByHop: isHopByHop) { leftOut.append(group) } else { included.append(group) }
         }
         input.appendCount(included.count)
         var ranges: [(name: String, range: Range<Int>)] = []
@@ -131,22 +134,22 @@ extension HeadDigest {
         self.semantic = input.digest(of: 0..<semanticEnd)
         self.fields = perField
         self.fieldNames = fields.map(\.name)
-        self.hopByHop = groups.map(\.name).filter { hopByHop.contains($0) }
+        self.hopByHop = hopByHop
         self.version = version
         self.wireLength = wireLength
     }
 
-    /// The hop-by-hop names of a field section: the fixed list plus every
-    /// token of every `Connection` value.
-    static func hopByHopNames(in fields: HTTPFields) -> Set<String> {
-        var names = hopByHopFieldNames
-        for value in fields.values("connection") {
+    /// The field names listed by `Connection` values: comma-separated tokens,
+    /// trimmed, lowercased.
+    static func connectionTokens(_ values: [String]) -> [String] {
+        var tokens: [String] = []
+        for value in values {
             for token in value.split(separator: ",") {
                 let trimmed = trimmingOWS(token)
-                if !trimmed.isEmpty { names.insert(HTTPField.lowercaseASCII(trimmed)) }
+                if !trimmed.isEmpty { tokens.append(HTTPField.lowercaseASCII(trimmed)) }
             }
         }
-        return names
+        return tokens
     }
 
     /// Drops leading and trailing spaces and horizontal tabs (RFC 9110 OWS).
