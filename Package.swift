@@ -33,6 +33,7 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire", "Hashing"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "Wire", "Hashing"]),
         .testTarget(name: "IntactCLITests", dependencies: ["IntactCLI"]),
+        .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing"]),
     ],
     swiftLanguageModes: [.v6]
 )

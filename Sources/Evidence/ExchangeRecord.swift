@@ -1,0 +1,135 @@
+import HTTP
+
+/// One exchange (a request and its response) as one tap saw it: the unit of a
+/// recording, one JSON line each.
+///
+/// A proxy tap records two legs — `downstream` (the client side) and
+/// `upstream` (the server side); a client or server tap records one. Pairing
+/// across taps uses `traceID` when the client sent `Intact-Trace`.
+public struct ExchangeRecord: Codable, Hashable, Sendable {
+    /// Unique within the recording.
+    public var exchangeID: String
+    /// The `Intact-Trace` value of the request, when it carried one.
+    public var traceID: String?
+    /// The name of the tap that recorded this exchange.
+    public var tap: String
+    /// The legs in the order the exchange crossed them (downstream first for a proxy).
+    public var legs: [Leg]
+    /// The sign-in step this exchange was classified as (`AUTH_FLOW.md`).
+    public var authFlowStep: String?
+    /// Faults the tap applied to this exchange, in the order applied.
+    public var faults: [AppliedFault]
+    /// Why the exchange broke, when it did.
+    public var error: Failure?
+
+    public init(exchangeID: String, traceID: String? = nil, tap: String, legs: [Leg], authFlowStep: String? = nil,
+                faults: [AppliedFault] = [], error: Failure? = nil) {
+        self.exchangeID = exchangeID
+        self.traceID = traceID
+        self.tap = tap
+        self.legs = legs
+        self.authFlowStep = authFlowStep
+        self.faults = faults
+        self.error = error
+    }
+
+    /// The field a client sets so taps can pair the same exchange across hops.
+    public static let traceFieldName = "Intact-Trace"
+
+    /// The trace id in a request's fields, if any.
+    public static func traceID(in fields: HTTPFields) -> String? {
+        fields[traceFieldName]
+    }
+
+    /// The leg with the given role, if recorded.
+    public func leg(_ role: Leg.Role) -> Leg? {
+        legs.first { $0.role == role }
+    }
+
+    /// One side of an exchange at a tap: one connection, one request, one response.
+    public struct Leg: Codable, Hashable, Sendable {
+        /// Which side of the tap this leg is, and so what its messages mean:
+        /// - `downstream`: request as received from the client, response as sent back;
+        /// - `upstream`: request as sent to the server, response as received;
+        /// - `client` (the client simulator): request as sent, response as received;
+        /// - `server` (the mock server): request as received, response as sent.
+        public enum Role: String, Codable, Hashable, Sendable, CaseIterable {
+            case downstream, upstream, client, server
+        }
+
+        public var role: Role
+        /// The connection this leg travelled on, unique within the recording.
+        public var connectionID: String
+        /// The HTTP/2 stream id, when the leg was HTTP/2.
+        public var streamID: Int?
+        /// The TLS session; nil over plain TCP.
+        public var tls: TLSDetails?
+        /// Nil when the request never crossed this leg (for example, refused upstream).
+        public var request: RecordedMessage?
+        /// Nil when no response crossed this leg.
+        public var response: RecordedMessage?
+
+        public init(role: Role, connectionID: String, streamID: Int? = nil, tls: TLSDetails? = nil,
+                    request: RecordedMessage? = nil, response: RecordedMessage? = nil) {
+            self.role = role
+            self.connectionID = connectionID
+            self.streamID = streamID
+            self.tls = tls
+            self.request = request
+            self.response = response
+        }
+    }
+
+    /// A fault the tap applied (see `FAULTS.md`), named as its rule names it.
+    public struct AppliedFault: Codable, Hashable, Sendable {
+        /// The fault's name (`strip-header`, `reset-stream`, …).
+        public var name: String
+        /// What exactly it did (`removed Authorization`), when worth saying.
+        public var detail: String?
+
+        public init(name: String, detail: String? = nil) {
+            self.name = name
+            self.detail = detail
+        }
+    }
+
+    /// Why an exchange broke, and where.
+    public struct Failure: Codable, Hashable, Sendable {
+        public enum Kind: String, Codable, Hashable, Sendable {
+            /// The peer refused the TCP connection.
+            case connectionRefused
+            /// The host name did not resolve.
+            case resolution
+            /// The TLS handshake or a TLS record failed.
+            case tls
+            /// The peer reset the connection or the HTTP/2 stream.
+            case reset
+            /// The peer closed before the message was complete.
+            case closedEarly
+            /// No progress within the configured time.
+            case timeout
+            /// The peer broke HTTP framing rules.
+            case protocolError
+            /// Intact itself failed (a bug or resource exhaustion).
+            case `internal`
+        }
+
+        public var kind: Kind
+        /// Where it broke: a leg and a stage, e.g. `upstream TLS handshake`.
+        public var location: String
+        /// The precise error, e.g. the TLS alert or the parser's reason.
+        public var message: String
+
+        public init(kind: Kind, location: String, message: String) {
+            self.kind = kind
+            self.location = location
+            self.message = message
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case kind
+            case location = "where"
+            case message
+        }
+    }
+}

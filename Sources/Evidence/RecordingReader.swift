@@ -1,0 +1,145 @@
+import Foundation
+
+/// A recording read back: its header, its exchange records in file order, and
+/// what the reader had to skip.
+public struct Recording: Sendable {
+    /// The file it was read from (or the name given for in-memory bytes).
+    public var path: String
+    public var header: RecordingHeader
+    public var records: [ExchangeRecord]
+    /// Things skipped without failing, e.g. a torn last line.
+    public var warnings: [RecordingWarning]
+
+    public init(path: String, header: RecordingHeader, records: [ExchangeRecord], warnings: [RecordingWarning] = []) {
+        self.path = path
+        self.header = header
+        self.records = records
+        self.warnings = warnings
+    }
+}
+
+/// Something a reader skipped, with where it was.
+public struct RecordingWarning: Hashable, Sendable, CustomStringConvertible {
+    public var path: String
+    /// 1-based line number.
+    public var line: Int
+    public var message: String
+
+    public var description: String { "\(path):\(line): \(message)" }
+}
+
+/// Why a recording could not be read, naming the file and, where it applies,
+/// the line.
+public enum RecordingReadError: Error, Hashable, Sendable, CustomStringConvertible {
+    case cannotRead(path: String, reason: String)
+    /// No complete line at all.
+    case empty(path: String)
+    /// The first line is not a recording header.
+    case missingHeader(path: String, reason: String)
+    /// The header names a format version this build does not read.
+    case unsupportedFormat(path: String, found: Int, supported: Int)
+    /// A complete line (not the torn last one) is not a valid record.
+    case malformedLine(path: String, line: Int, reason: String)
+
+    public var description: String {
+        switch self {
+        case .cannotRead(let path, let reason): return "\(path): cannot read recording: \(reason)"
+        case .empty(let path): return "\(path): empty recording (no complete line)"
+        case .missingHeader(let path, let reason): return "\(path):1: not an Intact recording: \(reason)"
+        case .unsupportedFormat(let path, let found, let supported):
+            return "\(path):1: recording format version \(found) is not supported by this build (it reads version \(supported))"
+        case .malformedLine(let path, let line, let reason): return "\(path):\(line): malformed record: \(reason)"
+        }
+    }
+}
+
+/// Reads JSON Lines recordings written by `RecordingWriter`.
+///
+/// Tolerates exactly what a crash can leave: a last line with no newline that
+/// does not parse is skipped with a warning (returned, not printed). Anything
+/// else that does not parse is an error naming the file and line.
+public enum RecordingReader {
+    /// Reads a recording file. Blocks on disk I/O — never call on a loop queue.
+    public static func read(path: String) throws -> Recording {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw RecordingReadError.cannotRead(path: path, reason: (error as NSError).localizedDescription)
+        }
+        return try read(data, path: path)
+    }
+
+    /// Reads a recording from bytes; `path` names it in warnings and errors.
+    public static func read(_ data: Data, path: String) throws -> Recording {
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+        var header: RecordingHeader?
+        var records: [ExchangeRecord] = []
+        var warnings: [RecordingWarning] = []
+        let newline = UInt8(ascii: "\n")
+        var lineStart = data.startIndex
+        var lineNumber = 0
+        while lineStart < data.endIndex {
+            lineNumber += 1
+            let newlineIndex = data[lineStart...].firstIndex(of: newline)
+            let lineEnd = newlineIndex ?? data.endIndex
+            let line = data[lineStart..<lineEnd]
+            lineStart = newlineIndex.map { data.index(after: $0) } ?? data.endIndex
+            let decoded: RecordingLine
+            do {
+                decoded = try decoder.decode(RecordingLine.self, from: line)
+            } catch let unsupported as RecordingLine.UnsupportedFormat {
+                throw RecordingReadError.unsupportedFormat(path: path, found: unsupported.found,
+                                                           supported: RecordingFormat.version)
+            } catch {
+                if newlineIndex == nil {
+                    warnings.append(RecordingWarning(path: path, line: lineNumber,
+                        message: "skipped a torn last line (\(line.count) bytes, no newline): the writer stopped mid-line"))
+                    break
+                }
+                let reason = describe(error)
+                if header == nil { throw RecordingReadError.missingHeader(path: path, reason: reason) }
+                throw RecordingReadError.malformedLine(path: path, line: lineNumber, reason: reason)
+            }
+            switch (decoded, header) {
+            case (.header(let h), nil):
+                header = h
+            case (.exchange(let record), .some):
+                records.append(record)
+            case (.exchange, nil):
+                throw RecordingReadError.missingHeader(path: path, reason: "the first line is an exchange record")
+            case (.header, .some):
+                throw RecordingReadError.malformedLine(path: path, line: lineNumber,
+                                                       reason: "a second header line (two recordings concatenated?)")
+            }
+        }
+        guard let header else {
+            if lineNumber == 0 || (lineNumber == 1 && !warnings.isEmpty) { throw RecordingReadError.empty(path: path) }
+            throw RecordingReadError.missingHeader(path: path, reason: "no header line")
+        }
+        return Recording(path: path, header: header, records: records, warnings: warnings)
+    }
+
+    /// A short, precise reason for a decoding failure: what was wrong and at
+    /// which key path.
+    static func describe(_ error: Error) -> String {
+        func at(_ path: [CodingKey]) -> String {
+            path.isEmpty ? "" : " at " + path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        }
+        switch error {
+        case DecodingError.dataCorrupted(let context):
+            if context.codingPath.isEmpty { return "not JSON" }
+            return context.debugDescription + at(context.codingPath)
+        case DecodingError.keyNotFound(let key, let context):
+            return "missing \"\(key.stringValue)\"" + at(context.codingPath)
+        case DecodingError.typeMismatch(let type, let context):
+            return "expected \(type)" + at(context.codingPath)
+        case DecodingError.valueNotFound(let type, let context):
+            return "null where \(type) was expected" + at(context.codingPath)
+        default:
+            return "\(error)"
+        }
+    }
+}

@@ -1,0 +1,27 @@
+/// What one leg's TLS session looked like, as the TLS layer reported it.
+/// Every value is optional: a plain-TCP leg has no `TLSDetails` at all, and a
+/// failed handshake may have learnt only some of them.
+public struct TLSDetails: Codable, Hashable, Sendable {
+    /// `TLSv1.2` or `TLSv1.3`.
+    public var version: String?
+    /// The negotiated cipher suite, OpenSSL's name (`TLS_AES_128_GCM_SHA256`).
+    public var cipher: String?
+    /// The server name the client asked for (SNI).
+    public var sni: String?
+    /// The negotiated application protocol (`h2`, `http/1.1`).
+    public var alpn: String?
+    /// SHA-256 of the peer's leaf certificate (DER), hex.
+    public var peerCertificateSHA256: String?
+    /// The subject of the client certificate, when one was presented.
+    public var clientCertificateSubject: String?
+
+    public init(version: String? = nil, cipher: String? = nil, sni: String? = nil, alpn: String? = nil,
+                peerCertificateSHA256: String? = nil, clientCertificateSubject: String? = nil) {
+        self.version = version
+        self.cipher = cipher
+        self.sni = sni
+        self.alpn = alpn
+        self.peerCertificateSHA256 = peerCertificateSHA256
+        self.clientCertificateSubject = clientCertificateSubject
+    }
+}

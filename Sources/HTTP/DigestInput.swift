@@ -1,0 +1,112 @@
+/// The byte string a message digest is taken over: a sequence of
+/// length-prefixed items, built in one buffer so that each digest is one
+/// SHA-256 update over a contiguous range.
+///
+/// Encoding (the one every canonical form in `HeadDigest` and `BodyDigest`
+/// uses):
+/// - `count(n)` is `n` as a 4-byte big-endian unsigned integer;
+/// - `item(s)` is `count(byte length of s)` followed by the bytes of `s`;
+/// - the bytes of a string are its ISO-8859-1 bytes, which for the model's
+///   strings (decoded from the wire as ISO-8859-1) are exactly the wire bytes.
+///   A scalar above U+00FF (only possible in strings built by code) is written
+///   as `?`, as `String.latin1Bytes` does.
+///
+/// Because every item carries its length, no two different item sequences
+/// produce the same bytes, whatever the items contain.
+struct DigestInput {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// The number of bytes written so far; a range boundary for `digest(of:)`.
+    var position: Int { bytes.count }
+
+    /// Appends `count(n)`.
+    mutating func appendCount(_ n: Int) {
+        let v = UInt32(truncatingIfNeeded: n)
+        bytes.append(UInt8(truncatingIfNeeded: v >> 24))
+        bytes.append(UInt8(truncatingIfNeeded: v >> 16))
+        bytes.append(UInt8(truncatingIfNeeded: v >> 8))
+        bytes.append(UInt8(truncatingIfNeeded: v))
+    }
+
+    /// Appends `item(text)`. ASCII text (the usual case) is copied from its
+    /// UTF-8 storage in one go; other text scalar by scalar.
+    mutating func appendItem(_ text: String) {
+        var text = text
+        let copied: Bool = text.withUTF8 { utf8 in
+            guard !utf8.contains(where: { $0 >= 0x80 }) else { return false }
+            appendCount(utf8.count)
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        guard !copied else { return }
+        let lengthAt = bytes.count
+        appendCount(0)
+        for scalar in text.unicodeScalars {
+            bytes.append(scalar.value <= 0xFF ? UInt8(truncatingIfNeeded: scalar.value) : UInt8(ascii: "?"))
+        }
+        let length = UInt32(truncatingIfNeeded: bytes.count - lengthAt - 4)
+        bytes[lengthAt] = UInt8(truncatingIfNeeded: length >> 24)
+        bytes[lengthAt + 1] = UInt8(truncatingIfNeeded: length >> 16)
+        bytes[lengthAt + 2] = UInt8(truncatingIfNeeded: length >> 8)
+        bytes[lengthAt + 3] = UInt8(truncatingIfNeeded: length)
+    }
+
+    /// Appends one field group: `item(name) count(V) item(value_1) … item(value_V)`.
+    mutating func appendGroup(_ group: FieldGroup) {
+        appendItem(group.name)
+        appendCount(group.canonicalValues.count)
+        for value in group.canonicalValues { appendItem(value) }
+    }
+
+    /// The SHA-256 of a range of what was written, in one update.
+    func digest(of range: Range<Int>) -> SHA256Digest {
+        SHA256Digest.of(bytes[range])
+    }
+
+    /// The SHA-256 of everything written.
+    func digest() -> SHA256Digest {
+        SHA256Digest.of(bytes)
+    }
+}
+
+/// All values of one field name in a field section, in their order, under the
+/// lowercased name; the unit the semantic form and the per-field digests use.
+struct FieldGroup {
+    /// The name lowercased (ASCII).
+    let name: String
+    /// The values in the order they appeared.
+    var values: [String]
+
+    /// The values as the canonical forms hash them: `cookie` crumbs joined with
+    /// "; " into one value (RFC 9113 §8.2.3), every other field unchanged.
+    var canonicalValues: [String] {
+        name == "cookie" && values.count > 1 ? [values.joined(separator: "; ")] : values
+    }
+
+    /// Groups a field section by lowercased name, keeping the order of values
+    /// within each name, with the groups sorted by name in ascending byte order.
+    ///
+    /// Sorts (name, position) pairs and cuts runs of equal names: no hashing,
+    /// each name lowercased once.
+    static func groups(of fields: HTTPFields) -> [FieldGroup] {
+        var entries = fields.enumerated().map { (name: $0.element.lowercasedName, index: $0.offset) }
+        // Byte order, not Swift's Unicode string order: UTF-8 preserves scalar
+        // order, so this is ISO-8859-1 byte order for the model's strings.
+        entries.sort { a, b in
+            a.name == b.name ? a.index < b.index : a.name.utf8.lexicographicallyPrecedes(b.name.utf8)
+        }
+        var groups: [FieldGroup] = []
+        for entry in entries {
+            if let last = groups.last, last.name == entry.name {
+                groups[groups.count - 1].values.append(fields[entry.index].value)
+            } else {
+                groups.append(FieldGroup(name: entry.name, values: [fields[entry.index].value]))
+            }
+        }
+        return groups
+    }
+}

@@ -1,0 +1,83 @@
+/// The digests of one message head (request or response), as `VERIFY.md`
+/// defines them, plus the little context a comparison needs to explain a
+/// difference without seeing any field value.
+///
+/// - `exact` changes with any byte of the header section as it travelled.
+/// - `semantic` changes only with what HTTP does not let an intermediary
+///   change; its input is specified in `HeadDigest+Canonical.swift`.
+/// - `fields` holds one digest per lowercased field name, so a comparison can
+///   name each field added, removed or changed even when values are redacted.
+///
+/// A value is built once per message on the connection's loop (see the
+/// initialisers in `HeadDigest+Canonical.swift`) and then only read.
+public struct HeadDigest: Codable, Hashable, Sendable {
+    /// SHA-256 over the header section as it was on the wire (see `WireForm`).
+    public var exact: SHA256Digest
+    /// SHA-256 over the canonical semantic form.
+    public var semantic: SHA256Digest
+    /// Per lowercased field name: SHA-256 over `count(V) item(value_1) … item(value_V)`
+    /// preceded by `item(name)` — the same bytes the name's group contributes to
+    /// the semantic form. Every regular field present has an entry, including
+    /// the ones the semantic form leaves out (hop-by-hop, `content-length`, `host`).
+    public var fields: [String: SHA256Digest]
+    /// The regular field names in the order they appeared, with their original
+    /// case (never pseudo-fields). Names are not secret; values are not kept here.
+    public var fieldNames: [String]
+    /// The lowercased names present in this head that were hop-by-hop here: the
+    /// fixed list plus those named by `Connection`; sorted.
+    public var hopByHop: [String]
+    /// The version the message travelled in.
+    public var version: HTTPVersion
+    /// Bytes of the header section: the raw head length for HTTP/1.1 (blank
+    /// line excluded); for HTTP/2 the sum of decoded name and value lengths.
+    public var wireLength: Int
+
+    /// Requests only: the method in clear.
+    public var method: String?
+    /// Requests only: SHA-256 over `item(scheme) item(authority) item(path)`
+    /// as they enter the semantic form.
+    public var target: SHA256Digest?
+    /// Requests only: the form the target took.
+    public var targetForm: RequestTargetForm?
+
+    /// Responses only: the status code.
+    public var status: Int?
+    /// Responses only: the reason phrase (HTTP/1.1; empty for HTTP/2).
+    public var reasonPhrase: String?
+
+    /// The header section as it crossed the wire, the input of `exact`.
+    public enum WireForm: Sendable {
+        /// HTTP/1.1: the raw head bytes from the first byte of the start line
+        /// through the CRLF ending the last field line; the blank line is
+        /// excluded. `exact` is the plain SHA-256 of these bytes.
+        case http1(head: [UInt8])
+        /// HTTP/2: the decoded field list in order, pseudo-fields first, names
+        /// as decoded (lowercase). `exact` is SHA-256 over
+        /// `item(name_1) item(value_1) … item(name_n) item(value_n)`.
+        case http2(fields: [HTTPField])
+
+        /// The HTTP/2 field list of a request head as a sender emits it:
+        /// `:method`, `:scheme`, `:authority`, `:path` (CONNECT: `:method`,
+        /// `:authority`), then the regular fields with lowercased names.
+        public static func http2Request(_ head: HTTPRequestHead) -> WireForm {
+            var list: [HTTPField] = [HTTPField(name: ":method", value: head.method)]
+            if head.method == "CONNECT" {
+                list.append(HTTPField(name: ":authority", value: head.authority ?? ""))
+            } else {
+                list.append(HTTPField(name: ":scheme", value: head.scheme ?? "https"))
+                if let authority = head.authority { list.append(HTTPField(name: ":authority", value: authority)) }
+                list.append(HTTPField(name: ":path", value: head.path))
+            }
+            for field in head.fields { list.append(HTTPField(name: field.lowercasedName, value: field.value)) }
+            return .http2(fields: list)
+        }
+
+        /// The HTTP/2 field list of a response head: `:status`, then the
+        /// regular fields with lowercased names.
+        public static func http2Response(_ head: HTTPResponseHead) -> WireForm {
+            var list: [HTTPField] = [HTTPField(name: ":status", value: String(head.status))]
+            for field in head.fields { list.append(HTTPField(name: field.lowercasedName, value: field.value)) }
+            return .http2(fields: list)
+        }
+    }
+}

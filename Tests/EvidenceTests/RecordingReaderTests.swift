@@ -1,0 +1,109 @@
+import XCTest
+import Evidence
+
+final class RecordingReaderTests: XCTestCase {
+    private func write(_ lines: [String], terminated: Bool = true) throws -> String {
+        let path = temporaryPath()
+        let text = lines.joined(separator: "\n") + (terminated ? "\n" : "")
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+        return path
+    }
+
+    private func validLines(_ count: Int) throws -> [String] {
+        let path = temporaryPath()
+        let writer = try RecordingWriter(path: path, header: SampleRecords.header)
+        for i in 0..<count { writer.append(SampleRecords.record(i)) }
+        XCTAssertNil(writer.closeAndWait())
+        return try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+    }
+
+    func testTornLastLineIsSkippedWithAWarning() throws {
+        var lines = try validLines(3)
+        lines.append(String(lines[1].prefix(40)))
+        let path = try write(lines, terminated: false)
+        let recording = try RecordingReader.read(path: path)
+        XCTAssertEqual(recording.records.map(\.exchangeID), ["ex-0", "ex-1", "ex-2"])
+        XCTAssertEqual(recording.warnings.map(\.line), [5])
+        XCTAssertEqual(recording.warnings.first?.path, path)
+    }
+
+    func testCompleteLastLineWithoutNewlineIsKept() throws {
+        let path = try write(try validLines(2), terminated: false)
+        let recording = try RecordingReader.read(path: path)
+        XCTAssertEqual(recording.records.count, 2)
+        XCTAssertEqual(recording.warnings, [])
+    }
+
+    func testNonJSONMiddleLineNamesFileAndLine() throws {
+        var lines = try validLines(3)
+        lines.insert("this is not json", at: 2)
+        let path = try write(lines)
+        XCTAssertThrowsError(try RecordingReader.read(path: path)) { error in
+            guard case RecordingReadError.malformedLine(let file, let line, let reason)? = error as? RecordingReadError else {
+                return XCTFail("expected malformedLine, got \(error)")
+            }
+            XCTAssertEqual(file, path)
+            XCTAssertEqual(line, 3)
+            XCTAssertEqual(reason, "not JSON")
+            XCTAssertTrue("\(error)".hasPrefix("\(path):3:"))
+        }
+    }
+
+    func testRecordMissingAKeyNamesTheKey() throws {
+        var lines = try validLines(1)
+        lines.append(#"{"type":"exchange","tap":"t","legs":[],"faults":[]}"#)
+        lines.append(lines[1])
+        XCTAssertThrowsError(try RecordingReader.read(path: try write(lines))) { error in
+            XCTAssertEqual("\(error)".contains(":3: malformed record: missing \"exchangeID\""), true, "\(error)")
+        }
+    }
+
+    func testUnknownFormatVersionIsAClearError() throws {
+        var lines = try validLines(1)
+        lines[0] = lines[0].replacingOccurrences(of: "\"format\":1", with: "\"format\":99")
+        XCTAssertNotEqual(lines[0], try validLines(0)[0], "the header must carry \"format\":1")
+        let path = try write(lines)
+        XCTAssertThrowsError(try RecordingReader.read(path: path)) { error in
+            XCTAssertEqual(error as? RecordingReadError, .unsupportedFormat(path: path, found: 99, supported: RecordingFormat.version))
+            XCTAssertTrue("\(error)".contains("version 99 is not supported"))
+        }
+    }
+
+    func testFileWithoutHeaderIsRejected() throws {
+        let lines = try validLines(2)
+        let path = try write(Array(lines.dropFirst()))
+        XCTAssertThrowsError(try RecordingReader.read(path: path)) { error in
+            guard case RecordingReadError.missingHeader(path, _)? = error as? RecordingReadError else {
+                return XCTFail("expected missingHeader, got \(error)")
+            }
+        }
+        let garbage = try write(["<html>"])
+        XCTAssertThrowsError(try RecordingReader.read(path: garbage)) { error in
+            guard case RecordingReadError.missingHeader(garbage, "not JSON")? = error as? RecordingReadError else {
+                return XCTFail("expected missingHeader, got \(error)")
+            }
+        }
+    }
+
+    func testEmptyAndMissingFiles() throws {
+        let empty = try write([], terminated: false)
+        XCTAssertThrowsError(try RecordingReader.read(path: empty)) { error in
+            XCTAssertEqual(error as? RecordingReadError, .empty(path: empty))
+        }
+        XCTAssertThrowsError(try RecordingReader.read(path: "/nonexistent-intact.jsonl")) { error in
+            guard case RecordingReadError.cannotRead("/nonexistent-intact.jsonl", _)? = error as? RecordingReadError else {
+                return XCTFail("expected cannotRead, got \(error)")
+            }
+        }
+    }
+
+    func testSecondHeaderIsAnError() throws {
+        var lines = try validLines(1)
+        lines.append(lines[0])
+        XCTAssertThrowsError(try RecordingReader.read(path: try write(lines))) { error in
+            guard case RecordingReadError.malformedLine(_, 3, _)? = error as? RecordingReadError else {
+                return XCTFail("expected malformedLine at 3, got \(error)")
+            }
+        }
+    }
+}
