@@ -18,8 +18,7 @@ extension MockServer {
     public static let loginTransactionCookie = "__intactLoginTx"
 
     mutating func loginPage(_ request: MockRequest, now: Date) -> Reply {
-        let query = request.head.path.firstIndex(of: "?").map { String(request.head.path[request.head.path.index(after: $0)...]) } ?? ""
-        guard let items = FormEncoding.decode(query) else { return .plain(400, "malformed query string") }
+        guard let items = FormEncoding.decode(request.head.queryString) else { return .plain(400, "malformed query string") }
         func value(_ name: String) -> String? { items.first { $0.name == name }?.value }
         guard let challenge = value("codeChallenge") else { return .plain(400, "missing codeChallenge") }
         guard PKCE.isWellFormedChallenge(challenge) else {

@@ -17,6 +17,16 @@ extension MockServer {
     public static let csrfCookie = "__appianCsrfToken"
     public static let multipartCsrfCookie = "__appianMultipartCsrfToken"
 
+    /// Why a readable token POST was refused (401 with the step-3 JSON); the
+    /// raw value is the `Intact-Reason` field, which the client reads back.
+    public enum TokenRejection: String, Hashable, Sendable, CaseIterable {
+        case unknownToken = "unknown token"
+        case alreadyUsed = "token already used"
+        case expired = "token expired"
+        case verifierMismatch = "code verifier does not match the code challenge"
+        case unknownUser = "the token's user no longer exists"
+    }
+
     mutating func tokenExchange(_ request: MockRequest, now: Date) -> Reply {
         let presented: (token: String, verifier: String)
         do {
@@ -24,16 +34,16 @@ extension MockServer {
         } catch {
             return .plain(400, error.description)
         }
-        guard var token = tokens[presented.token] else { return challenge(reason: "unknown token") }
-        guard !token.used else { return challenge(reason: "token already used") }
+        guard var token = tokens[presented.token] else { return challenge(reason: TokenRejection.unknownToken.rawValue) }
+        guard !token.used else { return challenge(reason: TokenRejection.alreadyUsed.rawValue) }
         token.used = true
         tokens[presented.token] = token
-        guard token.expires > now else { return challenge(reason: "token expired") }
+        guard token.expires > now else { return challenge(reason: TokenRejection.expired.rawValue) }
         guard PKCE.verify(verifier: presented.verifier, against: token.codeChallenge) else {
-            return challenge(reason: "code verifier does not match the code challenge")
+            return challenge(reason: TokenRejection.verifierMismatch.rawValue)
         }
         guard let user = configuration.users.first(where: { $0.username == token.username }) else {
-            return challenge(reason: "user \(token.username) no longer exists")
+            return challenge(reason: TokenRejection.unknownUser.rawValue)
         }
 
         let sessionID = MockServer.randomToken()

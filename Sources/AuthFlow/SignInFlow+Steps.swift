@@ -163,16 +163,18 @@ extension SignInFlow {
                               sentence: .step9TokenBody)
         case 401:
             let reason = r.head.fields[MockServer.reasonFieldName]
-            if reason == "token already used" {
-                throw FlowFailure(mode: .tokenReplayed, evidence: "token rejected: \(reason!) (the app sent it once)")
+            switch reason.flatMap(MockServer.TokenRejection.init(rawValue:)) {
+            case .alreadyUsed:
+                throw FlowFailure(mode: .tokenReplayed, evidence: "token rejected: \(reason ?? "") (the app sent it once)")
+            case .expired:
+                throw FlowFailure(mode: .tokenExpired, evidence: "token rejected: \(reason ?? "")")
+            case .verifierMismatch where challengeConfirmed:
+                throw FlowFailure(mode: .alterTokenPost, evidence: "token rejected: \(reason ?? ""); the server had the app's challenge, so the verifier changed on the way",
+                                  sentence: .step10Session)
+            default:
+                throw FlowFailure(mode: .alterTokenPost, evidence: "token rejected with 401: \(reason ?? "no reason given")",
+                                  sentence: .step10Session)
             }
-            if reason == "token expired" {
-                throw FlowFailure(mode: .tokenExpired, evidence: "token rejected: token expired")
-            }
-            let detail = challengeConfirmed && reason?.contains("verifier") == true
-                ? "; the server had the app's challenge, so the verifier changed on the way" : ""
-            throw FlowFailure(mode: .alterTokenPost, evidence: "token rejected with 401: \(reason ?? "no reason given")\(detail)",
-                              sentence: .step10Session)
         default:
             throw FlowFailure(mode: .unexpectedResponse, evidence: "\(r.brief) where the server answers the token POST with 200 or 401",
                               sentence: .step11Bootstrap)

@@ -61,6 +61,11 @@ public struct SignInFlow: Sendable {
             self.expectsTraceEcho = expectsTraceEcho
             self.codeVerifier = codeVerifier
         }
+
+        /// `<traceRunID>-<sequence>`, or nil when tracing is off.
+        func traceID(sequence: Int) -> String? {
+            traceRunID.map { "\($0)-\(sequence)" }
+        }
     }
 
     /// What step 3 said.
@@ -85,14 +90,19 @@ public struct SignInFlow: Sendable {
         case followUp(FlowRequest)
         case finished(FlowOutcome)
 
-        var pendingRequest: FlowRequest? {
+        var action: FlowAction {
             switch self {
             case .protectedRequest(let r), .loginPage(let r, _, _), .credentials(let r, _, _, _),
                  .tokenExchange(let r, _, _), .followUp(let r):
-                return r
-            case .finished:
-                return nil
+                return .send(r)
+            case .finished(let outcome):
+                return .finished(outcome)
             }
+        }
+
+        var pendingRequest: FlowRequest? {
+            if case .send(let request) = action { return request }
+            return nil
         }
     }
 
@@ -111,17 +121,16 @@ public struct SignInFlow: Sendable {
     public init(configuration: Configuration) {
         self.configuration = configuration
         classifier = StepClassifier(contextPath: SignInFlow.contextPath(ofResource: configuration.resourceURL.path))
-        state = .finished(FlowOutcome(succeeded: false, signInCompleted: false, username: nil, steps: [], diagnosis: nil))
-        // Step 1: no cookies (both jars are empty, so the time passed is irrelevant).
-        state = .protectedRequest(makeRequest(.protectedRequest, agent: .app, method: "GET",
-                                              url: configuration.resourceURL, accept: "application/json",
-                                              now: Date(timeIntervalSince1970: 0)))
+        // Step 1, with no cookies: the jars are still empty.
+        sequence = 1
+        state = .protectedRequest(SignInFlow.buildRequest(.protectedRequest, agent: .app, method: "GET",
+                                                          url: configuration.resourceURL, accept: "application/json",
+                                                          cookie: nil, traceID: configuration.traceID(sequence: sequence)))
     }
 
     /// The next thing to do: send a request, or the run is finished.
     public func next() -> FlowAction {
-        if case .finished(let outcome) = state { return .finished(outcome) }
-        return .send(state.pendingRequest!)
+        state.action
     }
 
     /// Answers the request from `next()` with its response, received at `now`.
@@ -173,20 +182,28 @@ public struct SignInFlow: Sendable {
                                       username: username, steps: results, diagnosis: diagnosis))
     }
 
-    /// Builds a request with `Host`, `Accept`, the agent's cookies, the trace field and body framing.
+    /// The next request of the run, with the agent's cookies for `url` at `now` and the next trace id.
     mutating func makeRequest(_ step: FlowStep, agent: FlowAgent, method: String, url: AbsoluteURL,
                               body: [UInt8] = [], contentType: String? = nil, accept: String,
                               extraFields: [(String, String)] = [], now: Date) -> FlowRequest {
         sequence += 1
+        let jar = agent == .app ? appJar : browserJar
+        return SignInFlow.buildRequest(step, agent: agent, method: method, url: url, body: body, contentType: contentType,
+                                       accept: accept, extraFields: extraFields, cookie: jar.cookieHeader(for: url, now: now),
+                                       traceID: configuration.traceID(sequence: sequence))
+    }
+
+    /// A request with `Host`, `Accept`, `Cookie`, extra fields, body framing and the trace field, in that order.
+    static func buildRequest(_ step: FlowStep, agent: FlowAgent, method: String, url: AbsoluteURL,
+                             body: [UInt8] = [], contentType: String? = nil, accept: String,
+                             extraFields: [(String, String)] = [], cookie: String?, traceID: String?) -> FlowRequest {
         var fields = HTTPFields()
         fields.append("Host", url.origin.authority)
         fields.append("Accept", accept)
-        let jar = agent == .app ? appJar : browserJar
-        if let cookie = jar.cookieHeader(for: url, now: now) { fields.append("Cookie", cookie) }
+        if let cookie { fields.append("Cookie", cookie) }
         for (name, value) in extraFields { fields.append(name, value) }
         if let contentType { fields.append("Content-Type", contentType) }
         if !body.isEmpty || ["POST", "PUT", "PATCH"].contains(method) { fields.append("Content-Length", String(body.count)) }
-        let traceID = configuration.traceRunID.map { "\($0)-\(sequence)" }
         if let traceID { fields.append(SignInFlow.traceFieldName, traceID) }
         let head = HTTPRequestHead(method: method, scheme: url.origin.scheme, authority: url.origin.authority,
                                    path: url.pathAndQuery, fields: fields)

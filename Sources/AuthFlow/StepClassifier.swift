@@ -50,8 +50,7 @@ public struct StepClassifier: Hashable, Sendable {
             let hasSession = CookieJar.parseCookieHeader(request.fields).contains { $0.name == StepClassifier.sessionCookie }
             return hasSession ? .authenticatedRequest : .unauthenticatedRequest
         case .context:
-            let query = request.path.firstIndex(of: "?").map { String(request.path[request.path.index(after: $0)...]) } ?? ""
-            let names = (FormEncoding.decode(query) ?? []).map(\.name)
+            let names = (FormEncoding.decode(request.queryString) ?? []).map(\.name)
             return names.contains("codeChallenge") ? .loginPage : .other
         case .auth:
             guard let response else { return .credentialsPost }
