@@ -25,6 +25,8 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["CNGHTTP2", "Wire", "Hashing"]),
         // Exchange records, recordings, HAR, the verifier and its reports.
         .target(name: "Evidence", dependencies: ["HTTP", "Hashing"]),
+        // The mobile sign-in flow: step classifier, sans-io mock server and client simulator.
+        .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing"]),
         // Command-line parsing and the subcommands, as a library so tests can drive them.
         .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
@@ -34,6 +36,7 @@ let package = Package(
         .testTarget(name: "TLSTests", dependencies: ["TLS", "Wire", "Hashing"]),
         .testTarget(name: "IntactCLITests", dependencies: ["IntactCLI"]),
         .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing"]),
+        .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Hashing"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,70 @@
+import Foundation
+import HTTP
+
+extension MockServer {
+    /// A response being built: head, body and the server's one-line note.
+    struct Reply {
+        var head: HTTPResponseHead
+        var body: [UInt8]
+        var note: String
+
+        init(status: Int, contentType: String?, body: [UInt8], note: String) {
+            var fields = HTTPFields()
+            if let contentType { fields.append("Content-Type", contentType) }
+            head = HTTPResponseHead(status: status, fields: fields)
+            self.body = body
+            self.note = note
+        }
+
+        /// A 4xx/5xx with the reason as plain text and in `Intact-Reason`.
+        static func plain(_ status: Int, _ reason: String) -> Reply {
+            var reply = Reply(status: status, contentType: "text/plain; charset=utf-8",
+                              body: Array((reason + "\n").utf8), note: "rejected: \(reason)")
+            reply.head.fields.append(MockServer.reasonFieldName, reason)
+            return reply
+        }
+
+        static func methodNotAllowed(_ method: String, allowed: String) -> Reply {
+            var reply = plain(405, "method \(method) not allowed here; use \(allowed)")
+            reply.head.fields.append("Allow", allowed)
+            return reply
+        }
+
+        static func json(_ status: Int, _ object: [String: Any], note: String) -> Reply {
+            Reply(status: status, contentType: "application/json", body: JSONBody.encode(object), note: note)
+        }
+
+        static func html(_ status: Int, _ page: String, note: String) -> Reply {
+            Reply(status: status, contentType: "text/html; charset=utf-8", body: Array(page.utf8), note: note)
+        }
+
+        mutating func setCookie(_ cookie: SetCookie) {
+            head.fields.append("Set-Cookie", cookie.serialized)
+        }
+
+        /// Adds what every response carries: the trace echo, `Cache-Control`, `Content-Length`.
+        mutating func finish(traceEcho: String?) {
+            if let traceEcho { head.fields.append(SignInFlow.traceFieldName, traceEcho) }
+            head.fields.append("Cache-Control", "no-store")
+            head.fields.append("Content-Length", String(body.count))
+        }
+    }
+
+    /// The response field carrying the reason of a rejection (*synthetic*).
+    public static let reasonFieldName = "Intact-Reason"
+
+    /// Step 3: 401 with `{"contextUrl": …, "tokenUrl": …}` from the configured external URL.
+    func challenge(reason: String) -> Reply {
+        var reply = Reply.json(401, ["contextUrl": configuration.contextURL.serialized,
+                                     "tokenUrl": configuration.tokenURL.serialized],
+                               note: "challenge: \(reason)")
+        reply.head.fields.append(MockServer.reasonFieldName, reason)
+        return reply
+    }
+
+    /// A cookie scoped to the context path; `Secure` when the external origin is https.
+    func contextCookie(_ name: String, _ value: String, httpOnly: Bool, maxAge: Int? = nil) -> SetCookie {
+        SetCookie(name: name, value: value, path: configuration.contextRequestPath, maxAge: maxAge,
+                  secure: configuration.externalOrigin.scheme == "https", httpOnly: httpOnly)
+    }
+}

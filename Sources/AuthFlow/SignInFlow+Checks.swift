@@ -1,0 +1,118 @@
+import Foundation
+import HTTP
+
+extension SignInFlow {
+    /// A failure found while checking a response: the mode, what was seen,
+    /// and a closer document sentence than the mode's own, when there is one.
+    struct FlowFailure: Error {
+        let mode: FailureMode
+        let evidence: String
+        var sentence: DocumentSentence? = nil
+    }
+
+    /// The checks made on one response, in order.
+    struct CheckLog {
+        private(set) var checks: [StepResult.Check] = []
+        mutating func pass(_ message: String) { checks.append(.init(kind: .passed, message: message)) }
+        mutating func note(_ message: String) { checks.append(.init(kind: .note, message: message)) }
+        mutating func fail(_ message: String) { checks.append(.init(kind: .failed, message: message)) }
+    }
+
+    /// A response with the request it answers and what the jar made of its cookies.
+    struct Received {
+        let request: FlowRequest
+        let head: HTTPResponseHead
+        let body: [UInt8]
+        let cookieDecisions: [CookieJar.Decision]
+
+        var status: Int { head.status }
+        var contentType: String? { head.fields["Content-Type"] }
+        var bodyText: String { String(decoding: body, as: UTF8.self) }
+        var location: String? { head.fields["Location"] }
+        var isRedirect: Bool { [301, 302, 303, 307, 308].contains(status) }
+        var isJSON: Bool { contentType.map { MediaType.essence(of: $0) == "application/json" } ?? false }
+
+        /// The server's stated reason: `Intact-Reason`, else the first line of a short text body.
+        var reason: String {
+            if let reason = head.fields[MockServer.reasonFieldName] { return reason }
+            let line = bodyText.split(separator: "\n").first.map(String.init) ?? ""
+            return line.count <= 200 ? line : String(line.prefix(200)) + "…"
+        }
+
+        /// `302 to https://… ` / `503 text/html, 1234 bytes`, for evidence lines.
+        var brief: String {
+            var text = "\(status)"
+            if let location { text += " to \(location)" }
+            text += ", \(contentType ?? "no Content-Type"), \(body.count) bytes"
+            return text
+        }
+
+        var summary: StepResult.ResponseSummary {
+            StepResult.ResponseSummary(status: status, contentType: contentType, location: location,
+                                       setCookieNames: head.fields.values("Set-Cookie").compactMap { SetCookie(parsing: $0)?.name },
+                                       bodyBytes: body.count)
+        }
+    }
+
+    /// Checks every response gets before the step's own: not re-encoded, and
+    /// (against the mock server) produced by the server.
+    func screen(_ r: Received, log: inout CheckLog) throws(FlowFailure) {
+        if let coding = r.head.fields["Content-Encoding"], HTTPField.lowercaseASCII(coding) != "identity" {
+            throw FlowFailure(mode: .compress, evidence: "response has Content-Encoding: \(coding) although the app asked for no encoding")
+        }
+        if configuration.expectsTraceEcho, let trace = r.request.traceID {
+            guard r.head.fields[SignInFlow.traceFieldName] == trace else {
+                throw FlowFailure(mode: .foreignResponse,
+                                  evidence: "\(r.brief) without the echo of \(SignInFlow.traceFieldName): \(trace); the server did not send it")
+            }
+            log.pass("response came from the server (trace echoed)")
+        }
+    }
+
+    /// A redirect where the server never redirects: something in front of it demands its own sign-in.
+    func gatewayRedirect(_ r: Received) -> FlowFailure {
+        FlowFailure(mode: .gatewayCookie, evidence: "\(r.request.head.method) \(r.request.url.path) answered \(r.brief): something in front of the server demands its own sign-in")
+    }
+
+    /// Steps 10–11: the three session cookies arrived as separate fields with their attributes, and will be sent back.
+    mutating func auditSessionCookies(_ r: Received, contextPath: String, log: inout CheckLog, now: Date) throws(FlowFailure) {
+        let expected = [StepClassifier.sessionCookie, MockServer.csrfCookie, MockServer.multipartCsrfCookie]
+        let fields = r.head.fields.values("Set-Cookie")
+        guard !fields.isEmpty else {
+            throw FlowFailure(mode: .stripSetCookie, evidence: "the bootstrap response has no Set-Cookie field (expected \(expected.joined(separator: ", ")))")
+        }
+        for field in fields {
+            let named = expected.filter { field.contains("\($0)=") }
+            if named.count > 1 {
+                throw FlowFailure(mode: .rewriteSetCookie, evidence: "one Set-Cookie field carries \(named.joined(separator: " and ")): fields were folded")
+            }
+        }
+        let parsed = fields.compactMap(SetCookie.init(parsing:))
+        let missing = expected.filter { name in !parsed.contains { $0.name == name } }
+        guard missing.isEmpty else {
+            throw FlowFailure(mode: .stripSetCookie, evidence: "the bootstrap response lacks Set-Cookie for \(missing.joined(separator: ", ")) (got: \(parsed.map(\.name).joined(separator: ", ")))")
+        }
+        let host = r.request.url.origin.host
+        for cookie in parsed where expected.contains(cookie.name) {
+            var problems: [String] = []
+            if cookie.path != contextPath { problems.append("Path=\(cookie.path ?? "(none)") instead of \(contextPath)") }
+            if !cookie.secure { problems.append("no Secure") }
+            if cookie.name == StepClassifier.sessionCookie && !cookie.httpOnly { problems.append("no HttpOnly") }
+            if let domain = cookie.domain, domain != host { problems.append("Domain=\(domain) on host \(host)") }
+            guard problems.isEmpty else {
+                throw FlowFailure(mode: .rewriteSetCookie, evidence: "\(cookie.name): \(problems.joined(separator: ", "))")
+            }
+            if let sameSite = cookie.sameSite { log.note("\(cookie.name) has SameSite=\(sameSite)") }
+        }
+        for case .rejected(let name, let reason) in r.cookieDecisions {
+            throw FlowFailure(mode: .rewriteSetCookie, evidence: "the app refused cookie \(name): \(reason)")
+        }
+        for cookie in parsed where !expected.contains(cookie.name) {
+            log.note("extra cookie \(cookie.name), not one the Appian server sets (an affinity cookie added on the way?)")
+        }
+        guard appJar.value(of: StepClassifier.sessionCookie, for: configuration.resourceURL, now: now) != nil else {
+            throw FlowFailure(mode: .rewriteSetCookie, evidence: "\(StepClassifier.sessionCookie) would not be sent to \(configuration.resourceURL)")
+        }
+        log.pass("three separate Set-Cookie fields: \(expected.joined(separator: ", ")), attributes intact")
+    }
+}
