@@ -27,8 +27,10 @@ let package = Package(
         .target(name: "Evidence", dependencies: ["HTTP", "Hashing"]),
         // The mobile sign-in flow: step classifier, sans-io mock server and client simulator.
         .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing"]),
+        // The intercepting proxy: sans-io layers (mode, TLS, HTTP, exchange), its driver and pool.
+        .target(name: "Proxy", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "AuthFlow"]),
         // Command-line parsing and the subcommands, as a library so tests can drive them.
-        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence"]),
+        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Proxy"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
 
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
@@ -37,6 +39,7 @@ let package = Package(
         .testTarget(name: "IntactCLITests", dependencies: ["IntactCLI"]),
         .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing"]),
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Hashing"]),
+        .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Evidence", "HTTP", "TLS", "Wire", "Hashing", "AuthFlow"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,61 @@
+import Evidence
+import HTTP
+import TLS
+
+/// What a `DownstreamLayer` (one client connection) is told by its driver.
+public enum DownstreamEvent: Sendable {
+    /// A request head arrived: the next request on HTTP/1.1, a new stream on
+    /// HTTP/2 (`streamID`). The driver numbers exchanges from 1 per connection.
+    case requestHead(ExchangeID, HTTPRequestHead, wire: HeadDigest.WireForm, streamID: Int?)
+    /// Something happened to one exchange.
+    case exchange(ExchangeID, ExchangeEvent)
+    /// The client's bytes are not a request the codec accepts; nothing of it
+    /// is usable. `status` and `reason` come from the codec (400, 414, 431, 501, 505).
+    case malformedRequest(status: Int, reason: String)
+    /// The CONNECT target answered the probe (a TCP connection the driver keeps
+    /// for a passthrough tunnel).
+    case connectTargetReached
+    /// The CONNECT target could not be reached.
+    case connectTargetFailed(ProxyError)
+    /// The client's first bytes (after CONNECT, or on a reverse listener) are a ClientHello.
+    case clientHello(ClientHelloSummary)
+    /// The client's first bytes after CONNECT are not TLS: plain HTTP follows.
+    case notTLS(reason: String)
+    /// The TLS handshake with the client completed.
+    case tlsEstablished(TLSConnectionInfo)
+    /// The TLS handshake with the client failed (the alert went out).
+    case tlsFailed(ProxyError)
+    /// A passthrough tunnel ended; `upstream` names its server connection when one was made.
+    case tunnelClosed(upstream: ConnectionID?, error: ProxyError?)
+    /// The client connection closed (nil) or failed.
+    case connectionClosed(ProxyError?)
+}
+
+/// What a `DownstreamLayer` asks its driver to do, in order.
+public enum DownstreamCommand: Sendable, Hashable {
+    /// A command of one exchange.
+    case exchange(ExchangeID, ExchangeCommand)
+    /// Check that a CONNECT target accepts a TCP connection (resolve and
+    /// connect, no TLS); answer with `.connectTargetReached` or `.connectTargetFailed`.
+    case probeConnectTarget(UpstreamTarget)
+    /// Answer the CONNECT with this head (200); the connection then carries
+    /// the tunnel: peek at the client's first bytes next.
+    case acceptConnect(HTTPResponseHead)
+    /// Read the client's first bytes without consuming them and report a
+    /// `.clientHello` or `.notTLS`.
+    case peekClientHello
+    /// Handshake with the client as a TLS server presenting a leaf minted
+    /// for `certificateName`, then serve HTTP/1.1 or HTTP/2 per ALPN.
+    case startTLS(certificateName: String)
+    /// Serve plain HTTP/1.1 on the tunnel (CONNECT carrying cleartext).
+    case servePlainHTTP
+    /// Relay bytes untouched between the client and the target (a TCP
+    /// connection; reuse the probe's) until either side closes, then report `.tunnelClosed`.
+    case openTunnel(UpstreamTarget)
+    /// Answer a request the codec rejected with this response, then close.
+    case answerMalformed(LocalResponse)
+    /// Write this record (a connection-level one; exchanges finish through `.exchange`).
+    case record(ExchangeRecord)
+    /// Close the client connection.
+    case close
+}

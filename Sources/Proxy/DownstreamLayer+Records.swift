@@ -1,0 +1,65 @@
+import Evidence
+import HTTP
+import TLS
+
+/// Records of what happens on a client connection outside an `ExchangeFlow`:
+/// a failed TLS handshake, a passthrough tunnel, a request the codec rejected.
+extension DownstreamLayer {
+    /// A failed handshake with the client, as exchange 0 of the connection:
+    /// the downstream leg's TLS details hold what the ClientHello said.
+    func connectionRecord(hello: ClientHelloSummary, error: ProxyError) -> ExchangeRecord {
+        var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: TLSDetails(hello))
+        return recorder.finish(error: error)
+    }
+
+    /// A passthrough tunnel: the CONNECT and its 200 on the downstream leg,
+    /// with the TLS details the ClientHello showed (the session itself is
+    /// opaque to the proxy); the upstream leg names the server connection.
+    func tunnelRecord(_ connect: PendingConnect, hello: ClientHelloSummary?, upstream: ConnectionID?,
+                      error: ProxyError?) -> ExchangeRecord {
+        var recorder = makeRecorder(connect.id, tls: hello.map(TLSDetails.init))
+        let time = recorder.now
+        recorder.downstream.request.recordRequest(connect.head, wire: connect.wire, connectionScheme: "http", at: time)
+        recorder.downstream.request.recordEnd(trailers: nil, at: time)
+        let accepted = HTTPResponseHead(status: 200, reason: "Connection established")
+        recorder.downstream.response.recordResponse(accepted, wire: Self.http1Wire(accepted, requestMethod: "CONNECT"),
+                                                    at: time)
+        recorder.downstream.response.recordEnd(trailers: nil, at: time)
+        if let upstream { recorder.beginUpstream(connection: upstream, tls: nil) }
+        recorder.traceID = nil
+        return recorder.finish(error: error)
+    }
+
+    /// A request the codec rejected: no request on the leg, only the answer.
+    func malformedRecord(_ exchange: ExchangeID, answer: LocalResponse, error: ProxyError) -> ExchangeRecord {
+        var recorder = makeRecorder(exchange, tls: currentTLS.map(TLSDetails.init))
+        let time = recorder.now
+        recorder.downstream.response.recordResponse(answer.head, wire: Self.http1Wire(answer.head, requestMethod: "GET"),
+                                                    at: time)
+        recorder.downstream.response.recordBody(answer.body)
+        recorder.downstream.response.recordEnd(trailers: nil, at: time)
+        return recorder.finish(error: error)
+    }
+
+    private func makeRecorder(_ exchange: ExchangeID, tls: TLSDetails?) -> ExchangeRecorder {
+        let leg = LegRecorder(role: .downstream, connectionID: id, tls: tls,
+                              bodyStoreLimit: settings.recording.bodyStoreLimit)
+        return ExchangeRecorder(id: exchange, settings: settings.recording, downstream: leg)
+    }
+
+    /// The wire form of a response head as the HTTP/1.1 serializer writes it.
+    static func http1Wire(_ head: HTTPResponseHead, requestMethod: String) -> HeadDigest.WireForm {
+        var serializer = HTTP1Serializer()
+        guard let written = try? serializer.writeResponseHead(head, requestMethod: requestMethod) else {
+            return .http1(head: [])
+        }
+        return .http1(head: Array(written.rawHead))
+    }
+}
+
+extension TLSDetails {
+    /// What a ClientHello says, before (or without) a handshake: the SNI only.
+    init(_ hello: ClientHelloSummary) {
+        self.init(sni: hello.serverName)
+    }
+}

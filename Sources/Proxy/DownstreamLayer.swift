@@ -1,0 +1,271 @@
+import Evidence
+import HTTP
+import TLS
+
+/// Everything a `DownstreamLayer` needs to decide, shared by every connection of a proxy.
+public struct ProxyLayerSettings: Sendable {
+    public var mode: ProxyMode
+    /// Hosts tunnelled without interception (`--passthrough`), lowercased;
+    /// `*.example.com` matches every name under example.com.
+    public var passthroughHosts: [String]
+    /// Refuses targets that are the proxy itself.
+    public var loopGuard: LoopGuard
+    /// Add-ons whose hooks every exchange runs through, in order.
+    public var addons: [any ProxyAddon]
+    public var recording: RecordingSettings
+
+    public init(mode: ProxyMode, passthroughHosts: [String] = [], loopGuard: LoopGuard,
+                addons: [any ProxyAddon] = [], recording: RecordingSettings) {
+        self.mode = mode
+        self.passthroughHosts = passthroughHosts.map(HTTPField.lowercaseASCII)
+        self.loopGuard = loopGuard
+        self.addons = addons
+        self.recording = recording
+    }
+
+    /// True when `host` is to be tunnelled untouched.
+    func isPassthrough(_ host: String) -> Bool {
+        let host = HTTPField.lowercaseASCII(host)
+        return passthroughHosts.contains { pattern in
+            pattern.hasPrefix("*.") ? host.hasSuffix(pattern.dropFirst()) : host == pattern
+        }
+    }
+}
+
+/// One client connection through the proxy, as a sans-io state machine: the
+/// mode layer (forward: CONNECT or absolute-form; reverse: everything to the
+/// upstream), the TLS layer (peek, then intercept with a minted leaf or
+/// tunnel untouched), and the HTTP layer (each request becomes an
+/// `ExchangeFlow`, several at once on HTTP/2). Events in, commands out.
+///
+/// A value owned by the connection's driver and used on its loop only.
+public struct DownstreamLayer {
+    /// A CONNECT request being answered.
+    struct PendingConnect {
+        let id: ExchangeID
+        let head: HTTPRequestHead
+        let wire: HeadDigest.WireForm
+        let target: UpstreamTarget
+    }
+
+    /// Where the connection is.
+    enum Phase {
+        /// Forward mode, plain HTTP/1.1: absolute-form requests and CONNECT.
+        case plain
+        /// CONNECT received; its target is being probed before the answer.
+        case probing(PendingConnect)
+        /// Waiting for the client's first bytes: after a CONNECT, or on a reverse listener (nil).
+        case peeking(PendingConnect?)
+        /// TLS handshake with the client, every request going to `route` after it.
+        case handshaking(route: UpstreamTarget, hello: ClientHelloSummary)
+        /// HTTP inside the tunnel (TLS intercepted, or cleartext); every request goes to `route`.
+        case intercepting(route: UpstreamTarget, tls: TLSConnectionInfo?)
+        /// Bytes relayed untouched to the CONNECT target.
+        case tunnelling(PendingConnect, hello: ClientHelloSummary?)
+        /// The connection is gone or going.
+        case closed
+    }
+
+    public let id: ConnectionID
+    let settings: ProxyLayerSettings
+    /// The local IP the client connected to: the certificate name when a
+    /// reverse-mode client sends no SNI (it reached us by address).
+    let localIP: String
+    var phase: Phase
+    var flows: [ExchangeID: ExchangeFlow] = [:]
+    /// The highest exchange sequence seen, so a connection-level record gets a fresh one.
+    var lastSequence = 0
+
+    public init(id: ConnectionID, localIP: String, settings: ProxyLayerSettings) {
+        self.id = id
+        self.localIP = localIP
+        self.settings = settings
+        switch settings.mode {
+        case .forward: phase = .plain
+        case .reverse: phase = .peeking(nil)
+        }
+    }
+
+    /// Exchanges still in progress.
+    public var activeExchanges: [ExchangeID] { flows.keys.sorted { $0.sequence < $1.sequence } }
+
+    /// The commands for a connection just accepted.
+    public func start() -> [DownstreamCommand] {
+        switch settings.mode {
+        case .forward: return [.servePlainHTTP]
+        case .reverse: return [.peekClientHello]
+        }
+    }
+
+    /// Handles one event; returns the commands to carry out, in order.
+    public mutating func handle(_ event: DownstreamEvent) -> [DownstreamCommand] {
+        switch event {
+        case let .requestHead(exchange, head, wire, streamID):
+            lastSequence = max(lastSequence, exchange.sequence)
+            return requestHead(exchange, head, wire: wire, streamID: streamID)
+        case let .exchange(exchange, event):
+            guard var flow = flows[exchange] else { return [] }
+            let commands = flow.handle(event)
+            flows[exchange] = flow.isFinished ? nil : flow
+            return commands.map { .exchange(exchange, $0) }
+        case let .malformedRequest(status, reason):
+            return malformedRequest(status: status, reason: reason)
+        case .connectTargetReached:
+            guard case .probing(let connect) = phase else { return [] }
+            phase = .peeking(connect)
+            return [.acceptConnect(HTTPResponseHead(status: 200, reason: "Connection established")), .peekClientHello]
+        case .connectTargetFailed(let problem):
+            guard case .probing(let connect) = phase else { return [] }
+            phase = .plain
+            return refuse(connect.id, connect.head, wire: connect.wire, target: connect.target, status: 502,
+                          problem, streamID: nil)
+        case .clientHello(let hello):
+            return clientHello(hello)
+        case .notTLS:
+            guard case .peeking(let connect?) = phase else { return [.close] }
+            let route = UpstreamTarget(scheme: .http, host: connect.target.host, port: connect.target.port)
+                ?? connect.target
+            phase = .intercepting(route: route, tls: nil)
+            return [.servePlainHTTP]
+        case .tlsEstablished(let info):
+            guard case .handshaking(let route, _) = phase else { return [] }
+            phase = .intercepting(route: route, tls: info)
+            return []
+        case .tlsFailed(let problem):
+            guard case .handshaking(_, let hello) = phase else { return [.close] }
+            phase = .closed
+            return [.record(connectionRecord(hello: hello, error: problem)), .close]
+        case let .tunnelClosed(upstream, problem):
+            guard case .tunnelling(let connect, let hello) = phase else { return [] }
+            phase = .closed
+            return [.record(tunnelRecord(connect, hello: hello, upstream: upstream, error: problem))]
+        case .connectionClosed(let problem):
+            return connectionClosed(problem)
+        }
+    }
+
+    // MARK: Requests
+
+    private mutating func requestHead(_ exchange: ExchangeID, _ head: HTTPRequestHead, wire: HeadDigest.WireForm,
+                                      streamID: Int?) -> [DownstreamCommand] {
+        let route: UpstreamTarget
+        let tls: TLSConnectionInfo?
+        switch phase {
+        case .plain:
+            if head.method == "CONNECT" { return connect(exchange, head, wire: wire) }
+            guard head.targetForm == .absolute, let scheme = head.scheme.flatMap(UpstreamTarget.Scheme.init),
+                  let target = head.authority.flatMap({ UpstreamTarget(authority: $0, scheme: scheme) }) else {
+                let problem = ProxyError(.protocolError, at: "downstream request",
+                                         "a forward proxy needs an absolute-form target (http://host/path) or CONNECT, got \"\(head.target)\"",
+                                         status: .httpRequestError)
+                return refuse(exchange, head, wire: wire, target: nil, status: 400, problem, streamID: streamID)
+            }
+            route = target
+            tls = nil
+        case .intercepting(let target, let info):
+            guard head.method != "CONNECT" else {
+                let problem = ProxyError(.protocolError, at: "downstream request",
+                                         "CONNECT inside an intercepted connection is not supported",
+                                         status: .httpRequestError)
+                return refuse(exchange, head, wire: wire, target: nil, status: 501, problem, streamID: streamID)
+            }
+            route = target
+            tls = info
+        case .probing, .peeking, .handshaking, .tunnelling, .closed:
+            // The driver reads no requests in these phases; a head here is a driver bug, refused rather than trusted.
+            let problem = ProxyError(.internal, at: "downstream request", "a request arrived while the connection was not serving HTTP",
+                                     status: .proxyInternalError)
+            return refuse(exchange, head, wire: wire, target: nil, status: 500, problem, streamID: streamID)
+        }
+        if settings.loopGuard.refuses(route) {
+            return refuse(exchange, head, wire: wire, target: route, status: 502, loopError(route), streamID: streamID)
+        }
+        let client = ExchangeFlow.ClientStream(connection: id, streamID: streamID, tls: tls)
+        let context = ExchangeHookContext(id: exchange, request: head, target: route, tap: settings.recording.tap)
+        let hooks = settings.addons.compactMap { $0.hook(for: context) }
+        var flow = ExchangeFlow(id: exchange, target: route, client: client, hooks: hooks,
+                                settings: settings.recording)
+        let commands = flow.start(head, wire: wire)
+        if !flow.isFinished { flows[exchange] = flow }
+        return commands.map { .exchange(exchange, $0) }
+    }
+
+    /// A CONNECT on the plain connection: probe the target before answering.
+    private mutating func connect(_ exchange: ExchangeID, _ head: HTTPRequestHead,
+                                  wire: HeadDigest.WireForm) -> [DownstreamCommand] {
+        guard let target = head.authority.flatMap({ UpstreamTarget(authority: $0, scheme: .https) }) else {
+            let problem = ProxyError(.protocolError, at: "downstream CONNECT",
+                                     "CONNECT target \"\(head.authority ?? "")\" is not host:port",
+                                     status: .httpRequestError)
+            return refuse(exchange, head, wire: wire, target: nil, status: 400, problem, streamID: nil)
+        }
+        if settings.loopGuard.refuses(target) {
+            return refuse(exchange, head, wire: wire, target: target, status: 502, loopError(target), streamID: nil)
+        }
+        phase = .probing(PendingConnect(id: exchange, head: head, wire: wire, target: target))
+        return [.probeConnectTarget(target)]
+    }
+
+    /// The client's first bytes are a ClientHello: intercept or tunnel.
+    private mutating func clientHello(_ hello: ClientHelloSummary) -> [DownstreamCommand] {
+        guard case .peeking(let connect) = phase else { return [] }
+        guard let connect else {
+            // Reverse mode: present a leaf for the name the client asked for, or the address it reached.
+            guard case .reverse(let upstream) = settings.mode else { return [.close] }
+            phase = .handshaking(route: upstream, hello: hello)
+            return [.startTLS(certificateName: hello.serverName ?? localIP)]
+        }
+        let name = hello.serverName ?? connect.target.host
+        if settings.isPassthrough(name) || settings.isPassthrough(connect.target.host) {
+            phase = .tunnelling(connect, hello: hello)
+            return [.openTunnel(connect.target)]
+        }
+        phase = .handshaking(route: connect.target, hello: hello)
+        return [.startTLS(certificateName: name)]
+    }
+
+    private func loopError(_ target: UpstreamTarget) -> ProxyError {
+        ProxyError(.protocolError, at: "downstream request",
+                   "the target \(target.authority) is this proxy's own listen address "
+                   + "\(settings.loopGuard.listenIP):\(settings.loopGuard.port); refused to avoid a loop",
+                   status: .proxyLoopDetected)
+    }
+
+    /// Answers a request without asking upstream, through an `ExchangeFlow` so it is recorded like any other.
+    private mutating func refuse(_ exchange: ExchangeID, _ head: HTTPRequestHead, wire: HeadDigest.WireForm,
+                                 target: UpstreamTarget?, status: Int, _ problem: ProxyError,
+                                 streamID: Int?) -> [DownstreamCommand] {
+        let client = ExchangeFlow.ClientStream(connection: id, streamID: streamID, tls: currentTLS)
+        var flow = ExchangeFlow(id: exchange, target: target, client: client, hooks: [], settings: settings.recording)
+        let commands = flow.refuse(head, wire: wire, status: status, error: problem)
+        if !flow.isFinished { flows[exchange] = flow }
+        return commands.map { .exchange(exchange, $0) }
+    }
+
+    /// The client's TLS session, once intercepted.
+    var currentTLS: TLSConnectionInfo? {
+        if case .intercepting(_, let tls) = phase { return tls }
+        return nil
+    }
+
+    // MARK: Connection end
+
+    private mutating func malformedRequest(status: Int, reason: String) -> [DownstreamCommand] {
+        let problem = ProxyError(.protocolError, at: "downstream request", reason, status: .httpRequestError)
+        let answer = LocalResponse(status: status, error: problem)
+        lastSequence += 1
+        let exchange = ExchangeID(connection: id, sequence: lastSequence)
+        return [.answerMalformed(answer), .record(malformedRecord(exchange, answer: answer, error: problem)), .close]
+    }
+
+    private mutating func connectionClosed(_ problem: ProxyError?) -> [DownstreamCommand] {
+        phase = .closed
+        let gone = problem ?? ProxyError(.closedEarly, at: "downstream", "the client closed the connection",
+                                         status: .connectionTerminated)
+        var commands: [DownstreamCommand] = []
+        for exchange in activeExchanges {
+            commands += handle(.exchange(exchange, .clientGone(gone)))
+        }
+        return commands
+    }
+}

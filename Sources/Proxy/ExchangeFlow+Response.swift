@@ -1,0 +1,81 @@
+import Evidence
+import HTTP
+
+/// The response's way: from upstream through the hooks to the client.
+extension ExchangeFlow {
+    mutating func responseHead(_ head: HTTPResponseHead, wire: HeadDigest.WireForm,
+                               into commands: inout [ExchangeCommand]) {
+        guard case .open = upstream else { return }
+        if !head.isInformational || head.status == 101 {
+            recorder.upstream?.response.recordResponse(head, wire: wire, at: clock())
+        }
+        passResponse(.head(head), into: &commands)
+    }
+
+    mutating func responseEnd(_ trailers: HTTPFields?, into commands: inout [ExchangeCommand]) {
+        guard case .open = upstream else { return }
+        recorder.upstream?.response.recordEnd(trailers: trailers, at: clock())
+        // The upstream stream is done. Its connection can serve again only if
+        // the whole request went out: an early answer leaves an HTTP/1.1
+        // connection in the middle of a request body.
+        let requestSent: Bool
+        if case .sent = requestLeg { requestSent = true } else { requestSent = false }
+        releaseUpstream(reusable: requestSent, into: &commands)
+        if !requestSent { requestLeg = .discarding }
+        passResponse(.end(trailers: trailers), into: &commands)
+    }
+
+    /// The upstream could not be reached, or its stream failed.
+    mutating func upstreamFailed(_ problem: ProxyError, into commands: inout [ExchangeCommand]) {
+        switch upstream {
+        case .connecting, .open: upstream = .closed
+        case .none, .closed: return
+        }
+        fail(problem, status: 502, into: &commands)
+    }
+
+    /// Runs a response part from upstream through the hooks and acts on what they say.
+    mutating func passResponse(_ part: HTTPResponsePart, into commands: inout [ExchangeCommand]) {
+        for output in HookChain.run(part, through: hooks[...], { $0.response($1) }) {
+            // After an answer, a failure or a reset, the rest of the outputs has nowhere to go.
+            switch responseLeg {
+            case .awaitingHead, .streaming: break
+            case .sent, .broken: return
+            }
+            switch output {
+            case .forward(let forwarded):
+                sendToClient(forwarded, into: &commands)
+            case .answer(let parts):
+                answer(parts, into: &commands)
+            case .fail(let reason):
+                fail(ProxyError(.internal, at: "proxy hook on the response", reason, status: .proxyInternalError),
+                     status: 502, into: &commands)
+            case .reset(let reason):
+                reset(ProxyError(.reset, at: "proxy hook on the response", reason, status: .connectionTerminated),
+                      into: &commands)
+            }
+        }
+    }
+
+    /// Sends one response part to the client and records it as sent (the
+    /// head is recorded when the driver reports its wire form).
+    mutating func sendToClient(_ part: HTTPResponsePart, into commands: inout [ExchangeCommand]) {
+        guard client == .connected else { return }
+        switch (responseLeg, part) {
+        case (.awaitingHead, .head(let head)):
+            let shaped = HopByHop.shapeResponse(head)
+            commands.append(.sendResponse(.head(shaped)))
+            if !shaped.isInformational || shaped.status == 101 { responseLeg = .streaming }
+        case (.streaming, .body(let chunk)):
+            recorder.downstream.response.recordBody(chunk)
+            commands.append(.sendResponse(part))
+        case (.streaming, .end(let trailers)):
+            recorder.downstream.response.recordEnd(trailers: trailers, at: clock())
+            commands.append(.sendResponse(part))
+            responseLeg = .sent
+        default:
+            // A part out of order (a hook's mistake) is dropped rather than sent malformed.
+            break
+        }
+    }
+}

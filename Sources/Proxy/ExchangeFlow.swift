@@ -1,0 +1,250 @@
+import Evidence
+import HTTP
+import TLS
+
+/// One exchange through the proxy, as a sans-io state machine: events in
+/// (`ExchangeEvent`), commands out (`ExchangeCommand`). It carries the request
+/// from the client to an upstream stream and the response back, streaming
+/// every body chunk as it comes, through the exchange's hooks, while the
+/// recorder digests what crossed each leg; it answers the client itself when
+/// the upstream cannot, and ends with the exchange's record.
+///
+/// Backpressure: reading the request from the client is paused while the
+/// upstream stream is not there yet or not writable, and reading the
+/// response from upstream is paused while the client is not writable, so no
+/// body is ever buffered beyond one read.
+///
+/// A value owned by its downstream connection, used on that connection's
+/// loop only. After `.finished` it takes no more events (they are ignored).
+public struct ExchangeFlow {
+    /// The request on its way from the client to the server.
+    enum RequestLeg {
+        /// No upstream stream yet: parts the hooks passed on wait here. While
+        /// any wait, reading is paused, so this holds at most one read.
+        case waitingForUpstream(pending: [HTTPRequestPart])
+        /// Parts go upstream as they come.
+        case forwarding
+        /// The end went upstream.
+        case sent
+        /// Nothing more goes upstream (answered, failed, or reset); parts
+        /// still arriving from the client are read and dropped.
+        case discarding
+    }
+
+    /// The response on its way from the server (or the proxy) to the client.
+    enum ResponseLeg {
+        /// No final head has gone to the client.
+        case awaitingHead
+        /// A final head went to the client; body parts follow.
+        case streaming
+        /// The whole response went out.
+        case sent
+        /// The client's stream ended before the response was whole.
+        case broken
+    }
+
+    /// The exchange's hold on an upstream stream.
+    enum UpstreamLink {
+        /// Not asked for (yet).
+        case none
+        /// Asked the pool; waiting for `.upstreamOpened` or `.upstreamFailed`.
+        case connecting
+        /// Assigned to this exchange.
+        case open(ConnectionID)
+        /// Released, cancelled or failed; upstream events are ignored.
+        case closed
+    }
+
+    /// Whether the client's side of the exchange can still take and give bytes.
+    enum ClientSide {
+        case connected
+        /// The client reset the stream or left, or the proxy reset it.
+        case gone
+    }
+
+    /// A reading direction as last commanded, so a pause or resume is sent only on a change.
+    enum Reading {
+        case flowing
+        case paused
+    }
+
+    public let id: ExchangeID
+    /// Where the request goes; nil for a request the proxy refuses outright.
+    public let target: UpstreamTarget?
+    /// The scheme recorded for the client's origin-form requests.
+    let clientScheme: String
+    let hooks: [any ExchangeHook]
+    /// The wall clock of the recorded timings.
+    let clock: @Sendable () -> Timestamp
+    var recorder: ExchangeRecorder
+    var requestLeg = RequestLeg.waitingForUpstream(pending: [])
+    var responseLeg = ResponseLeg.awaitingHead
+    var upstream = UpstreamLink.none
+    var client = ClientSide.connected
+    var requestReading = Reading.flowing
+    var responseReading = Reading.flowing
+    var upstreamWritable = true
+    var clientWritable = true
+    /// The first failure; it is what the record says.
+    var error: ProxyError?
+    public private(set) var isFinished = false
+
+    /// The downstream stream an exchange arrived on.
+    public struct ClientStream: Sendable {
+        public var connection: ConnectionID
+        /// The HTTP/2 stream id; nil for HTTP/1.1.
+        public var streamID: Int?
+        /// The client connection's TLS session; nil over plain TCP.
+        public var tls: TLSConnectionInfo?
+
+        public init(connection: ConnectionID, streamID: Int? = nil, tls: TLSConnectionInfo? = nil) {
+            self.connection = connection
+            self.streamID = streamID
+            self.tls = tls
+        }
+
+        /// `https` over TLS, else `http`: the scheme recorded for origin-form requests.
+        var scheme: String { tls == nil ? "http" : "https" }
+    }
+
+    /// Makes the flow of a request whose head just arrived. Call `start(_:wire:)`
+    /// next, or `refuse(_:wire:status:error:)` for a request that goes nowhere.
+    public init(id: ExchangeID, target: UpstreamTarget?, client: ClientStream, hooks: [any ExchangeHook],
+                settings: RecordingSettings) {
+        self.id = id
+        self.target = target
+        self.hooks = hooks
+        clock = settings.clock
+        let leg = LegRecorder(role: .downstream, connectionID: client.connection, streamID: client.streamID,
+                              tls: client.tls.map(TLSDetails.init), bodyStoreLimit: settings.bodyStoreLimit)
+        recorder = ExchangeRecorder(id: id, settings: settings, downstream: leg)
+        clientScheme = client.scheme
+    }
+
+    /// Takes the request head as received and returns the first commands
+    /// (usually `.openUpstream` and `.pauseRequestBody`).
+    public mutating func start(_ head: HTTPRequestHead, wire: HeadDigest.WireForm) -> [ExchangeCommand] {
+        recorder.downstream.request.recordRequest(head, wire: wire, connectionScheme: clientScheme, at: clock())
+        recorder.traceID = ExchangeRecord.traceID(in: head.fields)
+        var commands: [ExchangeCommand] = []
+        passRequest(.head(head), into: &commands)
+        settle(&commands)
+        return commands
+    }
+
+    /// Answers the client at once without asking upstream (a request the
+    /// proxy refuses: a loop, a target it cannot parse), recording `error`.
+    public mutating func refuse(_ head: HTTPRequestHead, wire: HeadDigest.WireForm, status: Int,
+                                error: ProxyError) -> [ExchangeCommand] {
+        recorder.downstream.request.recordRequest(head, wire: wire, connectionScheme: clientScheme, at: clock())
+        recorder.traceID = ExchangeRecord.traceID(in: head.fields)
+        var commands: [ExchangeCommand] = []
+        fail(error, status: status, into: &commands)
+        settle(&commands)
+        return commands
+    }
+
+    /// Handles one event; returns the commands to carry out, in order.
+    public mutating func handle(_ event: ExchangeEvent) -> [ExchangeCommand] {
+        guard !isFinished else { return [] }
+        var commands: [ExchangeCommand] = []
+        switch event {
+        case .requestBody(let chunk):
+            recorder.downstream.request.recordBody(chunk)
+            passRequest(.body(chunk), into: &commands)
+        case .requestEnd(let trailers):
+            recorder.downstream.request.recordEnd(trailers: trailers, at: clock())
+            passRequest(.end(trailers: trailers), into: &commands)
+        case .clientGone(let problem):
+            clientLeft(problem, into: &commands)
+        case .upstreamOpened(let connection, let tls):
+            upstreamOpened(connection, tls: tls, into: &commands)
+        case .upstreamFailed(let problem):
+            upstreamFailed(problem, into: &commands)
+        case .requestHeadSent(let head, let wire, let streamID):
+            recorder.upstream?.request.recordRequest(head, wire: wire, connectionScheme: target?.scheme.rawValue ?? clientScheme,
+                                                     at: clock())
+            recorder.upstream?.streamID = streamID
+        case .responseHead(let head, let wire):
+            responseHead(head, wire: wire, into: &commands)
+        case .responseBody(let chunk):
+            guard case .open = upstream else { break }
+            recorder.upstream?.response.recordBody(chunk)
+            passResponse(.body(chunk), into: &commands)
+        case .responseEnd(let trailers):
+            responseEnd(trailers, into: &commands)
+        case .responseHeadSent(let head, let wire):
+            if !head.isInformational || head.status == 101 {
+                recorder.downstream.response.recordResponse(head, wire: wire, at: clock())
+            }
+        case .upstreamWritable(let writable):
+            upstreamWritable = writable
+        case .clientWritable(let writable):
+            clientWritable = writable
+        }
+        settle(&commands)
+        return commands
+    }
+
+    // MARK: Ending
+
+    /// Records the first failure and tells the hooks.
+    mutating func noteFailure(_ problem: ProxyError) {
+        guard error == nil else { return }
+        error = problem
+        for hook in hooks { hook.failed(problem) }
+    }
+
+    /// Adjusts reading to the state, then finishes when nothing is left to
+    /// do: the response went out (or cannot), the client's request is over
+    /// (or the client is gone), and the upstream stream is let go.
+    mutating func settle(_ commands: inout [ExchangeCommand]) {
+        guard !isFinished else { return }
+        adjustReading(&commands)
+        let responseOver: Bool
+        switch responseLeg {
+        case .sent, .broken: responseOver = true
+        case .awaitingHead, .streaming: responseOver = false
+        }
+        let requestOver = recorder.downstream.request.isEnded || client == .gone
+        guard responseOver, requestOver else { return }
+        switch upstream {
+        case .connecting, .open: releaseUpstream(reusable: false, into: &commands)
+        case .none, .closed: break
+        }
+        isFinished = true
+        var record = recorder.finish(error: error)
+        for hook in hooks { hook.finish(&record) }
+        commands.append(.finished(record))
+    }
+
+    /// Pauses or resumes each reading direction when what it should be changed.
+    private mutating func adjustReading(_ commands: inout [ExchangeCommand]) {
+        let request: Reading
+        switch requestLeg {
+        case .waitingForUpstream(let pending): request = pending.isEmpty ? .flowing : .paused
+        case .forwarding: request = upstreamWritable ? .flowing : .paused
+        case .sent, .discarding: request = .flowing
+        }
+        if request != requestReading, client == .connected, !recorder.downstream.request.isEnded {
+            requestReading = request
+            commands.append(request == .paused ? .pauseRequestBody : .resumeRequestBody)
+        }
+        let response: Reading = clientWritable ? .flowing : .paused
+        if response != responseReading, case .open = upstream {
+            responseReading = response
+            commands.append(response == .paused ? .pauseResponseBody : .resumeResponseBody)
+        }
+    }
+
+    /// Lets go of the upstream stream.
+    mutating func releaseUpstream(reusable: Bool, into commands: inout [ExchangeCommand]) {
+        switch upstream {
+        case .connecting, .open:
+            commands.append(.releaseUpstream(reusable: reusable))
+            upstream = .closed
+        case .none, .closed:
+            break
+        }
+    }
+}

@@ -1,0 +1,45 @@
+import HTTP
+
+/// A response the proxy makes up itself (a 400 for a malformed request, a 502
+/// when the upstream cannot be reached): a short plain-text body that says
+/// why, and a `Proxy-Status` field (RFC 9209) naming the error type, so a
+/// client, a log or a verifier can tell the proxy answered, not the server.
+public struct LocalResponse: Hashable, Sendable {
+    public var head: HTTPResponseHead
+    public var body: [UInt8]
+
+    /// The proxy's name in `Proxy-Status`.
+    public static let proxyName = "intact"
+
+    /// An error answer: `status`, the reason as the body, `Proxy-Status: intact; error=…; details="…"`.
+    public init(status: Int, error: ProxyError, version: HTTPVersion = .http1_1) {
+        let text = "intact: \(error.failure.location): \(error.failure.message)\n"
+        body = Array(text.utf8)
+        var fields = HTTPFields()
+        fields.append("Content-Type", "text/plain; charset=utf-8")
+        fields.append("Content-Length", String(body.count))
+        fields.append("Proxy-Status", LocalResponse.proxyStatus(error))
+        fields.append("Cache-Control", "no-store")
+        head = HTTPResponseHead(status: status, version: version, fields: fields)
+    }
+
+    /// The answer as parts: head, body (when not empty), end.
+    public var parts: [HTTPResponsePart] {
+        body.isEmpty ? [.head(head), .end(trailers: nil)] : [.head(head), .body(body), .end(trailers: nil)]
+    }
+
+    /// `intact; error=connection_refused; details="…"`: `details` is an sf-string
+    /// (RFC 8941 §3.3.3): printable ASCII only, `"` and `\` escaped, anything
+    /// else replaced by `?`.
+    static func proxyStatus(_ error: ProxyError) -> String {
+        var details = ""
+        for scalar in error.failure.message.unicodeScalars {
+            switch scalar {
+            case "\"", "\\": details += "\\" + String(scalar)
+            case " "..."~": details.unicodeScalars.append(scalar)
+            default: details += "?"
+            }
+        }
+        return "\(proxyName); error=\(error.statusType.rawValue); details=\"\(details)\""
+    }
+}

@@ -1,0 +1,36 @@
+import Evidence
+
+/// Why the proxy could not carry an exchange (or a connection) through, as
+/// a value: the recorded failure plus the RFC 9209 `Proxy-Status` error type
+/// the proxy names when it answers the client itself.
+public struct ProxyError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The error types of RFC 9209 §2.3 that Intact reports.
+    public enum StatusType: String, Hashable, Sendable {
+        case dnsError = "dns_error"
+        case destinationNotFound = "destination_not_found"
+        case connectionRefused = "connection_refused"
+        case connectionTerminated = "connection_terminated"
+        case connectionTimeout = "connection_timeout"
+        case tlsProtocolError = "tls_protocol_error"
+        case tlsCertificateError = "tls_certificate_error"
+        case httpRequestError = "http_request_error"
+        case httpResponseIncomplete = "http_response_incomplete"
+        case httpProtocolError = "http_protocol_error"
+        case proxyLoopDetected = "proxy_loop_detected"
+        case proxyConfigurationError = "proxy_configuration_error"
+        case proxyInternalError = "proxy_internal_error"
+    }
+
+    /// What the recording says.
+    public var failure: ExchangeRecord.Failure
+    /// What the `Proxy-Status` field of a local answer says.
+    public var statusType: StatusType
+
+    public init(_ kind: ExchangeRecord.Failure.Kind, at location: String, _ message: String, status: StatusType) {
+        failure = ExchangeRecord.Failure(kind: kind, location: location, message: message)
+        statusType = status
+    }
+
+    /// `upstream connect: connection refused (127.0.0.1:1)`.
+    public var description: String { "\(failure.location): \(failure.message)" }
+}

@@ -1,0 +1,195 @@
+import Evidence
+import HTTP
+import TLS
+import XCTest
+@testable import Proxy
+
+/// `DownstreamLayer` (mode, TLS and HTTP decisions for one client connection)
+/// driven by scripted events, asserting the exact commands.
+final class DownstreamLayerTests: XCTestCase {
+    static let guardAt8080 = LoopGuard(listenIP: "127.0.0.1", port: 8080)
+
+    func layer(_ mode: ProxyMode = .forward, passthrough: [String] = []) -> DownstreamLayer {
+        DownstreamLayer(id: Script.client, localIP: "127.0.0.1",
+                        settings: ProxyLayerSettings(mode: mode, passthroughHosts: passthrough,
+                                                     loopGuard: Self.guardAt8080, recording: Script.settings))
+    }
+
+    func connectHead(_ authority: String) -> HTTPRequestHead {
+        HTTPRequestHead(method: "CONNECT", authority: authority, path: "", targetForm: .authority,
+                        fields: ["Host": authority])
+    }
+
+    func hello(_ sni: String?, alpn: [String] = ["h2", "http/1.1"]) -> ClientHelloSummary {
+        ClientHelloSummary(serverName: sni, alpn: alpn, legacyVersion: 0x0303, supportedVersions: [0x0304])
+    }
+
+    func tlsInfo(_ sni: String?) -> TLSConnectionInfo {
+        TLSConnectionInfo(role: .server, version: "TLSv1.3", cipher: "TLS_AES_128_GCM_SHA256", alpn: "h2",
+                          offeredALPN: ["h2", "http/1.1"], serverName: sni, peerCertificate: nil,
+                          verifyResult: .noPeerCertificate, sessionReused: false)
+    }
+
+    func records(_ commands: [DownstreamCommand]) -> [ExchangeRecord] {
+        commands.compactMap { command in
+            switch command {
+            case .record(let record), .exchange(_, .finished(let record)): return record
+            default: return nil
+            }
+        }
+    }
+
+    func sentHeads(_ commands: [DownstreamCommand]) -> [HTTPResponseHead] {
+        commands.compactMap { command in
+            if case .exchange(_, .sendResponse(.head(let head))) = command { return head }
+            return nil
+        }
+    }
+
+    func testConnectIsProbedAcceptedPeekedAndInterceptedWithALeafForTheSNI() {
+        var layer = layer()
+        XCTAssertEqual(layer.start(), [.servePlainHTTP])
+        let connect = connectHead("api.example.test:443")
+        let target = UpstreamTarget(scheme: .https, host: "api.example.test", port: 443)!
+        XCTAssertEqual(layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil)),
+                       [.probeConnectTarget(target)])
+        XCTAssertEqual(layer.handle(.connectTargetReached),
+                       [.acceptConnect(HTTPResponseHead(status: 200, reason: "Connection established")), .peekClientHello])
+        XCTAssertEqual(layer.handle(.clientHello(hello("www.example.test"))),
+                       [.startTLS(certificateName: "www.example.test")])
+        XCTAssertEqual(layer.handle(.tlsEstablished(tlsInfo("www.example.test"))), [])
+        let request = Script.get("/x", host: "www.example.test")
+        XCTAssertEqual(layer.handle(.requestHead(Script.exchange(2), request, wire: Script.wire(request), streamID: 1)),
+                       [.exchange(Script.exchange(2), .openUpstream(target)), .exchange(Script.exchange(2), .pauseRequestBody)])
+        XCTAssertEqual(layer.activeExchanges, [Script.exchange(2)])
+    }
+
+    func testWithoutSNITheLeafIsForTheConnectHost() {
+        var layer = layer()
+        _ = layer.start()
+        let connect = connectHead("127.0.0.1:9443")
+        _ = layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil))
+        _ = layer.handle(.connectTargetReached)
+        XCTAssertEqual(layer.handle(.clientHello(hello(nil))), [.startTLS(certificateName: "127.0.0.1")])
+    }
+
+    func testPassthroughHostsAreTunnelledAndRecordedWithTheirSNIOnly() throws {
+        var layer = layer(passthrough: ["*.pinned.test"])
+        let connect = connectHead("api.pinned.test:443")
+        _ = layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil))
+        _ = layer.handle(.connectTargetReached)
+        let target = UpstreamTarget(scheme: .https, host: "api.pinned.test", port: 443)!
+        XCTAssertEqual(layer.handle(.clientHello(hello("api.pinned.test"))), [.openTunnel(target)])
+        let commands = layer.handle(.tunnelClosed(upstream: ConnectionID(.upstream, 4), error: nil))
+        let record = try XCTUnwrap(records(commands).first)
+        XCTAssertEqual(record.leg(.downstream)?.tls?.sni, "api.pinned.test")
+        XCTAssertNil(record.leg(.downstream)?.tls?.cipher)
+        XCTAssertEqual(record.leg(.downstream)?.request?.method, "CONNECT")
+        XCTAssertEqual(record.leg(.downstream)?.response?.status, 200)
+        XCTAssertEqual(record.leg(.upstream)?.connectionID, "u4")
+        XCTAssertNil(record.leg(.upstream)?.request)
+    }
+
+    func testConnectToAnUnreachableTargetIsAnswered502WithTheReason() throws {
+        var layer = layer()
+        let connect = connectHead("127.0.0.1:1")
+        _ = layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil))
+        let refused = ProxyError(.connectionRefused, at: "upstream connect", "connection refused (127.0.0.1:1)",
+                                 status: .connectionRefused)
+        var commands = layer.handle(.connectTargetFailed(refused))
+        commands += layer.handle(.exchange(Script.exchange(1), .requestEnd(trailers: nil)))
+        XCTAssertEqual(sentHeads(commands).map(\.status), [502])
+        XCTAssertEqual(sentHeads(commands).first?.fields["Proxy-Status"]?.contains("connection_refused"), true)
+        let record = try XCTUnwrap(records(commands).first)
+        XCTAssertEqual(record.error?.message, "connection refused (127.0.0.1:1)")
+        XCTAssertEqual(record.leg(.downstream)?.request?.method, "CONNECT")
+        XCTAssertTrue(layer.activeExchanges.isEmpty)
+    }
+
+    func testRequestsAimedAtTheProxyItselfAreRefusedWithoutAnyUpstream() throws {
+        for authority in ["127.0.0.1:8080", "localhost:8080"] {
+            var layer = layer()
+            let connect = connectHead(authority)
+            var commands = layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil))
+            commands += layer.handle(.exchange(Script.exchange(1), .requestEnd(trailers: nil)))
+            XCTAssertFalse(commands.contains { if case .probeConnectTarget = $0 { return true }; return false })
+            XCTAssertEqual(sentHeads(commands).first?.fields["Proxy-Status"]?.contains("proxy_loop_detected"), true)
+            XCTAssertEqual(try XCTUnwrap(records(commands).first).error?.kind, .protocolError)
+        }
+        var reverse = layer(.reverse(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: 8080)!))
+        _ = reverse.handle(.clientHello(hello(nil)))
+        _ = reverse.handle(.tlsEstablished(tlsInfo(nil)))
+        let request = Script.get()
+        let commands = reverse.handle(.requestHead(Script.exchange(1), request, wire: Script.wire(request), streamID: nil))
+        XCTAssertEqual(sentHeads(commands).map(\.status), [502])
+    }
+
+    func testOriginFormRequestToAForwardProxyIsA400() {
+        var layer = layer()
+        let request = Script.get("/direct")
+        let commands = layer.handle(.requestHead(Script.exchange(1), request, wire: Script.wire(request), streamID: nil))
+        XCTAssertEqual(sentHeads(commands).map(\.status), [400])
+    }
+
+    func testPlainAbsoluteFormRequestsGoToTheirHost() {
+        var layer = layer()
+        let request = HTTPRequestHead(method: "GET", scheme: "http", authority: "plain.test:8000", path: "/p",
+                                      targetForm: .absolute, fields: ["Host": "plain.test:8000"])
+        let commands = layer.handle(.requestHead(Script.exchange(1), request, wire: Script.wire(request), streamID: nil))
+        XCTAssertEqual(commands.first,
+                       .exchange(Script.exchange(1), .openUpstream(UpstreamTarget(scheme: .http, host: "plain.test", port: 8000)!)))
+    }
+
+    func testAMalformedRequestIsAnswered400WithTheReasonRecordedAndClosed() throws {
+        var layer = layer()
+        let commands = layer.handle(.malformedRequest(status: 400, reason: "field line without a colon"))
+        guard case .answerMalformed(let answer) = commands.first else { return XCTFail("\(commands)") }
+        XCTAssertEqual(answer.head.status, 400)
+        XCTAssertTrue(String(decoding: answer.body, as: UTF8.self).contains("field line without a colon"))
+        XCTAssertEqual(commands.last, .close)
+        let record = try XCTUnwrap(records(commands).first)
+        XCTAssertEqual(record.error?.message, "field line without a colon")
+        XCTAssertNil(record.leg(.downstream)?.request)
+        XCTAssertEqual(record.leg(.downstream)?.response?.status, 400)
+    }
+
+    func testReverseModePresentsALeafForTheSNIOrTheLocalAddress() {
+        let upstream = UpstreamTarget(scheme: .https, host: "origin.test", port: 9443)!
+        var named = layer(.reverse(upstream))
+        XCTAssertEqual(named.start(), [.peekClientHello])
+        XCTAssertEqual(named.handle(.clientHello(hello("app.test"))), [.startTLS(certificateName: "app.test")])
+        var unnamed = layer(.reverse(upstream))
+        XCTAssertEqual(unnamed.handle(.clientHello(hello(nil))), [.startTLS(certificateName: "127.0.0.1")])
+        _ = unnamed.handle(.tlsEstablished(tlsInfo(nil)))
+        let request = Script.get()
+        XCTAssertEqual(unnamed.handle(.requestHead(Script.exchange(1), request, wire: Script.wire(request), streamID: 1)).first,
+                       .exchange(Script.exchange(1), .openUpstream(upstream)))
+    }
+
+    func testAFailedClientHandshakeIsRecordedAsExchangeZero() throws {
+        var layer = layer(.reverse(Script.origin))
+        _ = layer.handle(.clientHello(hello("app.test", alpn: ["spdy/3"])))
+        let problem = ProxyError(.tls, at: "downstream TLS handshake", "no application protocol in common",
+                                 status: .tlsProtocolError)
+        let commands = layer.handle(.tlsFailed(problem))
+        XCTAssertEqual(commands.last, .close)
+        let record = try XCTUnwrap(records(commands).first)
+        XCTAssertEqual(record.exchangeID, "d1.0")
+        XCTAssertEqual(record.leg(.downstream)?.tls?.sni, "app.test")
+        XCTAssertEqual(record.error?.kind, .tls)
+    }
+
+    func testClosingTheConnectionEndsEveryActiveExchange() throws {
+        var layer = layer(.reverse(Script.origin))
+        _ = layer.handle(.clientHello(hello(nil)))
+        _ = layer.handle(.tlsEstablished(tlsInfo(nil)))
+        for sequence in 1...2 {
+            let request = Script.post(length: 100)
+            _ = layer.handle(.requestHead(Script.exchange(sequence), request, wire: Script.wire(request), streamID: sequence * 2 - 1))
+        }
+        let commands = layer.handle(.connectionClosed(nil))
+        XCTAssertEqual(records(commands).count, 2)
+        XCTAssertTrue(records(commands).allSatisfy { $0.error?.kind == .closedEarly })
+        XCTAssertTrue(layer.activeExchanges.isEmpty)
+    }
+}

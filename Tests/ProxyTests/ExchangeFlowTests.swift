@@ -1,0 +1,210 @@
+import Evidence
+import HTTP
+import XCTest
+@testable import Proxy
+
+/// `ExchangeFlow` driven by scripted events, asserting the exact commands.
+final class ExchangeFlowTests: XCTestCase {
+    func testGetFlowsThroughAndRecordsEqualDigestsOnBothLegs() throws {
+        var script = FlowScript()
+        let request = Script.get("/hello")
+        XCTAssertEqual(script.start(request), [.openUpstream(Script.origin), .pauseRequestBody])
+        XCTAssertEqual(script.send(.requestEnd(trailers: nil)), [])
+        XCTAssertEqual(script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil)),
+                       [.sendRequest(.head(Script.shaped(request))), .sendRequest(.end(trailers: nil))])
+        let body = Script.bytes(1000)
+        XCTAssertEqual(script.send(.responseHead(Script.ok(length: 1000), wire: Script.wire(Script.ok(length: 1000)))),
+                       [.sendResponse(.head(Script.ok(length: 1000)))])
+        XCTAssertEqual(script.send(.responseBody(Array(body[..<400]))), [.sendResponse(.body(Array(body[..<400])))])
+        XCTAssertEqual(script.send(.responseBody(Array(body[400...]))), [.sendResponse(.body(Array(body[400...])))])
+        let last = script.send(.responseEnd(trailers: nil))
+        XCTAssertEqual(Array(last.prefix(2)), [.releaseUpstream(reusable: true), .sendResponse(.end(trailers: nil))])
+        XCTAssertTrue(script.flow.isFinished)
+        XCTAssertEqual(script.sentToClient, body)
+
+        let record = try XCTUnwrap(script.record)
+        XCTAssertEqual(record.exchangeID, "d1.1")
+        XCTAssertEqual(record.tap, "test-tap")
+        XCTAssertNil(record.error)
+        let down = try XCTUnwrap(record.leg(.downstream))
+        let up = try XCTUnwrap(record.leg(.upstream))
+        XCTAssertEqual(down.connectionID, "d1")
+        XCTAssertEqual(up.connectionID, "u1")
+        let downRequest = try XCTUnwrap(down.request), upRequest = try XCTUnwrap(up.request)
+        let downResponse = try XCTUnwrap(down.response), upResponse = try XCTUnwrap(up.response)
+        XCTAssertEqual(downRequest.digest, upRequest.digest)
+        XCTAssertEqual(downResponse.digest, upResponse.digest)
+        XCTAssertEqual(upResponse.digest.body.length, 1000)
+        XCTAssertEqual(upResponse.digest.body.sha256, SHA256Digest.of(body))
+        XCTAssertTrue(downResponse.complete && upResponse.complete && downRequest.complete && upRequest.complete)
+        XCTAssertEqual(downRequest.path, "/hello")
+        XCTAssertEqual(downResponse.status, 200)
+    }
+
+    func testUploadWaitsForUpstreamThenFollowsItsWritability() throws {
+        var script = FlowScript()
+        let body = Script.bytes(3000)
+        script.start(Script.post(length: 3000))
+        // One read may already hold body bytes: they wait, reading stays paused.
+        XCTAssertEqual(script.send(.requestBody(Array(body[..<1000]))), [])
+        XCTAssertEqual(script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil)),
+                       [.sendRequest(.head(Script.shaped(Script.post(length: 3000)))), .sendRequest(.body(Array(body[..<1000]))),
+                        .resumeRequestBody])
+        XCTAssertEqual(script.send(.upstreamWritable(false)), [.pauseRequestBody])
+        XCTAssertEqual(script.send(.requestBody(Array(body[1000..<2000]))),
+                       [.sendRequest(.body(Array(body[1000..<2000])))])
+        XCTAssertEqual(script.send(.upstreamWritable(true)), [.resumeRequestBody])
+        XCTAssertEqual(script.send(.requestBody(Array(body[2000...]))), [.sendRequest(.body(Array(body[2000...])))])
+        XCTAssertEqual(script.send(.requestEnd(trailers: nil)), [.sendRequest(.end(trailers: nil))])
+        XCTAssertEqual(script.sentUpstream, body)
+
+        // The client stops reading: the upstream response is paused, then resumed.
+        script.send(.responseHead(Script.ok(length: 0), wire: Script.wire(Script.ok(length: 0))))
+        XCTAssertEqual(script.send(.clientWritable(false)), [.pauseResponseBody])
+        XCTAssertEqual(script.send(.clientWritable(true)), [.resumeResponseBody])
+        script.send(.responseEnd(trailers: nil))
+        let record = try XCTUnwrap(script.record)
+        XCTAssertEqual(record.leg(.downstream)?.request?.digest.body, record.leg(.upstream)?.request?.digest.body)
+        XCTAssertEqual(record.leg(.upstream)?.request?.digest.body.length, 3000)
+    }
+
+    func testUnreachableUpstreamIsAnswered502WithTheReasonAndRecorded() throws {
+        var script = FlowScript()
+        script.start(Script.get())
+        let refused = ProxyError(.connectionRefused, at: "upstream connect", "connection refused (127.0.0.1:1)",
+                                 status: .connectionRefused)
+        let commands = script.send(.upstreamFailed(refused))
+        let head = try XCTUnwrap(script.clientHeads.first)
+        XCTAssertEqual(head.status, 502)
+        XCTAssertEqual(head.fields["Proxy-Status"],
+                       "intact; error=connection_refused; details=\"connection refused (127.0.0.1:1)\"")
+        XCTAssertTrue(String(decoding: script.sentToClient, as: UTF8.self).contains("connection refused (127.0.0.1:1)"))
+        XCTAssertTrue(commands.contains(.resumeRequestBody), "\(commands)")
+        XCTAssertFalse(script.flow.isFinished, "the request is still arriving")
+        script.send(.requestEnd(trailers: nil))
+        let record = try XCTUnwrap(script.record)
+        XCTAssertEqual(record.error?.kind, .connectionRefused)
+        XCTAssertEqual(record.legs.count, 1, "no upstream connection, no upstream leg")
+        XCTAssertEqual(record.leg(.downstream)?.response?.status, 502)
+    }
+
+    func testUpstreamResetMidBodyResetsTheClientAndRecordsBroken() throws {
+        var script = FlowScript(streamID: 3)
+        script.start(Script.get())
+        script.send(.requestEnd(trailers: nil))
+        script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil))
+        script.send(.responseHead(Script.ok(length: 5000), wire: Script.wire(Script.ok(length: 5000))))
+        script.send(.responseBody(Script.bytes(100)))
+        let reset = ProxyError(.reset, at: "upstream response body", "connection reset by peer",
+                               status: .connectionTerminated)
+        let commands = script.send(.upstreamFailed(reset))
+        XCTAssertEqual(commands.first, .resetClientStream)
+        let record = try XCTUnwrap(script.record)
+        XCTAssertEqual(record.error, reset.failure)
+        XCTAssertEqual(record.leg(.downstream)?.streamID, 3)
+        XCTAssertEqual(record.leg(.upstream)?.response?.complete, false)
+        XCTAssertEqual(record.leg(.downstream)?.response?.complete, false)
+        XCTAssertEqual(record.leg(.downstream)?.response?.digest.body.length, 100)
+    }
+
+    func testClientLeavingMidUploadAbandonsTheUpstream() throws {
+        var script = FlowScript()
+        script.start(Script.post(length: 10_000))
+        script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil))
+        script.send(.requestBody(Script.bytes(2000)))
+        let gone = ProxyError(.closedEarly, at: "downstream", "the client closed the connection",
+                              status: .connectionTerminated)
+        let commands = script.send(.clientGone(gone))
+        XCTAssertEqual(commands.first, .releaseUpstream(reusable: false))
+        let record = try XCTUnwrap(script.record)
+        XCTAssertEqual(record.error?.kind, .closedEarly)
+        XCTAssertEqual(record.leg(.downstream)?.request?.complete, false)
+        XCTAssertEqual(record.leg(.upstream)?.request?.digest.body.length, 2000)
+        XCTAssertNil(record.leg(.downstream)?.response)
+        // Nothing after the end.
+        XCTAssertEqual(script.send(.requestBody([1])), [])
+    }
+
+    func testEarlyResponseEndsTheExchangeOnceTheUploadIsDrained() throws {
+        var script = FlowScript()
+        script.start(Script.post(length: 5000))
+        script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil))
+        script.send(.requestBody(Script.bytes(1000)))
+        let tooLarge = HTTPResponseHead(status: 413, fields: ["Content-Length": "0"])
+        script.send(.responseHead(tooLarge, wire: Script.wire(tooLarge)))
+        let end = script.send(.responseEnd(trailers: nil))
+        XCTAssertEqual(end.first, .releaseUpstream(reusable: false), "a half-sent request spoils an HTTP/1.1 connection")
+        XCTAssertFalse(script.flow.isFinished)
+        XCTAssertEqual(script.send(.requestBody(Script.bytes(4000))), [], "the rest is read and dropped")
+        script.send(.requestEnd(trailers: nil))
+        XCTAssertTrue(script.flow.isFinished)
+        XCTAssertEqual(script.record?.leg(.upstream)?.request?.digest.body.length, 1000)
+    }
+
+    func testAbsoluteFormRequestGoesUpstreamInOriginFormWithoutHopByHopFields() throws {
+        var script = FlowScript(target: UpstreamTarget(scheme: .http, host: "origin.test", port: 80))
+        let request = HTTPRequestHead(method: "GET", scheme: "http", authority: "origin.test", path: "/a?b=c",
+                                      targetForm: .absolute,
+                                      fields: ["Host": "origin.test", "Proxy-Connection": "Keep-Alive",
+                                               "Connection": "X-Private", "X-Private": "1", "Accept": "*/*"])
+        script.start(request)
+        script.send(.requestEnd(trailers: nil))
+        let commands = script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil))
+        guard case .sendRequest(.head(let sent)) = commands.first else { return XCTFail("\(commands)") }
+        XCTAssertEqual(sent.targetForm, .origin)
+        XCTAssertEqual(sent.target, "/a?b=c")
+        XCTAssertEqual(sent.fields.map(\.name), ["Host", "Accept"])
+        script.send(.responseHead(Script.ok(length: 0), wire: Script.wire(Script.ok(length: 0))))
+        script.send(.responseEnd(trailers: nil))
+        let record = try XCTUnwrap(script.record)
+        let down = try XCTUnwrap(record.leg(.downstream)?.request?.digest.head)
+        let up = try XCTUnwrap(record.leg(.upstream)?.request?.digest.head)
+        XCTAssertNotEqual(down.exact, up.exact)
+        XCTAssertEqual(down.semantic, up.semantic, "origin form and hop-by-hop fields are not a semantic change")
+    }
+
+    func testTraceFieldAndTimingsAreRecorded() throws {
+        var script = FlowScript()
+        script.start(Script.get(extra: [("Intact-Trace", "trace-42")]))
+        script.send(.requestEnd(trailers: nil))
+        script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil))
+        script.send(.responseHead(Script.ok(length: 0), wire: Script.wire(Script.ok(length: 0))))
+        script.send(.responseEnd(trailers: nil))
+        let record = try XCTUnwrap(script.record)
+        XCTAssertEqual(record.traceID, "trace-42")
+        XCTAssertEqual(record.leg(.upstream)?.response?.timings.end, Script.clock())
+    }
+
+    func testSecretsAreRedactedAndBodiesStoredOnlyWhenAsked() throws {
+        let settings = RecordingSettings(tap: "t", bodyStoreLimit: 4, clock: Script.clock)
+        var script = FlowScript(settings: settings)
+        script.start(Script.get(extra: [("Cookie", "JSESSIONID=secret")]))
+        script.send(.requestEnd(trailers: nil))
+        script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil))
+        script.send(.responseHead(Script.ok(length: 6), wire: Script.wire(Script.ok(length: 6))))
+        script.send(.responseBody(Array("abcdef".utf8)))
+        script.send(.responseEnd(trailers: nil))
+        let record = try XCTUnwrap(script.record)
+        let cookie = try XCTUnwrap(record.leg(.downstream)?.request?.fields.first { $0.name == "Cookie" })
+        XCTAssertTrue(cookie.isRedacted)
+        XCTAssertFalse(cookie.value.contains("secret"))
+        let stored = try XCTUnwrap(record.leg(.downstream)?.response?.body)
+        XCTAssertEqual(stored.bytes, Array("abcd".utf8))
+        XCTAssertTrue(stored.truncated)
+    }
+
+    func testInterimResponsesPassWithoutEndingTheWait() throws {
+        var script = FlowScript()
+        script.start(Script.post(length: 10))
+        script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil))
+        let continueHead = HTTPResponseHead(status: 100)
+        XCTAssertEqual(script.send(.responseHead(continueHead, wire: Script.wire(continueHead))),
+                       [.sendResponse(.head(continueHead))])
+        script.send(.requestBody(Script.bytes(10)))
+        script.send(.requestEnd(trailers: nil))
+        XCTAssertEqual(script.send(.responseHead(Script.ok(length: 0), wire: Script.wire(Script.ok(length: 0)))),
+                       [.sendResponse(.head(Script.ok(length: 0)))])
+        script.send(.responseEnd(trailers: nil))
+        XCTAssertEqual(script.record?.leg(.downstream)?.response?.status, 200)
+    }
+}
