@@ -36,7 +36,7 @@ let package = Package(
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire", "Hashing"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "Wire", "Hashing"]),
-        .testTarget(name: "IntactCLITests", dependencies: ["IntactCLI"]),
+        .testTarget(name: "IntactCLITests", dependencies: ["IntactCLI", "Proxy", "Evidence", "HTTP"]),
         .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing"]),
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Hashing"]),
         .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Evidence", "HTTP", "TLS", "Wire", "Hashing", "AuthFlow"]),

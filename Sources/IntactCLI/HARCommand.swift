@@ -1,0 +1,46 @@
+import Evidence
+import Foundation
+
+/// `intact har`: export a recording as HAR 1.2, so it opens in browser
+/// devtools and other HTTP tools. Reads and writes files on the main thread
+/// of a short-lived process.
+enum HARCommand {
+    static let command = Command(
+        name: "har",
+        summary: "Export a JSON Lines recording as a HAR 1.2 file.",
+        discussion: """
+            Each leg of each exchange becomes one entry (a proxy's exchange gives two:
+            downstream and upstream), ordered by start time. Intact's own data (digests,
+            tap, leg, TLS details, auth-flow step, faults, errors) is in `_`-prefixed
+            fields. Bodies are included when the recording stored them
+            (intact proxy --record-bodies). Secrets stay redacted as recorded.
+            A torn last line (a writer killed mid-line) is skipped with a warning.
+            """,
+        arguments: [CommandArgument("FILE.jsonl", help: "the recording to export")],
+        options: [
+            .value("output", short: "o", valueName: "FILE.har",
+                   help: "where to write the HAR (standard output when absent; an existing file is replaced)"),
+        ],
+        run: run)
+
+    private static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
+        guard let path = arguments.argument("FILE.jsonl") else { preconditionFailure("FILE.jsonl is required") }
+        let recording = try RecordingReader.read(path: path)
+        for warning in recording.warnings {
+            context.standardError.line("intact: warning: \(warning)")
+        }
+        let document = try HARExporter.export([recording], creatorVersion: IntactVersion.string)
+        guard let output = arguments.value("output") else {
+            context.standardOutput.line(String(decoding: document, as: UTF8.self))
+            return ExitStatus.success
+        }
+        do {
+            try Data(document + [UInt8(ascii: "\n")]).write(to: URL(fileURLWithPath: output), options: .atomic)
+        } catch {
+            throw CommandFailure("cannot write \(output): \((error as NSError).localizedDescription)")
+        }
+        context.standardError.line("Wrote \(output): \(recording.records.count) exchange"
+                                   + "\(recording.records.count == 1 ? "" : "s") from \(path).")
+        return ExitStatus.success
+    }
+}
