@@ -112,6 +112,8 @@ struct ArgumentParser {
                     throw UsageError("option \(spelled) is a flag and takes no value", path: path)
                 }
                 optionValues[option.long, default: []].append("")
+            case .optionalValue:
+                optionValues[option.long, default: []].append(attached ?? "")
             case let .value(valueName):
                 let value: String
                 if let attached {

@@ -5,6 +5,9 @@ struct CommandOption: Sendable {
         case flag
         /// `valueName` is the placeholder shown in usage ("DIR").
         case value(valueName: String)
+        /// `--name` alone (an empty value) or `--name=VALUE`; never takes the
+        /// next word, so it can stand before a positional argument.
+        case optionalValue(valueName: String)
     }
 
     /// The name after `--`.
@@ -35,11 +38,18 @@ struct CommandOption: Sendable {
                       defaultValue: defaultValue, isRequired: isRequired, isRepeatable: isRepeatable)
     }
 
-    /// "--dir DIR" or "--verbose", as usage and error messages show it.
+    /// An option that may be given alone or with an attached value (`--record-bodies[=LIMIT]`).
+    static func optionalValue(_ long: String, valueName: String, help: String) -> CommandOption {
+        CommandOption(long: long, short: nil, kind: .optionalValue(valueName: valueName), help: help,
+                      defaultValue: nil, isRequired: false, isRepeatable: false)
+    }
+
+    /// "--dir DIR", "--verbose" or "--limit[=N]", as usage and error messages show it.
     var synopsis: String {
         switch kind {
         case .flag: return "--" + long
         case let .value(valueName): return "--\(long) \(valueName)"
+        case let .optionalValue(valueName): return "--\(long)[=\(valueName)]"
         }
     }
 }

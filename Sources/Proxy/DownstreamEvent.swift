@@ -19,11 +19,10 @@ public enum DownstreamEvent: Sendable {
     case connectTargetFailed(ProxyError)
     /// The client's first bytes (after CONNECT, or on a reverse listener) are a ClientHello.
     case clientHello(ClientHelloSummary)
-    /// The client's first bytes after CONNECT are not TLS: plain HTTP follows.
-    case notTLS(reason: String)
     /// The TLS handshake with the client completed.
     case tlsEstablished(TLSConnectionInfo)
-    /// The TLS handshake with the client failed (the alert went out).
+    /// The client's first bytes were no ClientHello, or the TLS handshake
+    /// with it failed (the alert went out).
     case tlsFailed(ProxyError)
     /// A passthrough tunnel ended; `upstream` names its server connection when one was made.
     case tunnelClosed(upstream: ConnectionID?, error: ProxyError?)
@@ -42,12 +41,12 @@ public enum DownstreamCommand: Sendable, Hashable {
     /// the tunnel: peek at the client's first bytes next.
     case acceptConnect(HTTPResponseHead)
     /// Read the client's first bytes without consuming them and report a
-    /// `.clientHello` or `.notTLS`.
+    /// `.clientHello` (or `.tlsFailed` when they are not one).
     case peekClientHello
     /// Handshake with the client as a TLS server presenting a leaf minted
     /// for `certificateName`, then serve HTTP/1.1 or HTTP/2 per ALPN.
     case startTLS(certificateName: String)
-    /// Serve plain HTTP/1.1 on the tunnel (CONNECT carrying cleartext).
+    /// Serve plain HTTP/1.1 on the connection (a forward proxy's clients speak it first).
     case servePlainHTTP
     /// Relay bytes untouched between the client and the target (a TCP
     /// connection; reuse the probe's) until either side closes, then report `.tunnelClosed`.

@@ -6,9 +6,9 @@ import TLS
 /// a failed TLS handshake, a passthrough tunnel, a request the codec rejected.
 extension DownstreamLayer {
     /// A failed handshake with the client, as exchange 0 of the connection:
-    /// the downstream leg's TLS details hold what the ClientHello said.
-    func connectionRecord(hello: ClientHelloSummary, error: ProxyError) -> ExchangeRecord {
-        var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: TLSDetails(hello))
+    /// the downstream leg's TLS details hold what the ClientHello said, if it came.
+    func connectionRecord(hello: ClientHelloSummary?, error: ProxyError) -> ExchangeRecord {
+        var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: hello.map(TLSDetails.init))
         return recorder.finish(error: error)
     }
 

@@ -58,7 +58,7 @@ public struct DownstreamLayer {
         case peeking(PendingConnect?)
         /// TLS handshake with the client, every request going to `route` after it.
         case handshaking(route: UpstreamTarget, hello: ClientHelloSummary)
-        /// HTTP inside the tunnel (TLS intercepted, or cleartext); every request goes to `route`.
+        /// HTTP inside the intercepted TLS; every request goes to `route`.
         case intercepting(route: UpstreamTarget, tls: TLSConnectionInfo?)
         /// Bytes relayed untouched to the CONNECT target.
         case tunnelling(PendingConnect, hello: ClientHelloSummary?)
@@ -121,18 +121,17 @@ public struct DownstreamLayer {
                           problem, streamID: nil)
         case .clientHello(let hello):
             return clientHello(hello)
-        case .notTLS:
-            guard case .peeking(let connect?) = phase else { return [.close] }
-            let route = UpstreamTarget(scheme: .http, host: connect.target.host, port: connect.target.port)
-                ?? connect.target
-            phase = .intercepting(route: route, tls: nil)
-            return [.servePlainHTTP]
         case .tlsEstablished(let info):
             guard case .handshaking(let route, _) = phase else { return [] }
             phase = .intercepting(route: route, tls: info)
             return []
         case .tlsFailed(let problem):
-            guard case .handshaking(_, let hello) = phase else { return [.close] }
+            let hello: ClientHelloSummary?
+            switch phase {
+            case .handshaking(_, let seen): hello = seen
+            case .peeking: hello = nil
+            case .plain, .probing, .intercepting, .tunnelling, .closed: return [.close]
+            }
             phase = .closed
             return [.record(connectionRecord(hello: hello, error: problem)), .close]
         case let .tunnelClosed(upstream, problem):

@@ -1,0 +1,85 @@
+import Evidence
+import TLS
+
+/// Everything a `ProxyServer` runs with; `intact proxy` builds one from its
+/// options, the demo builds one in code.
+public struct ProxyConfiguration: Sendable {
+    /// How the proxy checks upstream server certificates.
+    public enum UpstreamVerification: Sendable, Hashable {
+        /// The system's trusted roots (the default).
+        case systemStore
+        /// The certificates in this PEM file (`--upstream-ca`).
+        case caFile(String)
+        /// No check at all (`--insecure-upstream`); the outcome is still recorded.
+        case insecure
+    }
+
+    /// Where recorded exchanges go.
+    public struct Recording: Sendable {
+        /// The JSON Lines file; it must not exist unless `replacing`.
+        public var path: String
+        public var replacing: Bool
+        /// The most bytes of each body stored; 0 stores none (the default).
+        public var bodyStoreLimit: Int
+        /// Keep secret field values in clear (`--record-secrets`).
+        public var recordSecrets: Bool
+
+        public init(path: String, replacing: Bool = false, bodyStoreLimit: Int = 0, recordSecrets: Bool = false) {
+            self.path = path
+            self.replacing = replacing
+            self.bodyStoreLimit = bodyStoreLimit
+            self.recordSecrets = recordSecrets
+        }
+    }
+
+    /// The address to listen on (an IP literal); loopback by default.
+    public var listenHost: String = "127.0.0.1"
+    /// The port; 0 picks an ephemeral one (`ProxyServer.start` returns it).
+    public var listenPort: Int = 8080
+    public var mode: ProxyMode = .forward
+    /// Mints the leaves presented to clients.
+    public var authority: CertificateAuthority
+    /// Hosts tunnelled without interception (forward mode).
+    public var passthroughHosts: [String] = []
+    public var upstreamVerification: UpstreamVerification = .systemStore
+    /// Presented when an upstream asks for a client certificate.
+    public var upstreamClientIdentity: TLSIdentity?
+    /// Where both legs' TLS secrets go (NSS key log); `SSLKEYLOGFILE` by default.
+    public var keyLog: TLSKeyLogSetting = .environment
+    /// The tap name on every record and in the recording header.
+    public var tap: String = "proxy"
+    /// Nil: exchanges are not written to a file (they still reach `exchangeLog`).
+    public var recording: Recording?
+    /// The sign-in flow's context path, for the auth-step labels.
+    public var contextPath: String = "suite"
+    /// Add-ons run on every exchange, in order, before the auth-step labeller.
+    public var addons: [any ProxyAddon] = []
+    /// Called with each finished exchange's record, on the exchange's loop
+    /// (`intact proxy` logs a line). Must not block.
+    public var exchangeLog: (@Sendable (ExchangeRecord) -> Void)?
+    /// How many event loops serve connections.
+    public var loopCount: Int = 1
+    /// How long a TLS handshake or an upstream connect may take.
+    public var connectTimeout: Duration = .seconds(10)
+    /// Idle upstream connections kept per target.
+    public var maxIdleUpstreamPerTarget: Int = 8
+
+    public init(authority: CertificateAuthority) {
+        self.authority = authority
+    }
+
+    /// The options that shape what was recorded, for the recording header.
+    public var recordedOptions: [String: String] {
+        var options = ["listen": "\(listenHost):\(listenPort)", "mode": mode.description,
+                       "contextPath": contextPath, "caSHA256": authority.sha256Fingerprint]
+        switch upstreamVerification {
+        case .systemStore: options["upstreamVerification"] = "system"
+        case .caFile(let path): options["upstreamVerification"] = "ca-file:\(path)"
+        case .insecure: options["upstreamVerification"] = "insecure"
+        }
+        if !passthroughHosts.isEmpty { options["passthrough"] = passthroughHosts.joined(separator: ",") }
+        if let recording { options["recordBodies"] = String(recording.bodyStoreLimit) }
+        if let identity = upstreamClientIdentity { options["upstreamClientCertificate"] = identity.subject }
+        return options
+    }
+}
