@@ -31,6 +31,7 @@ let package = Package(
 
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire"]),
+        .testTarget(name: "WireTests", dependencies: ["Wire"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,7 +4,9 @@ extension Connection {
     /// Stops `.received` events: suspends the read source, so unread bytes
     /// stay in the kernel and TCP flow control slows the peer. Balanced with
     /// `resumeReading()`; repeated calls are harmless. Takes effect at once,
-    /// even in the middle of delivering a burst. Called only on the loop.
+    /// even in the middle of delivering a burst. While paused, EOF and a reset
+    /// by the peer are noticed only on resuming (or, for a reset, on the next
+    /// write). Called only on the loop.
     public func pauseReading() {
         loop.preconditionOnLoop()
         guard case .reading = readSide else { return }
@@ -17,7 +19,11 @@ extension Connection {
         loop.preconditionOnLoop()
         guard case .paused = readSide else { return }
         readSide = .reading
-        if case .open = lifecycle { readGate?.resume() }
+        guard case .open = lifecycle else { return }
+        readGate?.resume()
+        // After a hang-up the source fires no more (see `readable()`), so
+        // bytes left unread when we paused must be fetched without it.
+        scheduleRead()
     }
 
     /// True between `pauseReading()` and `resumeReading()`. Read only on the loop.
@@ -44,12 +50,33 @@ extension Connection {
         return true
     }
 
-    /// The read source's handler: reads until the socket would block, up to
-    /// `readBudgetPerEvent` bytes, delivering each chunk as it comes. Stops
-    /// early when the handler pauses or closes. Runs on the loop.
+    /// Reads on a later loop turn, independent of the read source.
+    private func scheduleRead() {
+        guard !readScheduled else { return }
+        readScheduled = true
+        loop.execute {
+            self.readScheduled = false
+            self.readable()
+        }
+    }
+
+    /// The read source's handler: reads until the socket would block or
+    /// reports EOF, delivering each chunk as it comes; stops early when the
+    /// handler pauses or closes.
+    ///
+    /// Reading always goes on to `EAGAIN` or EOF, and a burst that spends
+    /// `readBudgetPerEvent` continues on a later turn by itself, because
+    /// libdispatch on Linux fires a read source one last time on `EPOLLHUP`
+    /// (both directions shut, or a reset) and then deletes its registration:
+    /// anything not read in that call would never be announced again.
+    /// Runs on the loop.
     func readable() {
         var budget = Connection.readBudgetPerEvent
-        while budget > 0, isReadingActive {
+        while isReadingActive {
+            guard budget > 0 else {
+                scheduleRead()
+                return
+            }
             let request = min(EventLoop.readSize, budget)
             let outcome: ReadOutcome = loop.withReadScratch { scratch in
                 let count = Glibc.read(descriptor, scratch.baseAddress, request)
@@ -60,8 +87,6 @@ extension Connection {
             case .bytes(let chunk):
                 budget -= chunk.count
                 deliver(.received(chunk))
-                // A short read emptied the socket; the source fires again on more.
-                if chunk.count < request { return }
             case .endOfFile:
                 readSide = .ended
                 readGate?.suspend()

@@ -11,9 +11,10 @@ import Glibc
 /// (its sources hold it), so owners need not retain it. A connection that is
 /// never started must be closed or dropped; dropping it closes the descriptor.
 ///
-/// Reading: chunks are delivered as they arrive (up to 256 KiB per wake-up,
-/// then the loop serves others). `pauseReading()` suspends the read source,
-/// so the kernel buffer fills and TCP flow control pushes back on the peer.
+/// Reading: chunks are delivered as they arrive, read until the socket would
+/// block (up to 256 KiB per turn, then the loop serves others first).
+/// `pauseReading()` suspends the read source, so the kernel buffer fills and
+/// TCP flow control pushes back on the peer.
 ///
 /// Writing: `write(_:)` queues and returns at once; queued chunks are
 /// gathered into `writev(2)` on the next loop turn. `isWritable` follows the
@@ -48,6 +49,8 @@ public final class Connection: @unchecked Sendable {
     var pending = PendingWrites()
     /// True while a flush is queued on the loop (at most one at a time).
     var flushScheduled = false
+    /// True while a read continuation is queued on the loop (at most one at a time).
+    var readScheduled = false
     /// Read and write sources, made by `start(_:)`.
     var readGate: SourceGate?
     var writeGate: SourceGate?
