@@ -28,7 +28,7 @@ extension Connection {
         Resolver.resolve(host, port: port, on: loop) { result in
             switch result {
             case .success(let addresses):
-                connectFirst(of: addresses[...], on: loop, timeout: timeout, firstError: nil, completion)
+                connectFirst(of: addresses[...], host: host, on: loop, timeout: timeout, firstError: nil, completion)
             case .failure(let error):
                 completion(.failure(error))
             }
@@ -36,12 +36,13 @@ extension Connection {
     }
 
     private static func connectFirst(
-        of addresses: ArraySlice<SocketAddress>, on loop: EventLoop, timeout: Duration, firstError: WireError?,
+        of addresses: ArraySlice<SocketAddress>, host: String, on loop: EventLoop, timeout: Duration,
+        firstError: WireError?,
         _ completion: @escaping @Sendable (Result<Connection, WireError>) -> Void
     ) {
         guard let address = addresses.first else {
             // The resolver never succeeds with no addresses, so firstError is set.
-            completion(.failure(firstError ?? .nameNotFound("")))
+            completion(.failure(firstError ?? .nameNotFound(host)))
             return
         }
         connect(to: address, on: loop, timeout: timeout) { result in
@@ -49,7 +50,7 @@ extension Connection {
             case .success:
                 completion(result)
             case .failure(let error):
-                connectFirst(of: addresses.dropFirst(), on: loop, timeout: timeout,
+                connectFirst(of: addresses.dropFirst(), host: host, on: loop, timeout: timeout,
                              firstError: firstError ?? error, completion)
             }
         }
@@ -67,8 +68,9 @@ private final class Connector: @unchecked Sendable {
         case idle
         /// `connect(2)` returned `EINPROGRESS`; waiting on the write source or the timer.
         case waiting(descriptor: Int32, gate: SourceGate, timer: LoopTimer)
-        /// Outcome known; waiting for the source's cancel handler to hand it on.
-        case finishing(descriptor: Int32, outcome: Result<Void, WireError>)
+        /// Outcome known; waiting for the source's cancel handler (the gate is
+        /// kept so the source lives until then) to hand it on.
+        case finishing(descriptor: Int32, gate: SourceGate, outcome: Result<Void, WireError>)
         /// Completion called.
         case done
     }
@@ -122,12 +124,12 @@ private final class Connector: @unchecked Sendable {
     private func finish(_ outcome: Result<Void, WireError>) {
         guard case .waiting(let descriptor, let gate, let timer) = state else { return }
         timer.cancel()
-        state = .finishing(descriptor: descriptor, outcome: outcome)
+        state = .finishing(descriptor: descriptor, gate: gate, outcome: outcome)
         gate.cancel()
     }
 
     private func sourceCancelled() {
-        guard case .finishing(let descriptor, let outcome) = state else { return }
+        guard case .finishing(let descriptor, _, let outcome) = state else { return }
         hand(descriptor, outcome)
     }
 

@@ -29,7 +29,7 @@ import Glibc
 /// `@unchecked Sendable`: `loop`, `descriptor` and the addresses are
 /// immutable; all other state is touched only on `loop` (each public method
 /// says "called only on the loop" and checks it).
-public final class Connection: @unchecked Sendable {
+public final class Connection: @unchecked Sendable, CustomStringConvertible {
     /// Where the connection's state lives and its events are delivered.
     public let loop: EventLoop
     /// Our end of the connection.
@@ -123,7 +123,8 @@ public final class Connection: @unchecked Sendable {
     }
 
     /// Installs `handler` and starts reading (unless paused before). Bytes
-    /// written before `start` are flushed now. Called only on the loop, once.
+    /// written before `start` are flushed now. A connection closed before it
+    /// was started never calls `handler`. Called only on the loop, once.
     public func start(_ handler: @escaping (ConnectionEvent) -> Void) {
         loop.preconditionOnLoop()
         switch lifecycle {
@@ -219,6 +220,11 @@ public final class Connection: @unchecked Sendable {
         let handler = self.handler
         self.handler = nil
         handler?(.closed(error))
+    }
+
+    /// `"Connection(127.0.0.1:50000 -> 127.0.0.1:8080)"`, for logs. Safe from any thread.
+    public var description: String {
+        "Connection(\(localAddress) -> \(remoteAddress))"
     }
 
     /// Hands an event to the handler, if the connection still has one.

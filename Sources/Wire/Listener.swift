@@ -30,8 +30,9 @@ public final class Listener: @unchecked Sendable {
         case listening(SourceGate)
         /// Out of descriptors: source suspended until the timer resumes it.
         case backingOff(SourceGate, LoopTimer)
-        /// Source cancelled; these run once its cancel handler closed the socket.
-        case closing([@Sendable () -> Void])
+        /// Source cancelled (and kept until its cancel handler ran); the
+        /// completions run once that handler closed the socket.
+        case closing(SourceGate, [@Sendable () -> Void])
         case closed
     }
 
@@ -79,16 +80,17 @@ public final class Listener: @unchecked Sendable {
     /// not affected. Callable from any thread; idempotent.
     public func close(_ completion: (@Sendable () -> Void)? = nil) {
         loop.execute {
+            let completions = completion.map { [$0] } ?? []
             switch self.state {
             case .starting(let gate), .listening(let gate):
-                self.state = .closing(completion.map { [$0] } ?? [])
+                self.state = .closing(gate, completions)
                 gate.cancel()
             case .backingOff(let gate, let timer):
                 timer.cancel()
-                self.state = .closing(completion.map { [$0] } ?? [])
+                self.state = .closing(gate, completions)
                 gate.cancel()
-            case .closing(let waiting):
-                self.state = .closing(waiting + (completion.map { [$0] } ?? []))
+            case .closing(let gate, let waiting):
+                self.state = .closing(gate, waiting + completions)
             case .closed:
                 completion?()
             }
@@ -156,7 +158,7 @@ public final class Listener: @unchecked Sendable {
     private func sourceCancelled() {
         Socket.close(descriptor)
         let waiting: [@Sendable () -> Void]
-        if case .closing(let completions) = state { waiting = completions } else { waiting = [] }
+        if case .closing(_, let completions) = state { waiting = completions } else { waiting = [] }
         state = .closed
         waiting.forEach { $0() }
     }

@@ -85,16 +85,13 @@ final class ConnectionTests: XCTestCase {
         defer { listener.close() }
 
         let client = try connectAndWait(to: listener.localAddress, on: group.loops[1]).get()
-        let clientLog = Locked(EventLog())
         let clientClosed = expectation(description: "client closed")
-        client.loop.execute {
-            client.start { event in
-                clientLog.withValue { $0.record(event) }
-                if case .closed = event { clientClosed.fulfill() }
-            }
+        let clientLog = onLoop(client.loop) {
+            let log = startRecording(client, fulfilling: clientClosed)
             client.write(Array("hello".utf8))
             client.shutdownWrite()
             XCTAssertFalse(client.write(Array("dropped".utf8)), "writes after shutdownWrite are refused")
+            return log
         }
         wait(for: [clientClosed, serverClosed], timeout: patience)
         XCTAssertEqual(serverLog.current.bytes, Array("hello".utf8))
@@ -336,14 +333,11 @@ final class ConnectionTests: XCTestCase {
         defer { listener.close() }
 
         let aborting = try connectAndWait(to: listener.localAddress, on: group.loops[1]).get()
-        let abortingLog = Locked(EventLog())
         let abortingClosed = expectation(description: "aborting client closed")
-        onLoop(aborting.loop) {
-            aborting.start { event in
-                abortingLog.withValue { $0.record(event) }
-                if case .closed = event { abortingClosed.fulfill() }
-            }
+        let abortingLog = onLoop(aborting.loop) {
+            let log = startRecording(aborting, fulfilling: abortingClosed)
             aborting.write([42])
+            return log
         }
         wait(for: [firstReceived], timeout: patience)
         onLoop(aborting.loop) { aborting.abort() }
@@ -386,14 +380,11 @@ final class ConnectionTests: XCTestCase {
         defer { listener.close() }
         let client = try connectAndWait(to: listener.localAddress, on: group.loops[0]).get()
         wait(for: [accepted], timeout: patience)
-        let log = Locked(EventLog())
         let closed = expectation(description: "client saw the close")
-        onLoop(client.loop) {
-            client.start { event in
-                log.withValue { $0.record(event) }
-                if case .readEOF = event { client.close() }
-                if case .closed = event { closed.fulfill() }
-            }
+        let log = onLoop(client.loop) {
+            let log = startRecording(client, fulfilling: closed)
+            client.shutdownWrite()  // with the peer's EOF, both directions finish
+            return log
         }
         wait(for: [closed], timeout: patience)
         XCTAssertEqual(log.current.events, ["readEOF", "closed"])
@@ -432,7 +423,6 @@ final class ConnectionTests: XCTestCase {
     private func answerAfterHangUp(count: Int, pausedUntilServerDone: Bool) throws {
         let group = EventLoopGroup(loopCount: 2, label: "test.hang-up")
         let serverClosed = expectation(description: "server closed")
-        let serverDone = Locked(false)
         let listener = try Listener(bindingTo: .loopbackIPv4(port: 0), on: group.loops[0]) { connection in
             connection.start { event in
                 switch event {
@@ -446,7 +436,6 @@ final class ConnectionTests: XCTestCase {
                     connection.close()
                 case .closed(let error):
                     XCTAssertNil(error)
-                    serverDone.withValue { $0 = true }
                     serverClosed.fulfill()
                 default:
                     break
@@ -456,15 +445,12 @@ final class ConnectionTests: XCTestCase {
         defer { listener.close() }
 
         let client = try connectAndWait(to: listener.localAddress, on: group.loops[1]).get()
-        let log = Locked(EventLog())
         let clientClosed = expectation(description: "client closed")
-        onLoop(client.loop) {
+        let log = onLoop(client.loop) {
             if pausedUntilServerDone { client.pauseReading() }
-            client.start { event in
-                log.withValue { $0.record(event) }
-                if case .closed = event { clientClosed.fulfill() }
-            }
+            let log = startRecording(client, fulfilling: clientClosed)
             client.shutdownWrite()
+            return log
         }
         if pausedUntilServerDone {
             wait(for: [serverClosed], timeout: patience)

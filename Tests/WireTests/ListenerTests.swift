@@ -27,6 +27,21 @@ final class ListenerTests: XCTestCase {
         again.close()
     }
 
+    func testDroppingAnUnstartedConnectionClosesIt() throws {
+        let loop = EventLoop(label: "test.dropped")
+        let listener = try Listener(bindingTo: .loopbackIPv4(port: 0), on: loop) { _ in }
+        defer { listener.close() }
+        let client = try connectAndWait(to: listener.localAddress, on: loop).get()
+        let closed = expectation(description: "client closed")
+        let log = onLoop(loop) {
+            let log = startRecording(client, fulfilling: closed)
+            client.shutdownWrite()
+            return log
+        }
+        wait(for: [closed], timeout: patience)
+        XCTAssertEqual(log.current.events, ["readEOF", "closed"], "the server side was not closed by deinit")
+    }
+
     /// Opens `count` connections, `concurrency` at a time, each closed by the
     /// client at once and by the server on EOF; waits for both sides' `.closed`.
     private func cycleConnections(count: Int, concurrency: Int, to address: SocketAddress, group: EventLoopGroup,

@@ -115,3 +115,14 @@ struct EventLog {
         }
     }
 }
+
+/// Starts `connection` (call on its loop) with a handler that records every
+/// event and fulfills `closed` on `.closed`; returns the record.
+func startRecording(_ connection: Connection, fulfilling closed: XCTestExpectation) -> Locked<EventLog> {
+    let log = Locked(EventLog())
+    connection.start { event in
+        log.withValue { $0.record(event) }
+        if case .closed = event { closed.fulfill() }
+    }
+    return log
+}
