@@ -35,6 +35,7 @@ let package = Package(
 
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire", "Hashing"]),
+        .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "Wire", "Hashing"]),
         .testTarget(name: "IntactCLITests", dependencies: ["IntactCLI", "Proxy", "Evidence", "HTTP"]),
         .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing"]),
