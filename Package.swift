@@ -30,6 +30,8 @@ let package = Package(
         // Command-line parsing and the subcommands, as a library so tests can drive them.
         .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
+        // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
+        .executableTarget(name: "intact-microbench", dependencies: ["HTTP", "Hashing"], path: "Benchmarks/Microbench"),
 
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire", "Hashing"]),
