@@ -39,6 +39,7 @@ let package = Package(
         .testTarget(name: "IntactCLITests", dependencies: ["IntactCLI"]),
         .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing"]),
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Hashing"]),
+        .testTarget(name: "WireTests", dependencies: ["Wire"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,90 @@
+import Glibc
+
+extension Connection {
+    /// Queues `bytes` to send after everything queued before, and returns
+    /// `isWritable`: false means "stop producing until `.writable`". Never
+    /// blocks and never calls back; the bytes go out on the next loop turn.
+    /// After `shutdownWrite()`, `close()` or teardown the bytes are dropped
+    /// and false is returned. Called only on the loop.
+    @discardableResult
+    public func write(_ bytes: [UInt8]) -> Bool {
+        loop.preconditionOnLoop()
+        guard case .open = writeSide, isOpen else { return false }
+        pending.append(bytes)
+        if isWritable && pending.byteCount >= writeWatermarks.high {
+            isWritable = false
+        }
+        // While the write source runs, the kernel is full: it will flush for us.
+        if case .open = lifecycle, writeGate?.isRunning != true {
+            scheduleFlush()
+        }
+        return isWritable
+    }
+
+    /// Half-close: sends FIN once the queued bytes are out; reading goes on.
+    /// Later writes are dropped. When the peer's EOF has arrived too, the
+    /// connection closes (`.closed(nil)`). Called only on the loop.
+    public func shutdownWrite() {
+        loop.preconditionOnLoop()
+        guard case .open = writeSide else { return }
+        writeSide = .shutdownAfterDrain
+        if case .open = lifecycle { scheduleFlush() }
+    }
+
+    /// Queues one flush on the loop, so writes made in one turn go out together.
+    func scheduleFlush() {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        loop.execute {
+            self.flushScheduled = false
+            self.flush()
+        }
+    }
+
+    /// Writes pending bytes until done or the kernel is full; runs the write
+    /// source only in the second case; sends FIN when a shutdown waits for the
+    /// drain; announces `.writable` on crossing the low watermark. Runs on the
+    /// loop, from a scheduled flush or the write source.
+    func flush() {
+        guard case .open = lifecycle else { return }
+        while !pending.isEmpty {
+            let (written, attempted) = pending.withIOVecs { vectors, total in
+                (writev(descriptor, vectors.baseAddress, Int32(vectors.count)), total)
+            }
+            if written >= 0 {
+                pending.consume(written)
+                if written < attempted { break }  // the kernel buffer is full
+                continue
+            }
+            let code = errno
+            if code == EINTR { continue }
+            if code == EAGAIN || code == EWOULDBLOCK { break }
+            teardown(WireError.fromErrno(code, call: "writev", address: remoteAddress))
+            return
+        }
+
+        guard pending.isEmpty else {
+            writeGate?.resume()
+            announceWritabilityIfRecovered()
+            return
+        }
+        writeGate?.suspend()
+        if case .shutdownAfterDrain = writeSide {
+            // ENOTCONN here means the peer already reset; the read side reports it.
+            _ = Glibc.shutdown(descriptor, Int32(SHUT_WR))
+            writeSide = .shutDown
+            closeIfBothDirectionsFinished()
+        }
+        announceWritabilityIfRecovered()
+    }
+
+    /// Delivers `.writable` when the pending bytes fell to the low watermark
+    /// after having reached the high one, while writing is still possible.
+    private func announceWritabilityIfRecovered() {
+        guard !isWritable, pending.byteCount <= writeWatermarks.low else { return }
+        isWritable = true
+        if case .open = lifecycle, case .open = writeSide {
+            deliver(.writable)
+        }
+    }
+}

@@ -1,0 +1,234 @@
+import Dispatch
+import Glibc
+
+/// A TCP connection on a non-blocking socket, driven by one read and one
+/// write `DispatchSource` on its event loop.
+///
+/// Life cycle: a connection comes from `Listener` or `Connection.connect`
+/// unstarted; `start(_:)` installs the handler and begins reading. From then
+/// on the handler receives `ConnectionEvent`s on `loop`, ending with exactly
+/// one `.closed`. A started connection keeps itself alive until `.closed`
+/// (its sources hold it), so owners need not retain it. A connection that is
+/// never started must be closed or dropped; dropping it closes the descriptor.
+///
+/// Reading: chunks are delivered as they arrive, read until the socket would
+/// block (up to 256 KiB per turn, then the loop serves others first).
+/// `pauseReading()` suspends the read source, so the kernel buffer fills and
+/// TCP flow control pushes back on the peer.
+///
+/// Writing: `write(_:)` queues and returns at once; queued chunks are
+/// gathered into `writev(2)` on the next loop turn. `isWritable` follows the
+/// `writeWatermarks`. The write source runs only while the kernel is full.
+///
+/// Closing: `shutdownWrite()` sends FIN once the queue drains; `close()`
+/// stops reading, drains, then closes; `abort()` drops the queue and resets.
+/// Once the peer's EOF arrived and our write side is shut down, the connection
+/// closes by itself. The descriptor is closed only after both sources' cancel
+/// handlers ran.
+///
+/// `@unchecked Sendable`: `loop`, `descriptor` and the addresses are
+/// immutable; all other state is touched only on `loop` (each public method
+/// says "called only on the loop" and checks it).
+public final class Connection: @unchecked Sendable, CustomStringConvertible {
+    /// Where the connection's state lives and its events are delivered.
+    public let loop: EventLoop
+    /// Our end of the connection.
+    public let localAddress: SocketAddress
+    /// The peer's end.
+    public let remoteAddress: SocketAddress
+    /// The socket; owned, closed exactly once by `sourceCancelled()` or `deinit`.
+    let descriptor: Int32
+
+    /// Where the connection is in its life; see `Lifecycle`.
+    var lifecycle = Lifecycle.idle
+    /// Whether bytes are being read; see `ReadSide`.
+    var readSide = ReadSide.reading
+    /// Whether bytes may still be written; see `WriteSide`.
+    var writeSide = WriteSide.open
+    /// Bytes accepted by `write(_:)` and not yet taken by the kernel.
+    var pending = PendingWrites()
+    /// True while a flush is queued on the loop (at most one at a time).
+    var flushScheduled = false
+    /// True while a read continuation is queued on the loop (at most one at a time).
+    var readScheduled = false
+    /// Read and write sources, made by `start(_:)`.
+    var readGate: SourceGate?
+    var writeGate: SourceGate?
+    /// Receives events; dropped after `.closed`, breaking any cycle through it.
+    private var handler: ((ConnectionEvent) -> Void)?
+
+    /// When producers should stop and resume writing. Called only on the loop;
+    /// a change takes effect at the next write or flush.
+    public var writeWatermarks = WriteWatermarks.default
+
+    /// False once the pending bytes reached the high watermark, until they
+    /// fall to the low one (announced by `.writable`). Read only on the loop.
+    public internal(set) var isWritable = true
+
+    /// Bytes queued by `write(_:)` that the kernel has not taken yet. Read only on the loop.
+    public var pendingWriteByteCount: Int { pending.byteCount }
+
+    /// Most bytes read per read-source wake-up before yielding the loop.
+    static let readBudgetPerEvent = 256 * 1024
+
+    /// The connection's life; the descriptor is open in every state but `closed`.
+    enum Lifecycle {
+        /// Made but not started: no sources yet.
+        case idle
+        /// Sources made; events flow.
+        case open
+        /// Sources cancelled; waiting for `outstandingCancels` cancel handlers,
+        /// after which the descriptor is closed and `.closed(error)` delivered.
+        case closing(error: WireError?, outstandingCancels: Int)
+        /// Descriptor closed, `.closed` delivered.
+        case closed
+    }
+
+    /// The reading direction.
+    enum ReadSide {
+        /// The read source runs (once started).
+        case reading
+        /// Suspended by `pauseReading()`.
+        case paused
+        /// Finished: the peer's EOF arrived, or `close()` said no more.
+        case ended
+    }
+
+    /// The writing direction.
+    enum WriteSide {
+        /// `write(_:)` accepted.
+        case open
+        /// `shutdownWrite()` or `close()` called; FIN goes out once `pending` drains.
+        case shutdownAfterDrain
+        /// FIN sent (or the connection is going away); nothing more is written.
+        case shutDown
+    }
+
+    /// Adopts a connected, non-blocking socket. Turns on `TCP_NODELAY`. On a
+    /// throw the caller still owns (and must close) `descriptor`.
+    init(descriptor: Int32, loop: EventLoop, remoteAddress: SocketAddress) throws(WireError) {
+        try Socket.setNoDelay(descriptor)
+        self.localAddress = try Socket.localAddress(descriptor)
+        self.descriptor = descriptor
+        self.loop = loop
+        self.remoteAddress = remoteAddress
+    }
+
+    deinit {
+        // A started connection lives until closed (its sources hold it), so
+        // only an unstarted one can get here with its descriptor open.
+        if case .idle = lifecycle {
+            Socket.close(descriptor)
+        }
+    }
+
+    /// Installs `handler` and starts reading (unless paused before). Bytes
+    /// written before `start` are flushed now. A connection closed before it
+    /// was started never calls `handler`. Called only on the loop, once.
+    public func start(_ handler: @escaping (ConnectionEvent) -> Void) {
+        loop.preconditionOnLoop()
+        switch lifecycle {
+        case .idle: break
+        case .closed: return  // closed before it was started: nothing to deliver
+        case .open, .closing: preconditionFailure("Connection.start called twice")
+        }
+        self.handler = handler
+
+        let read = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: loop.queue)
+        read.setEventHandler { self.readable() }
+        read.setCancelHandler { self.sourceCancelled() }
+        let write = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: loop.queue)
+        write.setEventHandler { self.flush() }
+        write.setCancelHandler { self.sourceCancelled() }
+        readGate = SourceGate(read)
+        writeGate = SourceGate(write)
+        lifecycle = .open
+
+        if case .reading = readSide { readGate?.resume() }
+        if !pending.isEmpty || writeSide != .open { scheduleFlush() }
+    }
+
+    /// True until `close()`, `abort()` or a failure began tearing down; false
+    /// once `.closed` is on its way. Read only on the loop.
+    public var isOpen: Bool {
+        switch lifecycle {
+        case .idle, .open: return true
+        case .closing, .closed: return false
+        }
+    }
+
+    /// Graceful close: stops reading, sends what is queued, then closes
+    /// (`.closed(nil)`, or the error if sending fails). A peer that never reads
+    /// can stall this; follow with `abort()` after a timeout if that matters.
+    /// Unread received bytes make the kernel send RST instead of FIN.
+    /// Called only on the loop.
+    public func close() {
+        loop.preconditionOnLoop()
+        if case .idle = lifecycle {
+            teardown(nil)
+            return
+        }
+        endReading()
+        shutdownWrite()
+    }
+
+    /// Hard close: drops queued bytes and resets the connection (RST, via
+    /// `SO_LINGER` 0). Delivers `.closed(nil)`. Called only on the loop.
+    public func abort() {
+        loop.preconditionOnLoop()
+        guard isOpen else { return }
+        Socket.setLingerZero(descriptor)
+        teardown(nil)
+    }
+
+    /// Closes for good once both directions are finished: the peer's EOF
+    /// arrived (or `close()` stopped reading) and our FIN went out.
+    func closeIfBothDirectionsFinished() {
+        if case .ended = readSide, case .shutDown = writeSide {
+            teardown(nil)
+        }
+    }
+
+    /// Starts tearing down: cancels both sources; the last cancel handler
+    /// closes the descriptor and delivers `.closed(error)`. Idempotent.
+    func teardown(_ error: WireError?) {
+        switch lifecycle {
+        case .idle:
+            Socket.close(descriptor)
+            lifecycle = .closed
+        case .open:
+            pending.removeAll()
+            readSide = .ended
+            writeSide = .shutDown
+            lifecycle = .closing(error: error, outstandingCancels: 2)
+            readGate?.cancel()
+            writeGate?.cancel()
+        case .closing, .closed:
+            return
+        }
+    }
+
+    /// Runs as each source's cancel handler, on the loop.
+    private func sourceCancelled() {
+        guard case .closing(let error, let outstanding) = lifecycle else { return }
+        guard outstanding == 1 else {
+            lifecycle = .closing(error: error, outstandingCancels: outstanding - 1)
+            return
+        }
+        Socket.close(descriptor)
+        lifecycle = .closed
+        let handler = self.handler
+        self.handler = nil
+        handler?(.closed(error))
+    }
+
+    /// `"Connection(127.0.0.1:50000 -> 127.0.0.1:8080)"`, for logs. Safe from any thread.
+    public var description: String {
+        "Connection(\(localAddress) -> \(remoteAddress))"
+    }
+
+    /// Hands an event to the handler, if the connection still has one.
+    func deliver(_ event: ConnectionEvent) {
+        handler?(event)
+    }
+}

@@ -1,0 +1,89 @@
+import Dispatch
+
+/// A serial Dispatch queue that owns a set of connections, listeners and timers.
+///
+/// Everything `Wire` does for a connection happens on its loop's queue: source
+/// handlers, callbacks, timers. State confined to a loop needs no lock; code
+/// that touches it from elsewhere hops over with `execute(_:)`.
+///
+/// ## Sendable
+/// A loop is shared freely between threads. Its only mutable state is the read
+/// scratch buffer, which is touched only on `queue` (by connections reading
+/// there), so `@unchecked Sendable` holds.
+///
+/// Loop-confined classes in `Wire` (`Connection`, `Listener`) follow the same
+/// rule: they are `@unchecked Sendable` so they can be handed to another
+/// thread and hopped back, and every method that touches their mutable state
+/// states "called only on the loop" and checks it with `preconditionOnLoop()`.
+public final class EventLoop: @unchecked Sendable {
+    /// The queue's label, for debugging.
+    public let label: String
+    /// The serial queue every source and timer of this loop targets.
+    let queue: DispatchQueue
+    /// Marks `queue` so `isOnLoop` can ask "am I on this loop?" cheaply.
+    private let key = DispatchSpecificKey<UInt8>()
+    /// Reused read buffer; touched only on `queue` (see `withReadScratch`).
+    private let scratch: UnsafeMutableRawBufferPointer
+
+    /// Bytes one `read(2)` asks for; connections read into the loop's scratch
+    /// buffer of this size and copy out exactly what arrived.
+    static let readSize = 64 * 1024
+
+    /// Makes a loop with its own serial queue.
+    public init(label: String = "intact.wire.loop") {
+        self.label = label
+        self.queue = DispatchQueue(label: label)
+        self.scratch = .allocate(byteCount: EventLoop.readSize, alignment: 16)
+        queue.setSpecific(key: key, value: 1)
+    }
+
+    deinit {
+        scratch.deallocate()
+    }
+
+    /// True when the caller runs on this loop's queue.
+    public var isOnLoop: Bool {
+        DispatchQueue.getSpecific(key: key) != nil
+    }
+
+    /// Runs `work` on the loop, later: never inline, even when called on the loop.
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        queue.async(execute: work)
+    }
+
+    /// Runs `work` on the loop once, after `delay`, unless the returned timer is
+    /// cancelled first. Keeping the returned timer is needed only to cancel it.
+    @discardableResult
+    public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> LoopTimer {
+        LoopTimer(on: self, after: delay, work)
+    }
+
+    /// Stops a debug build when the caller is not on this loop.
+    public func assertOnLoop(file: StaticString = #fileID, line: UInt = #line) {
+        assert(isOnLoop, "not on event loop \(label)", file: file, line: line)
+    }
+
+    /// Stops any build when the caller is not on this loop. Used at the entry
+    /// of every loop-confined method: a call from elsewhere would be a data race.
+    public func preconditionOnLoop(file: StaticString = #fileID, line: UInt = #line) {
+        precondition(isOnLoop, "not on event loop \(label)", file: file, line: line)
+    }
+
+    /// Lends the loop's read buffer to `body`. Called only on the loop; `body`
+    /// must not let the pointer escape nor run user callbacks while holding it.
+    func withReadScratch<Result>(_ body: (UnsafeMutableRawBufferPointer) -> Result) -> Result {
+        assertOnLoop()
+        return body(scratch)
+    }
+}
+
+extension Duration {
+    /// The duration as a Dispatch interval, clamped to non-negative nanoseconds.
+    var dispatchInterval: DispatchTimeInterval {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return .nanoseconds(0) }
+        // Beyond ~30 years a deadline is as good as none (and would overflow Int).
+        guard seconds < 1_000_000_000 else { return .never }
+        return .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+    }
+}

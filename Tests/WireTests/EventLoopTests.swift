@@ -1,0 +1,77 @@
+import Dispatch
+import XCTest
+@testable import Wire
+
+final class EventLoopTests: XCTestCase {
+    func testExecuteRunsLaterOnTheLoopAndNeverInline() {
+        let loop = EventLoop(label: "test.execute")
+        XCTAssertFalse(loop.isOnLoop)
+        let order = Locked<[String]>([])
+        let done = expectation(description: "work ran")
+        loop.execute {
+            XCTAssertTrue(loop.isOnLoop)
+            loop.execute {
+                order.withValue { $0.append("inner") }
+                done.fulfill()
+            }
+            order.withValue { $0.append("outer") }
+        }
+        wait(for: [done], timeout: patience)
+        XCTAssertEqual(order.current, ["outer", "inner"])
+    }
+
+    func testIsOnLoopDistinguishesLoops() {
+        let first = EventLoop(label: "test.first")
+        let second = EventLoop(label: "test.second")
+        let seen = onLoop(first) { (first.isOnLoop, second.isOnLoop) }
+        XCTAssertTrue(seen.0)
+        XCTAssertFalse(seen.1)
+    }
+
+    func testGroupHandsOutLoopsRoundRobin() {
+        let group = EventLoopGroup(loopCount: 3, label: "test.group")
+        XCTAssertEqual(group.loops.count, 3)
+        let picked = (0..<7).map { _ in ObjectIdentifier(group.next()) }
+        let expected = [0, 1, 2, 0, 1, 2, 0].map { ObjectIdentifier(group.loops[$0]) }
+        XCTAssertEqual(picked, expected)
+        XCTAssertEqual(Set(group.loops.map { $0.label }), ["test.group-0", "test.group-1", "test.group-2"])
+        XCTAssertGreaterThanOrEqual(EventLoopGroup.defaultLoopCount, 1)
+    }
+
+    func testTimersFireOnTheLoopAndCancelledOnesNever() {
+        let loop = EventLoop(label: "test.timers")
+        let fired = Locked<[String]>([])
+        let done = expectation(description: "last timer fired")
+        loop.execute {
+            let cancelled = loop.schedule(after: .milliseconds(5)) { fired.withValue { $0.append("cancelled") } }
+            cancelled.cancel()
+            loop.schedule(after: .milliseconds(10)) {
+                XCTAssertTrue(loop.isOnLoop)
+                fired.withValue { $0.append("kept") }
+            }
+            let cancelledByAnother = loop.schedule(after: .milliseconds(80)) {
+                fired.withValue { $0.append("cancelled by another timer") }
+            }
+            loop.schedule(after: .milliseconds(20)) { cancelledByAnother.cancel() }
+            loop.schedule(after: .milliseconds(150)) {
+                fired.withValue { $0.append("last") }
+                done.fulfill()
+            }
+        }
+        wait(for: [done], timeout: patience)
+        XCTAssertEqual(fired.current, ["kept", "last"])
+    }
+
+    func testDroppedTimerStillFires() {
+        let loop = EventLoop(label: "test.dropped-timer")
+        let done = expectation(description: "fired")
+        _ = loop.schedule(after: .milliseconds(1)) { done.fulfill() }
+        wait(for: [done], timeout: patience)
+    }
+
+    func testDurationConversionClampsAndConverts() {
+        XCTAssertEqual(Duration.milliseconds(1500).dispatchInterval, .nanoseconds(1_500_000_000))
+        XCTAssertEqual(Duration.seconds(-3).dispatchInterval, .nanoseconds(0))
+        XCTAssertEqual(Duration.seconds(Int64.max).dispatchInterval, .never)
+    }
+}
