@@ -25,12 +25,15 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["CNGHTTP2", "Wire", "Hashing"]),
         // Exchange records, recordings, HAR, the verifier and its reports.
         .target(name: "Evidence", dependencies: ["HTTP", "Hashing"]),
+        // The fault engine: rules, presets and their effect on messages, as commands for the proxy.
+        .target(name: "Faults", dependencies: ["HTTP", "Hashing"]),
         // Command-line parsing and the subcommands, as a library so tests can drive them.
         .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
 
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire"]),
+        .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP"]),
     ],
     swiftLanguageModes: [.v6]
 )
