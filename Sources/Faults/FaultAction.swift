@@ -208,6 +208,15 @@ public enum ResetPoint: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+extension ResetPoint {
+    /// How rule files and presets spell where a reset happens.
+    enum Name: String, CaseIterable {
+        case beforeHeaders = "before-headers"
+        case afterHeaders = "after-headers"
+        case afterBodyBytes = "after-body-bytes"
+    }
+}
+
 /// A gate in front of the server, as an authenticating gateway does it.
 public struct Gate: Sendable, Hashable {
     /// What a request must carry to be forwarded.

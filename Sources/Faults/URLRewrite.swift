@@ -23,6 +23,9 @@ public enum URLPlace: String, Sendable, Hashable, CaseIterable {
 /// a new host (the port is kept unless `host` has one), a new path prefix.
 /// `onlyHost` limits it to URLs of one host.
 public struct URLRewrite: Sendable, Hashable, CustomStringConvertible {
+    /// The schemes a URL can be rewritten to.
+    enum Scheme: String, CaseIterable { case http, https }
+
     public var scheme: String?
     public var host: String?
     public var pathFrom: String?
