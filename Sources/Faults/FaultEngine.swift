@@ -6,8 +6,8 @@ import Synchronization
 /// hook points and carries out what it returns.
 ///
 /// Randomness: each rule draws from its own xoshiro256** stream, seeded from
-/// (`seed`, the rule's position), so one rule's decisions do not shift when
-/// another rule is added. A rule draws only when everything but probability
+/// `seed` and the rule's name, so one rule's decisions do not shift when
+/// another rule is added or the rules are reordered. A rule draws only when everything but probability
 /// matched; a rule that fires draws once more to seed its own choices
 /// (delay jitter). With exchanges handled one after the other, as in the
 /// sign-in flow, the same seed and traffic give the same faults; with
@@ -37,8 +37,7 @@ public final class FaultEngine: Sendable {
         self.rules = rules
         self.seed = seed
         self.bufferLimit = bufferLimit
-        var seeds = SeededGenerator(seed: seed)
-        states = Mutex(rules.map { _ in RuleState(generator: SeededGenerator(seed: seeds.next())) })
+        states = Mutex(rules.map { RuleState(generator: SeededGenerator(seed: seed ^ FaultEngine.fnv1a($0.name))) })
     }
 
     /// Starts an exchange once the request head has arrived. Request-leg rules are decided now.
@@ -69,6 +68,13 @@ public final class FaultEngine: Sendable {
             }
         }
         return result
+    }
+
+    /// FNV-1a over the UTF-8 bytes: a hash that, unlike `Hasher`, is the same in every run.
+    private static func fnv1a(_ name: String) -> UInt64 {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+        for b in name.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+        return h
     }
 
     /// The rules of `leg` (nil: connection rules) that fire now, in rule order.

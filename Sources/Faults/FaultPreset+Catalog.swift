@@ -168,7 +168,7 @@ extension FaultPreset {
         let action: FaultAction
         switch try args.choice("mode", ChallengeMode.self) {
         case .strip:
-            action = .regexTarget(try args.regex("codeChallenge=[^&#]*&|[?&]codeChallenge=[^&#]*", for: "mode"), template: "")
+            action = .regexTarget(try args.regex("(?<=[?&])codeChallenge=[^&#]*&|[?&]codeChallenge=[^&#]*(?=$|#)", for: "mode"), template: "")
         case .alter:
             action = .regexTarget(try args.regex("(codeChallenge=)[^&#]*", for: "mode"), template: "$1" + String(repeating: "A", count: 43))
         }

@@ -34,7 +34,8 @@ extension FaultRuleFile {
         ("sameSite", "SameSite"), ("maxAge", "Max-Age"), ("expires", "Expires"),
     ]
 
-    static func decodeAction(_ json: LocatedJSON, path: String, rule: RuleReference) throws(FaultRuleError) -> FaultAction {
+    /// Decodes one action of a rule on `leg` (nil for a connection rule).
+    static func decodeAction(_ json: LocatedJSON, path: String, rule: RuleReference, leg: FaultLeg?) throws(FaultRuleError) -> FaultAction {
         // Read `action` first so the allowed fields can be those of this action.
         let probe = try JSONFieldReader(json, path: path, rule: rule, allowed: nil)
         let kind = try probe.required("action") { (key: String) throws(FaultRuleError) in try probe.choice(key, FaultActionKind.self) }
@@ -87,7 +88,7 @@ extension FaultRuleFile {
         case .answer:
             return .answer(try decodeCannedResponse(a))
         case .rewriteURLs:
-            return try decodeURLRewrite(a)
+            return try decodeURLRewrite(a, leg: leg)
         case .gate:
             return .gate(try decodeGate(a))
         case .delay:
@@ -135,7 +136,8 @@ extension FaultRuleFile {
                               reason: try a.string("reason"), fields: fields, body: Array((try a.string("body") ?? "").utf8))
     }
 
-    private static func decodeURLRewrite(_ a: JSONFieldReader) throws(FaultRuleError) -> FaultAction {
+    /// Without `in`, every place the rule's leg has.
+    private static func decodeURLRewrite(_ a: JSONFieldReader, leg: FaultLeg?) throws(FaultRuleError) -> FaultAction {
         let scheme = try a.choice("scheme", URLRewrite.Scheme.self)?.rawValue
         let host = try a.name("host")
         if let host, host.contains("/") || host.contains("@") {
@@ -151,7 +153,8 @@ extension FaultRuleFile {
         guard scheme != nil || host != nil || pathFrom != nil else {
             throw a.error(.inconsistent("rewrite-urls needs \"scheme\", \"host\" or \"pathFrom\"/\"pathTo\""))
         }
-        let places = try a.choices("in", URLPlace.self).map(Set.init) ?? Set(URLPlace.allCases)
+        let places = try a.choices("in", URLPlace.self).map(Set.init)
+            ?? Set(URLPlace.allCases.filter { place in leg.map { place.legs.contains($0) } ?? true })
         guard !places.isEmpty else { throw a.error(.outOfRange("an empty list", allowed: "at least one place"), "in") }
         return .rewriteURLs(URLRewrite(scheme: scheme, host: host, pathFrom: pathFrom, pathTo: pathTo, onlyHost: try a.name("onlyHost")),
                             places: places)

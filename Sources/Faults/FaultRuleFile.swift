@@ -35,7 +35,8 @@
 /// `truncate-body {bytes}`, `gzip-body {}`, `rechunk-body {bytes}`,
 /// `set-status {status, reason?, location?}`, `answer {status, reason?, headers?:
 /// [[name, value], …], body?}`, `regex-target {pattern, template}`,
-/// `rewrite-urls {scheme?, host?, pathFrom?, pathTo?, onlyHost?, in?: [target|location|body]}`,
+/// `rewrite-urls {scheme?, host?, pathFrom?, pathTo?, onlyHost?, in?: [target|location|body]}`
+/// (without `in`: every place on the rule's leg),
 /// `gate {cookie | header, status?: 302|401|403, location?}`, `delay {ms, jitter?}`,
 /// `throttle {bytesPerSecond}`, `reset {at: before-headers|after-headers|after-body-bytes,
 /// bytes?}`, `close {}`, `stall {}`, `require-client-certificate {caFile}`,
@@ -94,7 +95,7 @@ public enum FaultRuleFile {
         }
         var actions: [FaultAction] = []
         for (i, item) in items.enumerated() {
-            actions.append(try decodeAction(item, path: "\(reader.path("actions"))[\(i)]", rule: reference))
+            actions.append(try decodeAction(item, path: "\(reader.path("actions"))[\(i)]", rule: reference, leg: match.leg))
         }
         let rule = FaultRule(name: name, match: match, actions: actions)
         if let (actionIndex, message) = rule.problem {
