@@ -31,7 +31,8 @@ extension HTTPRequestHead: FaultableHead {
             let host = authority ?? fields["Host"] ?? ""
             guard let new = rewrite.rewrite(scheme: scheme ?? "https", authority: host, path: path) else { return .unchanged }
             let old = "\(scheme ?? "https")://\(host)\(path)"
-            scheme = new.scheme
+            // Origin form carries no scheme (taken as https here): set one only when it changes.
+            if scheme != nil || new.scheme != "https" { scheme = new.scheme }
             if authority != nil { authority = new.authority }
             if fields.contains("Host") { fields.set("Host", new.authority) }
             path = new.path

@@ -8,6 +8,14 @@ import XCTest
 enum Fixture {
     static let host = "app.example.test"
 
+    /// The step-11 bootstrap response's fields: three separate Set-Cookie fields.
+    static let bootstrapFields: [(String, String)] = [
+        ("Content-Type", "application/json"),
+        ("Set-Cookie", "JSESSIONID=s1; Path=/suite; Secure; HttpOnly"),
+        ("Set-Cookie", "__appianCsrfToken=c1; Path=/suite; Secure"),
+        ("Set-Cookie", "__appianMultipartCsrfToken=m1; Path=/suite; Secure"),
+    ]
+
     static func request(_ method: String = "GET", _ path: String, _ fields: [(String, String)] = []) -> HTTPRequestHead {
         HTTPRequestHead(method: method, path: path, fields: HTTPFields([HTTPField(name: "Host", value: host)] + fields.map { HTTPField(name: $0.0, value: $0.1) }))
     }

@@ -41,16 +41,9 @@ final class ExchangeFaultsTests: XCTestCase {
         XCTAssertEqual(head.fields.map(\.name), ["Content-Type", "X-Csrf-Token", "Content-Length"])
     }
 
-    private let bootstrapCookies: [(String, String)] = [
-        ("Content-Type", "application/json"),
-        ("Set-Cookie", "JSESSIONID=s1; Path=/suite; Secure; HttpOnly"),
-        ("Set-Cookie", "__appianCsrfToken=c1; Path=/suite; Secure"),
-        ("Set-Cookie", "__appianMultipartCsrfToken=m1; Path=/suite; Secure"),
-    ]
-
     private func bootstrap(_ actions: String) throws -> (HTTPResponseHead, ExchangeFaults) {
         let x = Exchange(rule("response", actions), request: Fixture.request("POST", "/suite/mobileAuthTokenConsumer"),
-                         response: Fixture.response(200, bootstrapCookies, body: "{}"))
+                         response: Fixture.response(200, Fixture.bootstrapFields, body: "{}"))
         return (try XCTUnwrap(x.responseOut.forwardedHead()), x.faults)
     }
 

@@ -112,16 +112,9 @@ final class FaultPresetTests: XCTestCase {
         XCTAssertEqual(forbidden.requestOut.answer()?.head?.status, 403)
     }
 
-    private let bootstrapFields: [(String, String)] = [
-        ("Content-Type", "application/json"),
-        ("Set-Cookie", "JSESSIONID=s1; Path=/suite; Secure; HttpOnly"),
-        ("Set-Cookie", "__appianCsrfToken=c1; Path=/suite; Secure"),
-        ("Set-Cookie", "__appianMultipartCsrfToken=m1; Path=/suite; Secure"),
-    ]
-
     private func bootstrap(_ spec: String) throws -> (HTTPResponseHead, Exchange) {
         let x = Exchange(try engine(spec), step: .bootstrap, request: Fixture.request("POST", "/suite/mobileAuthTokenConsumer"),
-                         response: Fixture.response(200, bootstrapFields, body: #"{"user": "demo"}"#))
+                         response: Fixture.response(200, Fixture.bootstrapFields, body: #"{"user": "demo"}"#))
         return (try XCTUnwrap(x.responseOut.forwardedHead()), x)
     }
 
@@ -131,7 +124,7 @@ final class FaultPresetTests: XCTestCase {
         XCTAssertEqual(x.faults.applied.map(\.change), ["removed 3 Set-Cookie fields (JSESSIONID, __appianCsrfToken, __appianMultipartCsrfToken)"])
         // Only the bootstrap step.
         let other = Exchange(try engine("strip-set-cookie"), step: .loginPage, request: Fixture.request("GET", "/suite"),
-                             response: Fixture.response(200, bootstrapFields, body: ""))
+                             response: Fixture.response(200, Fixture.bootstrapFields, body: ""))
         XCTAssertEqual((other.responseOut.forwardedHead() as HTTPResponseHead?)?.fields.values("Set-Cookie").count, 3)
     }
 
