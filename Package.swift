@@ -27,6 +27,8 @@ let package = Package(
         .target(name: "Evidence", dependencies: ["HTTP", "Hashing"]),
         // The mobile sign-in flow: step classifier, sans-io mock server and client simulator.
         .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing"]),
+        // The fault engine: rules, presets and their effect on messages, as commands for the proxy.
+        .target(name: "Faults", dependencies: ["HTTP", "AuthFlow"]),
         // Command-line parsing and the subcommands, as a library so tests can drive them.
         .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
@@ -40,6 +42,7 @@ let package = Package(
         .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing"]),
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Hashing"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
+        .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow"]),
     ],
     swiftLanguageModes: [.v6]
 )
