@@ -84,6 +84,13 @@ struct VerificationScenario {
         }
     }
 
+    /// Writes a recording to `path` as a tap would, through `RecordingWriter`.
+    static func write(_ recording: Recording, to path: String) throws {
+        let writer = try RecordingWriter(path: path, header: recording.header)
+        for record in recording.records { writer.append(record) }
+        if let error = writer.closeAndWait() { throw error }
+    }
+
     private func leg(_ role: ExchangeRecord.Leg.Role, _ view: View, connection: String, time: Double) -> ExchangeRecord.Leg {
         let request = view.request.map {
             VerificationScenario.request($0, body: view.requestBody, complete: view.requestComplete, time: time,
