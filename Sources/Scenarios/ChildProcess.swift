@@ -89,7 +89,7 @@ public final class ChildProcess: Sendable {
         defer { argumentVector.forEach { free($0) } }
         var pid: pid_t = 0
         let result = (argumentVector + [nil]).withUnsafeBufferPointer { argv in
-            posix_spawn(&pid, command.executable, &actions, &attributes, argv.baseAddress, environ)
+            posix_spawn(&pid, command.executable, &actions, &attributes, argv.baseAddress!, environ)
         }
         guard result == 0 else {
             throw .spawnFailed(executable: command.executable, reason: String(cString: strerror(result)))
@@ -165,6 +165,7 @@ enum Clock {
     static func sleep(_ seconds: Double) {
         guard seconds > 0 else { return }
         var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
-        while nanosleep(&request, &request) == -1 && errno == EINTR {}
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
     }
 }
