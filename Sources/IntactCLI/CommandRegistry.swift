@@ -3,6 +3,7 @@
 enum CommandRegistry {
     static let commands: [Command] = [
         CACommand.command,
+        ScenarioCommand.command,
     ]
 
     /// `intact` itself: the subcommands above, and `--version`.
