@@ -38,7 +38,7 @@ let package = Package(
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire", "Hashing"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "Wire", "Hashing"]),
-        .testTarget(name: "IntactCLITests", dependencies: ["IntactCLI"]),
+        .testTarget(name: "IntactCLITests", dependencies: ["IntactCLI", "Evidence", "HTTP"]),
         .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing"]),
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Hashing"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),

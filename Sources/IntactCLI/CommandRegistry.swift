@@ -3,6 +3,7 @@
 enum CommandRegistry {
     static let commands: [Command] = [
         CACommand.command,
+        VerifyCommand.command,
         ScenarioCommand.command,
     ]
 

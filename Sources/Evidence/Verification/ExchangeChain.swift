@@ -1,3 +1,5 @@
+import HTTP
+
 /// One exchange followed across the taps of a path: at most one record per
 /// tap, and how each consecutive pair of records was matched.
 ///
@@ -61,16 +63,49 @@ struct BoundaryMatcher {
         let request: RecordedMessage
     }
 
+    /// What alignment compares, each value interned as a small integer so
+    /// that scoring a pair is a few integer comparisons (alignment scores
+    /// every left × right pair).
+    struct Key {
+        let trace: Int?
+        let method: Int
+        let target: Int?
+        let path: Int
+        let body: Int
+    }
+
     let left: [Candidate]
     let right: [Candidate]
     let leftName: String
     let rightName: String
+    private let leftKeys: [Key]
+    private let rightKeys: [Key]
 
     init(left: PathTap, right: PathTap) {
         self.left = BoundaryMatcher.candidates(left, role: left.exit)
         self.right = BoundaryMatcher.candidates(right, role: right.entry)
         leftName = left.name
         rightName = right.name
+        var interned: [AnyHashable: Int] = [:]
+        func intern(_ value: AnyHashable) -> Int {
+            if let known = interned[value] { return known }
+            interned[value] = interned.count
+            return interned.count - 1
+        }
+        func key(_ candidate: Candidate) -> Key {
+            let request = candidate.request
+            return Key(trace: candidate.traceID.map { intern("trace " + $0) }, method: intern("method " + (request.method ?? "")),
+                       target: request.digest.head.target.map { intern($0) }, path: intern("path " + (request.path ?? "")),
+                       body: intern(BodyIdentity(length: request.digest.body.length, sha256: request.digest.body.sha256)))
+        }
+        leftKeys = self.left.map(key)
+        rightKeys = self.right.map(key)
+    }
+
+    /// A body's length and digest, as one hashable value.
+    private struct BodyIdentity: Hashable {
+        let length: Int
+        let sha256: SHA256Digest
     }
 
     /// Whether both sides have requests to pair at all.
@@ -139,20 +174,18 @@ struct BoundaryMatcher {
     /// or at least the path (2); an equal body digest adds 2. Two requests
     /// that carry different trace ids never pair.
     func score(_ l: Int, _ r: Int) -> Int {
-        let a = left[l], b = right[r]
-        if let ta = a.traceID, let tb = b.traceID, ta != tb { return 0 }
-        guard a.request.method == b.request.method else { return 0 }
+        let a = leftKeys[l], b = rightKeys[r]
+        if let ta = a.trace, let tb = b.trace, ta != tb { return 0 }
+        guard a.method == b.method else { return 0 }
         let target: Int
-        if let x = a.request.digest.head.target, x == b.request.digest.head.target {
+        if let x = a.target, x == b.target {
             target = 3
-        } else if a.request.path == b.request.path {
+        } else if a.path == b.path {
             target = 2
         } else {
             return 0
         }
-        let bodyA = a.request.digest.body, bodyB = b.request.digest.body
-        let body = bodyA.length == bodyB.length && bodyA.sha256 == bodyB.sha256 ? 2 : 0
-        return 1 + target + body
+        return 1 + target + (a.body == b.body ? 2 : 0)
     }
 
     /// The order-keeping pairing of greatest total score (a weighted longest

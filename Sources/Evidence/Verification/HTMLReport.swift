@@ -6,8 +6,8 @@
 /// exchange as a sequence diagram row across them: the request left to right
 /// above, the response right to left below, one arrow per hop coloured by
 /// that message's verdict (`missing`: the arrow stops at a cross; `foreign`:
-/// it starts from nowhere, dashed; `broken`: both arrows in the broken
-/// colour). Beside each row, its notes (`HopResult.notes`) list every
+/// it starts from nowhere, dashed; on a `broken` hop, the messages that did
+/// not cross whole in the broken colour). Beside each row, its notes (`HopResult.notes`) list every
 /// difference. Each exchange is a `div` with `id="exchange-N"` and
 /// `data-verdict`; each arrow carries `data-hop`, `data-message` and
 /// `data-verdict`.
@@ -54,16 +54,18 @@ public enum HTMLReport {
     private static func row(_ exchange: VerifiedExchange, _ hops: [HopInfo], _ geometry: Geometry) -> String {
         var notes: [String] = []
         for (hop, info) in zip(exchange.hops, hops) {
-            var prefix = "hop \(info.number) (\(info.label))"
-            if hop.pairing == .inferred { prefix += ", paired by sequence alignment" }
-            notes += hop.notes(info).map { "<li data-hop=\"\(info.number)\">\(escape(prefix)): \(escape($0))</li>" }
+            let prefix = escape("hop \(info.number) (\(info.label))")
+            notes += hop.notes(info).map { "<li data-hop=\"\(info.number)\">\(prefix): \(escape($0))</li>" }
         }
+        let inferred = zip(exchange.hops, hops).filter { $0.0.pairing == .inferred }.map { String($0.1.number) }
+        let pairing = inferred.isEmpty ? "" : "<p class=\"trace\">hop\(inferred.count == 1 ? "" : "s") "
+            + inferred.joined(separator: ", ") + " paired by sequence alignment (no shared trace id)</p>"
         let title = "#\(exchange.number) \(exchange.method) \(exchange.target)"
         return """
             <div class="row exchange" id="exchange-\(exchange.number)" data-verdict="\(exchange.verdict.rawValue)">
             \(geometry.diagram(exchange, hops))
             <div class="notes"><h3>\(escape(title)) <span class="verdict \(exchange.verdict.rawValue)">\(exchange.verdict.rawValue)</span></h3>
-            \(exchange.traceID.map { "<p class=\"trace\">trace \(escape($0))</p>" } ?? "")
+            \(exchange.traceID.map { "<p class=\"trace\">trace \(escape($0))</p>" } ?? "")\(pairing)
             <ul>\(notes.isEmpty ? "<li>identical on every hop</li>" : notes.joined())</ul></div>
             </div>
 
@@ -187,18 +189,23 @@ private struct Geometry {
         return svg + "</svg>"
     }
 
-    /// One message across one hop, from the side it leaves to the side it reaches.
+    /// One message across one hop, from the side it leaves to the side it
+    /// reaches. On a broken hop, a message that did not cross whole (absent,
+    /// missing, foreign or incomplete) is drawn in the broken colour, one
+    /// that did keeps its own; an absent one is a stub ending in a cross.
     private func arrow(_ hop: HopResult, _ result: MessageResult, _ message: String, from: Int, to: Int, y: Int,
                        number: Int, tooltip: String) -> String {
-        guard result.outcome != .absent else { return "" }
-        let verdict = hop.verdict == .broken ? "broken" : result.outcome.rawValue
+        let crossedWhole = result.outcome > .absent && result.outcome < .missing
+            && result.before?.complete != false && result.after?.complete != false
+        guard result.outcome != .absent || hop.verdict == .broken else { return "" }
+        let verdict = hop.verdict == .broken && !crossedWhole ? "broken" : result.outcome.rawValue
         let colour = HTMLReport.colour(verdict)
         let middle = (from + to) / 2
         let direction = to > from ? 1 : -1
         var start = from, end = to, dash = ""
-        var shapes = ""
+        let shapes: String
         switch result.outcome {
-        case .missing:
+        case .missing, .absent:
             end = middle
             shapes = "<path d=\"M\(end - 5) \(y - 5)L\(end + 5) \(y + 5)M\(end - 5) \(y + 5)L\(end + 5) \(y - 5)\" "
                 + "stroke=\"\(colour)\" stroke-width=\"2.5\"/>"
@@ -209,7 +216,10 @@ private struct Geometry {
         default:
             shapes = head(at: end, y: y, direction: direction, colour: colour)
         }
-        let label = verdict + (hop.injected.isEmpty ? "" : " (injected)")
+        // A fault marks the arrows it may have caused: those not identical, or both when both are.
+        let injected = !hop.injected.isEmpty
+            && (result.outcome != .identical || (hop.request.outcome == .identical && hop.response.outcome == .identical))
+        let label = verdict + (injected ? " (injected)" : "")
         return "<g class=\"arrow\" data-hop=\"\(number)\" data-message=\"\(message)\" data-verdict=\"\(verdict)\">"
             + "<title>\(tooltip)</title>"
             + "<line x1=\"\(start)\" y1=\"\(y)\" x2=\"\(end - direction * 8)\" y2=\"\(y)\" stroke=\"\(colour)\" stroke-width=\"2.5\"\(dash)/>"

@@ -35,38 +35,38 @@ struct MessageJudge {
     // MARK: Differences
 
     private func describe(_ change: DigestComparison.Change, _ before: RecordedMessage, _ after: RecordedMessage,
-                          _ kind: Toleration.Message) -> Difference {
+                          _ kind: Toleration.Message) -> MessageDifference {
         switch change {
         case .statusChanged(let from, let to):
-            return Difference(kind: .statusChanged, before: String(from), after: String(to), text: change.description)
+            return MessageDifference(kind: .statusChanged, before: String(from), after: String(to), text: change.description)
         case .methodChanged(let from, let to):
-            return Difference(kind: .methodChanged, before: from, after: to, text: change.description)
+            return MessageDifference(kind: .methodChanged, before: from, after: to, text: change.description)
         case .targetChanged:
             let (from, to) = (MessageJudge.target(before), MessageJudge.target(after))
-            return Difference(kind: .targetChanged, before: from, after: to, text: "target changed (\(from) → \(to))")
+            return MessageDifference(kind: .targetChanged, before: from, after: to, text: "target changed (\(from) → \(to))")
         case .fieldAdded(let name):
             let values = FieldValues(after, name)
-            return Difference(kind: .fieldAdded, field: name, after: values.joined,
+            return MessageDifference(kind: .fieldAdded, field: name, after: values.joined,
                               text: "\(values.spelling ?? name) added" + values.shown,
                               toleratedBy: tolerance(.added, of: name, before, after, kind))
         case .fieldRemoved(let name):
             let values = FieldValues(before, name)
-            return Difference(kind: .fieldRemoved, field: name, before: values.joined,
+            return MessageDifference(kind: .fieldRemoved, field: name, before: values.joined,
                               text: "\(values.spelling ?? name) removed" + values.shown,
                               toleratedBy: tolerance(.removed, of: name, before, after, kind))
         case .fieldChanged(let name):
             let old = FieldValues(before, name), new = FieldValues(after, name)
             let shown = old.isRedacted || new.isRedacted
                 ? " (secret values differ)" : " (\(FieldValues.clip(old.joined ?? "")) → \(FieldValues.clip(new.joined ?? "")))"
-            return Difference(kind: .fieldChanged, field: name, before: old.joined, after: new.joined,
+            return MessageDifference(kind: .fieldChanged, field: name, before: old.joined, after: new.joined,
                               text: "\(new.spelling ?? old.spelling ?? name) changed" + shown,
                               toleratedBy: tolerance(.changed, of: name, before, after, kind))
         case .bodyChanged(let from, let to):
-            return Difference(kind: .bodyChanged, before: String(from), after: String(to), text: change.description)
+            return MessageDifference(kind: .bodyChanged, before: String(from), after: String(to), text: change.description)
         case .trailersChanged:
-            return Difference(kind: .trailersChanged, text: change.description)
+            return MessageDifference(kind: .trailersChanged, text: change.description)
         case .unexplained:
-            return Difference(kind: .unexplained, text: change.description)
+            return MessageDifference(kind: .unexplained, text: change.description)
         }
     }
 

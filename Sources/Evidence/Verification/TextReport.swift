@@ -41,7 +41,7 @@ public enum TextReport {
     }
 
     /// `12 exchanges over 3 hops: 30 identical, …; 2 pairings inferred`.
-    static func summaryLine(_ summary: Summary) -> String {
+    static func summaryLine(_ summary: VerificationSummary) -> String {
         let counts = HopVerdict.allCases.filter { $0 != .notReached }.map { "\(summary.count($0)) \($0.rawValue)" }
         return "Summary: \(summary.exchanges) exchange\(summary.exchanges == 1 ? "" : "s") over \(summary.hops) "
             + "hop\(summary.hops == 1 ? "" : "s"): " + counts.joined(separator: ", ")

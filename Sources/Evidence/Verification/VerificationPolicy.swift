@@ -119,6 +119,11 @@ public struct PolicyError: Error, Hashable, Sendable, CustomStringConvertible {
     public var path: String
     public var reason: String
 
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+
     public var description: String { "\(path): policy: \(reason)" }
 }
 

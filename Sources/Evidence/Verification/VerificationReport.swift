@@ -24,9 +24,9 @@ public struct VerificationReport: Codable, Hashable, Sendable {
     /// Every exchange, ordered by when it was first seen.
     public var exchanges: [VerifiedExchange]
     /// Counts over every exchange and hop.
-    public var summary: Summary
+    public var summary: VerificationSummary
     /// Why the recordings as a whole could not prove anything, when they could not.
-    public var problems: [Problem]
+    public var problems: [VerificationProblem]
     /// What the readers skipped (a torn last line…), as `path:line: message`.
     public var warnings: [String]
     /// True exactly when there is no problem, at least one exchange was
@@ -34,13 +34,13 @@ public struct VerificationReport: Codable, Hashable, Sendable {
     public var policyHolds: Bool
 
     public init(policy: PolicySummary, recordings: [RecordingSummary], path: VerifiedPath,
-                exchanges: [VerifiedExchange], problems: [Problem], warnings: [String]) {
+                exchanges: [VerifiedExchange], problems: [VerificationProblem], warnings: [String]) {
         self.schema = VerificationReport.schemaName
         self.policy = policy
         self.recordings = recordings
         self.path = path
         self.exchanges = exchanges
-        self.summary = Summary(exchanges: exchanges, hopCount: path.hops.count)
+        self.summary = VerificationSummary(exchanges: exchanges, hopCount: path.hops.count)
         self.problems = problems
         self.warnings = warnings
         self.policyHolds = problems.isEmpty && !exchanges.isEmpty && exchanges.allSatisfy(\.passes)
@@ -323,10 +323,10 @@ public struct MessageResult: Codable, Hashable, Sendable {
     /// Wire differences that do not change meaning.
     public var reasons: [Equivalence]
     /// Semantic differences, each marked when tolerated.
-    public var differences: [Difference]
+    public var differences: [MessageDifference]
 
     public init(outcome: Outcome, before: MessageSummary?, after: MessageSummary?, reasons: [Equivalence] = [],
-                differences: [Difference] = []) {
+                differences: [MessageDifference] = []) {
         self.outcome = outcome
         self.before = before
         self.after = after
@@ -379,7 +379,7 @@ public struct Equivalence: Codable, Hashable, Sendable {
 
 /// One semantic difference, named, with the values when the recordings hold
 /// them in clear, and the policy rule that tolerates it, if any.
-public struct Difference: Codable, Hashable, Sendable {
+public struct MessageDifference: Codable, Hashable, Sendable {
     public enum Kind: String, Codable, Hashable, Sendable {
         case statusChanged = "status-changed", methodChanged = "method-changed", targetChanged = "target-changed"
         case fieldAdded = "field-added", fieldRemoved = "field-removed", fieldChanged = "field-changed"
@@ -446,7 +446,7 @@ public struct PolicySummary: Codable, Hashable, Sendable {
 }
 
 /// A reason the recordings as a whole prove nothing.
-public struct Problem: Codable, Hashable, Sendable, CustomStringConvertible {
+public struct VerificationProblem: Codable, Hashable, Sendable, CustomStringConvertible {
     public enum Kind: String, Codable, Hashable, Sendable {
         /// Two or more taps, and not one exchange pairs across any of them.
         case nothingPairs = "nothing-pairs"
@@ -468,7 +468,7 @@ public struct Problem: Codable, Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Counts over every exchange and hop.
-public struct Summary: Codable, Hashable, Sendable {
+public struct VerificationSummary: Codable, Hashable, Sendable {
     public var exchanges: Int
     public var hops: Int
     /// Per verdict, the number of (exchange, hop) cells with it; `not-reached` cells are not counted.

@@ -63,23 +63,23 @@ public struct Verifier: Sendable {
             exchange(entry.0, number: number + 1, started: entry.1, path: path, judge: judge)
         }
 
-        var problems: [Problem] = []
+        var problems: [VerificationProblem] = []
         if exchanges.isEmpty {
-            problems.append(Problem(kind: .noExchange, message: "the recordings hold no exchange: nothing was verified"))
+            problems.append(VerificationProblem(kind: .noExchange, message: "the recordings hold no exchange: nothing was verified"))
         }
         if path.hops.isEmpty, let tap = path.taps.first {
-            problems.append(Problem(kind: .noHop, message:
+            problems.append(VerificationProblem(kind: .noHop, message:
                 "only one observation point (\(tap.name), \(tap.entry.rawValue) leg): add the recording of another tap on the path"))
         }
         if !unpairedBoundaries.isEmpty && !chains.contains(where: \.crossesTaps) {
             let names = path.taps.map(\.name).joined(separator: ", ")
-            problems.append(Problem(kind: .nothingPairs, message:
+            problems.append(VerificationProblem(kind: .nothingPairs, message:
                 "nothing pairs across the taps \(names): no exchange shares a trace id or aligns on method, target "
                 + "and body (recordings of different runs?)"))
         } else {
             for boundary in unpairedBoundaries {
                 let (a, b) = (path.taps[boundary].name, path.taps[boundary + 1].name)
-                problems.append(Problem(kind: .nothingPairs, message:
+                problems.append(VerificationProblem(kind: .nothingPairs, message:
                     "nothing pairs between \(a) and \(b): no exchange \(a) sent was seen by \(b) (recordings of different runs?)"))
             }
         }
