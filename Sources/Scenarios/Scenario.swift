@@ -155,8 +155,8 @@ private struct ScenarioManifestReader {
         return .fails(ScenarioExpectation.ExpectedFailure(step: step, verdict: verdict, difference: difference))
     }
 
-    /// Every `Difference.Kind`, for parsing and for naming the choices in errors.
-    private static let differenceKinds: [Difference.Kind] = [
+    /// Every `MessageDifference.Kind`, for parsing and for naming the choices in errors.
+    private static let differenceKinds: [MessageDifference.Kind] = [
         .statusChanged, .methodChanged, .targetChanged, .fieldAdded, .fieldRemoved, .fieldChanged,
         .bodyChanged, .trailersChanged, .unexplained,
     ]

@@ -45,11 +45,11 @@ public struct ScenarioExpectation: Hashable, Sendable {
         }
 
         public var message: Message
-        public var kind: Difference.Kind
+        public var kind: MessageDifference.Kind
         /// Lowercased; nil for kinds without a field (`body-changed`, `status-changed`…).
         public var field: String?
 
-        public init(message: Message, kind: Difference.Kind, field: String? = nil) {
+        public init(message: Message, kind: MessageDifference.Kind, field: String? = nil) {
             self.message = message
             self.kind = kind
             self.field = field

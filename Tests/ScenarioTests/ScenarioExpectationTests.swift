@@ -19,8 +19,8 @@ final class ScenarioExpectationTests: XCTestCase {
     /// The load balancer's hop: tap-a.upstream → tap-b.downstream.
     static let loadBalancerHop = 3
 
-    private func cell(_ hop: Int, _ verdict: HopVerdict, response: [Difference] = [], request: [Difference] = []) -> HopResult {
-        let outcome: (HopVerdict, [Difference]) -> MessageResult.Outcome = { verdict, differences in
+    private func cell(_ hop: Int, _ verdict: HopVerdict, response: [MessageDifference] = [], request: [MessageDifference] = []) -> HopResult {
+        let outcome: (HopVerdict, [MessageDifference]) -> MessageResult.Outcome = { verdict, differences in
             differences.isEmpty ? .identical : (verdict == .tolerated ? .tolerated : .modified)
         }
         return HopResult(hop: hop, verdict: verdict, pairing: .trace,
@@ -47,7 +47,7 @@ final class ScenarioExpectationTests: XCTestCase {
         return try JSONDecoder().decode(FlowOutcome.self, from: JSONSerialization.data(withJSONObject: object))
     }
 
-    private let removedCookies = Difference(kind: .fieldRemoved, field: "set-cookie", text: "Set-Cookie removed")
+    private let removedCookies = MessageDifference(kind: .fieldRemoved, field: "set-cookie", text: "Set-Cookie removed")
     private let strippedCookies = ScenarioExpectation(
         client: .fails(diagnosis: .stripSetCookie, step: .tokenExchange),
         verify: .fails(.init(step: .tokenExchange, verdict: .modified,
@@ -93,14 +93,14 @@ final class ScenarioExpectationTests: XCTestCase {
     func testAFailureOnAnotherHopThanTheLoadBalancersIsAMismatch() throws {
         var exchanges = strippedReport.exchanges
         exchanges[0] = exchange(1, .protectedRequest, [1: cell(1, .modified, request: [
-            Difference(kind: .fieldAdded, field: "via", text: "Via added")])])
+            MessageDifference(kind: .fieldAdded, field: "via", text: "Via added")])])
         let found = strippedCookies.mismatches(client: try failedClient(), report: report(exchanges))
         XCTAssertEqual(found, ["verify: exchange 1 (protected-request) fails on client → tap-a, not on the load balancer's hop tap-a → tap-b: modified"])
     }
 
     func testTheWrongDifferenceOrVerdictIsAMismatch() throws {
         let otherDifference = report([exchange(1, .tokenExchange, [Self.loadBalancerHop: cell(
-            Self.loadBalancerHop, .modified, response: [Difference(kind: .bodyChanged, text: "body changed (10 → 12 bytes)")])])])
+            Self.loadBalancerHop, .modified, response: [MessageDifference(kind: .bodyChanged, text: "body changed (10 → 12 bytes)")])])])
         XCTAssertEqual(strippedCookies.mismatches(client: try failedClient(), report: otherDifference),
                        ["verify: expected response field-removed set-cookie on tap-a → tap-b at token-exchange, got body-changed"])
         let missing = report([exchange(1, .tokenExchange, [Self.loadBalancerHop: cell(Self.loadBalancerHop, .missing)])])
@@ -116,7 +116,7 @@ final class ScenarioExpectationTests: XCTestCase {
 
     func testToleratedFieldsMustShowAsTolerated() throws {
         let tolerant = ScenarioExpectation(client: .succeeds, verify: .holds(tolerated: ["via", "x-forwarded-for"]))
-        let via = Difference(kind: .fieldAdded, field: "via", text: "Via added", toleratedBy: "field via added")
+        let via = MessageDifference(kind: .fieldAdded, field: "via", text: "Via added", toleratedBy: "field via added")
         let client = ClientObservation(termination: .exited(0), outcome: try outcome(nil))
         let shown = report([exchange(1, .protectedRequest, [Self.loadBalancerHop: cell(Self.loadBalancerHop, .tolerated, request: [via])])])
         XCTAssertEqual(tolerant.mismatches(client: client, report: shown),
@@ -126,7 +126,7 @@ final class ScenarioExpectationTests: XCTestCase {
     func testAReportWithoutTheLoadBalancersHopIsAMismatch() throws {
         let empty = VerificationReport(policy: PolicySummary(.strict), recordings: [],
                                        path: VerifiedPath(source: .option, taps: [], hops: []), exchanges: [],
-                                       problems: [Problem(kind: .noExchange, message: "the recordings hold no exchange")],
+                                       problems: [VerificationProblem(kind: .noExchange, message: "the recordings hold no exchange")],
                                        warnings: [])
         XCTAssertEqual(strippedCookies.mismatches(client: try failedClient(), report: empty),
                        ["verify: no hop from tap-a to tap-b (hops: )", "verify: the recordings hold no exchange"])
