@@ -76,6 +76,6 @@ final class ScenarioPlanTests: XCTestCase {
 
     func testAPolicyIsPassedToVerify() throws {
         let plan = try plan("nginx/forwarding-fields")
-        XCTAssertEqual(value(after: "--policy", in: plan.verify), ScenarioFixtures.examples + "/nginx/forwarding-fields/policy.json")
+        XCTAssertEqual(value(after: "--policy", in: plan.verify), ScenarioFixtures.repositoryRoot + "/Examples/policies/load-balancer.json")
     }
 }
