@@ -4,6 +4,7 @@ enum CommandRegistry {
     static let commands: [Command] = [
         CACommand.command,
         VerifyCommand.command,
+        FaultsCommand.command,
         ScenarioCommand.command,
     ]
 
