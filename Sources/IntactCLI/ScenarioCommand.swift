@@ -98,6 +98,9 @@ enum ScenarioCommand {
             } catch {
                 output.line("Scenario \(scenario.name): \(scenario.summary)")
                 context.standardError.line("intact: scenario \(scenario.name): \(error)")
+                if let kept = runner.latestRunDirectory, FileManager.default.fileExists(atPath: kept) {
+                    output.line("  kept:     \(kept)")
+                }
                 unexpected.append(scenario.name)
             }
             output.line()

@@ -49,10 +49,17 @@ public final class ScenarioRunner: Sendable {
     private let progress: @Sendable (String) -> Void
     /// The children of the run in progress, in start order.
     private let children = Mutex<[ChildProcess]>([])
+    private let runDirectory = Mutex<String?>(nil)
 
     public init(options: Options, progress: @escaping @Sendable (String) -> Void = { _ in }) {
         self.options = options
         self.progress = progress
+    }
+
+    /// The run directory of the latest run that got one (kept on disk; a
+    /// caller removes it when it is no longer needed).
+    public var latestRunDirectory: String? {
+        runDirectory.withLock { $0 }
     }
 
     // MARK: Preparing
@@ -61,6 +68,7 @@ public final class ScenarioRunner: Sendable {
     /// files, then has the load balancer check the rendered configuration.
     /// Throws before anything keeps running: a taken port, a rejected configuration.
     public func prepare(_ scenario: Scenario, runDirectory: String? = nil) throws(ScenarioError) -> ScenarioPlan {
+        self.runDirectory.withLock { $0 = nil }
         let loadBalancer = try scenario.loadBalancer.locate()
         let ports: ScenarioPorts
         if let fixed = options.ports {
@@ -73,6 +81,8 @@ public final class ScenarioRunner: Sendable {
         if runDirectory == nil {
             directory = try ScenarioWorkspace.makeRunDirectory(for: scenario, under: options.runParent)
         }
+        self.runDirectory.withLock { $0 = directory }
+        progress("run directory \(directory)")
         let plan = ScenarioPlan(scenario: scenario, ports: ports, runDirectory: directory,
                                 intactExecutable: options.intactExecutable, loadBalancerExecutable: loadBalancer)
         // Render first: a template error is the scenario's, reported before any file is written.

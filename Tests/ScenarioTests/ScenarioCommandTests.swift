@@ -62,6 +62,7 @@ final class ScenarioCommandTests: XCTestCase {
                       broken.error)
         XCTAssertTrue(broken.error.contains(#"unknown directive "retrun""#), broken.error)
         XCTAssertTrue(broken.output.hasSuffix("1 scenario: 1 not as expected: custom/scenario\n"), broken.output)
+        XCTAssertTrue(broken.output.contains("  kept:     "), "the run directory with the check's log is shown: \(broken.output)")
     }
 
     func testRunWithoutADirectoryIsAUsageError() {
