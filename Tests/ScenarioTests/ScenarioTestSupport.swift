@@ -32,6 +32,24 @@ enum ScenarioFixtures {
         }
         return nil
     }
+
+    /// The subcommands a scenario run starts (`server`, `proxy`, `client`)
+    /// that `intact` at `path` does not list in its `--help`.
+    static func missingCommands(in path: String) -> [String] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["--help"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return ["--help"] }
+        let help = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let listed = Set(help.split(separator: "\n").compactMap { line in
+            line.hasPrefix("  ") ? line.split(separator: " ").first.map(String.init) : nil
+        })
+        return ["server", "proxy", "client"].filter { !listed.contains($0) }
+    }
 }
 
 extension XCTestCase {
