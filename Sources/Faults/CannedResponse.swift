@@ -28,22 +28,8 @@ public struct CannedResponse: Sendable, Hashable {
 
     /// A minimal HTML page, the kind gateways and error handlers send.
     public static func htmlPage(title: String, detail: String) -> [UInt8] {
-        let t = escapeHTML(title), d = escapeHTML(detail)
+        let t = title.htmlEscaped, d = detail.htmlEscaped
         return Array("<!DOCTYPE html>\n<html><head><title>\(t)</title></head>\n<body><h1>\(t)</h1><p>\(d)</p></body></html>\n".utf8)
-    }
-
-    private static func escapeHTML(_ s: String) -> String {
-        var out = ""
-        for c in s {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            default: out.append(c)
-            }
-        }
-        return out
     }
 
     /// The response as parts in `version`: head, body (when not empty), end.

@@ -1,3 +1,4 @@
+import HTTP
 /// Renders a report as one self-contained HTML page: inline CSS and SVG, no
 /// script, no network, no external asset, so it opens in any browser and can
 /// be mailed as one file.
@@ -19,17 +20,17 @@ public enum HTMLReport {
             <html lang="en">
             <head>
             <meta charset="utf-8">
-            <title>Intact verification: \(escape(TextReport.policyLine(report)))</title>
+            <title>Intact verification: \(escaped(TextReport.policyLine(report)))</title>
             <style>\(style)</style>
             </head>
             <body>
             <h1>Intact verification</h1>
-            <p id="policy" class="\(report.policyHolds ? "holds" : "fails")">\(escape(TextReport.policyLine(report)))</p>
-            <p id="summary">\(escape(TextReport.summaryLine(report.summary)))</p>
+            <p id="policy" class="\(report.policyHolds ? "holds" : "fails")">\(escaped(TextReport.policyLine(report)))</p>
+            <p id="summary">\(escaped(TextReport.summaryLine(report.summary)))</p>
 
             """
         if let description = report.policy.description {
-            html += "<p>Policy <b>\(escape(report.policy.name))</b>: \(escape(description))</p>\n"
+            html += "<p>Policy <b>\(escaped(report.policy.name))</b>: \(escaped(description))</p>\n"
         }
         html += list(report.policy.tolerations.map { "tolerates " + $0 }, id: "tolerations")
         html += list(report.problems.map { "Problem: " + $0.message }, id: "problems")
@@ -42,7 +43,7 @@ public enum HTMLReport {
         let labelled = report.exchanges.contains { $0.step != nil }
         for group in report.stepGroups {
             html += "<section class=\"step\">\n"
-            if labelled { html += "<h2>Step \(escape(group.step ?? "(unlabelled)"))</h2>\n" }
+            if labelled { html += "<h2>Step \(escaped(group.step ?? "(unlabelled)"))</h2>\n" }
             html += "<div class=\"row\">\(geometry.lifelineHeader(report.path))<div class=\"notes\"></div></div>\n"
             for exchange in group.exchanges { html += row(exchange, report.path.hops, geometry) }
             html += "</section>\n"
@@ -54,8 +55,8 @@ public enum HTMLReport {
     private static func row(_ exchange: VerifiedExchange, _ hops: [HopInfo], _ geometry: Geometry) -> String {
         var notes: [String] = []
         for (hop, info) in zip(exchange.hops, hops) {
-            let prefix = escape("hop \(info.number) (\(info.label))")
-            notes += hop.notes(info).map { "<li data-hop=\"\(info.number)\">\(prefix): \(escape($0))</li>" }
+            let prefix = escaped("hop \(info.number) (\(info.label))")
+            notes += hop.notes(info).map { "<li data-hop=\"\(info.number)\">\(prefix): \(escaped($0))</li>" }
         }
         let inferred = zip(exchange.hops, hops).filter { $0.0.pairing == .inferred }.map { String($0.1.number) }
         let pairing = inferred.isEmpty ? "" : "<p class=\"trace\">hop\(inferred.count == 1 ? "" : "s") "
@@ -64,8 +65,8 @@ public enum HTMLReport {
         return """
             <div class="row exchange" id="exchange-\(exchange.number)" data-verdict="\(exchange.verdict.rawValue)">
             \(geometry.diagram(exchange, hops))
-            <div class="notes"><h3>\(escape(title)) <span class="verdict \(exchange.verdict.rawValue)">\(exchange.verdict.rawValue)</span></h3>
-            \(exchange.traceID.map { "<p class=\"trace\">trace \(escape($0))</p>" } ?? "")\(pairing)
+            <div class="notes"><h3>\(escaped(title)) <span class="verdict \(exchange.verdict.rawValue)">\(exchange.verdict.rawValue)</span></h3>
+            \(exchange.traceID.map { "<p class=\"trace\">trace \(escaped($0))</p>" } ?? "")\(pairing)
             <ul>\(notes.isEmpty ? "<li>identical on every hop</li>" : notes.joined())</ul></div>
             </div>
 
@@ -74,24 +75,7 @@ public enum HTMLReport {
 
     private static func list(_ items: [String], id: String) -> String {
         guard !items.isEmpty else { return "" }
-        return "<ul id=\"\(id)\">" + items.map { "<li>\(escape($0))</li>" }.joined() + "</ul>\n"
-    }
-
-    /// Escapes text for HTML element content and quoted attribute values.
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
+        return "<ul id=\"\(id)\">" + items.map { "<li>\(escaped($0))</li>" }.joined() + "</ul>\n"
     }
 
     /// The colour of each verdict; message outcomes share the names.
@@ -163,7 +147,7 @@ private struct Geometry {
             let (left, right) = (xs[index], xs[last])
             svg += "<rect x=\"\(left - 60)\" y=\"2\" width=\"\(right - left + 120)\" height=\"22\" rx=\"4\" fill=\"#eceff1\"/>"
             svg += "<text x=\"\((left + right) / 2)\" y=\"18\" text-anchor=\"middle\" font-weight=\"bold\" font-size=\"13\">"
-                + HTMLReport.escape(tap) + "</text>"
+                + escaped(tap) + "</text>"
             if last > index {
                 for point in index...last {
                     svg += "<text x=\"\(xs[point])\" y=\"38\" text-anchor=\"middle\" font-size=\"10\" fill=\"#616161\">"
@@ -182,7 +166,7 @@ private struct Geometry {
         }
         for (offset, (hop, info)) in zip(exchange.hops, hops).enumerated() {
             let (near, far) = (xs[offset], xs[offset + 1])
-            let tooltip = HTMLReport.escape(([info.label] + hop.notes(info)).joined(separator: "\n"))
+            let tooltip = escaped(([info.label] + hop.notes(info)).joined(separator: "\n"))
             svg += arrow(hop, hop.request, "request", from: near, to: far, y: 22, number: info.number, tooltip: tooltip)
             svg += arrow(hop, hop.response, "response", from: far, to: near, y: 52, number: info.number, tooltip: tooltip)
         }
@@ -225,7 +209,7 @@ private struct Geometry {
             + "<line x1=\"\(start)\" y1=\"\(y)\" x2=\"\(end - direction * 8)\" y2=\"\(y)\" stroke=\"\(colour)\" stroke-width=\"2.5\"\(dash)/>"
             + shapes
             + "<text x=\"\((start + end) / 2)\" y=\"\(y - 6)\" text-anchor=\"middle\" font-size=\"10\" fill=\"\(colour)\">"
-            + HTMLReport.escape(label) + "</text></g>"
+            + escaped(label) + "</text></g>"
     }
 
     private func head(at x: Int, y: Int, direction: Int, colour: String) -> String {
@@ -233,3 +217,6 @@ private struct Geometry {
         return "<polygon points=\"\(x),\(y) \(back),\(y - 5) \(back),\(y + 5)\" fill=\"\(colour)\"/>"
     }
 }
+
+/// HTML-escaped text (`String.htmlEscaped`), short for the many interpolations above.
+private func escaped(_ text: String) -> String { text.htmlEscaped }
