@@ -29,8 +29,10 @@ let package = Package(
         .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing"]),
         // The fault engine: rules, presets and their effect on messages, as commands for the proxy.
         .target(name: "Faults", dependencies: ["HTTP", "AuthFlow"]),
+        // Load balancer scenarios: real nginx/HAProxy between two taps, run and judged end to end.
+        .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow"]),
         // Command-line parsing and the subcommands, as a library so tests can drive them.
-        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Faults"]),
+        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Faults", "Scenarios"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
         // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
         .executableTarget(name: "intact-microbench", dependencies: ["HTTP", "Hashing"], path: "Benchmarks/Microbench"),
@@ -43,6 +45,7 @@ let package = Package(
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Hashing"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow"]),
+        .testTarget(name: "ScenarioTests", dependencies: ["Scenarios", "IntactCLI", "Evidence", "AuthFlow"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -5,6 +5,7 @@ enum CommandRegistry {
         CACommand.command,
         VerifyCommand.command,
         FaultsCommand.command,
+        ScenarioCommand.command,
     ]
 
     /// `intact` itself: the subcommands above, and `--version`.
