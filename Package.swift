@@ -23,6 +23,8 @@ let package = Package(
         .target(name: "TLS", dependencies: ["COpenSSL", "Wire", "Hashing"]),
         // Version-neutral HTTP model, HTTP/1.1 codec, HTTP/2 session, message digests.
         .target(name: "HTTP", dependencies: ["CNGHTTP2", "Wire", "Hashing"]),
+        // A byte channel over a connection (plaintext or TLS) and HTTP/1.1 or HTTP/2 on it, both roles.
+        .target(name: "Transport", dependencies: ["Wire", "TLS", "HTTP"]),
         // Exchange records, recordings, HAR, the verifier and its reports.
         .target(name: "Evidence", dependencies: ["HTTP", "Hashing"]),
         // The mobile sign-in flow: step classifier, sans-io mock server and client simulator.
@@ -42,6 +44,7 @@ let package = Package(
         .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing"]),
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Hashing"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
+        .testTarget(name: "TransportTests", dependencies: ["Transport", "Wire", "TLS", "HTTP", "Hashing"]),
         .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow"]),
     ],
     swiftLanguageModes: [.v6]
