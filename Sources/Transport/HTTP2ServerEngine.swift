@@ -53,7 +53,7 @@ final class HTTP2ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @un
 
     func closeGracefully() {
         try? session.goAway()
-        pump.flush()
+        pump.scheduleFlush()
     }
 
     func abort() {

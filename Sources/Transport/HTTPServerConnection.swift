@@ -2,7 +2,7 @@ import HTTP
 import Wire
 
 /// What an `HTTPServerConnection` tells its owner, on the channel's loop.
-public enum HTTPServerConnectionEvent {
+public enum HTTPServerConnectionEvent: Sendable {
     /// The channel is established and speaks this version.
     case ready(HTTPVersion)
     /// A request arrived. Install the stream's handler (`setHandler`) before

@@ -113,13 +113,14 @@ public class HTTPStream: @unchecked Sendable {
         return driver?.pendingOutboundBytes(self) ?? 0
     }
 
-    /// Sends body bytes of our message (empty input sends nothing). Throws
+    /// Sends body bytes of our message (empty input does nothing, whatever
+    /// the state). Throws
     /// `.invalidState` after the end or a failure, and the engine's error
     /// when the bytes break the message's framing. Called only on the loop.
     public func sendBody(_ bytes: [UInt8]) throws(TransportError) {
         loop.preconditionOnLoop()
-        let driver = try writableDriver("body")
         guard !bytes.isEmpty else { return }
+        let driver = try writableDriver("body")
         try driver.sendBody(bytes, on: self)
         if !driver.isWritable(self) { awaitingWritable = true }
     }
