@@ -21,6 +21,7 @@ struct StreamingStats: Sendable {
 /// - `GET /trailers`: a chunked body and an `x-checksum` trailer (its SHA-256);
 /// - `GET /stream/N`: N bytes in 64 KiB chunks, written only while the stream is
 ///   writable (stats in `streaming`, `onBlocked` called each time it stops);
+/// - `GET /wire`: the request's wire form as received, `--`, the response's as sent (see `render`);
 /// - `GET /version`: the HTTP version and stream id as text;
 /// - anything else: 404.
 final class TestOrigin: Sendable {
@@ -107,6 +108,12 @@ final class TestOrigin: Sendable {
             }
         } else if path.hasPrefix("/stream/"), let total = Int(path.dropFirst(8)) {
             streamBody(stream, total: total, streaming: streaming, onBlocked: onBlocked)
+        } else if path == "/wire" {
+            stream.collectBody { _ in
+                guard let responseWire = try? stream.sendHead(HTTPResponseHead(status: 200, fields: ["x-test": "Wire"])) else { return }
+                try? stream.sendBody(Array((render(stream.requestWire) + "\n--\n" + render(responseWire)).utf8))
+                try? stream.sendEnd()
+            }
         } else if path == "/version" {
             stream.collectBody { _ in
                 try? stream.respond(HTTPResponseHead(status: 200), body: Array("\(stream.version) \(stream.streamID)".utf8))
@@ -155,4 +162,12 @@ func curl(_ origin: TestOrigin, _ arguments: [String]) throws -> ToolOutput {
     let pki = try TestPKI.shared()
     return try runTool(["curl", "-sS", "--max-time", "20", "--cacert", pki.caFile,
                         "--resolve", "\(TestPKI.hostName):\(origin.port):127.0.0.1"] + arguments, limit: 30)
+}
+
+/// A wire form as text: HTTP/1.1 head bytes as they are, HTTP/2 fields one `name: value` per line.
+func render(_ wire: HeadDigest.WireForm) -> String {
+    switch wire {
+    case .http1(let head): return String(latin1: head)
+    case .http2(let fields): return fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+    }
 }
