@@ -137,7 +137,8 @@ final class HTTP1ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @un
     private func pump() {
         pumpScheduled = false
         while case .serving = phase {
-            if let current = exchange, current.stream.inbound == .ended || !current.stream.wantsInbound {
+            if let current = exchange,
+               current.stream.inbound == .ended || !(current.stream.wantsInbound || isDone(current)) {
                 channel.pauseReading()
                 return
             }
@@ -174,7 +175,9 @@ final class HTTP1ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @un
             connection.deliver(.stream(stream))
             stream.answerContinueIfOwed(automatic: connection.configuration.automaticContinue)
         case .body(let bytes):
-            exchange?.stream.receive(.body(bytes))
+            guard let current = exchange else { return }
+            // Once the response is complete, a body nobody reads is discarded.
+            if current.stream.wantsInbound || !isDone(current) { current.stream.receive(.body(bytes)) }
         case .end(let trailers):
             exchange?.stream.receive(.end(trailers: trailers))
             completeIfDone()
@@ -220,12 +223,29 @@ final class HTTP1ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @un
         return false
     }
 
-    /// Moves on once the current request and its response are both complete.
+    private func isDone(_ exchange: Exchange) -> Bool {
+        if case .done = exchange.response { return true }
+        return false
+    }
+
+    /// Moves on once the response is complete: after the rest of the request
+    /// (read, or discarded when nobody reads it) on a persistent connection;
+    /// at once, failing the unfinished request with `.cancelled`, otherwise.
     private func completeIfDone() {
-        guard let current = exchange, current.stream.inbound == .ended,
-              case .done(let persistent) = current.response else { return }
+        guard let current = exchange, case .done(let persistent) = current.response else { return }
+        let keepAlive = persistent && !stopAfterExchange && !peerEnded
+        if current.stream.inbound == .open {
+            if keepAlive {
+                schedulePump()
+                return
+            }
+            exchange = nil
+            current.stream.fail(.cancelled)
+            finish()
+            return
+        }
         exchange = nil
-        guard persistent, !stopAfterExchange, !peerEnded else {
+        guard keepAlive else {
             finish()
             return
         }
@@ -298,6 +318,9 @@ final class HTTP1ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @un
         channel.write(serialized.bytes)
         let wire = HeadDigest.WireForm.http1(head: Array(serialized.rawHead))
         guard !head.isInformational || head.status == 101 else { return wire }
+        // A final answer before the 100 the client waits for: it will not send the body, so
+        // the connection cannot carry another request (RFC 9110 §10.1.1).
+        let bodyWithheld = stream.continueOwed && stream.inbound == .open
         switch serialized.framing {
         case .tunnel:
             current.response = .tunnel
@@ -305,7 +328,8 @@ final class HTTP1ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @un
         case .closeDelimited:
             current.response = .body(persistent: false)
         case .none, .contentLength, .chunked:
-            current.response = .body(persistent: current.requestKeepAlive && !serialized.fields.requestsClose)
+            current.response = .body(persistent: current.requestKeepAlive && !serialized.fields.requestsClose
+                                                 && !bodyWithheld)
         }
         return wire
     }

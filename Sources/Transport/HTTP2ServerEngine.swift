@@ -83,7 +83,8 @@ final class HTTP2ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @un
                 }
                 open(id, head: head, wire: decodedFields, endsWithHead: endsWithHead)
             case .data(let id, let bytes):
-                if let stream = streams[id] {
+                // After a complete response, a body nobody reads is consumed and dropped.
+                if let stream = streams[id], stream.handler != nil || stream.outbound == .open {
                     stream.receive(.body(bytes))
                 } else {
                     session.consumed(stream: id, bytes: bytes.count)

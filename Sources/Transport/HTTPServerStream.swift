@@ -35,8 +35,8 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
     /// The final response head's wire form as sent. Read only on the loop.
     public private(set) var responseWire: HeadDigest.WireForm?
 
-    /// Whether a 100 Continue was still owed.
-    private var continueOwed: Bool
+    /// Whether the client still waits for a 100 Continue (no response head went out yet).
+    private(set) var continueOwed: Bool
 
     init(loop: EventLoop, streamID: Int, version: HTTPVersion, request: HTTPRequestHead,
          requestWire: HeadDigest.WireForm, requestBodyFraming: HTTP1Framing, expectsContinue: Bool,

@@ -70,6 +70,15 @@ final class HTTP1ServerConnectionTests: XCTestCase {
         XCTAssertTrue(answer.hasSuffix("HTTP/1.1 3"), "nothing after the Connection: close exchange")
     }
 
+    func testUnreadRequestBodyIsDiscardedAfterTheResponse() throws {
+        let requests = "POST /ignore-body HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789"
+            + "POST /ignore-body HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+            + "GET /version HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+        let answer = try exchange(Array(requests.utf8))
+        XCTAssertEqual(answer.components(separatedBy: "HTTP/1.1 204 No Content").count - 1, 2, answer)
+        XCTAssertTrue(answer.hasSuffix("HTTP/1.1 3"), answer)
+    }
+
     func testConnectTunnelCarriesTLSToTheOrigin() throws {
         try XCTSkipUnless(toolExists("curl"), "curl is not installed")
         let proxy = try TunnelProxy(target: origin.address)

@@ -186,6 +186,21 @@ final class HTTPClientTests: XCTestCase {
         }
     }
 
+    func testClientCertificateIsPresentedWhenRequired() throws {
+        let pki = try TestPKI.shared()
+        let secured = try TestOrigin(clientCertificate: .require(trustedBy: .caFile(pki.caFile)))
+        defer { secured.stop() }
+        let issued = try pki.authority.issueClient(commonName: "test-device", password: "secret")
+        for protocols in [HTTPProtocolChoice.http1, .http2] {
+            let tls = try HTTPClientTLS(trustRoots: .caFile(pki.caFile), identity: issued.identity, protocols: protocols,
+                                        serverName: TestPKI.hostName)
+            let response = try send("GET", "/whoami", to: HTTPEndpoint(host: "127.0.0.1", port: secured.port, tls: tls)).get()
+            XCTAssertTrue(String(decoding: response.body, as: UTF8.self).contains("test-device"))
+        }
+        let anonymous = send("GET", "/whoami", to: try endpoint(.http1, port: secured.port))
+        XCTAssertNotNil(anonymous.failure, "a server that requires a certificate refuses a client without one")
+    }
+
     func testPlaintextHTTP2WithPriorKnowledge() throws {
         let plain = try TestOrigin(tls: false, protocols: .http2)
         defer { plain.stop() }

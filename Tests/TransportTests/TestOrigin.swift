@@ -22,6 +22,8 @@ struct StreamingStats: Sendable {
 /// - `GET /stream/N`: N bytes in 64 KiB chunks, written only while the stream is
 ///   writable (stats in `streaming`, `onBlocked` called each time it stops);
 /// - `GET /wire`: the request's wire form as received, `--`, the response's as sent (see `render`);
+/// - `GET /whoami`: the subject of the client certificate, or `nobody`;
+/// - `POST /ignore-body`: 204 at once, without reading the request body;
 /// - `GET /version`: the HTTP version and stream id as text;
 /// - anything else: 404.
 final class TestOrigin: Sendable {
@@ -40,11 +42,13 @@ final class TestOrigin: Sendable {
     static let streamChunk = patternBytes(64 * 1024, seed: 7)
 
     init(tls: Bool = true, protocols: HTTPProtocolChoice = .negotiated, loopCount: Int = 2,
+         clientCertificate: TLSClientCertificatePolicy = .none,
          connection: HTTPServerConnection.Configuration = HTTPServerConnection.Configuration()) throws {
         group = EventLoopGroup(loopCount: loopCount, label: "test-origin")
         var configuration = HTTPServer.Configuration(connection: connection)
         if tls {
-            configuration.tls = try HTTPServer.tlsSetup(identity: TestPKI.shared().serverIdentity, protocols: protocols)
+            configuration.tls = try HTTPServer.tlsSetup(identity: TestPKI.shared().serverIdentity, protocols: protocols,
+                                                        clientCertificate: clientCertificate)
         } else {
             configuration.connection.protocolChoice = protocols
         }
@@ -114,6 +118,13 @@ final class TestOrigin: Sendable {
                 try? stream.sendBody(Array((render(stream.requestWire) + "\n--\n" + render(responseWire)).utf8))
                 try? stream.sendEnd()
             }
+        } else if path == "/whoami" {
+            stream.collectBody { _ in
+                let subject = stream.connection?.channel.tlsInfo?.peerCertificate?.subject ?? "nobody"
+                try? stream.respond(HTTPResponseHead(status: 200), body: Array(subject.utf8))
+            }
+        } else if path == "/ignore-body" {
+            try? stream.respond(HTTPResponseHead(status: 204))
         } else if path == "/version" {
             stream.collectBody { _ in
                 try? stream.respond(HTTPResponseHead(status: 200), body: Array("\(stream.version) \(stream.streamID)".utf8))
