@@ -2,13 +2,9 @@ import HTTP
 import Wire
 
 /// HTTP/1.1 on the client side of a channel: one exchange at a time (see
-/// `HTTPClientConnection`). Reading follows demand as on the server side: the
-/// parser is asked for events only while the stream wants them, and the
-/// channel reads only when the parser needs bytes (or, between exchanges, to
-/// notice the server closing).
-///
-/// `@unchecked Sendable`: touched only on the channel's loop.
-final class HTTP1ClientEngine: HTTPClientEngine, HTTPStreamDriver, @unchecked Sendable {
+/// `HTTPClientConnection`). Between exchanges the channel keeps reading, to
+/// notice the server closing (bytes then are an unsolicited response, an error).
+final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendable {
     /// Where the connection is.
     enum Phase {
         /// Requests may be sent (one at a time).
@@ -21,33 +17,23 @@ final class HTTP1ClientEngine: HTTPClientEngine, HTTPStreamDriver, @unchecked Se
     /// The request in flight.
     final class Exchange {
         let stream: HTTPClientStream
-        /// Our request allows another after it.
-        let requestKeepAlive: Bool
-        /// The final response allows another after it; nil until it arrived.
+        /// The final response allows another exchange after it; nil until it arrived.
         var responseKeepAlive: Bool?
 
-        init(stream: HTTPClientStream, requestKeepAlive: Bool) {
+        init(stream: HTTPClientStream) {
             self.stream = stream
-            self.requestKeepAlive = requestKeepAlive
         }
     }
 
     private unowned let connection: HTTPClientConnection
-    private let channel: ByteChannel
-    private var parser: HTTP1Parser
-    private var serializer = HTTP1Serializer()
     private var phase = Phase.open
     private var exchange: Exchange?
-    private var nextStreamID = 1
-    private var pumpScheduled = false
-    private var peerEnded = false
     /// What made the connection fail, reported with `.closed`.
     private var failure: TransportError?
 
     init(connection: HTTPClientConnection) {
         self.connection = connection
-        self.channel = connection.channel
-        self.parser = HTTP1Parser(parsing: .response, limits: connection.configuration.http1Limits)
+        super.init(channel: connection.channel, parsing: .response, limits: connection.configuration.http1Limits)
     }
 
     var canOpenStream: Bool {
@@ -56,8 +42,6 @@ final class HTTP1ClientEngine: HTTPClientEngine, HTTPStreamDriver, @unchecked Se
     }
 
     var activeStreamCount: Int { exchange == nil ? 0 : 1 }
-
-    // MARK: Opening
 
     func open(_ head: HTTPRequestHead, framing: HTTP1Framing?,
               handler: @escaping (HTTPStreamEvent) -> Void) throws(TransportError) -> HTTPClientStream {
@@ -79,9 +63,8 @@ final class HTTP1ClientEngine: HTTPClientEngine, HTTPStreamDriver, @unchecked Se
         let stream = HTTPClientStream(loop: channel.loop, streamID: nextStreamID, version: head.version, request: head,
                                       requestWire: .http1(head: Array(serialized.rawHead)), driver: self)
         nextStreamID += 1
-        let keepAlive = head.version == .http1_1 && !serialized.fields.requestsClose
-        exchange = Exchange(stream: stream, requestKeepAlive: keepAlive)
-        if !keepAlive { phase = .lastExchange }
+        exchange = Exchange(stream: stream)
+        if head.version != .http1_1 || serialized.fields.requestsClose { phase = .lastExchange }
         stream.setHandler(handler)
         if !serialized.framing.allowsBody {
             _ = try? serializer.writeEnd()
@@ -111,10 +94,6 @@ final class HTTP1ClientEngine: HTTPClientEngine, HTTPStreamDriver, @unchecked Se
         pump()
     }
 
-    func channelWritable() {
-        exchange?.stream.writabilityMayHaveChanged()
-    }
-
     func channelClosed(_ error: TransportError?) -> TransportError? {
         phase = .closed
         if let current = exchange {
@@ -133,14 +112,6 @@ final class HTTP1ClientEngine: HTTPClientEngine, HTTPStreamDriver, @unchecked Se
         }
     }
 
-    func abort() {
-        phase = .closed
-        let current = exchange
-        exchange = nil
-        current?.stream.fail(.cancelled)
-        channel.abort()
-    }
-
     private var isClosed: Bool {
         if case .closed = phase { return true }
         return false
@@ -153,39 +124,16 @@ final class HTTP1ClientEngine: HTTPClientEngine, HTTPStreamDriver, @unchecked Se
 
     // MARK: Parsing
 
-    private func schedulePump() {
-        guard !pumpScheduled else { return }
-        pumpScheduled = true
-        channel.loop.execute { [self] in pump() }
+    override var activeStream: HTTPStream? { exchange?.stream }
+
+    override var isParsing: Bool { !isClosed }
+
+    override var waitsForConsumer: Bool {
+        guard let current = exchange else { return false }
+        return current.stream.inbound == .ended || !current.stream.wantsInbound
     }
 
-    private func pump() {
-        pumpScheduled = false
-        while !isClosed {
-            if let current = exchange, current.stream.inbound == .ended || !current.stream.wantsInbound {
-                channel.pauseReading()
-                return
-            }
-            let event: HTTP1Event?
-            do {
-                event = try parser.next()
-            } catch {
-                parseFailed(error)
-                return
-            }
-            guard let event else {
-                if !peerEnded {
-                    channel.resumeReading()
-                } else if exchange == nil {
-                    close()
-                }
-                return
-            }
-            handle(event)
-        }
-    }
-
-    private func handle(_ event: HTTP1Event) {
+    override func handle(_ event: HTTP1Event) {
         guard let current = exchange else { return }
         switch event {
         case .responseHead(let parsed) where parsed.isInterim:
@@ -209,7 +157,11 @@ final class HTTP1ClientEngine: HTTPClientEngine, HTTPStreamDriver, @unchecked Se
         }
     }
 
-    private func parseFailed(_ error: HTTP1ParseError) {
+    override func peerClosedWhileIdle() {
+        close()
+    }
+
+    override func parseFailed(_ error: HTTP1ParseError) {
         let current = exchange
         exchange = nil
         if case .truncated = error {
@@ -235,52 +187,15 @@ final class HTTP1ClientEngine: HTTPClientEngine, HTTPStreamDriver, @unchecked Se
 
     // MARK: Stream side
 
-    private func current(_ stream: HTTPStream) throws(TransportError) -> Exchange {
-        guard let current = exchange, current.stream === stream, !isClosed else {
-            throw .invalidState("the exchange is over")
-        }
-        return current
+    override func dropExchange() {
+        exchange = nil
+        phase = .closed
     }
 
-    func sendBody(_ bytes: [UInt8], on stream: HTTPStream) throws(TransportError) {
-        _ = try current(stream)
-        do {
-            channel.write(try serializer.writeBody(bytes))
-        } catch {
-            throw .http1Serialize(error)
-        }
-    }
-
-    func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) {
-        _ = try current(stream)
-        do {
-            let bytes = try serializer.writeEnd(trailers: trailers)
-            if !bytes.isEmpty { channel.write(bytes) }
-        } catch {
-            throw .http1Serialize(error)
-        }
+    override func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) {
+        guard exchange?.stream === stream, !isClosed else { throw .invalidState("the exchange is over") }
+        try writeEnd(trailers: trailers)
         stream.outboundEnded()
         completeIfDone()
     }
-
-    func reset(_ stream: HTTPStream, code: HTTP2ErrorCode) {
-        guard exchange?.stream === stream else { return }
-        exchange = nil
-        phase = .closed
-        channel.abort()
-    }
-
-    func isWritable(_ stream: HTTPStream) -> Bool {
-        exchange?.stream === stream && channel.isWritable
-    }
-
-    func pendingOutboundBytes(_ stream: HTTPStream) -> Int {
-        exchange?.stream === stream ? channel.pendingWriteByteCount : 0
-    }
-
-    func inboundWanted(_ stream: HTTPStream) {
-        if exchange?.stream === stream { schedulePump() }
-    }
-
-    func consumed(_ stream: HTTPStream, bytes: Int) {}
 }

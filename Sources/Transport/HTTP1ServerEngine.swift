@@ -3,16 +3,9 @@ import Wire
 
 /// HTTP/1.1 on the server side of a channel: parses requests, writes
 /// responses, one exchange at a time (see `HTTPServerConnection`).
-///
-/// Reading follows demand: the parser is asked for the next event only while
-/// the current stream wants its body (or no exchange is open), and the
-/// channel reads only when the parser needs more bytes. So a paused consumer
-/// stops the socket, and pipelined requests wait in the parser's buffer
-/// (at most one read's worth) until their turn.
-///
-/// `@unchecked Sendable`: touched only on the channel's loop (it is captured
-/// by loop closures that run there).
-final class HTTP1ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @unchecked Sendable {
+/// Pipelined requests wait in the parser's buffer (at most one read's worth,
+/// since reading stops while an exchange is in progress) until their turn.
+final class HTTP1ServerEngine: HTTP1Engine, HTTPConnectionEngine, HTTPServerStreamDriver, @unchecked Sendable {
     /// Where the connection is.
     enum Phase {
         case serving
@@ -46,25 +39,27 @@ final class HTTP1ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @un
             self.stream = stream
             self.requestKeepAlive = requestKeepAlive
         }
+
+        var isAwaitingHead: Bool {
+            if case .awaitingHead = response { return true }
+            return false
+        }
+
+        var isDone: Bool {
+            if case .done = response { return true }
+            return false
+        }
     }
 
     private unowned let connection: HTTPServerConnection
-    private let channel: ByteChannel
-    private var parser: HTTP1Parser
-    private var serializer = HTTP1Serializer()
     private var phase = Phase.serving
     private var exchange: Exchange?
-    private var nextStreamID = 1
-    private var pumpScheduled = false
-    /// The client finished sending.
-    private var peerEnded = false
     /// The owner asked to close: no request after the current one.
     private var stopAfterExchange = false
 
     init(connection: HTTPServerConnection) {
         self.connection = connection
-        self.channel = connection.channel
-        self.parser = HTTP1Parser(parsing: .request, limits: connection.configuration.http1Limits)
+        super.init(channel: connection.channel, parsing: .request, limits: connection.configuration.http1Limits)
     }
 
     // MARK: Channel side
@@ -95,10 +90,6 @@ final class HTTP1ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @un
         }
     }
 
-    func channelWritable() {
-        exchange?.stream.writabilityMayHaveChanged()
-    }
-
     func channelClosed(_ error: TransportError?) -> TransportError? {
         if case .lingering(let timer) = phase { timer.cancel() }
         phase = .closed
@@ -115,55 +106,26 @@ final class HTTP1ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @un
         if exchange == nil { finish() }
     }
 
-    func abort() {
-        phase = .closed
-        let current = exchange
-        exchange = nil
-        current?.stream.fail(.cancelled)
-        channel.abort()
-    }
-
     var activeStreamCount: Int { exchange == nil ? 0 : 1 }
 
     // MARK: Parsing
 
-    private func schedulePump() {
-        guard !pumpScheduled else { return }
-        pumpScheduled = true
-        channel.loop.execute { [self] in pump() }
+    override var activeStream: HTTPStream? { exchange?.stream }
+
+    override var isParsing: Bool {
+        if case .serving = phase { return true }
+        return false
     }
 
-    /// Pulls parser events while someone wants them; reads when the parser needs bytes.
-    private func pump() {
-        pumpScheduled = false
-        while case .serving = phase {
-            if let current = exchange,
-               current.stream.inbound == .ended || !(current.stream.wantsInbound || isDone(current)) {
-                channel.pauseReading()
-                return
-            }
-            let event: HTTP1Event?
-            do {
-                event = try parser.next()
-            } catch {
-                parseFailed(error)
-                return
-            }
-            guard let event else {
-                if !peerEnded {
-                    channel.resumeReading()
-                } else if exchange == nil {
-                    // The client closed between requests.
-                    phase = .closed
-                    channel.close()
-                }
-                return
-            }
-            handle(event)
-        }
+    /// Waits while the request is complete (for its response) or its consumer
+    /// does not want more — unless the response is complete, when the rest of
+    /// an unread body is discarded.
+    override var waitsForConsumer: Bool {
+        guard let current = exchange else { return false }
+        return current.stream.inbound == .ended || !(current.stream.wantsInbound || current.isDone)
     }
 
-    private func handle(_ event: HTTP1Event) {
+    override func handle(_ event: HTTP1Event) {
         switch event {
         case .requestHead(let parsed):
             let stream = HTTPServerStream(
@@ -176,8 +138,7 @@ final class HTTP1ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @un
             stream.answerContinueIfOwed(automatic: connection.configuration.automaticContinue)
         case .body(let bytes):
             guard let current = exchange else { return }
-            // Once the response is complete, a body nobody reads is discarded.
-            if current.stream.wantsInbound || !isDone(current) { current.stream.receive(.body(bytes)) }
+            if current.stream.wantsInbound || !current.isDone { current.stream.receive(.body(bytes)) }
         case .end(let trailers):
             exchange?.stream.receive(.end(trailers: trailers))
             completeIfDone()
@@ -187,8 +148,13 @@ final class HTTP1ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @un
         }
     }
 
+    override func peerClosedWhileIdle() {
+        phase = .closed
+        channel.close()
+    }
+
     /// A malformed request: answer it when no response is under way, report, close.
-    private func parseFailed(_ error: HTTP1ParseError) {
+    override func parseFailed(_ error: HTTP1ParseError) {
         let current = exchange
         exchange = nil
         if case .truncated = error {
@@ -198,7 +164,7 @@ final class HTTP1ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @un
             return
         }
         current?.stream.fail(.http1Parse(error))
-        if let current, !isAwaitingHead(current) {
+        if let current, !current.isAwaitingHead {
             connection.deliver(.malformedRequest(error, answer: nil, wire: nil))
             phase = .closed
             channel.abort()
@@ -216,16 +182,6 @@ final class HTTP1ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @un
             connection.deliver(.malformedRequest(error, answer: head, wire: .http1(head: Array(serialized.rawHead))))
         }
         finish()
-    }
-
-    private func isAwaitingHead(_ exchange: Exchange) -> Bool {
-        if case .awaitingHead = exchange.response { return true }
-        return false
-    }
-
-    private func isDone(_ exchange: Exchange) -> Bool {
-        if case .done = exchange.response { return true }
-        return false
     }
 
     /// Moves on once the response is complete: after the rest of the request
@@ -296,6 +252,11 @@ final class HTTP1ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @un
 
     // MARK: Stream side
 
+    override func dropExchange() {
+        exchange = nil
+        phase = .closed
+    }
+
     private func current(_ stream: HTTPStream) throws(TransportError) -> Exchange {
         guard let current = exchange, current.stream === stream, case .serving = phase else {
             throw .invalidState("the exchange is over")
@@ -306,7 +267,7 @@ final class HTTP1ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @un
     func sendHead(_ head: HTTPResponseHead, framing: HTTP1Framing?,
                   on stream: HTTPServerStream) throws(TransportError) -> HeadDigest.WireForm {
         let current = try current(stream)
-        guard isAwaitingHead(current) else { throw .invalidState("the final response head was already sent") }
+        guard current.isAwaitingHead else { throw .invalidState("the final response head was already sent") }
         var head = head
         if head.version == .http2 { head.version = .http1_1 }
         let serialized: HTTP1SerializedHead
@@ -334,52 +295,20 @@ final class HTTP1ServerEngine: HTTPConnectionEngine, HTTPServerStreamDriver, @un
         return wire
     }
 
-    func sendBody(_ bytes: [UInt8], on stream: HTTPStream) throws(TransportError) {
-        let current = try current(stream)
-        guard case .body = current.response else { throw .invalidState("response body before the response head") }
-        do {
-            channel.write(try serializer.writeBody(bytes))
-        } catch {
-            throw .http1Serialize(error)
-        }
-    }
-
-    func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) {
+    override func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) {
         let current = try current(stream)
         guard case .body(let persistent) = current.response else {
             throw .invalidState("response end before the response head")
         }
-        do {
-            let bytes = try serializer.writeEnd(trailers: trailers)
-            if !bytes.isEmpty { channel.write(bytes) }
-        } catch {
-            throw .http1Serialize(error)
-        }
+        try writeEnd(trailers: trailers)
         current.response = .done(persistent: persistent)
         stream.outboundEnded()
         completeIfDone()
     }
 
-    func reset(_ stream: HTTPStream, code: HTTP2ErrorCode) {
-        guard exchange?.stream === stream else { return }
-        exchange = nil
-        phase = .closed
-        channel.abort()
-    }
-
-    func isWritable(_ stream: HTTPStream) -> Bool {
-        exchange?.stream === stream && channel.isWritable
-    }
-
-    func pendingOutboundBytes(_ stream: HTTPStream) -> Int {
-        exchange?.stream === stream ? channel.pendingWriteByteCount : 0
-    }
-
-    func inboundWanted(_ stream: HTTPStream) {
+    override func inboundWanted(_ stream: HTTPStream) {
         guard let current = exchange, current.stream === stream else { return }
         current.stream.answerContinueIfOwed(automatic: connection.configuration.automaticContinue)
         schedulePump()
     }
-
-    func consumed(_ stream: HTTPStream, bytes: Int) {}
 }

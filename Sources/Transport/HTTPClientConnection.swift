@@ -30,7 +30,7 @@ public enum HTTPClientConnectionEvent: Sendable {
 ///
 /// `@unchecked Sendable`: `channel` and `configuration` are immutable;
 /// everything else is touched only on the channel's loop.
-public final class HTTPClientConnection: @unchecked Sendable {
+public final class HTTPClientConnection: HTTPConnection, @unchecked Sendable {
     /// Settings of a client connection.
     public struct Configuration: Sendable {
         /// `.negotiated` follows ALPN (HTTP/1.1 without it); `.http2` over
@@ -44,60 +44,32 @@ public final class HTTPClientConnection: @unchecked Sendable {
         public init() {}
     }
 
-    public let channel: ByteChannel
     public let configuration: Configuration
-    public var loop: EventLoop { channel.loop }
-    /// The version spoken, once `.ready`. Read only on the loop.
-    public private(set) var version: HTTPVersion?
-
     private var handler: ((HTTPClientConnectionEvent) -> Void)?
-    private var router: HTTPChannelRouter!
-    /// Held from start to `.closed`, so owners need not keep the connection.
-    private var selfReference: HTTPClientConnection?
 
     /// Wraps a channel; nothing happens until `start` or `adopt`.
     public init(channel: ByteChannel, configuration: Configuration = Configuration()) {
-        self.channel = channel
         self.configuration = configuration
-        router = HTTPChannelRouter(
-            channel: channel, choice: configuration.protocolChoice,
-            makeEngine: { [unowned self] version in makeEngine(version) },
-            ready: { [unowned self] version in
-                self.version = version
-                handler?(.ready(version))
-            },
-            closed: { [unowned self] error in
-                let handler = self.handler
-                self.handler = nil
-                handler?(.closed(error))
-                selfReference = nil
-            })
+        super.init(channel: channel, protocolChoice: configuration.protocolChoice)
     }
 
     /// Starts an unstarted channel. Called only on the loop, once.
     public func start(_ handler: @escaping (HTTPClientConnectionEvent) -> Void) {
-        loop.preconditionOnLoop()
         self.handler = handler
-        selfReference = self
-        router.start()
+        begin()
     }
 
     /// Takes over a started channel (established, or handshaking after
     /// `startTLS`), replacing its handler; `leftover` holds application bytes
     /// already read. Called only on the loop, once.
     public func adopt(leftover: [UInt8] = [], _ handler: @escaping (HTTPClientConnectionEvent) -> Void) {
-        loop.preconditionOnLoop()
         self.handler = handler
-        selfReference = self
-        router.adopt(leftover: leftover)
+        begin(adopting: leftover)
     }
 
     /// Whether `openStream` would succeed now: ready, and (HTTP/1.1) idle and
     /// kept alive, or (HTTP/2) not going away. Read only on the loop.
     public var canOpenStream: Bool { clientEngine?.canOpenStream ?? false }
-
-    /// Streams not yet finished. Read only on the loop.
-    public var activeStreamCount: Int { router.engine?.activeStreamCount ?? 0 }
 
     /// Sends a request head and returns its stream; `handler` receives the
     /// response parts. `framing` is the HTTP/1.1 body framing (nil: from the
@@ -115,18 +87,6 @@ public final class HTTPClientConnection: @unchecked Sendable {
         return try engine.open(head, framing: framing, handler: handler)
     }
 
-    /// Stops taking streams and closes once those open finish (HTTP/2 sends GOAWAY). Called only on the loop.
-    public func close() {
-        loop.preconditionOnLoop()
-        if let engine = router.engine { engine.closeGracefully() } else { channel.close() }
-    }
-
-    /// Resets the connection; open streams fail with `.cancelled`. Called only on the loop.
-    public func abort() {
-        loop.preconditionOnLoop()
-        if let engine = router.engine { engine.abort() } else { channel.abort() }
-    }
-
     func deliver(_ event: HTTPClientConnectionEvent) {
         handler?(event)
     }
@@ -138,7 +98,17 @@ public final class HTTPClientConnection: @unchecked Sendable {
 
     private var clientEngine: (any HTTPClientEngine)? { router.engine as? any HTTPClientEngine }
 
-    private func makeEngine(_ version: HTTPVersion) -> any HTTPConnectionEngine {
+    override func announceReady(_ version: HTTPVersion) {
+        handler?(.ready(version))
+    }
+
+    override func announceClosed(_ error: TransportError?) {
+        let handler = self.handler
+        self.handler = nil
+        handler?(.closed(error))
+    }
+
+    override func makeEngine(_ version: HTTPVersion) -> any HTTPConnectionEngine {
         switch version {
         case .http2: return HTTP2ClientEngine(connection: self)
         case .http1_0, .http1_1: return HTTP1ClientEngine(connection: self)

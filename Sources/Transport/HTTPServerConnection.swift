@@ -34,7 +34,7 @@ public enum HTTPServerConnectionEvent: Sendable {
 ///
 /// `@unchecked Sendable`: `channel` and `configuration` are immutable;
 /// everything else is touched only on the channel's loop.
-public final class HTTPServerConnection: @unchecked Sendable {
+public final class HTTPServerConnection: HTTPConnection, @unchecked Sendable {
     /// Settings of a server connection.
     public struct Configuration: Sendable {
         public var protocolChoice: HTTPProtocolChoice = .negotiated
@@ -52,70 +52,30 @@ public final class HTTPServerConnection: @unchecked Sendable {
         public init() {}
     }
 
-    public let channel: ByteChannel
     public let configuration: Configuration
-    public var loop: EventLoop { channel.loop }
-    /// The version spoken, once `.ready`. Read only on the loop.
-    public private(set) var version: HTTPVersion?
-
     private var handler: ((HTTPServerConnectionEvent) -> Void)?
-    private var router: HTTPChannelRouter!
 
     /// Wraps a channel; nothing happens until `start` or `adopt`.
     public init(channel: ByteChannel, configuration: Configuration = Configuration()) {
-        self.channel = channel
         self.configuration = configuration
-        router = HTTPChannelRouter(
-            channel: channel, choice: configuration.protocolChoice,
-            makeEngine: { [unowned self] version in makeEngine(version) },
-            ready: { [unowned self] version in
-                self.version = version
-                handler?(.ready(version))
-            },
-            closed: { [unowned self] error in
-                let handler = self.handler
-                self.handler = nil
-                handler?(.closed(error))
-                selfReference = nil
-            })
+        super.init(channel: channel, protocolChoice: configuration.protocolChoice)
     }
 
     /// Starts an unstarted channel and serves it. A TLS `.clientHello` is
     /// answered with `continueHandshake()`. The connection keeps itself alive
     /// until `.closed`. Called only on the loop, once.
     public func start(_ handler: @escaping (HTTPServerConnectionEvent) -> Void) {
-        loop.preconditionOnLoop()
         self.handler = handler
-        selfReference = self
-        router.start()
+        begin()
     }
 
     /// Serves a channel that is already started (established, or handshaking
     /// after `startTLS`), replacing its handler. `leftover` holds application
     /// bytes already read from it. Called only on the loop, once.
     public func adopt(leftover: [UInt8] = [], _ handler: @escaping (HTTPServerConnectionEvent) -> Void) {
-        loop.preconditionOnLoop()
         self.handler = handler
-        selfReference = self
-        router.adopt(leftover: leftover)
+        begin(adopting: leftover)
     }
-
-    /// Stops taking requests: HTTP/1.1 closes after the exchange in progress
-    /// (at once when idle); HTTP/2 sends GOAWAY and closes once open streams
-    /// finish. Called only on the loop.
-    public func close() {
-        loop.preconditionOnLoop()
-        if let engine = router.engine { engine.closeGracefully() } else { channel.close() }
-    }
-
-    /// Resets the connection at once; open streams fail with `.cancelled`. Called only on the loop.
-    public func abort() {
-        loop.preconditionOnLoop()
-        if let engine = router.engine { engine.abort() } else { channel.abort() }
-    }
-
-    /// Requests (HTTP/1.1) or streams (HTTP/2) not yet finished. Read only on the loop.
-    public var activeStreamCount: Int { router.engine?.activeStreamCount ?? 0 }
 
     /// HTTP/1.1, after a tunnel-opening answer went out on the current stream
     /// (2xx to CONNECT, or 101): hands the channel back to the owner with
@@ -140,13 +100,20 @@ public final class HTTPServerConnection: @unchecked Sendable {
         handler?(event)
     }
 
-    private func makeEngine(_ version: HTTPVersion) -> any HTTPConnectionEngine {
+    override func announceReady(_ version: HTTPVersion) {
+        handler?(.ready(version))
+    }
+
+    override func announceClosed(_ error: TransportError?) {
+        let handler = self.handler
+        self.handler = nil
+        handler?(.closed(error))
+    }
+
+    override func makeEngine(_ version: HTTPVersion) -> any HTTPConnectionEngine {
         switch version {
         case .http2: return HTTP2ServerEngine(connection: self)
         case .http1_0, .http1_1: return HTTP1ServerEngine(connection: self)
         }
     }
-
-    /// Held from start to `.closed` (or detaching), so owners need not keep the connection.
-    private var selfReference: HTTPServerConnection?
 }
