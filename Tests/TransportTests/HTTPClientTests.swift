@@ -201,6 +201,22 @@ final class HTTPClientTests: XCTestCase {
         XCTAssertNotNil(anonymous.failure, "a server that requires a certificate refuses a client without one")
     }
 
+    func testStreamResetReachesThePeerAndSiblingsGoOn() throws {
+        let ep = try endpoint(.http2)
+        guard case .streamReset(let reset)? = send("GET", "/reset", to: ep).failure else {
+            return XCTFail("expected the stream to be reset")
+        }
+        XCTAssertEqual(reset.code, .refusedStream)
+        XCTAssertEqual(reset.initiator, .peer)
+        let next = try send("GET", "/version", to: ep).get()
+        XCTAssertEqual(String(decoding: next.body, as: UTF8.self), "HTTP/2 3")
+        XCTAssertEqual(origin.readyCount.current, 1)
+        // HTTP/1.1 cannot abandon one exchange: the connection is reset, and the next request dials anew.
+        let h1 = try endpoint(.http1)
+        XCTAssertNotNil(send("GET", "/reset", to: h1).failure)
+        XCTAssertEqual(String(decoding: try send("GET", "/version", to: h1).get().body, as: UTF8.self), "HTTP/1.1 1")
+    }
+
     func testPlaintextHTTP2WithPriorKnowledge() throws {
         let plain = try TestOrigin(tls: false, protocols: .http2)
         defer { plain.stop() }

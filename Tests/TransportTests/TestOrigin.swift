@@ -24,6 +24,7 @@ struct StreamingStats: Sendable {
 /// - `GET /wire`: the request's wire form as received, `--`, the response's as sent (see `render`);
 /// - `GET /whoami`: the subject of the client certificate, or `nobody`;
 /// - `POST /ignore-body`: 204 at once, without reading the request body;
+/// - `GET /reset`: resets the stream with REFUSED_STREAM (HTTP/1.1: resets the connection);
 /// - `GET /version`: the HTTP version and stream id as text;
 /// - anything else: 404.
 final class TestOrigin: Sendable {
@@ -125,6 +126,8 @@ final class TestOrigin: Sendable {
             }
         } else if path == "/ignore-body" {
             try? stream.respond(HTTPResponseHead(status: 204))
+        } else if path == "/reset" {
+            stream.reset(code: .refusedStream)
         } else if path == "/version" {
             stream.collectBody { _ in
                 try? stream.respond(HTTPResponseHead(status: 200), body: Array("\(stream.version) \(stream.streamID)".utf8))
