@@ -3,9 +3,9 @@
 
 SWIFT ?= swift
 # Debian packages the build and the tests need. Later issues add their test tools here.
-DEBIAN_PACKAGES := pkg-config libssl-dev libnghttp2-dev openssl curl nghttp2-client
+DEBIAN_PACKAGES := pkg-config libssl-dev libnghttp2-dev openssl curl nghttp2-client chromium nginx haproxy
 
-.PHONY: deps build release test clean
+.PHONY: deps build release test microbench clean
 
 ## deps: install the Debian packages that are missing (needs root when any is missing).
 deps:
@@ -23,6 +23,11 @@ release: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+## microbench: HTTP/1.1 parse throughput and digest cost per message (release build; prints, asserts nothing).
+microbench: deps
+	$(SWIFT) build -c release --product intact-microbench
+	.build/release/intact-microbench
 
 clean:
 	rm -rf .build

@@ -23,15 +23,23 @@ let package = Package(
         .target(name: "TLS", dependencies: ["COpenSSL", "Wire", "Hashing"]),
         // Version-neutral HTTP model, HTTP/1.1 codec, HTTP/2 session, message digests.
         .target(name: "HTTP", dependencies: ["CNGHTTP2", "Wire", "Hashing"]),
+        // A byte channel over a connection (plaintext or TLS) and HTTP/1.1 or HTTP/2 on it, both roles.
+        .target(name: "Transport", dependencies: ["Wire", "TLS", "HTTP"]),
         // Exchange records, recordings, HAR, the verifier and its reports.
         .target(name: "Evidence", dependencies: ["HTTP", "Hashing"]),
         // The mobile sign-in flow: step classifier, sans-io mock server and client simulator.
         .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing"]),
-        // The intercepting proxy: sans-io layers (mode, TLS, HTTP, exchange), its driver and pool.
-        .target(name: "Proxy", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "AuthFlow"]),
+        // The fault engine: rules, presets and their effect on messages, as commands for the proxy.
+        .target(name: "Faults", dependencies: ["HTTP", "AuthFlow"]),
+        // Load balancer scenarios: real nginx/HAProxy between two taps, run and judged end to end.
+        .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow"]),
+        // The intercepting proxy: sans-io layers (mode, TLS, HTTP, exchange) and their driver on Transport.
+        .target(name: "Proxy", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Transport", "AuthFlow"]),
         // Command-line parsing and the subcommands, as a library so tests can drive them.
-        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Proxy"]),
+        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Faults", "Scenarios", "Proxy"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
+        // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
+        .executableTarget(name: "intact-microbench", dependencies: ["HTTP", "Hashing"], path: "Benchmarks/Microbench"),
 
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire", "Hashing"]),
@@ -40,7 +48,10 @@ let package = Package(
         .testTarget(name: "IntactCLITests", dependencies: ["IntactCLI", "Proxy", "Evidence", "HTTP"]),
         .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing"]),
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Hashing"]),
-        .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Evidence", "HTTP", "TLS", "Wire", "Hashing", "AuthFlow"]),
+        .testTarget(name: "TransportTests", dependencies: ["Transport", "Wire", "TLS", "HTTP", "Hashing"]),
+        .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow"]),
+        .testTarget(name: "ScenarioTests", dependencies: ["Scenarios", "IntactCLI", "Evidence", "AuthFlow"]),
+        .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Evidence", "HTTP", "TLS", "Wire", "Transport", "Hashing", "AuthFlow"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -47,22 +47,6 @@ public struct HTMLForm: Hashable, Sendable, Codable {
         tags(in: html).first { $0.name == "meta" && $0.attributes["name"] == name }?.attributes["content"]
     }
 
-    /// Escapes `& < > " '` for text and attribute values.
-    public static func escape(_ text: String) -> String {
-        var out = ""
-        for c in text {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
-
     static func unescape(_ text: String) -> String {
         guard text.contains("&") else { return text }
         return text.replacingAll("&lt;", "<").replacingAll("&gt;", ">").replacingAll("&quot;", "\"")

@@ -97,14 +97,14 @@ extension MockServer {
 
     private func loginPageHTML(csrf: String, challenge: String, error: String?) -> String {
         let action = configuration.contextRoot + "/auth"
-        let errorLine = error.map { "<p class=\"error\">\(HTMLForm.escape($0))</p>\n" } ?? ""
+        let errorLine = error.map { "<p class=\"error\">\($0.htmlEscaped)</p>\n" } ?? ""
         return """
         <!DOCTYPE html>
         <html><head><meta charset="utf-8"><title>Sign in</title>
-        <meta name="intact-code-challenge" content="\(HTMLForm.escape(challenge))"></head>
+        <meta name="intact-code-challenge" content="\(challenge.htmlEscaped)"></head>
         <body><h1>Sign in</h1>
-        \(errorLine)<form method="post" action="\(HTMLForm.escape(action))">
-        <input type="hidden" name="csrf" value="\(HTMLForm.escape(csrf))">
+        \(errorLine)<form method="post" action="\(action.htmlEscaped)">
+        <input type="hidden" name="csrf" value="\(csrf.htmlEscaped)">
         <label>User name <input type="text" name="un" autocomplete="username"></label>
         <label>Password <input type="password" name="pw" autocomplete="current-password"></label>
         <button type="submit">Sign in</button>

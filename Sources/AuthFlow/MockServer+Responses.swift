@@ -42,8 +42,13 @@ extension MockServer {
             head.fields.append("Set-Cookie", cookie.serialized)
         }
 
-        /// Adds what every response carries: the trace echo, `Cache-Control`, `Content-Length`.
-        mutating func finish(traceEcho: String?) {
+        /// Adds what every response carries: `Date` (RFC 9110 §6.6.1 asks it of an
+        /// origin server with a clock) and `Server`, as a real server sends them, so
+        /// an intermediary that adds its own (nginx does when they are absent) shows
+        /// as a change; then the trace echo, `Cache-Control`, `Content-Length`.
+        mutating func finish(traceEcho: String?, now: Date, server: String) {
+            head.fields.append("Date", CookieDate.format(now))
+            head.fields.append("Server", server)
             if let traceEcho { head.fields.append(SignInFlow.traceFieldName, traceEcho) }
             head.fields.append("Cache-Control", "no-store")
             head.fields.append("Content-Length", String(body.count))

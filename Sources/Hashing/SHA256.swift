@@ -60,6 +60,22 @@ public struct SHA256: Sendable {
         hash(Array(string.utf8))
     }
 
+    /// The SHA-256 implementation, fetched from OpenSSL's default provider
+    /// once per process: `EVP_sha256()` makes every `EVP_DigestInit` fetch it
+    /// again, which dominates the cost of the many small digests of a head.
+    /// `@unchecked Sendable`: a fetched `EVP_MD` is immutable and OpenSSL 3
+    /// allows it to be used from any thread; it is never freed.
+    private struct Algorithm: @unchecked Sendable {
+        let md: OpaquePointer
+
+        static let sha256: Algorithm = {
+            guard let md = EVP_MD_fetch(nil, "SHA2-256", nil) else {
+                fatalError("OpenSSL's default provider has no SHA2-256")
+            }
+            return Algorithm(md: md)
+        }()
+    }
+
     /// Owns the OpenSSL context. `@unchecked Sendable`: a `SHA256` value is
     /// mutated only through `isKnownUniquelyReferenced` copy-on-write, so no
     /// two threads ever touch one context.
@@ -67,7 +83,7 @@ public struct SHA256: Sendable {
         let context: OpaquePointer
 
         init() {
-            guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
+            guard let context = EVP_MD_CTX_new(), EVP_DigestInit_ex2(context, Algorithm.sha256.md, nil) == 1 else {
                 fatalError("OpenSSL could not initialise SHA-256")
             }
             self.context = context

@@ -4,6 +4,9 @@ enum CommandRegistry {
     static let commands: [Command] = [
         CACommand.command,
         HARCommand.command,
+        VerifyCommand.command,
+        FaultsCommand.command,
+        ScenarioCommand.command,
     ]
 
     /// `intact` itself: the subcommands above, and `--version`.

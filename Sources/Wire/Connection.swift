@@ -170,6 +170,8 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
         }
         endReading()
         shutdownWrite()
+        // After an earlier `shutdownWrite()` the FIN is already out: nothing will finish later.
+        closeIfBothDirectionsFinished()
     }
 
     /// Hard close: drops queued bytes and resets the connection (RST, via

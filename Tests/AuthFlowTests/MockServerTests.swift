@@ -95,6 +95,13 @@ final class MockServerTests: XCTestCase {
         XCTAssertNil(quiet.handle(get("/suite/rest/x", ["Intact-Trace": "r-1"]), now: t0).head.fields["Intact-Trace"])
     }
 
+    func testResponsesCarryDateAndServerLikeARealOrigin() {
+        var server = Fixture.server()
+        let head = server.handle(get("/suite/rest/x"), now: Date(timeIntervalSince1970: 1_445_412_480)).head
+        XCTAssertEqual(head.fields["Date"], "Wed, 21 Oct 2015 07:28:00 GMT")
+        XCTAssertEqual(head.fields["Server"], "intact-mock/1")
+    }
+
     // MARK: step 6: login URL
 
     func testMalformedOrMissingChallengeIs400() {

@@ -63,7 +63,7 @@ final class ValueTypesTests: XCTestCase {
         XCTAssertEqual(form.inputs.map(\.type), ["hidden", "text", "password"])
         XCTAssertEqual(HTMLForm.meta(named: "intact-code-challenge", in: html), "abc&d")
         XCTAssertNil(HTMLForm(html: "<html><body>Unauthorized</body></html>"))
-        XCTAssertEqual(HTMLForm.escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;")
+        XCTAssertEqual("<a href=\"x\">&'".htmlEscaped, "&lt;a href=&quot;x&quot;&gt;&amp;&#39;")
     }
 
     func testUsersFileParsingAndErrors() throws {

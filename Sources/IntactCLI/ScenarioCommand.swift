@@ -1,0 +1,231 @@
+import Dispatch
+import Foundation
+import Glibc
+import Scenarios
+
+/// `intact scenario`: run real load balancers (nginx, HAProxy) between two
+/// taps and check that Intact catches what each configuration does.
+///
+/// Blocks the main thread for the whole run; processes are children owned by PID.
+enum ScenarioCommand {
+    static let command = Command(
+        name: "scenario",
+        summary: "Run load balancer scenarios: client → tap A → nginx or HAProxy → tap B → mock server.",
+        discussion: """
+            A scenario is a directory with scenario.json (what it shows and the outcome it must
+            give) and a load balancer configuration template (nginx.conf or haproxy.cfg) whose
+            {{PLACEHOLDERS}} the runner fills with loopback ports and run files. See
+            Examples/loadbalancers/README.md.
+            """,
+        subcommands: [runCommand, prepareCommand, listCommand])
+
+    static let basePortOption = CommandOption.value(
+        "base-port", valueName: "PORT",
+        help: "use PORT (tap A), PORT+1 (load balancer), PORT+2 (tap B), PORT+3 (server) instead of free ephemeral ports")
+
+    static let runCommand = Command(
+        name: "run",
+        summary: "Run scenarios and compare each outcome with what the scenario expects.",
+        discussion: """
+            For each scenario: renders and checks the configuration (nginx -t, haproxy -c), starts
+            the mock server, tap B (reverse proxy in front of it), the load balancer and tap A
+            (reverse proxy in front of it) on 127.0.0.1, runs the client through tap A, stops
+            everything, verifies the four recordings and prints the verdict. DIR is a scenario or
+            a directory searched for scenarios. Exit status 0 when every scenario gave its
+            expected outcome (a broken configuration that is caught counts as expected).
+            Run directories of unexpected outcomes are kept for inspection.
+            """,
+        arguments: [CommandArgument("DIR", help: "scenario directory, or a directory of scenarios", arity: .zeroOrMore)],
+        options: [
+            basePortOption,
+            .value("run-dir", valueName: "DIR", help: "create run directories under DIR",
+                   defaultValue: NSTemporaryDirectory() + "intact-scenarios"),
+            .flag("keep", help: "keep every run directory (recordings, logs, reports)"),
+            .flag("report", help: "print the full verification report of each run"),
+            .flag("verbose", short: "v", help: "print each process as it starts and stops"),
+            .flag("load-balancer-down", help: "leave the load balancer stopped, to see what the client and the report say"),
+            .value("intact", valueName: "PATH", help: "the intact executable to run the server, taps and client (default: this one)"),
+        ],
+        run: run)
+
+    static let prepareCommand = Command(
+        name: "prepare",
+        summary: "Write one scenario's certificates and configuration, and print the commands to run it by hand.",
+        arguments: [CommandArgument("DIR", help: "scenario directory")],
+        options: [
+            basePortOption,
+            .value("run-dir", valueName: "DIR", help: "directory to write the run's files into (created)", isRequired: true),
+            .value("intact", valueName: "PATH", help: "the intact executable the printed commands use (default: this one)"),
+        ],
+        run: prepare)
+
+    static let listCommand = Command(
+        name: "list",
+        summary: "List scenarios with what each breaks and the outcome it expects.",
+        arguments: [CommandArgument("DIR", help: "scenario directory, or a directory of scenarios", arity: .zeroOrMore)],
+        run: list)
+
+    // MARK: Running
+
+    private static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
+        let scenarios = try ScenarioCatalog.load(directories(arguments))
+        var options = ScenarioRunner.Options(intactExecutable: try intactExecutable(arguments))
+        options.ports = try ports(arguments)
+        options.loadBalancerDown = arguments.flag("load-balancer-down")
+        if let parent = arguments.value("run-dir") { options.runParent = parent }
+        let output = context.standardOutput
+        let verbose = arguments.flag("verbose")
+        let runner = ScenarioRunner(options: options) { line in
+            if verbose { output.line("  · " + line) }
+        }
+        let stopper = SignalStopper(runner: runner)
+        defer { stopper.cancel() }
+
+        var unexpected: [String] = []
+        for scenario in scenarios {
+            do {
+                let result = try runner.run(scenario)
+                output.write(result.summary)
+                if arguments.flag("report") {
+                    output.write((try? String(contentsOfFile: result.plan.files.reportText, encoding: .utf8)) ?? "")
+                }
+                if result.isAsExpected && !arguments.flag("keep") {
+                    try? FileManager.default.removeItem(atPath: result.plan.runDirectory)
+                } else {
+                    output.line("  kept:     \(result.plan.runDirectory)")
+                }
+                if result.mismatches?.isEmpty == false { unexpected.append(scenario.name) }
+            } catch {
+                output.line("Scenario \(scenario.name): \(scenario.summary)")
+                context.standardError.line("intact: scenario \(scenario.name): \(error)")
+                if let kept = runner.latestRunDirectory, FileManager.default.fileExists(atPath: kept) {
+                    output.line("  kept:     \(kept)")
+                }
+                unexpected.append(scenario.name)
+            }
+            output.line()
+        }
+        let count = scenarios.count == 1 ? "1 scenario" : "\(scenarios.count) scenarios"
+        if unexpected.isEmpty {
+            output.line("\(count): every outcome as expected.")
+            return ExitStatus.success
+        }
+        output.line("\(count): \(unexpected.count) not as expected: \(unexpected.joined(separator: ", "))")
+        return ExitStatus.failure
+    }
+
+    private static func prepare(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
+        guard let directory = arguments.argument("DIR"), let runDirectory = arguments.value("run-dir") else {
+            preconditionFailure("DIR and --run-dir are required")
+        }
+        let scenario = try Scenario.load(from: directory)
+        var options = ScenarioRunner.Options(intactExecutable: try intactExecutable(arguments))
+        options.ports = try ports(arguments)
+        let absolute = URL(fileURLWithPath: runDirectory).standardizedFileURL.path
+        do {
+            try FileManager.default.createDirectory(atPath: absolute, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw CommandFailure("cannot create \(absolute): \(error.localizedDescription)")
+        }
+        let plan = try ScenarioRunner(options: options).prepare(scenario, runDirectory: absolute)
+        let output = context.standardOutput
+        output.line("Prepared \(scenario.name) in \(plan.runDirectory); \(scenario.loadBalancer.displayName) accepts the configuration.")
+        output.line("Run each of these in its own terminal, in this order (each keeps running):")
+        for (index, service) in plan.services.enumerated() {
+            let name = service.role == .loadBalancer ? scenario.loadBalancer.displayName : service.role.displayName
+            output.line("  \(index + 1). \(name), listening on 127.0.0.1:\(plan.port(of: service.role) ?? 0):")
+            output.line("     \(service)")
+        }
+        var client = plan.client
+        client.arguments.removeAll { $0 == "--json" }
+        output.line("Then sign in through tap A, and verify the four recordings:")
+        output.line("  5. \(client)")
+        output.line("  6. stop tap A, \(scenario.loadBalancer.displayName), tap B and the server (Ctrl-C), then:")
+        output.line("     \(plan.verify)")
+        output.line("Expected: " + expectationText(scenario))
+        return ExitStatus.success
+    }
+
+    private static func list(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
+        let scenarios = try ScenarioCatalog.load(directories(arguments))
+        for scenario in scenarios {
+            context.standardOutput.line("\(scenario.name): \(scenario.summary)")
+            if let breaks = scenario.breaks { context.standardOutput.line("    breaks:   \(breaks)") }
+            context.standardOutput.line("    expects:  " + expectationText(scenario))
+        }
+        return ExitStatus.success
+    }
+
+    // MARK: Helpers
+
+    /// `client succeeds; policy holds` / `client fails with strip-set-cookie at token-exchange; …`.
+    static func expectationText(_ scenario: Scenario) -> String {
+        let expectation = scenario.expectation
+        var parts: [String] = []
+        switch expectation.client {
+        case .succeeds: parts.append("the client signs in")
+        case let .fails(mode, step): parts.append("the client fails with \(mode.rawValue) at \(step.rawValue)")
+        }
+        switch expectation.verify {
+        case let .holds(tolerated):
+            parts.append("the policy holds" + (tolerated.isEmpty ? "" : ", tolerating " + tolerated.joined(separator: ", ")))
+        case let .fails(failure):
+            parts.append("verify finds \(failure.step.rawValue) \(failure.verdict.rawValue) on tap-a → tap-b"
+                         + (failure.difference.map { " (\($0))" } ?? ""))
+        }
+        return parts.joined(separator: "; ")
+    }
+
+    private static func directories(_ arguments: ParsedArguments) throws -> [String] {
+        let given = arguments.arguments("DIR")
+        guard !given.isEmpty else {
+            throw UsageError("give a scenario directory, or a directory of scenarios such as Examples/loadbalancers",
+                             path: arguments.path)
+        }
+        return given
+    }
+
+    private static func ports(_ arguments: ParsedArguments) throws -> ScenarioPorts? {
+        try arguments.integer("base-port", in: 1024...65532).map(ScenarioPorts.init(base:))
+    }
+
+    /// `--intact`, else the executable of this process.
+    private static func intactExecutable(_ arguments: ParsedArguments) throws -> String {
+        if let path = arguments.value("intact") {
+            return URL(fileURLWithPath: path).standardizedFileURL.path
+        }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { throw CommandFailure("cannot find the intact executable; give --intact PATH") }
+        return String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// Stops the runner's children when `intact scenario run` gets SIGINT or
+/// SIGTERM, then exits with 128 + the signal, so an interrupted run leaves
+/// no process behind. Created and cancelled on the main thread; the signal
+/// handlers run on a global queue and touch only the runner (thread-safe).
+private final class SignalStopper {
+    private let sources: [DispatchSourceSignal]
+
+    init(runner: ScenarioRunner) {
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                runner.stopAll()
+                exit(128 + number)
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    /// Restores the default dispositions.
+    func cancel() {
+        for source in sources { source.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
+}

@@ -1,0 +1,77 @@
+import AuthFlow
+import Evidence
+
+/// What a scenario must produce: how the client ends, and what the verifier
+/// says about the exchanges that crossed the load balancer.
+public struct ScenarioExpectation: Hashable, Sendable {
+    /// How `intact client` must end.
+    public enum ClientOutcome: Hashable, Sendable {
+        /// Exit status 0: signed in, and the follow-up request succeeded.
+        case succeeds
+        /// A non-zero exit status with this diagnosis, found at this exchange.
+        case fails(diagnosis: FailureMode, step: FlowStep)
+    }
+
+    /// What `intact verify` must conclude.
+    public enum VerifyOutcome: Hashable, Sendable {
+        /// The policy holds; each field named here must show as a tolerated
+        /// difference on the load balancer's hop (proof it was seen, not hidden).
+        case holds(tolerated: [String])
+        /// The policy fails, on the load balancer's hop only; `failure` is one
+        /// of the failing exchanges.
+        case fails(ExpectedFailure)
+    }
+
+    /// One exchange that must fail on the load balancer's hop, and how.
+    public struct ExpectedFailure: Hashable, Sendable {
+        /// The auth-flow step of the exchange.
+        public var step: FlowStep
+        /// The hop's verdict there.
+        public var verdict: HopVerdict
+        /// A named difference that must be among those of that hop, when the verdict is `modified`.
+        public var difference: ExpectedDifference?
+
+        public init(step: FlowStep, verdict: HopVerdict, difference: ExpectedDifference? = nil) {
+            self.step = step
+            self.verdict = verdict
+            self.difference = difference
+        }
+    }
+
+    /// A difference by kind, message and (for field kinds) field name.
+    public struct ExpectedDifference: Hashable, Sendable, CustomStringConvertible {
+        public enum Message: String, Hashable, Sendable, CaseIterable {
+            case request, response
+        }
+
+        public var message: Message
+        public var kind: MessageDifference.Kind
+        /// Lowercased; nil for kinds without a field (`body-changed`, `status-changed`…).
+        public var field: String?
+
+        public init(message: Message, kind: MessageDifference.Kind, field: String? = nil) {
+            self.message = message
+            self.kind = kind
+            self.field = field
+        }
+
+        /// `response field-removed set-cookie`.
+        public var description: String {
+            "\(message.rawValue) \(kind.rawValue)" + (field.map { " \($0)" } ?? "")
+        }
+    }
+
+    public var client: ClientOutcome
+    public var verify: VerifyOutcome
+
+    public init(client: ClientOutcome, verify: VerifyOutcome) {
+        self.client = client
+        self.verify = verify
+    }
+
+    /// True when the scenario shows a configuration that keeps the document's rules.
+    public var isGood: Bool {
+        if case .succeeds = client, case .holds = verify { return true }
+        return false
+    }
+}

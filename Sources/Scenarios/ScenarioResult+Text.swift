@@ -1,0 +1,37 @@
+import Evidence
+
+/// How `intact scenario run` shows a run.
+extension ScenarioResult {
+    /// A few lines: the path with its ports, what the client concluded, what
+    /// the verifier concluded, and whether that is what the scenario expects.
+    public var summary: String {
+        let scenario = plan.scenario
+        let ports = plan.ports
+        var lines = ["Scenario \(scenario.name): \(scenario.summary)"]
+        if let breaks = scenario.breaks { lines.append("  breaks:   \(breaks)") }
+        lines.append("  path:     client → tap A :\(ports.tapA) → \(scenario.loadBalancer.displayName) :\(ports.loadBalancer)"
+                     + " → tap B :\(ports.tapB) → server :\(ports.server) (127.0.0.1)")
+        lines.append("  client:   " + (client.succeeded ? "signed in, follow-up request succeeded" : "FAILED, \(client)"))
+        if let quote = client.outcome?.diagnosis?.quote { lines.append("            breaks: \"\(quote)\"") }
+        if report.policyHolds {
+            lines.append("  verify:   policy \(report.policy.name) holds")
+        } else {
+            lines.append("  verify:   policy \(report.policy.name) FAILS")
+            lines += ScenarioExpectation.failures(in: report).map { "            \($0)" }
+        }
+        let tolerated = report.exchanges.flatMap(\.hops).flatMap { $0.request.differences + $0.response.differences }
+            .filter { $0.toleratedBy != nil }.map(\.text)
+        for text in Set(tolerated).sorted() { lines.append("            tolerated: \(text)") }
+        lines.append("  report:   \(plan.files.reportText) (HTML: \(plan.files.reportHTML))")
+        switch mismatches {
+        case nil:
+            lines.append("  result:   the load balancer was left stopped; the scenario's expectation does not apply")
+        case let list? where list.isEmpty:
+            lines.append("  result:   as expected (\(scenario.expectation.isGood ? "a good configuration" : "a broken configuration, caught"))")
+        case let list?:
+            lines.append("  result:   NOT AS EXPECTED")
+            lines += list.map { "            \($0)" }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

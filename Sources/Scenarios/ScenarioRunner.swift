@@ -1,0 +1,233 @@
+import AuthFlow
+import Evidence
+import Foundation
+import Synchronization
+
+/// Runs scenarios end to end: lays out the run, writes its files, checks the
+/// load balancer's configuration, starts the mock server, tap B, the load
+/// balancer and tap A (each on its loopback port, each owned by PID, each
+/// polled until it listens), runs the client through tap A, stops the
+/// services in reverse order so their recordings are complete, verifies the
+/// four recordings and compares everything with the scenario's expectation.
+///
+/// `run` blocks the calling thread for the whole run (seconds); never call it
+/// on a loop queue. `stopAll` may be called from another thread (a signal
+/// handler's queue) to end the children of a run in progress.
+public final class ScenarioRunner: Sendable {
+    public struct Options: Sendable {
+        /// The `intact` executable that runs the server, taps and client.
+        public var intactExecutable: String
+        /// Where run directories are created, one per scenario run.
+        public var runParent: String
+        /// Fixed ports; nil picks free ephemeral ones for each run.
+        public var ports: ScenarioPorts?
+        /// Leave the load balancer stopped, to see what the client and the
+        /// report say when it is not running (the expectation then does not apply).
+        public var loadBalancerDown: Bool
+        /// Seconds a service may take to listen.
+        public var readinessTimeout: Double
+        /// Seconds the client may take for the whole flow.
+        public var clientTimeout: Double
+        /// Seconds a service gets to exit after SIGTERM before SIGKILL.
+        public var stopGrace: Double
+
+        public init(intactExecutable: String, runParent: String = NSTemporaryDirectory() + "intact-scenarios",
+                    ports: ScenarioPorts? = nil, loadBalancerDown: Bool = false, readinessTimeout: Double = 15,
+                    clientTimeout: Double = 120, stopGrace: Double = 5) {
+            self.intactExecutable = intactExecutable
+            self.runParent = runParent
+            self.ports = ports
+            self.loadBalancerDown = loadBalancerDown
+            self.readinessTimeout = readinessTimeout
+            self.clientTimeout = clientTimeout
+            self.stopGrace = stopGrace
+        }
+    }
+
+    public let options: Options
+    /// Told each step as it happens (`started nginx (pid 12) on 127.0.0.1:40001`); called on the running thread.
+    private let progress: @Sendable (String) -> Void
+    /// The children of the run in progress, in start order.
+    private let children = Mutex<[ChildProcess]>([])
+    private let runDirectory = Mutex<String?>(nil)
+
+    public init(options: Options, progress: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.options = options
+        self.progress = progress
+    }
+
+    /// The run directory of the latest run that got one (kept on disk; a
+    /// caller removes it when it is no longer needed).
+    public var latestRunDirectory: String? {
+        runDirectory.withLock { $0 }
+    }
+
+    // MARK: Preparing
+
+    /// Lays out a run of `scenario` in a new run directory and writes its
+    /// files, then has the load balancer check the rendered configuration.
+    /// Throws before anything keeps running: a taken port, a rejected configuration.
+    public func prepare(_ scenario: Scenario, runDirectory: String? = nil) throws(ScenarioError) -> ScenarioPlan {
+        self.runDirectory.withLock { $0 = nil }
+        let loadBalancer = try scenario.loadBalancer.locate()
+        let ports: ScenarioPorts
+        if let fixed = options.ports {
+            try fixed.checkFree()
+            ports = fixed
+        } else {
+            ports = try ScenarioPorts.ephemeral()
+        }
+        var directory = runDirectory ?? ""
+        if runDirectory == nil {
+            directory = try ScenarioWorkspace.makeRunDirectory(for: scenario, under: options.runParent)
+        }
+        self.runDirectory.withLock { $0 = directory }
+        progress("run directory \(directory)")
+        let plan = ScenarioPlan(scenario: scenario, ports: ports, runDirectory: directory,
+                                intactExecutable: options.intactExecutable, loadBalancerExecutable: loadBalancer)
+        // Render first: a template error is the scenario's, reported before any file is written.
+        _ = try ScenarioWorkspace.renderConfig(plan)
+        try ScenarioWorkspace.prepare(plan)
+        try checkConfig(plan)
+        return plan
+    }
+
+    /// Runs `nginx -t` / `haproxy -c` on the rendered configuration.
+    private func checkConfig(_ plan: ScenarioPlan) throws(ScenarioError) {
+        let log = plan.files.log(.configCheck, in: plan.runDirectory)
+        let check = try ChildProcess.spawn(plan.configCheck, outputFile: log, errorFile: log)
+        let ended = check.wait(timeout: 30) ?? check.stop(grace: 0)
+        guard ended == .exited(0) else {
+            throw .configRejected(tool: plan.scenario.loadBalancer.displayName, file: plan.scenario.configFile,
+                                  output: Self.tail(of: log, lines: 30))
+        }
+    }
+
+    // MARK: Running
+
+    /// Prepares and runs `scenario`, and compares the outcome with its expectation.
+    public func run(_ scenario: Scenario) throws(ScenarioError) -> ScenarioResult {
+        let plan = try prepare(scenario)
+        defer { stopAll() }
+        for service in plan.services {
+            if service.role == .loadBalancer && options.loadBalancerDown {
+                progress("left \(scenario.loadBalancer.displayName) stopped (--load-balancer-down)")
+                continue
+            }
+            try start(service, plan: plan)
+        }
+        let client = try runClient(plan)
+        stopAll()
+        let report = try verify(plan)
+        let mismatches = options.loadBalancerDown ? nil : scenario.expectation.mismatches(client: client, report: report)
+        return ScenarioResult(plan: plan, client: client, report: report, mismatches: mismatches)
+    }
+
+    /// Stops every child still running, newest first (tap A before the load
+    /// balancer before tap B before the server), each with SIGTERM then,
+    /// after the grace period, SIGKILL.
+    public func stopAll() {
+        let running = children.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
+        for child in running.reversed() where child.termination == nil {
+            let ended = child.stop(grace: options.stopGrace)
+            progress("stopped \(child.command.role.displayName) (pid \(child.pid)): \(ended)")
+        }
+    }
+
+    /// Starts a long-running service and waits until it listens on its port.
+    private func start(_ command: ProcessCommand, plan: ScenarioPlan) throws(ScenarioError) {
+        guard let port = plan.port(of: command.role) else {
+            preconditionFailure("\(command.role) is not a listening role")
+        }
+        let log = plan.files.log(command.role, in: plan.runDirectory)
+        let child = try ChildProcess.spawn(command, outputFile: log, errorFile: log)
+        children.withLock { $0.append(child) }
+        let name = command.role == .loadBalancer ? plan.scenario.loadBalancer.displayName : command.role.displayName
+        let address = "\(ScenarioPlan.loopbackHost):\(port)"
+        let deadline = Clock.now + options.readinessTimeout
+        var pause = 0.005
+        while !LoopbackSocket.isListening(port: port) {
+            if let ended = child.termination {
+                throw .exitedBeforeReady(role: name, address: address, termination: ended,
+                                         logTail: Self.tail(of: log, lines: 20))
+            }
+            guard Clock.now < deadline else {
+                throw .notReady(role: name, address: address, seconds: Int(options.readinessTimeout),
+                                logTail: Self.tail(of: log, lines: 20))
+            }
+            Clock.sleep(pause)
+            pause = min(pause * 2, 0.05)
+        }
+        progress("started \(name) (pid \(child.pid)) on \(address)")
+    }
+
+    /// Runs the client to its end and reads its JSON outcome.
+    private func runClient(_ plan: ScenarioPlan) throws(ScenarioError) -> ClientObservation {
+        let log = plan.files.log(.client, in: plan.runDirectory)
+        let child = try ChildProcess.spawn(plan.client, outputFile: plan.files.clientOutput, errorFile: log)
+        children.withLock { $0.append(child) }
+        guard let ended = child.wait(timeout: options.clientTimeout) else {
+            child.stop(grace: 0)
+            throw .timedOut(role: "the client", seconds: Int(options.clientTimeout), logTail: Self.tail(of: log, lines: 20))
+        }
+        progress("the client (pid \(child.pid)) \(ended)")
+        let data = FileManager.default.contents(atPath: plan.files.clientOutput) ?? Data()
+        guard !data.isEmpty else { return ClientObservation(termination: ended, outcome: nil) }
+        do {
+            return ClientObservation(termination: ended, outcome: try JSONDecoder().decode(FlowOutcome.self, from: data))
+        } catch {
+            throw .unreadableOutput(role: "the client", file: plan.files.clientOutput,
+                                    reason: "not the JSON outcome of intact client --json (\(error))")
+        }
+    }
+
+    /// Reads the four recordings, verifies them in path order under the
+    /// scenario's policy, and writes the report as text, JSON and HTML.
+    private func verify(_ plan: ScenarioPlan) throws(ScenarioError) -> VerificationReport {
+        do {
+            let recordings = try ScenarioPlan.tapNames.map { tap in
+                try RecordingReader.read(path: plan.files.recordings[tap] ?? "")
+            }
+            let policy = try plan.scenario.policyFile.map(VerificationPolicy.load(path:)) ?? .strict
+            let report = try Verifier(Verifier.Configuration(policy: policy, path: ScenarioPlan.tapNames)).verify(recordings)
+            try Data(TextReport.render(report).utf8).write(to: URL(fileURLWithPath: plan.files.reportText))
+            try Data(report.jsonBytes()).write(to: URL(fileURLWithPath: plan.files.reportJSON))
+            try Data(HTMLReport.render(report).utf8).write(to: URL(fileURLWithPath: plan.files.reportHTML))
+            progress("verified the recordings: policy \(report.policy.name) \(report.policyHolds ? "holds" : "fails")")
+            return report
+        } catch {
+            throw .unreadableOutput(role: "the taps", file: plan.runDirectory, reason: "\(error)")
+        }
+    }
+
+    /// The last `lines` lines of a log file, or "" when it is empty or unreadable.
+    static func tail(of path: String, lines: Int) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else { return "" }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines).joined(separator: "\n")
+    }
+}
+
+/// What one run of a scenario produced.
+public struct ScenarioResult: Sendable {
+    public var plan: ScenarioPlan
+    public var client: ClientObservation
+    public var report: VerificationReport
+    /// How the run differs from the scenario's expectation (empty: as
+    /// expected); nil when the run deliberately departed from the scenario
+    /// (`loadBalancerDown`).
+    public var mismatches: [String]?
+
+    public init(plan: ScenarioPlan, client: ClientObservation, report: VerificationReport, mismatches: [String]?) {
+        self.plan = plan
+        self.client = client
+        self.report = report
+        self.mismatches = mismatches
+    }
+
+    /// True when the run produced exactly what the scenario expects.
+    public var isAsExpected: Bool { mismatches?.isEmpty == true }
+}

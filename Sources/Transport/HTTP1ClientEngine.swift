@@ -1,0 +1,201 @@
+import HTTP
+import Wire
+
+/// HTTP/1.1 on the client side of a channel: one exchange at a time (see
+/// `HTTPClientConnection`). Between exchanges the channel keeps reading, to
+/// notice the server closing (bytes then are an unsolicited response, an error).
+final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendable {
+    /// Where the connection is.
+    enum Phase {
+        /// Requests may be sent (one at a time).
+        case open
+        /// The current exchange is the last one (either side said close, or the owner did).
+        case lastExchange
+        case closed
+    }
+
+    /// The request in flight.
+    final class Exchange {
+        let stream: HTTPClientStream
+        /// The final response allows another exchange after it; nil until it arrived.
+        var responseKeepAlive: Bool?
+
+        init(stream: HTTPClientStream) {
+            self.stream = stream
+        }
+    }
+
+    private unowned let connection: HTTPClientConnection
+    private var phase = Phase.open
+    private var exchange: Exchange?
+    /// What made the connection fail, reported with `.closed`.
+    private var failure: TransportError?
+
+    init(connection: HTTPClientConnection) {
+        self.connection = connection
+        super.init(channel: connection.channel, parsing: .response, limits: connection.configuration.http1Limits)
+    }
+
+    var canOpenStream: Bool {
+        if case .open = phase { return exchange == nil }
+        return false
+    }
+
+    var activeStreamCount: Int { exchange == nil ? 0 : 1 }
+
+    func open(_ head: HTTPRequestHead, framing: HTTP1Framing?,
+              handler: @escaping (HTTPStreamEvent) -> Void) throws(TransportError) -> HTTPClientStream {
+        guard canOpenStream else {
+            throw .invalidState(exchange == nil ? "the HTTP/1.1 connection is closing" : "the HTTP/1.1 connection is busy")
+        }
+        var head = head
+        if head.version == .http2 { head.version = .http1_1 }
+        if !head.fields.contains("host"), let authority = head.authority { head.fields.append("Host", authority) }
+        let serialized: HTTP1SerializedHead
+        do {
+            serialized = try serializer.writeRequestHead(head, framing: framing)
+        } catch {
+            throw .http1Serialize(error)
+        }
+        channel.write(serialized.bytes)
+        parser.expectResponse(to: head.method)
+        head.fields = serialized.fields
+        let stream = HTTPClientStream(loop: channel.loop, streamID: nextStreamID, version: head.version, request: head,
+                                      requestWire: .http1(head: Array(serialized.rawHead)), driver: self)
+        nextStreamID += 1
+        exchange = Exchange(stream: stream)
+        if head.version != .http1_1 || serialized.fields.requestsClose { phase = .lastExchange }
+        stream.setHandler(handler)
+        if !serialized.framing.allowsBody {
+            _ = try? serializer.writeEnd()
+            stream.outboundEnded()
+        }
+        schedulePump()
+        return stream
+    }
+
+    // MARK: Channel side
+
+    func start(leftover: [UInt8]) {
+        parser.feed(leftover)
+        pump()
+    }
+
+    func received(_ bytes: [UInt8]) {
+        guard !isClosed else { return }
+        parser.feed(bytes)
+        pump()
+    }
+
+    func readEnded() {
+        peerEnded = true
+        guard !isClosed else { return }
+        parser.finish()
+        pump()
+    }
+
+    func channelClosed(_ error: TransportError?) -> TransportError? {
+        phase = .closed
+        if let current = exchange {
+            exchange = nil
+            current.stream.fail(failure ?? error ?? .peerClosed(during: .response))
+        }
+        return failure ?? error
+    }
+
+    func closeGracefully() {
+        guard !isClosed else { return }
+        if exchange == nil {
+            close()
+        } else {
+            phase = .lastExchange
+        }
+    }
+
+    private var isClosed: Bool {
+        if case .closed = phase { return true }
+        return false
+    }
+
+    private func close() {
+        phase = .closed
+        channel.close()
+    }
+
+    // MARK: Parsing
+
+    override var activeStream: HTTPStream? { exchange?.stream }
+
+    override var isParsing: Bool { !isClosed }
+
+    override var waitsForConsumer: Bool {
+        guard let current = exchange else { return false }
+        return current.stream.inbound == .ended || !current.stream.wantsInbound
+    }
+
+    override func handle(_ event: HTTP1Event) {
+        guard let current = exchange else { return }
+        switch event {
+        case .responseHead(let parsed) where parsed.isInterim:
+            current.stream.receive(.interimResponse(parsed.head, wire: .http1(head: parsed.rawHead)))
+        case .responseHead(let parsed):
+            current.responseKeepAlive = parsed.keepAlive
+            current.stream.receiveResponse(parsed.head, wire: .http1(head: parsed.rawHead))
+            if parsed.framing == .tunnel {
+                // The connection now carries another protocol, which this type does not speak.
+                current.stream.receive(.end(trailers: nil))
+                exchange = nil
+                close()
+            }
+        case .body(let bytes):
+            current.stream.receive(.body(bytes))
+        case .end(let trailers):
+            current.stream.receive(.end(trailers: trailers))
+            completeIfDone()
+        case .requestHead, .tunnel:
+            break
+        }
+    }
+
+    override func peerClosedWhileIdle() {
+        close()
+    }
+
+    override func parseFailed(_ error: HTTP1ParseError) {
+        let current = exchange
+        exchange = nil
+        if case .truncated = error {
+            current?.stream.fail(.peerClosed(during: .response))
+        } else {
+            failure = .http1Parse(error)
+            current?.stream.fail(.http1Parse(error))
+        }
+        close()
+    }
+
+    /// Once the request and its response are both complete: reuse or close.
+    private func completeIfDone() {
+        guard let current = exchange, current.stream.inbound == .ended, current.stream.outbound == .ended else { return }
+        exchange = nil
+        guard case .open = phase, current.responseKeepAlive == true, !peerEnded else {
+            close()
+            return
+        }
+        connection.deliverLater(.available)
+        schedulePump()
+    }
+
+    // MARK: Stream side
+
+    override func dropExchange() {
+        exchange = nil
+        phase = .closed
+    }
+
+    override func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) {
+        guard exchange?.stream === stream, !isClosed else { throw .invalidState("the exchange is over") }
+        try writeEnd(trailers: trailers)
+        stream.outboundEnded()
+        completeIfDone()
+    }
+}
