@@ -3,6 +3,7 @@
 enum CommandRegistry {
     static let commands: [Command] = [
         CACommand.command,
+        ProxyCommand.command,
         HARCommand.command,
         VerifyCommand.command,
         FaultsCommand.command,

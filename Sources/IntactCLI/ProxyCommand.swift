@@ -105,6 +105,7 @@ enum ProxyCommand {
         configuration.mode = mode
         configuration.passthroughHosts = arguments.values("passthrough")
         configuration.tap = tap
+        configuration.toolVersion = IntactVersion.string
         configuration.contextPath = contextPath
 
         let insecure = arguments.flag("insecure-upstream")

@@ -1,8 +1,6 @@
-import Synchronization
-
 /// Names one connection of a proxy run, on either side, unique within the
-/// run (and so within its recording): `d7` is the seventh client connection,
-/// `u3` the third upstream connection.
+/// process (and so within its recording): `d7` is a client connection, `u9`
+/// an upstream one; the number is the transport channel's id.
 public struct ConnectionID: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// Which side of the proxy the connection is on.
     public enum Side: String, Hashable, Sendable {
@@ -24,22 +22,5 @@ public struct ConnectionID: Hashable, Sendable, Comparable, CustomStringConverti
 
     public static func < (a: ConnectionID, b: ConnectionID) -> Bool {
         (a.side.rawValue, a.number) < (b.side.rawValue, b.number)
-    }
-}
-
-/// Hands out connection ids, counting each side from 1, unique within one
-/// proxy run whichever loop asks. Safe from any thread (atomics).
-public final class ConnectionNumbering: Sendable {
-    private let downstream = Atomic<UInt64>(1)
-    private let upstream = Atomic<UInt64>(1)
-
-    public init() {}
-
-    /// The next id of `side`.
-    public func next(_ side: ConnectionID.Side) -> ConnectionID {
-        switch side {
-        case .downstream: return ConnectionID(side, downstream.wrappingAdd(1, ordering: .relaxed).oldValue)
-        case .upstream: return ConnectionID(side, upstream.wrappingAdd(1, ordering: .relaxed).oldValue)
-        }
     }
 }

@@ -5,13 +5,15 @@ import TLS
 /// What a `DownstreamLayer` (one client connection) is told by its driver.
 public enum DownstreamEvent: Sendable {
     /// A request head arrived: the next request on HTTP/1.1, a new stream on
-    /// HTTP/2 (`streamID`). The driver numbers exchanges from 1 per connection.
-    case requestHead(ExchangeID, HTTPRequestHead, wire: HeadDigest.WireForm, streamID: Int?)
+    /// HTTP/2 (`streamID`), its body framed as `bodyFraming`. The driver
+    /// numbers exchanges from 1 per connection.
+    case requestHead(ExchangeID, HTTPRequestHead, wire: HeadDigest.WireForm, streamID: Int?, bodyFraming: HTTP1Framing)
     /// Something happened to one exchange.
     case exchange(ExchangeID, ExchangeEvent)
-    /// The client's bytes are not a request the codec accepts; nothing of it
-    /// is usable. `status` and `reason` come from the codec (400, 414, 431, 501, 505).
-    case malformedRequest(status: Int, reason: String)
+    /// The client's bytes are not a request the codec accepts. The codec
+    /// answered with `answer` (the error's status, its reason as the body)
+    /// unless a response was under way (nil), and closes the connection.
+    case malformedRequest(HTTP1ParseError, answer: HTTPResponseHead?, wire: HeadDigest.WireForm?)
     /// The CONNECT target answered the probe (a TCP connection the driver keeps
     /// for a passthrough tunnel).
     case connectTargetReached
@@ -51,8 +53,6 @@ public enum DownstreamCommand: Sendable, Hashable {
     /// Relay bytes untouched between the client and the target (a TCP
     /// connection; reuse the probe's) until either side closes, then report `.tunnelClosed`.
     case openTunnel(UpstreamTarget)
-    /// Answer a request the codec rejected with this response, then close.
-    case answerMalformed(LocalResponse)
     /// Write this record (a connection-level one; exchanges finish through `.exchange`).
     case record(ExchangeRecord)
     /// Close the client connection.

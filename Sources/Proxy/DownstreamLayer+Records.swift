@@ -30,15 +30,18 @@ extension DownstreamLayer {
         return recorder.finish(error: error)
     }
 
-    /// A request the codec rejected: no request on the leg, only the answer.
-    func malformedRecord(_ exchange: ExchangeID, answer: LocalResponse, error: ProxyError) -> ExchangeRecord {
+    /// A request the codec rejected: no request on the leg, only the codec's
+    /// answer (its body is `"<status> <reason>\n"`, as `HTTP1ServerEngine` writes it).
+    func malformedRecord(_ exchange: ExchangeID, error: HTTP1ParseError,
+                         answer: (head: HTTPResponseHead, wire: HeadDigest.WireForm)?, problem: ProxyError) -> ExchangeRecord {
         var recorder = makeRecorder(exchange, tls: currentTLS.map(TLSDetails.init))
-        let time = recorder.now
-        recorder.downstream.response.recordResponse(answer.head, wire: Self.http1Wire(answer.head, requestMethod: "GET"),
-                                                    at: time)
-        recorder.downstream.response.recordBody(answer.body)
-        recorder.downstream.response.recordEnd(trailers: nil, at: time)
-        return recorder.finish(error: error)
+        if let answer {
+            let time = recorder.now
+            recorder.downstream.response.recordResponse(answer.head, wire: answer.wire, at: time)
+            recorder.downstream.response.recordBody(Array("\(error.status) \(error.reason)\n".utf8))
+            recorder.downstream.response.recordEnd(trailers: nil, at: time)
+        }
+        return recorder.finish(error: problem)
     }
 
     private func makeRecorder(_ exchange: ExchangeID, tls: TLSDetails?) -> ExchangeRecorder {

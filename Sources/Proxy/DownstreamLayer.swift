@@ -100,16 +100,16 @@ public struct DownstreamLayer {
     /// Handles one event; returns the commands to carry out, in order.
     public mutating func handle(_ event: DownstreamEvent) -> [DownstreamCommand] {
         switch event {
-        case let .requestHead(exchange, head, wire, streamID):
+        case let .requestHead(exchange, head, wire, streamID, framing):
             lastSequence = max(lastSequence, exchange.sequence)
-            return requestHead(exchange, head, wire: wire, streamID: streamID)
+            return requestHead(exchange, head, wire: wire, streamID: streamID, framing: framing)
         case let .exchange(exchange, event):
             guard var flow = flows[exchange] else { return [] }
             let commands = flow.handle(event)
             flows[exchange] = flow.isFinished ? nil : flow
             return commands.map { .exchange(exchange, $0) }
-        case let .malformedRequest(status, reason):
-            return malformedRequest(status: status, reason: reason)
+        case let .malformedRequest(error, answer, wire):
+            return malformedRequest(error, answer: answer, wire: wire)
         case .connectTargetReached:
             guard case .probing(let connect) = phase else { return [] }
             phase = .peeking(connect)
@@ -146,7 +146,7 @@ public struct DownstreamLayer {
     // MARK: Requests
 
     private mutating func requestHead(_ exchange: ExchangeID, _ head: HTTPRequestHead, wire: HeadDigest.WireForm,
-                                      streamID: Int?) -> [DownstreamCommand] {
+                                      streamID: Int?, framing: HTTP1Framing) -> [DownstreamCommand] {
         let route: UpstreamTarget
         let tls: TLSConnectionInfo?
         switch phase {
@@ -179,7 +179,7 @@ public struct DownstreamLayer {
         if settings.loopGuard.refuses(route) {
             return refuse(exchange, head, wire: wire, target: route, status: 502, loopError(route), streamID: streamID)
         }
-        let client = ExchangeFlow.ClientStream(connection: id, streamID: streamID, tls: tls)
+        let client = ExchangeFlow.ClientStream(connection: id, streamID: streamID, tls: tls, bodyFraming: framing)
         let context = ExchangeHookContext(id: exchange, request: head, target: route, tap: settings.recording.tap)
         let hooks = settings.addons.compactMap { $0.hook(for: context) }
         var flow = ExchangeFlow(id: exchange, target: route, client: client, hooks: hooks,
@@ -249,12 +249,14 @@ public struct DownstreamLayer {
 
     // MARK: Connection end
 
-    private mutating func malformedRequest(status: Int, reason: String) -> [DownstreamCommand] {
-        let problem = ProxyError(.protocolError, at: "downstream request", reason, status: .httpRequestError)
-        let answer = LocalResponse(status: status, error: problem)
+    private mutating func malformedRequest(_ error: HTTP1ParseError, answer: HTTPResponseHead?,
+                                           wire: HeadDigest.WireForm?) -> [DownstreamCommand] {
+        let problem = ProxyError(.protocolError, at: "downstream request", error.reason, status: .httpRequestError)
         lastSequence += 1
         let exchange = ExchangeID(connection: id, sequence: lastSequence)
-        return [.answerMalformed(answer), .record(malformedRecord(exchange, answer: answer, error: problem)), .close]
+        let record = malformedRecord(exchange, error: error, answer: answer.flatMap { head in wire.map { (head, $0) } },
+                                     problem: problem)
+        return [.record(record), .close]
     }
 
     private mutating func connectionClosed(_ problem: ProxyError?) -> [DownstreamCommand] {

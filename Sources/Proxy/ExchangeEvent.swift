@@ -1,5 +1,5 @@
-import HTTP
 import Evidence
+import HTTP
 import TLS
 
 /// What an `ExchangeFlow` is told, after its request head started it.
@@ -16,17 +16,16 @@ public enum ExchangeEvent: Sendable {
     /// closed or failed. Nothing more can be sent to it.
     case clientGone(ProxyError)
 
-    /// The pool assigned an upstream connection (`tls` nil for plain HTTP);
-    /// nothing has been sent on it for this exchange yet.
-    case upstreamOpened(connection: ConnectionID, tls: TLSConnectionInfo?)
+    /// The upstream stream is open and the request head went out on it:
+    /// `sent` as sent (its version that of the upstream connection), `wire`
+    /// its wire form for the exact digest, `streamID` for HTTP/2, `tls` nil
+    /// for plain HTTP.
+    case upstreamOpened(connection: ConnectionID, tls: TLSConnectionInfo?, streamID: Int?,
+                        sent: HTTPRequestHead, wire: HeadDigest.WireForm)
     /// The upstream could not be reached (resolution, connect, TLS, pool),
     /// or its stream failed (reset, closed early, broken framing). The
     /// driver has already let go of the upstream stream.
     case upstreamFailed(ProxyError)
-    /// The request head went upstream in this form (`streamID` for HTTP/2):
-    /// the head as sent, and its wire form for the exact digest.
-    case requestHeadSent(HTTPRequestHead, wire: HeadDigest.WireForm, streamID: Int?)
-
     /// A response head from upstream: interim (1xx) or final.
     case responseHead(HTTPResponseHead, wire: HeadDigest.WireForm)
     /// A chunk of the response body from upstream (never empty).
@@ -44,11 +43,15 @@ public enum ExchangeEvent: Sendable {
 
 /// What an `ExchangeFlow` asks its driver to do, in order.
 public enum ExchangeCommand: Sendable, Hashable {
-    /// Get an upstream stream to this target from the pool (connecting when
-    /// none is idle); answer with `.upstreamOpened` or `.upstreamFailed`.
-    case openUpstream(UpstreamTarget)
-    /// Send this request part on the upstream stream.
-    case sendRequest(HTTPRequestPart)
+    /// Open a stream to this target on a pooled connection (dialling when
+    /// none is free) and send `head` on it, its body framed as `framing`
+    /// (a framing without body ends the request with its head); answer with
+    /// `.upstreamOpened` or `.upstreamFailed`.
+    case openUpstream(UpstreamTarget, head: HTTPRequestHead, framing: HTTP1Framing)
+    /// Send request body bytes on the upstream stream.
+    case sendRequestBody([UInt8])
+    /// End the request on the upstream stream.
+    case endRequest(trailers: HTTPFields?)
     /// Send this response part to the client.
     case sendResponse(HTTPResponsePart)
     /// Stop reading the request body from the client (backpressure), or resume.
@@ -60,12 +63,11 @@ public enum ExchangeCommand: Sendable, Hashable {
     /// Reset the client's stream (RST_STREAM on HTTP/2; on HTTP/1.1 close the
     /// connection): the response cannot be completed.
     case resetClientStream
-    /// This exchange is done with its upstream stream. `reusable`: the
-    /// exchange completed on it and the connection may serve another;
-    /// otherwise reset the stream (HTTP/2) or close the connection (HTTP/1.1).
-    /// While still connecting, this cancels the request: a connection that
-    /// arrives later goes to the pool unused.
-    case releaseUpstream(reusable: Bool)
+    /// Abandon the upstream stream: reset it (HTTP/2 RST_STREAM; on HTTP/1.1
+    /// the connection, which cannot be reused mid-message). While it is still
+    /// being opened, reset it as soon as it opens. A stream that completed
+    /// needs nothing: its connection goes back to the pool by itself.
+    case abandonUpstream
     /// The exchange is over; this is its record (hooks have annotated it).
     case finished(ExchangeRecord)
 }

@@ -25,54 +25,65 @@ extension ExchangeFlow {
     }
 
     /// Sends a part the hooks passed on, or keeps it until the upstream
-    /// stream is there; a head asks the pool for one.
+    /// stream is open; the head opens one.
     private mutating func emitRequest(_ part: HTTPRequestPart, into commands: inout [ExchangeCommand]) {
-        switch requestLeg {
-        case .waitingForUpstream(var pending):
-            pending.append(part)
-            requestLeg = .waitingForUpstream(pending: pending)
-            guard case .none = upstream else { break }
+        switch (requestLeg, part) {
+        case (.awaitingHead, .head(let head)):
             guard let target else {
                 fail(ProxyError(.internal, at: "proxy", "the request has no upstream target",
                                 status: .proxyConfigurationError), status: 502, into: &commands)
-                break
+                return
             }
-            upstream = .connecting
-            commands.append(.openUpstream(target))
-        case .forwarding:
+            let shaped = HopByHop.shapeRequest(head, for: target)
+            let framing = UpstreamFraming.framing(of: shaped, clientFraming: clientFraming)
+            upstream = .opening
+            requestLeg = .opening(pending: [], bodyless: !framing.allowsBody)
+            commands.append(.openUpstream(target, head: shaped, framing: framing))
+        case (.opening(var pending, let bodyless), .body), (.opening(var pending, let bodyless), .end):
+            // A request whose head ended it has nothing more to send (its `.end` is only recorded).
+            guard !bodyless else { return }
+            pending.append(part)
+            requestLeg = .opening(pending: pending, bodyless: false)
+        case (.forwarding, .body), (.forwarding, .end):
             sendUpstream(part, into: &commands)
-        case .sent, .discarding:
+        default:
+            // A second head, or parts after the end or while discarding (a hook's mistake, or an answered request).
             break
         }
     }
 
-    /// Sends one part on the open upstream stream and records it as sent.
+    /// Sends one body part on the open upstream stream and records it as sent.
     private mutating func sendUpstream(_ part: HTTPRequestPart, into commands: inout [ExchangeCommand]) {
         switch part {
-        case .head(let head):
-            guard let target else { return }
-            commands.append(.sendRequest(.head(HopByHop.shapeRequest(head, for: target))))
+        case .head:
+            break
         case .body(let chunk):
             recorder.upstream?.request.recordBody(chunk)
-            commands.append(.sendRequest(part))
+            commands.append(.sendRequestBody(chunk))
         case .end(let trailers):
             recorder.upstream?.request.recordEnd(trailers: trailers, at: clock())
-            commands.append(.sendRequest(part))
+            commands.append(.endRequest(trailers: trailers))
             requestLeg = .sent
         }
     }
 
-    /// The pool assigned a stream: send what waited, then forward as parts come.
-    mutating func upstreamOpened(_ connection: ConnectionID, tls: TLSConnectionInfo?,
+    /// The upstream stream opened with the head: send what waited, then forward as parts come.
+    mutating func upstreamOpened(_ connection: ConnectionID, tls: TLSConnectionInfo?, streamID: Int?,
+                                 sent: HTTPRequestHead, wire: HeadDigest.WireForm,
                                  into commands: inout [ExchangeCommand]) {
-        guard case .connecting = upstream else {
-            // Cancelled meanwhile (answered, or the client left): the connection is not needed.
-            commands.append(.releaseUpstream(reusable: true))
-            return
-        }
+        guard case .opening = upstream else { return }
         upstream = .open(connection)
         recorder.beginUpstream(connection: connection, tls: tls.map(TLSDetails.init))
-        guard case .waitingForUpstream(let pending) = requestLeg else { return }
+        let time = clock()
+        recorder.upstream?.streamID = streamID
+        recorder.upstream?.request.recordRequest(sent, wire: wire, connectionScheme: target?.scheme.rawValue ?? clientScheme,
+                                                 at: time)
+        guard case .opening(let pending, let bodyless) = requestLeg else { return }
+        if bodyless {
+            recorder.upstream?.request.recordEnd(trailers: nil, at: time)
+            requestLeg = .sent
+            return
+        }
         requestLeg = .forwarding
         for part in pending {
             sendUpstream(part, into: &commands)
@@ -92,7 +103,7 @@ extension ExchangeFlow {
             noteFailure(problem)
         }
         if requestCut { requestLeg = .discarding }
-        releaseUpstream(reusable: false, into: &commands)
+        abandonUpstream(into: &commands)
     }
 
     /// The proxy answers the client with an error of its own (or resets the
@@ -106,7 +117,7 @@ extension ExchangeFlow {
             reset(problem, into: &commands)
         case .sent, .broken:
             stopRequest()
-            releaseUpstream(reusable: false, into: &commands)
+            abandonUpstream(into: &commands)
         }
     }
 
@@ -114,7 +125,7 @@ extension ExchangeFlow {
     /// stream (if any) is abandoned and the rest of the request dropped.
     mutating func answer(_ parts: [HTTPResponsePart], into commands: inout [ExchangeCommand]) {
         stopRequest()
-        releaseUpstream(reusable: false, into: &commands)
+        abandonUpstream(into: &commands)
         guard case .awaitingHead = responseLeg, client == .connected else { return }
         for part in parts {
             sendToClient(part, into: &commands)
@@ -126,7 +137,7 @@ extension ExchangeFlow {
     mutating func reset(_ problem: ProxyError, into commands: inout [ExchangeCommand]) {
         noteFailure(problem)
         stopRequest()
-        releaseUpstream(reusable: false, into: &commands)
+        abandonUpstream(into: &commands)
         switch responseLeg {
         case .sent, .broken: break
         case .awaitingHead, .streaming: responseLeg = .broken
@@ -141,7 +152,7 @@ extension ExchangeFlow {
     private mutating func stopRequest() {
         switch requestLeg {
         case .sent: break
-        case .waitingForUpstream, .forwarding, .discarding: requestLeg = .discarding
+        case .awaitingHead, .opening, .forwarding, .discarding: requestLeg = .discarding
         }
     }
 }

@@ -15,20 +15,22 @@ extension ExchangeFlow {
     mutating func responseEnd(_ trailers: HTTPFields?, into commands: inout [ExchangeCommand]) {
         guard case .open = upstream else { return }
         recorder.upstream?.response.recordEnd(trailers: trailers, at: clock())
-        // The upstream stream is done. Its connection can serve again only if
-        // the whole request went out: an early answer leaves an HTTP/1.1
-        // connection in the middle of a request body.
-        let requestSent: Bool
-        if case .sent = requestLeg { requestSent = true } else { requestSent = false }
-        releaseUpstream(reusable: requestSent, into: &commands)
-        if !requestSent { requestLeg = .discarding }
+        // The upstream stream is done. If the request is not all sent (the
+        // server answered early), it is abandoned: an HTTP/1.1 connection in
+        // the middle of a request body cannot serve again.
+        if case .sent = requestLeg {
+            upstream = .closed
+        } else {
+            abandonUpstream(into: &commands)
+            requestLeg = .discarding
+        }
         passResponse(.end(trailers: trailers), into: &commands)
     }
 
     /// The upstream could not be reached, or its stream failed.
     mutating func upstreamFailed(_ problem: ProxyError, into commands: inout [ExchangeCommand]) {
         switch upstream {
-        case .connecting, .open: upstream = .closed
+        case .opening, .open: upstream = .closed
         case .none, .closed: return
         }
         fail(problem, status: 502, into: &commands)

@@ -10,18 +10,21 @@ import TLS
 /// the upstream cannot, and ends with the exchange's record.
 ///
 /// Backpressure: reading the request from the client is paused while the
-/// upstream stream is not there yet or not writable, and reading the
-/// response from upstream is paused while the client is not writable, so no
-/// body is ever buffered beyond one read.
+/// upstream stream is being opened and a body chunk already waits, or while
+/// it is not writable; reading the response from upstream is paused while
+/// the client is not writable. So no body is ever buffered beyond one read.
 ///
 /// A value owned by its downstream connection, used on that connection's
 /// loop only. After `.finished` it takes no more events (they are ignored).
 public struct ExchangeFlow {
     /// The request on its way from the client to the server.
     enum RequestLeg {
-        /// No upstream stream yet: parts the hooks passed on wait here. While
-        /// any wait, reading is paused, so this holds at most one read.
-        case waitingForUpstream(pending: [HTTPRequestPart])
+        /// The hooks have not passed a head on yet.
+        case awaitingHead
+        /// The upstream stream is being opened with the head; body parts the
+        /// hooks passed on wait here (reading pauses once one waits, so this
+        /// holds at most one read). `bodyless`: the head ended the request.
+        case opening(pending: [HTTPRequestPart], bodyless: Bool)
         /// Parts go upstream as they come.
         case forwarding
         /// The end went upstream.
@@ -47,11 +50,11 @@ public struct ExchangeFlow {
     enum UpstreamLink {
         /// Not asked for (yet).
         case none
-        /// Asked the pool; waiting for `.upstreamOpened` or `.upstreamFailed`.
-        case connecting
-        /// Assigned to this exchange.
+        /// Asked for; waiting for `.upstreamOpened` or `.upstreamFailed`.
+        case opening
+        /// Open, the head sent.
         case open(ConnectionID)
-        /// Released, cancelled or failed; upstream events are ignored.
+        /// Completed, abandoned or failed; upstream events are ignored.
         case closed
     }
 
@@ -73,11 +76,13 @@ public struct ExchangeFlow {
     public let target: UpstreamTarget?
     /// The scheme recorded for the client's origin-form requests.
     let clientScheme: String
+    /// How the client framed its request body (`HTTPServerStream.requestBodyFraming`).
+    let clientFraming: HTTP1Framing
     let hooks: [any ExchangeHook]
     /// The wall clock of the recorded timings.
     let clock: @Sendable () -> Timestamp
     var recorder: ExchangeRecorder
-    var requestLeg = RequestLeg.waitingForUpstream(pending: [])
+    var requestLeg = RequestLeg.awaitingHead
     var responseLeg = ResponseLeg.awaitingHead
     var upstream = UpstreamLink.none
     var client = ClientSide.connected
@@ -96,11 +101,16 @@ public struct ExchangeFlow {
         public var streamID: Int?
         /// The client connection's TLS session; nil over plain TCP.
         public var tls: TLSConnectionInfo?
+        /// How the request body is delimited (HTTP/1.1 terms; for HTTP/2 `.none`
+        /// when HEADERS ended the stream, `.chunked` when the length is unknown).
+        public var bodyFraming: HTTP1Framing
 
-        public init(connection: ConnectionID, streamID: Int? = nil, tls: TLSConnectionInfo? = nil) {
+        public init(connection: ConnectionID, streamID: Int? = nil, tls: TLSConnectionInfo? = nil,
+                    bodyFraming: HTTP1Framing = .none) {
             self.connection = connection
             self.streamID = streamID
             self.tls = tls
+            self.bodyFraming = bodyFraming
         }
 
         /// `https` over TLS, else `http`: the scheme recorded for origin-form requests.
@@ -119,10 +129,11 @@ public struct ExchangeFlow {
                               tls: client.tls.map(TLSDetails.init), bodyStoreLimit: settings.bodyStoreLimit)
         recorder = ExchangeRecorder(id: id, settings: settings, downstream: leg)
         clientScheme = client.scheme
+        clientFraming = client.bodyFraming
     }
 
     /// Takes the request head as received and returns the first commands
-    /// (usually `.openUpstream` and `.pauseRequestBody`).
+    /// (usually `.openUpstream`).
     public mutating func start(_ head: HTTPRequestHead, wire: HeadDigest.WireForm) -> [ExchangeCommand] {
         recorder.downstream.request.recordRequest(head, wire: wire, connectionScheme: clientScheme, at: clock())
         recorder.traceID = ExchangeRecord.traceID(in: head.fields)
@@ -157,14 +168,10 @@ public struct ExchangeFlow {
             passRequest(.end(trailers: trailers), into: &commands)
         case .clientGone(let problem):
             clientLeft(problem, into: &commands)
-        case .upstreamOpened(let connection, let tls):
-            upstreamOpened(connection, tls: tls, into: &commands)
+        case let .upstreamOpened(connection, tls, streamID, sent, wire):
+            upstreamOpened(connection, tls: tls, streamID: streamID, sent: sent, wire: wire, into: &commands)
         case .upstreamFailed(let problem):
             upstreamFailed(problem, into: &commands)
-        case .requestHeadSent(let head, let wire, let streamID):
-            recorder.upstream?.request.recordRequest(head, wire: wire, connectionScheme: target?.scheme.rawValue ?? clientScheme,
-                                                     at: clock())
-            recorder.upstream?.streamID = streamID
         case .responseHead(let head, let wire):
             responseHead(head, wire: wire, into: &commands)
         case .responseBody(let chunk):
@@ -208,10 +215,7 @@ public struct ExchangeFlow {
         }
         let requestOver = recorder.downstream.request.isEnded || client == .gone
         guard responseOver, requestOver else { return }
-        switch upstream {
-        case .connecting, .open: releaseUpstream(reusable: false, into: &commands)
-        case .none, .closed: break
-        }
+        abandonUpstream(into: &commands)
         isFinished = true
         var record = recorder.finish(error: error)
         for hook in hooks { hook.finish(&record) }
@@ -222,9 +226,9 @@ public struct ExchangeFlow {
     private mutating func adjustReading(_ commands: inout [ExchangeCommand]) {
         let request: Reading
         switch requestLeg {
-        case .waitingForUpstream(let pending): request = pending.isEmpty ? .flowing : .paused
+        case .opening(let pending, _): request = pending.isEmpty ? .flowing : .paused
         case .forwarding: request = upstreamWritable ? .flowing : .paused
-        case .sent, .discarding: request = .flowing
+        case .awaitingHead, .sent, .discarding: request = .flowing
         }
         if request != requestReading, client == .connected, !recorder.downstream.request.isEnded {
             requestReading = request
@@ -237,11 +241,11 @@ public struct ExchangeFlow {
         }
     }
 
-    /// Lets go of the upstream stream.
-    mutating func releaseUpstream(reusable: Bool, into commands: inout [ExchangeCommand]) {
+    /// Abandons the upstream stream, if the exchange holds one (or is opening one).
+    mutating func abandonUpstream(into commands: inout [ExchangeCommand]) {
         switch upstream {
-        case .connecting, .open:
-            commands.append(.releaseUpstream(reusable: reusable))
+        case .opening, .open:
+            commands.append(.abandonUpstream)
             upstream = .closed
         case .none, .closed:
             break

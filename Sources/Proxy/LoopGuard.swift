@@ -38,7 +38,7 @@ public struct LoopGuard: Hashable, Sendable {
     }
 
     /// `127.0.0.0/8` or `::1`.
-    static func isLoopbackLiteral(_ host: String) -> Bool {
+    public static func isLoopbackLiteral(_ host: String) -> Bool {
         if host == "::1" { return true }
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }

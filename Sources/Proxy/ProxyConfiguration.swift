@@ -57,12 +57,14 @@ public struct ProxyConfiguration: Sendable {
     /// Called with each finished exchange's record, on the exchange's loop
     /// (`intact proxy` logs a line). Must not block.
     public var exchangeLog: (@Sendable (ExchangeRecord) -> Void)?
+    /// The version written into the recording header (`intact --version`).
+    public var toolVersion: String = "unknown"
     /// How many event loops serve connections.
     public var loopCount: Int = 1
     /// How long a TLS handshake or an upstream connect may take.
     public var connectTimeout: Duration = .seconds(10)
-    /// Idle upstream connections kept per target.
-    public var maxIdleUpstreamPerTarget: Int = 8
+    /// HTTP/1.1 upstream connections per target at most (HTTP/2 uses one).
+    public var maxUpstreamConnectionsPerTarget: Int = 8
 
     public init(authority: CertificateAuthority) {
         self.authority = authority

@@ -61,7 +61,8 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         parser.expectResponse(to: head.method)
         head.fields = serialized.fields
         let stream = HTTPClientStream(loop: channel.loop, streamID: nextStreamID, version: head.version, request: head,
-                                      requestWire: .http1(head: Array(serialized.rawHead)), driver: self)
+                                      requestWire: .http1(head: Array(serialized.rawHead)), connection: connection,
+                                      driver: self)
         nextStreamID += 1
         exchange = Exchange(stream: stream)
         if head.version != .http1_1 || serialized.fields.requestsClose { phase = .lastExchange }

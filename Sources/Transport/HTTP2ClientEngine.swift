@@ -37,7 +37,7 @@ final class HTTP2ClientEngine: HTTP2Engine, HTTPClientEngine, @unchecked Sendabl
             throw .http2Session(error)
         }
         let stream = HTTPClientStream(loop: channel.loop, streamID: Int(id), version: .http2, request: head,
-                                      requestWire: .http2Sent(request: head), driver: self)
+                                      requestWire: .http2Sent(request: head), connection: connection, driver: self)
         streams[id] = stream
         stream.setHandler(handler)
         if endStream { stream.outboundEnded() }

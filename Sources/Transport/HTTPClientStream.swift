@@ -13,9 +13,13 @@ public final class HTTPClientStream: HTTPStream, @unchecked Sendable {
     public internal(set) var response: HTTPResponseHead?
     /// Its wire form as received. Read only on the loop.
     public internal(set) var responseWire: HeadDigest.WireForm?
+    /// The connection the request went out on (its TLS details, its channel's
+    /// id and addresses, for a record of the upstream leg); nil once it is gone.
+    public private(set) weak var connection: HTTPClientConnection?
 
-    override init(loop: EventLoop, streamID: Int, version: HTTPVersion, request: HTTPRequestHead,
-                  requestWire: HeadDigest.WireForm, driver: any HTTPStreamDriver) {
+    init(loop: EventLoop, streamID: Int, version: HTTPVersion, request: HTTPRequestHead,
+         requestWire: HeadDigest.WireForm, connection: HTTPClientConnection, driver: any HTTPStreamDriver) {
+        self.connection = connection
         super.init(loop: loop, streamID: streamID, version: version, request: request,
                    requestWire: requestWire, driver: driver)
     }

@@ -84,13 +84,14 @@ final class HARCommandTests: XCTestCase {
         let settings = RecordingSettings(tap: "cli", bodyStoreLimit: 1024)
         let target = UpstreamTarget(scheme: .https, host: "origin.test", port: 443)!
         var flow = ExchangeFlow(id: ExchangeID(connection: ConnectionID(.downstream, 1), sequence: 1), target: target,
-                                client: .init(connection: ConnectionID(.downstream, 1)), hooks: [], settings: settings)
+                                client: .init(connection: ConnectionID(.downstream, 1), bodyFraming: .contentLength(2)),
+                                hooks: [], settings: settings)
         let request = HTTPRequestHead(method: "POST", path: "/suite/auth?x=1",
                                       fields: ["Host": "origin.test", "Content-Length": "2", "Cookie": "a=b"])
         let response = HTTPResponseHead(status: 200, fields: ["Content-Length": "2", "Content-Type": "text/plain"])
         var commands = flow.start(request, wire: .http1(head: Array("POST /suite/auth?x=1 HTTP/1.1\r\n".utf8)))
-        commands += flow.handle(.upstreamOpened(connection: ConnectionID(.upstream, 1), tls: nil))
-        commands += flow.handle(.requestHeadSent(request, wire: .http1(head: Array("POST /suite/auth?x=1 HTTP/1.1\r\n".utf8)), streamID: nil))
+        commands += flow.handle(.upstreamOpened(connection: ConnectionID(.upstream, 1), tls: nil, streamID: nil, sent: request,
+                                                wire: .http1(head: Array("POST /suite/auth?x=1 HTTP/1.1\r\n".utf8))))
         commands += flow.handle(.requestBody([0x7B, 0x7D]))
         commands += flow.handle(.requestEnd(trailers: nil))
         commands += flow.handle(.responseHead(response, wire: .http1(head: Array("HTTP/1.1 200 OK\r\n".utf8))))

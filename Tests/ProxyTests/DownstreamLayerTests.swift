@@ -51,7 +51,7 @@ final class DownstreamLayerTests: XCTestCase {
         XCTAssertEqual(layer.start(), [.servePlainHTTP])
         let connect = connectHead("api.example.test:443")
         let target = UpstreamTarget(scheme: .https, host: "api.example.test", port: 443)!
-        XCTAssertEqual(layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil)),
+        XCTAssertEqual(layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil, bodyFraming: .none)),
                        [.probeConnectTarget(target)])
         XCTAssertEqual(layer.handle(.connectTargetReached),
                        [.acceptConnect(HTTPResponseHead(status: 200, reason: "Connection established")), .peekClientHello])
@@ -59,8 +59,8 @@ final class DownstreamLayerTests: XCTestCase {
                        [.startTLS(certificateName: "www.example.test")])
         XCTAssertEqual(layer.handle(.tlsEstablished(tlsInfo("www.example.test"))), [])
         let request = Script.get("/x", host: "www.example.test")
-        XCTAssertEqual(layer.handle(.requestHead(Script.exchange(2), request, wire: Script.wire(request), streamID: 1)),
-                       [.exchange(Script.exchange(2), .openUpstream(target)), .exchange(Script.exchange(2), .pauseRequestBody)])
+        XCTAssertEqual(layer.handle(.requestHead(Script.exchange(2), request, wire: Script.wire(request), streamID: 1, bodyFraming: .none)),
+                       [.exchange(Script.exchange(2), .openUpstream(target, head: Script.shaped(request, for: target), framing: .none))])
         XCTAssertEqual(layer.activeExchanges, [Script.exchange(2)])
     }
 
@@ -68,7 +68,7 @@ final class DownstreamLayerTests: XCTestCase {
         var layer = layer()
         _ = layer.start()
         let connect = connectHead("127.0.0.1:9443")
-        _ = layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil))
+        _ = layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil, bodyFraming: .none))
         _ = layer.handle(.connectTargetReached)
         XCTAssertEqual(layer.handle(.clientHello(hello(nil))), [.startTLS(certificateName: "127.0.0.1")])
     }
@@ -76,7 +76,7 @@ final class DownstreamLayerTests: XCTestCase {
     func testPassthroughHostsAreTunnelledAndRecordedWithTheirSNIOnly() throws {
         var layer = layer(passthrough: ["*.pinned.test"])
         let connect = connectHead("api.pinned.test:443")
-        _ = layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil))
+        _ = layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil, bodyFraming: .none))
         _ = layer.handle(.connectTargetReached)
         let target = UpstreamTarget(scheme: .https, host: "api.pinned.test", port: 443)!
         XCTAssertEqual(layer.handle(.clientHello(hello("api.pinned.test"))), [.openTunnel(target)])
@@ -93,7 +93,7 @@ final class DownstreamLayerTests: XCTestCase {
     func testConnectToAnUnreachableTargetIsAnswered502WithTheReason() throws {
         var layer = layer()
         let connect = connectHead("127.0.0.1:1")
-        _ = layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil))
+        _ = layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil, bodyFraming: .none))
         let refused = ProxyError(.connectionRefused, at: "upstream connect", "connection refused (127.0.0.1:1)",
                                  status: .connectionRefused)
         var commands = layer.handle(.connectTargetFailed(refused))
@@ -110,7 +110,7 @@ final class DownstreamLayerTests: XCTestCase {
         for authority in ["127.0.0.1:8080", "localhost:8080"] {
             var layer = layer()
             let connect = connectHead(authority)
-            var commands = layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil))
+            var commands = layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil, bodyFraming: .none))
             commands += layer.handle(.exchange(Script.exchange(1), .requestEnd(trailers: nil)))
             XCTAssertFalse(commands.contains { if case .probeConnectTarget = $0 { return true }; return false })
             XCTAssertEqual(sentHeads(commands).first?.fields["Proxy-Status"]?.contains("proxy_loop_detected"), true)
@@ -120,14 +120,14 @@ final class DownstreamLayerTests: XCTestCase {
         _ = reverse.handle(.clientHello(hello(nil)))
         _ = reverse.handle(.tlsEstablished(tlsInfo(nil)))
         let request = Script.get()
-        let commands = reverse.handle(.requestHead(Script.exchange(1), request, wire: Script.wire(request), streamID: nil))
+        let commands = reverse.handle(.requestHead(Script.exchange(1), request, wire: Script.wire(request), streamID: nil, bodyFraming: .none))
         XCTAssertEqual(sentHeads(commands).map(\.status), [502])
     }
 
     func testOriginFormRequestToAForwardProxyIsA400() {
         var layer = layer()
         let request = Script.get("/direct")
-        let commands = layer.handle(.requestHead(Script.exchange(1), request, wire: Script.wire(request), streamID: nil))
+        let commands = layer.handle(.requestHead(Script.exchange(1), request, wire: Script.wire(request), streamID: nil, bodyFraming: .none))
         XCTAssertEqual(sentHeads(commands).map(\.status), [400])
     }
 
@@ -135,22 +135,24 @@ final class DownstreamLayerTests: XCTestCase {
         var layer = layer()
         let request = HTTPRequestHead(method: "GET", scheme: "http", authority: "plain.test:8000", path: "/p",
                                       targetForm: .absolute, fields: ["Host": "plain.test:8000"])
-        let commands = layer.handle(.requestHead(Script.exchange(1), request, wire: Script.wire(request), streamID: nil))
+        let commands = layer.handle(.requestHead(Script.exchange(1), request, wire: Script.wire(request), streamID: nil, bodyFraming: .none))
+        let target = UpstreamTarget(scheme: .http, host: "plain.test", port: 8000)!
         XCTAssertEqual(commands.first,
-                       .exchange(Script.exchange(1), .openUpstream(UpstreamTarget(scheme: .http, host: "plain.test", port: 8000)!)))
+                       .exchange(Script.exchange(1), .openUpstream(target, head: Script.shaped(request, for: target), framing: .none)))
     }
 
-    func testAMalformedRequestIsAnswered400WithTheReasonRecordedAndClosed() throws {
+    func testAMalformedRequestIsRecordedWithTheCodecsAnswerAndClosed() throws {
         var layer = layer()
-        let commands = layer.handle(.malformedRequest(status: 400, reason: "field line without a colon"))
-        guard case .answerMalformed(let answer) = commands.first else { return XCTFail("\(commands)") }
-        XCTAssertEqual(answer.head.status, 400)
-        XCTAssertTrue(String(decoding: answer.body, as: UTF8.self).contains("field line without a colon"))
+        let answer = HTTPResponseHead(status: 400, fields: ["Content-Type": "text/plain; charset=utf-8", "Connection": "close"])
+        let commands = layer.handle(.malformedRequest(.missingColon, answer: answer, wire: Script.wire(answer)))
         XCTAssertEqual(commands.last, .close)
         let record = try XCTUnwrap(records(commands).first)
-        XCTAssertEqual(record.error?.message, "field line without a colon")
+        XCTAssertEqual(record.error?.message, HTTP1ParseError.missingColon.reason)
+        XCTAssertEqual(record.error?.kind, .protocolError)
         XCTAssertNil(record.leg(.downstream)?.request)
         XCTAssertEqual(record.leg(.downstream)?.response?.status, 400)
+        XCTAssertEqual(record.leg(.downstream)?.response?.digest.body.length,
+                       "400 \(HTTP1ParseError.missingColon.reason)\n".utf8.count)
     }
 
     func testReverseModePresentsALeafForTheSNIOrTheLocalAddress() {
@@ -162,8 +164,8 @@ final class DownstreamLayerTests: XCTestCase {
         XCTAssertEqual(unnamed.handle(.clientHello(hello(nil))), [.startTLS(certificateName: "127.0.0.1")])
         _ = unnamed.handle(.tlsEstablished(tlsInfo(nil)))
         let request = Script.get()
-        XCTAssertEqual(unnamed.handle(.requestHead(Script.exchange(1), request, wire: Script.wire(request), streamID: 1)).first,
-                       .exchange(Script.exchange(1), .openUpstream(upstream)))
+        XCTAssertEqual(unnamed.handle(.requestHead(Script.exchange(1), request, wire: Script.wire(request), streamID: 1, bodyFraming: .none)).first,
+                       .exchange(Script.exchange(1), .openUpstream(upstream, head: Script.shaped(request, for: upstream), framing: .none)))
     }
 
     func testAFailedClientHandshakeIsRecordedAsExchangeZero() throws {
@@ -185,7 +187,7 @@ final class DownstreamLayerTests: XCTestCase {
         _ = layer.handle(.tlsEstablished(tlsInfo(nil)))
         for sequence in 1...2 {
             let request = Script.post(length: 100)
-            _ = layer.handle(.requestHead(Script.exchange(sequence), request, wire: Script.wire(request), streamID: sequence * 2 - 1))
+            _ = layer.handle(.requestHead(Script.exchange(sequence), request, wire: Script.wire(request), streamID: sequence * 2 - 1, bodyFraming: .contentLength(100)))
         }
         let commands = layer.handle(.connectionClosed(nil))
         XCTAssertEqual(records(commands).count, 2)

@@ -8,17 +8,17 @@ final class ExchangeFlowTests: XCTestCase {
     func testGetFlowsThroughAndRecordsEqualDigestsOnBothLegs() throws {
         var script = FlowScript()
         let request = Script.get("/hello")
-        XCTAssertEqual(script.start(request), [.openUpstream(Script.origin), .pauseRequestBody])
-        XCTAssertEqual(script.send(.requestEnd(trailers: nil)), [])
-        XCTAssertEqual(script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil)),
-                       [.sendRequest(.head(Script.shaped(request))), .sendRequest(.end(trailers: nil))])
+        XCTAssertEqual(script.start(request), [.openUpstream(Script.origin, head: Script.shaped(request), framing: .none)])
+        XCTAssertEqual(script.send(.requestEnd(trailers: nil)), [], "the head already ended a bodiless request")
+        XCTAssertEqual(script.open(), [])
         let body = Script.bytes(1000)
         XCTAssertEqual(script.send(.responseHead(Script.ok(length: 1000), wire: Script.wire(Script.ok(length: 1000)))),
                        [.sendResponse(.head(Script.ok(length: 1000)))])
         XCTAssertEqual(script.send(.responseBody(Array(body[..<400]))), [.sendResponse(.body(Array(body[..<400])))])
         XCTAssertEqual(script.send(.responseBody(Array(body[400...]))), [.sendResponse(.body(Array(body[400...])))])
         let last = script.send(.responseEnd(trailers: nil))
-        XCTAssertEqual(Array(last.prefix(2)), [.releaseUpstream(reusable: true), .sendResponse(.end(trailers: nil))])
+        XCTAssertEqual(last.first, .sendResponse(.end(trailers: nil)), "a completed upstream stream needs no command")
+        XCTAssertFalse(last.contains(.abandonUpstream))
         XCTAssertTrue(script.flow.isFinished)
         XCTAssertEqual(script.sentToClient, body)
 
@@ -42,20 +42,18 @@ final class ExchangeFlowTests: XCTestCase {
     }
 
     func testUploadWaitsForUpstreamThenFollowsItsWritability() throws {
-        var script = FlowScript()
+        var script = FlowScript(framing: .contentLength(3000))
         let body = Script.bytes(3000)
-        script.start(Script.post(length: 3000))
-        // One read may already hold body bytes: they wait, reading stays paused.
-        XCTAssertEqual(script.send(.requestBody(Array(body[..<1000]))), [])
-        XCTAssertEqual(script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil)),
-                       [.sendRequest(.head(Script.shaped(Script.post(length: 3000)))), .sendRequest(.body(Array(body[..<1000]))),
-                        .resumeRequestBody])
+        XCTAssertEqual(script.start(Script.post(length: 3000)),
+                       [.openUpstream(Script.origin, head: Script.shaped(Script.post(length: 3000)), framing: .contentLength(3000))])
+        // A read that arrives while the stream opens waits; reading pauses until it can go.
+        XCTAssertEqual(script.send(.requestBody(Array(body[..<1000]))), [.pauseRequestBody])
+        XCTAssertEqual(script.open(), [.sendRequestBody(Array(body[..<1000])), .resumeRequestBody])
         XCTAssertEqual(script.send(.upstreamWritable(false)), [.pauseRequestBody])
-        XCTAssertEqual(script.send(.requestBody(Array(body[1000..<2000]))),
-                       [.sendRequest(.body(Array(body[1000..<2000])))])
+        XCTAssertEqual(script.send(.requestBody(Array(body[1000..<2000]))), [.sendRequestBody(Array(body[1000..<2000]))])
         XCTAssertEqual(script.send(.upstreamWritable(true)), [.resumeRequestBody])
-        XCTAssertEqual(script.send(.requestBody(Array(body[2000...]))), [.sendRequest(.body(Array(body[2000...])))])
-        XCTAssertEqual(script.send(.requestEnd(trailers: nil)), [.sendRequest(.end(trailers: nil))])
+        XCTAssertEqual(script.send(.requestBody(Array(body[2000...]))), [.sendRequestBody(Array(body[2000...]))])
+        XCTAssertEqual(script.send(.requestEnd(trailers: nil)), [.endRequest(trailers: nil)])
         XCTAssertEqual(script.sentUpstream, body)
 
         // The client stops reading: the upstream response is paused, then resumed.
@@ -69,8 +67,9 @@ final class ExchangeFlowTests: XCTestCase {
     }
 
     func testUnreachableUpstreamIsAnswered502WithTheReasonAndRecorded() throws {
-        var script = FlowScript()
-        script.start(Script.get())
+        var script = FlowScript(framing: .contentLength(10))
+        script.start(Script.post(length: 10))
+        XCTAssertEqual(script.send(.requestBody(Script.bytes(5))), [.pauseRequestBody])
         let refused = ProxyError(.connectionRefused, at: "upstream connect", "connection refused (127.0.0.1:1)",
                                  status: .connectionRefused)
         let commands = script.send(.upstreamFailed(refused))
@@ -79,7 +78,7 @@ final class ExchangeFlowTests: XCTestCase {
         XCTAssertEqual(head.fields["Proxy-Status"],
                        "intact; error=connection_refused; details=\"connection refused (127.0.0.1:1)\"")
         XCTAssertTrue(String(decoding: script.sentToClient, as: UTF8.self).contains("connection refused (127.0.0.1:1)"))
-        XCTAssertTrue(commands.contains(.resumeRequestBody), "\(commands)")
+        XCTAssertTrue(commands.contains(.resumeRequestBody), "the rest of the upload is read and dropped: \(commands)")
         XCTAssertFalse(script.flow.isFinished, "the request is still arriving")
         script.send(.requestEnd(trailers: nil))
         let record = try XCTUnwrap(script.record)
@@ -92,7 +91,7 @@ final class ExchangeFlowTests: XCTestCase {
         var script = FlowScript(streamID: 3)
         script.start(Script.get())
         script.send(.requestEnd(trailers: nil))
-        script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil))
+        script.open(streamID: 5)
         script.send(.responseHead(Script.ok(length: 5000), wire: Script.wire(Script.ok(length: 5000))))
         script.send(.responseBody(Script.bytes(100)))
         let reset = ProxyError(.reset, at: "upstream response body", "connection reset by peer",
@@ -102,20 +101,21 @@ final class ExchangeFlowTests: XCTestCase {
         let record = try XCTUnwrap(script.record)
         XCTAssertEqual(record.error, reset.failure)
         XCTAssertEqual(record.leg(.downstream)?.streamID, 3)
+        XCTAssertEqual(record.leg(.upstream)?.streamID, 5)
         XCTAssertEqual(record.leg(.upstream)?.response?.complete, false)
         XCTAssertEqual(record.leg(.downstream)?.response?.complete, false)
         XCTAssertEqual(record.leg(.downstream)?.response?.digest.body.length, 100)
     }
 
     func testClientLeavingMidUploadAbandonsTheUpstream() throws {
-        var script = FlowScript()
+        var script = FlowScript(framing: .contentLength(10_000))
         script.start(Script.post(length: 10_000))
-        script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil))
+        script.open()
         script.send(.requestBody(Script.bytes(2000)))
         let gone = ProxyError(.closedEarly, at: "downstream", "the client closed the connection",
                               status: .connectionTerminated)
         let commands = script.send(.clientGone(gone))
-        XCTAssertEqual(commands.first, .releaseUpstream(reusable: false))
+        XCTAssertEqual(commands.first, .abandonUpstream)
         let record = try XCTUnwrap(script.record)
         XCTAssertEqual(record.error?.kind, .closedEarly)
         XCTAssertEqual(record.leg(.downstream)?.request?.complete, false)
@@ -126,14 +126,14 @@ final class ExchangeFlowTests: XCTestCase {
     }
 
     func testEarlyResponseEndsTheExchangeOnceTheUploadIsDrained() throws {
-        var script = FlowScript()
+        var script = FlowScript(framing: .contentLength(5000))
         script.start(Script.post(length: 5000))
-        script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil))
+        script.open()
         script.send(.requestBody(Script.bytes(1000)))
         let tooLarge = HTTPResponseHead(status: 413, fields: ["Content-Length": "0"])
         script.send(.responseHead(tooLarge, wire: Script.wire(tooLarge)))
         let end = script.send(.responseEnd(trailers: nil))
-        XCTAssertEqual(end.first, .releaseUpstream(reusable: false), "a half-sent request spoils an HTTP/1.1 connection")
+        XCTAssertEqual(end.first, .abandonUpstream, "a half-sent request spoils an HTTP/1.1 connection")
         XCTAssertFalse(script.flow.isFinished)
         XCTAssertEqual(script.send(.requestBody(Script.bytes(4000))), [], "the rest is read and dropped")
         script.send(.requestEnd(trailers: nil))
@@ -149,8 +149,8 @@ final class ExchangeFlowTests: XCTestCase {
                                                "Connection": "X-Private", "X-Private": "1", "Accept": "*/*"])
         script.start(request)
         script.send(.requestEnd(trailers: nil))
-        let commands = script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil))
-        guard case .sendRequest(.head(let sent)) = commands.first else { return XCTFail("\(commands)") }
+        script.open()
+        let sent = try XCTUnwrap(script.openedHead)
         XCTAssertEqual(sent.targetForm, .origin)
         XCTAssertEqual(sent.target, "/a?b=c")
         XCTAssertEqual(sent.fields.map(\.name), ["Host", "Accept"])
@@ -167,7 +167,7 @@ final class ExchangeFlowTests: XCTestCase {
         var script = FlowScript()
         script.start(Script.get(extra: [("Intact-Trace", "trace-42")]))
         script.send(.requestEnd(trailers: nil))
-        script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil))
+        script.open()
         script.send(.responseHead(Script.ok(length: 0), wire: Script.wire(Script.ok(length: 0))))
         script.send(.responseEnd(trailers: nil))
         let record = try XCTUnwrap(script.record)
@@ -180,7 +180,7 @@ final class ExchangeFlowTests: XCTestCase {
         var script = FlowScript(settings: settings)
         script.start(Script.get(extra: [("Cookie", "JSESSIONID=secret")]))
         script.send(.requestEnd(trailers: nil))
-        script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil))
+        script.open()
         script.send(.responseHead(Script.ok(length: 6), wire: Script.wire(Script.ok(length: 6))))
         script.send(.responseBody(Array("abcdef".utf8)))
         script.send(.responseEnd(trailers: nil))
@@ -194,9 +194,9 @@ final class ExchangeFlowTests: XCTestCase {
     }
 
     func testInterimResponsesPassWithoutEndingTheWait() throws {
-        var script = FlowScript()
+        var script = FlowScript(framing: .contentLength(10))
         script.start(Script.post(length: 10))
-        script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil))
+        script.open()
         let continueHead = HTTPResponseHead(status: 100)
         XCTAssertEqual(script.send(.responseHead(continueHead, wire: Script.wire(continueHead))),
                        [.sendResponse(.head(continueHead))])

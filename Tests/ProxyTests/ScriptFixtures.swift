@@ -71,10 +71,11 @@ struct FlowScript {
     var log: [ExchangeCommand] = []
 
     init(target: UpstreamTarget? = Script.origin, hooks: [any ExchangeHook] = [],
-         settings: RecordingSettings = Script.settings, streamID: Int? = nil) {
+         settings: RecordingSettings = Script.settings, streamID: Int? = nil, framing: HTTP1Framing = .none) {
         flow = ExchangeFlow(id: Script.exchange(1), target: target,
-                            client: .init(connection: Script.client, streamID: streamID, tls: Script.clientTLS), hooks: hooks,
-                            settings: settings)
+                            client: .init(connection: Script.client, streamID: streamID, tls: Script.clientTLS,
+                                          bodyFraming: framing),
+                            hooks: hooks, settings: settings)
     }
 
     @discardableResult
@@ -88,18 +89,25 @@ struct FlowScript {
         absorb(flow.handle(event))
     }
 
-    /// Keeps the commands and reports sent heads back, as a driver does right after sending.
+    /// The upstream stream opens with the head the flow asked to send (as a pool would report it).
+    @discardableResult
+    mutating func open(streamID: Int? = nil) -> [ExchangeCommand] {
+        guard let head = openedHead else { return [] }
+        return send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil, streamID: streamID, sent: head,
+                                    wire: Script.wire(head)))
+    }
+
+    /// The head of the last `.openUpstream`.
+    var openedHead: HTTPRequestHead? {
+        for case .openUpstream(_, let head, _) in log.reversed() { return head }
+        return nil
+    }
+
+    /// Keeps the commands and reports sent response heads back, as a driver does right after sending.
     private mutating func absorb(_ commands: [ExchangeCommand]) -> [ExchangeCommand] {
         log += commands
-        for command in commands {
-            switch command {
-            case .sendRequest(.head(let head)):
-                log += flow.handle(.requestHeadSent(head, wire: Script.wire(head), streamID: nil))
-            case .sendResponse(.head(let head)):
-                log += flow.handle(.responseHeadSent(head, wire: Script.wire(head)))
-            default:
-                break
-            }
+        for case .sendResponse(.head(let head)) in commands {
+            log += flow.handle(.responseHeadSent(head, wire: Script.wire(head)))
         }
         return commands
     }
@@ -113,7 +121,7 @@ struct FlowScript {
     /// Body bytes sent upstream, concatenated.
     var sentUpstream: [UInt8] {
         log.flatMap { command -> [UInt8] in
-            if case .sendRequest(.body(let chunk)) = command { return chunk }
+            if case .sendRequestBody(let chunk) = command { return chunk }
             return []
         }
     }

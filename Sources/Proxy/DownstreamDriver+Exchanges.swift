@@ -1,0 +1,195 @@
+import Evidence
+import HTTP
+import Transport
+import Wire
+
+/// The two streams of one exchange: the client's request stream and, once
+/// opened, the upstream stream from the loop's pool. Loop-confined.
+final class ExchangeStreams {
+    /// How far the upstream stream is.
+    enum Upstream {
+        case none
+        /// Asked of the pool; `abandoned` when the exchange let go meanwhile.
+        case opening(abandoned: Bool)
+        case open(HTTPClientStream)
+        case closed
+    }
+
+    let client: HTTPServerStream
+    var upstream = Upstream.none
+
+    init(client: HTTPServerStream) {
+        self.client = client
+    }
+
+    /// Lets go of the upstream stream: resets an open one, and one still
+    /// opening as soon as it opens.
+    func abandon() {
+        switch upstream {
+        case .open(let stream):
+            stream.reset()
+            upstream = .closed
+        case .opening:
+            upstream = .opening(abandoned: true)
+        case .none, .closed:
+            break
+        }
+    }
+}
+
+/// Each exchange's streams: client stream events in, upstream opened from the
+/// pool, the flow's commands carried out on both.
+extension DownstreamDriver {
+    /// A request arrived on the HTTP connection: number it, listen to its
+    /// stream, and hand its head to the layer.
+    func accept(_ stream: HTTPServerStream) {
+        let exchange = ExchangeID(connection: id, sequence: nextSequence)
+        nextSequence += 1
+        exchanges[exchange] = ExchangeStreams(client: stream)
+        stream.setHandler { [self] event in clientEvent(event, exchange) }
+        feed(.requestHead(exchange, stream.request, wire: stream.requestWire,
+                          streamID: stream.version == .http2 ? stream.streamID : nil,
+                          bodyFraming: stream.requestBodyFraming))
+    }
+
+    private func clientEvent(_ event: HTTPStreamEvent, _ exchange: ExchangeID) {
+        switch event {
+        case .body(let bytes): feed(.exchange(exchange, .requestBody(bytes)))
+        case .end(let trailers): feed(.exchange(exchange, .requestEnd(trailers: trailers)))
+        case .writable: feed(.exchange(exchange, .clientWritable(true)))
+        case .failed(let error): feed(.exchange(exchange, .clientGone(.transport(error, at: "downstream request"))))
+        case .interimResponse, .response: break  // server streams receive requests only
+        }
+    }
+
+    private func upstreamEvent(_ event: HTTPStreamEvent, _ exchange: ExchangeID, target: UpstreamTarget) {
+        switch event {
+        case .interimResponse(let head, let wire), .response(let head, let wire):
+            feed(.exchange(exchange, .responseHead(head, wire: wire)))
+        case .body(let bytes): feed(.exchange(exchange, .responseBody(bytes)))
+        case .end(let trailers): feed(.exchange(exchange, .responseEnd(trailers: trailers)))
+        case .writable: feed(.exchange(exchange, .upstreamWritable(true)))
+        case .failed(let error):
+            exchanges[exchange]?.upstream = .closed
+            feed(.exchange(exchange, .upstreamFailed(.transport(error, at: "upstream \(target)"))))
+        }
+    }
+
+    /// Carries out one exchange command.
+    func perform(_ command: ExchangeCommand, for exchange: ExchangeID) {
+        guard let streams = exchanges[exchange] else { return }
+        switch command {
+        case let .openUpstream(target, head, framing):
+            openUpstream(target, head: head, framing: framing, for: exchange, streams)
+        case .sendRequestBody(let bytes):
+            guard case .open(let stream) = streams.upstream else { return }
+            attempt(exchange, "upstream request body") { () throws(TransportError) in try stream.sendBody(bytes) }
+            if case .open = streams.upstream, !stream.isWritable { feed(.exchange(exchange, .upstreamWritable(false))) }
+        case .endRequest(let trailers):
+            guard case .open(let stream) = streams.upstream else { return }
+            attempt(exchange, "upstream request end") { () throws(TransportError) in try stream.sendEnd(trailers: trailers) }
+        case .sendResponse(let part):
+            sendResponse(part, on: streams.client, for: exchange)
+        case .pauseRequestBody:
+            streams.client.pauseInbound()
+        case .resumeRequestBody:
+            streams.client.resumeInbound()
+        case .pauseResponseBody:
+            if case .open(let stream) = streams.upstream { stream.pauseInbound() }
+        case .resumeResponseBody:
+            if case .open(let stream) = streams.upstream { stream.resumeInbound() }
+        case .resetClientStream:
+            streams.client.reset(code: .internalError)
+        case .abandonUpstream:
+            streams.abandon()
+        case .finished(let record):
+            exchanges[exchange] = nil
+            runtime.sink.record(record)
+        }
+    }
+
+    /// Sends a response part to the client; a head's wire form goes back to the flow.
+    private func sendResponse(_ part: HTTPResponsePart, on stream: HTTPServerStream, for exchange: ExchangeID) {
+        switch part {
+        case .head(var head):
+            do {
+                let wire = try stream.sendHead(head)
+                head.version = stream.version == .http2 ? .http2 : .http1_1
+                feed(.exchange(exchange, .responseHeadSent(head, wire: wire)))
+            } catch {
+                feed(.exchange(exchange, .clientGone(.transport(error, at: "downstream response head"))))
+            }
+        case .body(let bytes):
+            do {
+                try stream.sendBody(bytes)
+                if !stream.isWritable { feed(.exchange(exchange, .clientWritable(false))) }
+            } catch {
+                feed(.exchange(exchange, .clientGone(.transport(error, at: "downstream response body"))))
+            }
+        case .end(let trailers):
+            do {
+                try stream.sendEnd(trailers: trailers)
+            } catch {
+                feed(.exchange(exchange, .clientGone(.transport(error, at: "downstream response end"))))
+            }
+        }
+    }
+
+    /// Runs an upstream call; a failure fails the upstream side of the exchange.
+    private func attempt(_ exchange: ExchangeID, _ what: String, _ call: () throws(TransportError) -> Void) {
+        do {
+            try call()
+        } catch {
+            exchanges[exchange]?.abandon()
+            feed(.exchange(exchange, .upstreamFailed(.transport(error, at: what))))
+        }
+    }
+
+    /// Asks the loop's pool for a stream to `target` carrying `head`.
+    private func openUpstream(_ target: UpstreamTarget, head: HTTPRequestHead, framing: HTTP1Framing,
+                              for exchange: ExchangeID, _ streams: ExchangeStreams) {
+        streams.upstream = .opening(abandoned: false)
+        let endpoint = HTTPEndpoint(host: target.host, port: UInt16(target.port),
+                                    tls: target.scheme == .https ? runtime.upstreamTLS : nil)
+        loopState.pool.openStream(
+            to: endpoint, head, framing: framing,
+            handler: { [weak self] event in self?.upstreamEvent(event, exchange, target: target) },
+            completion: { [weak self] result in self?.upstreamOpened(result, exchange, target: target) })
+    }
+
+    private func upstreamOpened(_ result: Result<HTTPClientStream, TransportError>, _ exchange: ExchangeID,
+                                target: UpstreamTarget) {
+        guard let streams = exchanges[exchange], case .opening(let abandoned) = streams.upstream else {
+            if case .success(let stream) = result { stream.reset() }
+            return
+        }
+        switch result {
+        case .failure(let error):
+            streams.upstream = .closed
+            feed(.exchange(exchange, .upstreamFailed(.transport(error, at: "upstream \(target)"))))
+        case .success(let stream):
+            guard !abandoned else {
+                stream.reset()
+                streams.upstream = .closed
+                return
+            }
+            let connection = stream.connection
+            if let peer = connection?.channel.remoteAddress,
+               runtime.currentLoopGuard.refuses(peerIP: peer.ip, port: Int(peer.port)) {
+                stream.reset()
+                streams.upstream = .closed
+                feed(.exchange(exchange, .upstreamFailed(ProxyError(
+                    .protocolError, at: "upstream \(target)",
+                    "\(target.authority) resolves to \(peer), this proxy's own listen address; refused to avoid a loop",
+                    status: .proxyLoopDetected))))
+                return
+            }
+            streams.upstream = .open(stream)
+            var sent = stream.request
+            sent.version = stream.version
+            feed(.exchange(exchange, .upstreamOpened(
+                connection: ConnectionID(.upstream, connection?.channel.id ?? 0), tls: connection?.channel.tlsInfo,
+                streamID: stream.version == .http2 ? stream.streamID : nil, sent: sent, wire: stream.requestWire)))
+        }
+    }
+}

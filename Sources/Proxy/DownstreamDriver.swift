@@ -1,0 +1,293 @@
+import Evidence
+import HTTP
+import TLS
+import Transport
+import Wire
+
+/// Runs one client connection's `DownstreamLayer` on Transport: it turns
+/// channel, HTTP connection and stream events into layer events and carries
+/// out the layer's commands (peek, TLS, CONNECT, tunnels, and each
+/// exchange's streams; see `DownstreamDriver+Exchanges.swift`).
+///
+/// Loop-confined: made by `ProxyRuntime.accept` on the connection's loop;
+/// every method runs there. It lives in its `LoopState` until the
+/// connection is finished. `@unchecked Sendable` only so that completions
+/// Wire runs on this same loop (`Connection.connect`) may capture it.
+final class DownstreamDriver: @unchecked Sendable {
+    /// Where the connection is, as far as the driver's I/O is concerned.
+    enum Phase {
+        /// The TLS handshake with the client runs; the HTTP connection waits for it.
+        case handshaking(HTTPServerConnection)
+        /// Serving HTTP (plain in forward mode, or inside TLS).
+        case serving(HTTPServerConnection)
+        /// A CONNECT was answered 200; the HTTP connection hands the channel back next.
+        case openingTunnel(HTTPServerConnection)
+        /// The channel reads the client's ClientHello (reverse mode, or after CONNECT).
+        case peeking
+        /// Relaying a passthrough tunnel.
+        case tunnelling(TunnelRelay)
+        /// Closed; nothing more happens.
+        case finished
+    }
+
+    let id: ConnectionID
+    let runtime: ProxyRuntime
+    let loopState: LoopState
+    let channel: ByteChannel
+    var layer: DownstreamLayer
+    var phase = Phase.peeking
+    /// The streams of each exchange in progress.
+    var exchanges: [ExchangeID: ExchangeStreams] = [:]
+    var nextSequence = 1
+    /// The CONNECT being answered, and then the TCP connection its probe opened
+    /// (kept for a passthrough tunnel, closed for an interception).
+    var pendingConnect: ExchangeID?
+    var probe: Connection?
+    /// Bytes the client sent after its CONNECT, read before the tunnel began.
+    var tunnelLeftover: [UInt8] = []
+
+    var loop: EventLoop { loopState.loop }
+
+    /// Wraps the accepted connection; the channel speaks plaintext (forward
+    /// mode) or TLS that waits for the proxy to choose a certificate (reverse).
+    init(connection: Connection, runtime: ProxyRuntime, loopState: LoopState) {
+        self.runtime = runtime
+        self.loopState = loopState
+        let security: ChannelSecurity
+        switch runtime.configuration.mode {
+        case .forward: security = .plaintext
+        case .reverse: security = .tlsServer(DownstreamDriver.peekSetup(runtime))
+        }
+        channel = ByteChannel(connection: connection, security: security)
+        id = ConnectionID(.downstream, channel.id)
+        layer = DownstreamLayer(id: id, localIP: connection.localAddress.ip, settings: runtime.layerSettings)
+    }
+
+    /// A TLS server setup that stops at the ClientHello, so the layer picks
+    /// the certificate (or a passthrough) before the handshake goes on.
+    static func peekSetup(_ runtime: ProxyRuntime) -> TLSServerSetup {
+        TLSServerSetup(context: runtime.contexts.placeholder, clientHelloPolicy: .ask,
+                       handshakeTimeout: runtime.configuration.connectTimeout)
+    }
+
+    /// Starts serving. Called only on the loop, once.
+    func start() {
+        loop.preconditionOnLoop()
+        perform(layer.start())
+    }
+
+    // MARK: Layer
+
+    /// Feeds one event to the layer and carries out what it says.
+    func feed(_ event: DownstreamEvent) {
+        perform(layer.handle(event))
+    }
+
+    func perform(_ commands: [DownstreamCommand]) {
+        for command in commands {
+            perform(command)
+        }
+    }
+
+    private func perform(_ command: DownstreamCommand) {
+        switch command {
+        case .exchange(let exchange, let command):
+            perform(command, for: exchange)
+        case .servePlainHTTP:
+            let server = HTTPServerConnection(channel: channel, configuration: runtime.serverConfiguration)
+            phase = .serving(server)
+            server.start { [self] event in serverEvent(event, from: server) }
+        case .probeConnectTarget(let target):
+            probeConnectTarget(target)
+        case .acceptConnect(let head):
+            acceptConnect(head)
+        case .peekClientHello:
+            peekClientHello()
+        case .startTLS(let name):
+            startTLS(certificateName: name)
+        case .openTunnel(let target):
+            openTunnel(to: target)
+        case .record(let record):
+            runtime.sink.record(record)
+        case .close:
+            close()
+        }
+    }
+
+    // MARK: HTTP connection
+
+    func serverEvent(_ event: HTTPServerConnectionEvent, from server: HTTPServerConnection) {
+        switch event {
+        case .ready:
+            guard case .handshaking(let current) = phase, current === server else { return }
+            phase = .serving(server)
+            if let info = channel.tlsInfo { feed(.tlsEstablished(info)) }
+        case .stream(let stream):
+            accept(stream)
+        case .malformedRequest(let error, let answer, let wire):
+            feed(.malformedRequest(error, answer: answer, wire: wire))
+        case .closed(let error):
+            switch phase {
+            case .handshaking(let current) where current === server:
+                let problem = error ?? .peerClosed(during: .tlsHandshake)
+                feed(.tlsFailed(.transport(problem, at: "downstream TLS handshake")))
+            case .serving(let current) where current === server:
+                feed(.connectionClosed(error.map { .transport($0, at: "downstream connection") }))
+            default:
+                return
+            }
+            finish()
+        }
+    }
+
+    // MARK: TLS and tunnels
+
+    private func peekClientHello() {
+        phase = .peeking
+        let handler: (ChannelEvent) -> Void = { [self] event in channelEvent(event) }
+        switch runtime.configuration.mode {
+        case .reverse:
+            channel.start(handler)
+        case .forward:
+            let leftover = tunnelLeftover
+            tunnelLeftover = []
+            channel.setHandler(handler)
+            channel.startTLS(.tlsServer(DownstreamDriver.peekSetup(runtime)),
+                             leftover: leftover)
+        }
+    }
+
+    /// The channel's own events while it peeks (before an HTTP connection takes it).
+    private func channelEvent(_ event: ChannelEvent) {
+        switch event {
+        case .clientHello(let hello):
+            feed(.clientHello(hello))
+        case .closed(let error):
+            guard case .peeking = phase else { return }
+            feed(.tlsFailed(.transport(error ?? .peerClosed(during: .tlsHandshake), at: "downstream TLS handshake")))
+            finish()
+        case .established, .received, .readEOF, .writable:
+            break
+        }
+    }
+
+    private func startTLS(certificateName name: String) {
+        let context: TLSContext
+        do {
+            context = try runtime.contexts.server(for: name)
+        } catch {
+            channel.abort()
+            return
+        }
+        let server = HTTPServerConnection(channel: channel, configuration: runtime.serverConfiguration)
+        phase = .handshaking(server)
+        server.adopt { [self] event in serverEvent(event, from: server) }
+        channel.continueHandshake(with: context)
+    }
+
+    /// Resolves and connects to the CONNECT target; the answer goes to the layer.
+    private func probeConnectTarget(_ target: UpstreamTarget) {
+        pendingConnect = exchanges.keys.max { $0.sequence < $1.sequence }
+        let loopGuard = runtime.currentLoopGuard
+        Connection.connect(host: target.host, port: UInt16(target.port), on: loop,
+                           timeout: runtime.configuration.connectTimeout) { [self] result in
+            switch result {
+            case .success(let connection):
+                let peer = connection.remoteAddress
+                if loopGuard.refuses(peerIP: peer.ip, port: Int(peer.port)) {
+                    connection.close()
+                    feed(.connectTargetFailed(ProxyError(
+                        .protocolError, at: "downstream CONNECT",
+                        "\(target.authority) resolves to \(peer), this proxy's own listen address; refused to avoid a loop",
+                        status: .proxyLoopDetected)))
+                    return
+                }
+                guard case .serving = phase else {
+                    connection.close()
+                    return
+                }
+                probe = connection
+                feed(.connectTargetReached)
+            case .failure(let error):
+                feed(.connectTargetFailed(.connect(error, to: target, location: "upstream connect (CONNECT)")))
+            }
+        }
+    }
+
+    /// Answers the CONNECT and takes the channel back from the HTTP connection.
+    private func acceptConnect(_ head: HTTPResponseHead) {
+        guard case .serving(let server) = phase, let exchange = pendingConnect,
+              let stream = exchanges.removeValue(forKey: exchange)?.client else { return }
+        pendingConnect = nil
+        do {
+            try stream.sendHead(head)
+            phase = .openingTunnel(server)
+            tunnelLeftover = try server.detachForTunnel { [self] event in channelEvent(event) }
+        } catch {
+            feed(.connectionClosed(.transport(error, at: "downstream CONNECT")))
+            close()
+        }
+    }
+
+    /// Relays the client's bytes to the probed target untouched.
+    private func openTunnel(to target: UpstreamTarget) {
+        guard let probe else { return close() }
+        self.probe = nil
+        let upstream = ByteChannel(connection: probe, security: .plaintext)
+        let relay = TunnelRelay(client: channel, server: upstream) { [self] error in
+            feed(.tunnelClosed(upstream: ConnectionID(.upstream, upstream.id),
+                               error: error.map { .transport($0, at: "passthrough tunnel to \(target.authority)") }))
+            finish()
+        }
+        phase = .tunnelling(relay)
+        relay.start(clientStarted: true)
+        channel.passThrough()
+    }
+
+    // MARK: Ending
+
+    /// Closes gracefully: an HTTP connection after its exchanges, a tunnel at once.
+    func close() {
+        switch phase {
+        case .serving(let server), .handshaking(let server), .openingTunnel(let server): server.close()
+        case .peeking: channel.close()
+        case .tunnelling: channel.close()
+        case .finished: break
+        }
+    }
+
+    /// The proxy is stopping: finish what is in progress, take nothing new.
+    func drain() {
+        loop.preconditionOnLoop()
+        close()
+    }
+
+    /// The proxy stops now: records every exchange still open as broken,
+    /// cuts the connection, and returns how many there were.
+    func terminate() -> Int {
+        loop.preconditionOnLoop()
+        let open = layer.activeExchanges.count
+        feed(.connectionClosed(ProxyError(.internal, at: "proxy", "the proxy stopped before the exchange finished",
+                                          status: .proxyInternalError)))
+        for streams in exchanges.values { streams.abandon() }
+        exchanges.removeAll()
+        switch phase {
+        case .serving(let server), .handshaking(let server), .openingTunnel(let server): server.abort()
+        case .peeking, .tunnelling: channel.abort()
+        case .finished: break
+        }
+        probe?.close()
+        probe = nil
+        finish()
+        return open
+    }
+
+    /// Leaves the loop's bookkeeping, once.
+    func finish() {
+        if case .finished = phase { return }
+        phase = .finished
+        probe?.close()
+        probe = nil
+        runtime.finished(self, on: loopState)
+    }
+}

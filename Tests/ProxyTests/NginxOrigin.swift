@@ -1,0 +1,170 @@
+import Foundation
+import Glibc
+import Hashing
+import TLS
+import XCTest
+
+/// An nginx origin on loopback for the loopback tests: TLS with a leaf for
+/// 127.0.0.1 from a CA of its own (`caFile`), HTTP/1.1 and HTTP/2 (ALPN),
+/// static files from `root`, and `PUT` (WebDAV) storing uploads under
+/// `root`, so both directions can be checked by SHA-256. Started and stopped
+/// by PID; everything lives in a temporary directory removed at the end.
+final class NginxOrigin {
+    let directory: String
+    let port: Int
+    /// The CA the origin's certificate leads to (for `--upstream-ca`).
+    let caFile: String
+    private let process: Process
+
+    var root: String { directory + "/www" }
+
+    func url(_ path: String) -> String { "https://127.0.0.1:\(port)\(path)" }
+
+    /// Starts nginx and waits until it accepts connections.
+    init() throws {
+        var template = Array("/tmp/intact-origin-XXXXXX".utf8CString)
+        directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        for sub in ["www", "tmp", "logs"] {
+            try FileManager.default.createDirectory(atPath: directory + "/" + sub, withIntermediateDirectories: true)
+        }
+        let authority = try CertificateAuthority.create(in: directory + "/ca")
+        let leaf = try authority.leaf(for: "127.0.0.1")
+        try leaf.certificatePEM.write(toFile: directory + "/origin.pem", atomically: true, encoding: .utf8)
+        try FileManager.default.copyItem(atPath: authority.leafKeyPath, toPath: directory + "/origin.key")
+        caFile = authority.certificatePath
+        port = try NginxOrigin.freePort()
+        let configuration = """
+            worker_processes 1;
+            user root;
+            daemon off;
+            pid \(directory)/nginx.pid;
+            error_log \(directory)/logs/error.log warn;
+            events { worker_connections 512; }
+            http {
+                access_log off;
+                client_body_temp_path \(directory)/tmp/body;
+                proxy_temp_path \(directory)/tmp/proxy;
+                fastcgi_temp_path \(directory)/tmp/fastcgi;
+                uwsgi_temp_path \(directory)/tmp/uwsgi;
+                scgi_temp_path \(directory)/tmp/scgi;
+                default_type application/octet-stream;
+                keepalive_requests 100000;
+                server {
+                    listen 127.0.0.1:\(port) ssl http2;
+                    ssl_certificate \(directory)/origin.pem;
+                    ssl_certificate_key \(directory)/origin.key;
+                    root \(directory)/www;
+                    client_max_body_size 0;
+                    dav_methods PUT;
+                    create_full_put_path on;
+                }
+            }
+            """
+        try configuration.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+        process.arguments = ["-p", directory, "-c", directory + "/nginx.conf"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try NginxOrigin.waitUntilListening(port: port, process: process)
+    }
+
+    /// Stops nginx (SIGTERM to the master by PID) and removes the directory.
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    deinit { stop() }
+
+    /// Writes a file of `size` deterministic pseudo-random bytes under the root; returns its SHA-256 (hex).
+    @discardableResult
+    func serve(_ name: String, size: Int) throws -> String {
+        try NginxOrigin.writePatternFile(root + "/" + name, size: size)
+    }
+
+    /// A port nothing listens on right now (bound to 0, then released).
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw TestSetupFailure("could not find a free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Waits (up to 10 s) until a TCP connect to the port succeeds.
+    static func waitUntilListening(port: Int, process: Process?) throws {
+        for _ in 0..<500 {
+            if let process, !process.isRunning { throw TestSetupFailure("the server exited before listening") }
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = UInt16(port).bigEndian
+            let connected = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                }
+            }
+            close(fd)
+            if connected { return }
+            usleep(20_000)
+        }
+        throw TestSetupFailure("nothing listens on 127.0.0.1:\(port)")
+    }
+
+    /// Writes `size` bytes of a fast deterministic pattern; returns the SHA-256 hex.
+    static func writePatternFile(_ path: String, size: Int) throws -> String {
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+              let handle = FileHandle(forWritingAtPath: path) else { throw TestSetupFailure("cannot create \(path)") }
+        defer { handle.closeFile() }
+        var hasher = SHA256()
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15 &+ UInt64(size)
+        var remaining = size
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while remaining > 0 {
+            let count = min(remaining, chunk.count)
+            chunk.withUnsafeMutableBytes { raw in
+                let words = raw.bindMemory(to: UInt64.self)
+                for index in 0..<(count + 7) / 8 where index < words.count {
+                    state = state &* 6364136223846793005 &+ 1442695040888963407
+                    words[index] = state
+                }
+            }
+            let slice = chunk[0..<count]
+            hasher.update(slice)
+            handle.write(Data(slice))
+            remaining -= count
+        }
+        return Encoding.hex(hasher.finalize())
+    }
+
+    /// The SHA-256 (hex) of a file, read in 1 MiB chunks.
+    static func sha256(ofFile path: String) throws -> String {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw TestSetupFailure("cannot read \(path)") }
+        defer { handle.closeFile() }
+        var hasher = SHA256()
+        while true {
+            let data = handle.readData(ofLength: 1 << 20)
+            if data.isEmpty { break }
+            hasher.update([UInt8](data))
+        }
+        return Encoding.hex(hasher.finalize())
+    }
+}
+
+/// A test environment problem (a missing tool, a port in use), not a product failure.
+struct TestSetupFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
