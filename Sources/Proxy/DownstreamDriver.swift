@@ -45,6 +45,9 @@ final class DownstreamDriver: @unchecked Sendable {
     var probe: Connection?
     /// Bytes the client sent after its CONNECT, read before the tunnel began.
     var tunnelLeftover: [UInt8] = []
+    /// Events waiting for the commands being carried out to finish (see `feed`).
+    var pendingEvents: [DownstreamEvent] = []
+    var isPerforming = false
 
     var loop: EventLoop { loopState.loop }
 
@@ -73,14 +76,26 @@ final class DownstreamDriver: @unchecked Sendable {
     /// Starts serving. Called only on the loop, once.
     func start() {
         loop.preconditionOnLoop()
+        isPerforming = true
         perform(layer.start())
+        isPerforming = false
     }
 
     // MARK: Layer
 
-    /// Feeds one event to the layer and carries out what it says.
+    /// Feeds one event to the layer and carries out what it says. An event
+    /// that arises while commands are being carried out (a head's wire form,
+    /// a stream that stopped being writable) waits until the current ones are
+    /// done, so the layer sees events in the order its commands ran.
     func feed(_ event: DownstreamEvent) {
-        perform(layer.handle(event))
+        pendingEvents.append(event)
+        guard !isPerforming else { return }
+        isPerforming = true
+        while !pendingEvents.isEmpty {
+            let next = pendingEvents.removeFirst()
+            perform(layer.handle(next))
+        }
+        isPerforming = false
     }
 
     func perform(_ commands: [DownstreamCommand]) {

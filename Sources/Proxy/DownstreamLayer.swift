@@ -46,6 +46,8 @@ public struct DownstreamLayer {
         let head: HTTPRequestHead
         let wire: HeadDigest.WireForm
         let target: UpstreamTarget
+        /// The request's end arrived (a refusal's flow needs it to finish).
+        var ended = false
     }
 
     /// Where the connection is.
@@ -104,7 +106,13 @@ public struct DownstreamLayer {
             lastSequence = max(lastSequence, exchange.sequence)
             return requestHead(exchange, head, wire: wire, streamID: streamID, framing: framing)
         case let .exchange(exchange, event):
-            guard var flow = flows[exchange] else { return [] }
+            guard var flow = flows[exchange] else {
+                if case .probing(var connect) = phase, connect.id == exchange, case .requestEnd = event {
+                    connect.ended = true
+                    phase = .probing(connect)
+                }
+                return []
+            }
             let commands = flow.handle(event)
             flows[exchange] = flow.isFinished ? nil : flow
             return commands.map { .exchange(exchange, $0) }
@@ -117,8 +125,11 @@ public struct DownstreamLayer {
         case .connectTargetFailed(let problem):
             guard case .probing(let connect) = phase else { return [] }
             phase = .plain
-            return refuse(connect.id, connect.head, wire: connect.wire, target: connect.target, status: 502,
-                          problem, streamID: nil)
+            var commands = refuse(connect.id, connect.head, wire: connect.wire, target: connect.target, status: 502,
+                                  problem, streamID: nil)
+            if connect.ended { commands += handle(.exchange(connect.id, .requestEnd(trailers: nil))) }
+            // A client whose CONNECT failed has nothing more to say on this connection.
+            return commands + [.close]
         case .clientHello(let hello):
             return clientHello(hello)
         case .tlsEstablished(let info):
@@ -200,6 +211,7 @@ public struct DownstreamLayer {
         }
         if settings.loopGuard.refuses(target) {
             return refuse(exchange, head, wire: wire, target: target, status: 502, loopError(target), streamID: nil)
+                + [.close]
         }
         phase = .probing(PendingConnect(id: exchange, head: head, wire: wire, target: target))
         return [.probeConnectTarget(target)]

@@ -208,9 +208,12 @@ public struct ExchangeFlow {
     mutating func settle(_ commands: inout [ExchangeCommand]) {
         guard !isFinished else { return }
         adjustReading(&commands)
+        // A response that went out is over once the driver reported its head
+        // as sent (the record needs its wire form).
         let responseOver: Bool
         switch responseLeg {
-        case .sent, .broken: responseOver = true
+        case .sent: responseOver = recorder.downstream.response.hasHead
+        case .broken: responseOver = true
         case .awaitingHead, .streaming: responseOver = false
         }
         let requestOver = recorder.downstream.request.isEnded || client == .gone

@@ -1,0 +1,126 @@
+import Evidence
+import Foundation
+import Glibc
+import HTTP
+import XCTest
+@testable import Proxy
+
+/// Each bad input of the issue, through a real proxy on loopback, with the
+/// answer the client gets and what the recording says.
+final class ProxyBadInputTests: XCTestCase {
+    /// The record of the one exchange the proxy saw (after stopping it).
+    private func onlyRecord(_ proxy: ProxyHarness, file: StaticString = #filePath, line: UInt = #line) throws -> ExchangeRecord {
+        let records = try proxy.stopAndRead().records
+        XCTAssertEqual(records.count, 1, "\(records.map(\.exchangeID))", file: file, line: line)
+        return try XCTUnwrap(records.first, file: file, line: line)
+    }
+
+    func testAMalformedRequestIsAnswered400WithTheReasonAndRecorded() throws {
+        let proxy = try ProxyHarness()
+        let answer = try XCTUnwrap(RawSocket.exchange(port: proxy.port,
+                                                      "GET http://127.0.0.1:1/ HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n"))
+        XCTAssertTrue(answer.hasPrefix("HTTP/1.1 400 "), answer)
+        XCTAssertTrue(answer.contains(HTTP1ParseError.missingColon.reason), answer)
+        let record = try onlyRecord(proxy)
+        XCTAssertEqual(record.error?.kind, .protocolError)
+        XCTAssertEqual(record.error?.message, HTTP1ParseError.missingColon.reason)
+        XCTAssertEqual(record.leg(.downstream)?.response?.status, 400)
+    }
+
+    func testConnectToAClosedPortOrUnknownHostIs502WithTheReason() throws {
+        let proxy = try ProxyHarness()
+        let closed = try NginxOrigin.freePort()
+        let refused = try XCTUnwrap(RawSocket.exchange(port: proxy.port,
+                                                       "CONNECT 127.0.0.1:\(closed) HTTP/1.1\r\nHost: 127.0.0.1:\(closed)\r\n\r\n"))
+        XCTAssertTrue(refused.hasPrefix("HTTP/1.1 502 "), refused)
+        XCTAssertTrue(refused.contains("error=connection_refused"), refused)
+        XCTAssertTrue(refused.contains("ECONNREFUSED"), refused)
+        let unknown = try XCTUnwrap(RawSocket.exchange(port: proxy.port,
+                                                       "CONNECT nowhere.invalid:443 HTTP/1.1\r\nHost: nowhere.invalid:443\r\n\r\n"))
+        XCTAssertTrue(unknown.hasPrefix("HTTP/1.1 502 "), unknown)
+        XCTAssertTrue(unknown.contains("error=dns_error"), unknown)
+        XCTAssertTrue(unknown.contains("nowhere.invalid"), unknown)
+        let records = try proxy.stopAndRead().records
+        XCTAssertEqual(records.map { $0.error?.kind }, [.connectionRefused, .resolution])
+        XCTAssertEqual(records.map { $0.leg(.downstream)?.response?.status }, [502, 502])
+    }
+
+    func testAnUpstreamCertificateThatFailsVerificationIs502NamingWhy() throws {
+        let origin = try NginxOrigin()
+        defer { origin.stop() }
+        try origin.serve("file", size: 10)
+        // The proxy trusts the system store, which does not hold the origin's CA.
+        let proxy = try ProxyHarness()
+        let output = proxy.directory + "/answer"
+        let run = try ToolRun.curl(["-x", proxy.proxyURL, "--cacert", proxy.caFile, "-o", output, "-w", "%{http_code}",
+                                    origin.url("/file")])
+        XCTAssertEqual(run.status, 0, run.error)
+        XCTAssertEqual(run.output, "502")
+        let body = try String(contentsOfFile: output, encoding: .utf8)
+        XCTAssertTrue(body.contains("certificate"), body)
+        XCTAssertTrue(body.contains("verif"), body)
+        let record = try onlyRecord(proxy)
+        XCTAssertEqual(record.error?.kind, .tls)
+        XCTAssertNil(record.leg(.upstream), "no upstream connection was made")
+    }
+
+    func testAnUpstreamResetMidBodyCutsTheClientAndIsRecordedAsBroken() throws {
+        let origin = try RawOrigin(.resetMidBody(declared: 100_000, sent: 1000))
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let run = try ToolRun.curl(["-x", proxy.proxyURL, "-o", "/dev/null", "http://127.0.0.1:\(origin.port)/big"])
+        XCTAssertNotEqual(run.status, 0, "curl saw a complete response")
+        let record = try onlyRecord(proxy)
+        XCTAssertEqual(record.error?.kind, .reset, "\(String(describing: record.error))")
+        XCTAssertEqual(record.leg(.upstream)?.response?.complete, false)
+        XCTAssertEqual(record.leg(.downstream)?.response?.complete, false)
+        XCTAssertEqual(record.leg(.downstream)?.response?.status, 200)
+    }
+
+    func testAClientThatDisconnectsMidUploadIsRecordedAndTheUpstreamCut() throws {
+        let origin = try RawOrigin(.swallow)
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let fd = try XCTUnwrap(RawSocket.connect(port: proxy.port))
+        RawSocket.send(fd, Array("PUT http://127.0.0.1:\(origin.port)/up HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nContent-Length: 1000000\r\n\r\n".utf8))
+        RawSocket.send(fd, [UInt8](repeating: 0x62, count: 5000))
+        usleep(200_000)
+        close(fd)
+        let record = try onlyRecord(proxy)
+        XCTAssertEqual(record.error?.kind, .closedEarly, "\(String(describing: record.error))")
+        XCTAssertEqual(record.leg(.downstream)?.request?.complete, false)
+        XCTAssertEqual(record.leg(.downstream)?.request?.digest.body.length, 5000)
+        XCTAssertNil(record.leg(.downstream)?.response)
+        for _ in 0..<100 where origin.bodyBytesReceived.isEmpty { usleep(20_000) }
+        XCTAssertEqual(origin.bodyBytesReceived, [5000], "the upstream saw the upload stop where the client's did")
+    }
+
+    func testRequestsAimedAtTheProxyItselfAreRefused() throws {
+        let proxy = try ProxyHarness()
+        let plain = try ToolRun.curl(["-x", proxy.proxyURL, "-w", "%{http_code}", "-o", "/dev/null",
+                                      "http://127.0.0.1:\(proxy.port)/loop"])
+        XCTAssertEqual(plain.output, "502", plain.error)
+        let tunnel = try XCTUnwrap(RawSocket.exchange(port: proxy.port,
+                                                      "CONNECT localhost:\(proxy.port) HTTP/1.1\r\nHost: localhost:\(proxy.port)\r\n\r\n"))
+        XCTAssertTrue(tunnel.hasPrefix("HTTP/1.1 502 "), tunnel)
+        XCTAssertTrue(tunnel.contains("error=proxy_loop_detected"), tunnel)
+        let records = try proxy.stopAndRead().records
+        XCTAssertEqual(records.count, 2, "no looped request reached the proxy again")
+        XCTAssertTrue(records.allSatisfy { $0.leg(.upstream) == nil })
+    }
+
+    func testAClientOfferingNoKnownALPNProtocolIsRefusedAndRecorded() throws {
+        let origin = try NginxOrigin()
+        defer { origin.stop() }
+        let proxy = try ProxyHarness(mode: .reverse(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: origin.port)!)) {
+            $0.upstreamVerification = .caFile(origin.caFile)
+        }
+        let run = try ToolRun.run("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(proxy.port)", "-alpn", "spdy/3",
+                                                      "-servername", "app.test", "-brief"])
+        XCTAssertTrue((run.output + run.error).contains("no application protocol"), run.output + run.error)
+        let record = try onlyRecord(proxy)
+        XCTAssertEqual(record.exchangeID.hasSuffix(".0"), true)
+        XCTAssertEqual(record.error?.kind, .tls)
+        XCTAssertEqual(record.leg(.downstream)?.tls?.sni, "app.test")
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import Glibc
+
+/// Blocking loopback sockets for the bad-input tests: a client that sends
+/// exact bytes (a malformed request, half an upload) and an origin that
+/// misbehaves on purpose (resets mid-body, never answers).
+enum RawSocket {
+    /// Connects to 127.0.0.1:port (blocking); nil when refused.
+    static func connect(port: Int) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else {
+            close(fd)
+            return nil
+        }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return fd
+    }
+
+    static func send(_ fd: Int32, _ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard written > 0 else { return }
+            offset += written
+        }
+    }
+
+    /// Reads until the peer closes (or 10 s pass, or `limit` bytes arrived).
+    static func readAll(_ fd: Int32, limit: Int = 1 << 20) -> [UInt8] {
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while out.count < limit {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { break }
+            out += buffer[0..<n]
+        }
+        return out
+    }
+
+    /// Reads until `marker` appeared (or the peer closed).
+    static func read(_ fd: Int32, until marker: String) -> String {
+        var text = ""
+        var byte: UInt8 = 0
+        while !text.hasSuffix(marker) {
+            guard recv(fd, &byte, 1, 0) == 1 else { break }
+            text.unicodeScalars.append(Unicode.Scalar(byte))
+        }
+        return text
+    }
+
+    /// Sends one request's bytes on a fresh connection and returns everything
+    /// answered until the proxy closes (it does after an error answer).
+    static func exchange(port: Int, _ request: String) -> String? {
+        guard let fd = connect(port: port) else { return nil }
+        defer { close(fd) }
+        send(fd, Array(request.utf8))
+        return String(decoding: readAll(fd), as: UTF8.self)
+    }
+
+    /// Closes with a TCP reset (SO_LINGER 0) instead of a FIN.
+    static func reset(_ fd: Int32) {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        close(fd)
+    }
+}
+
+/// A plain-HTTP origin on loopback that serves each connection with one
+/// scripted behaviour, on a thread of its own.
+final class RawOrigin: @unchecked Sendable {
+    /// What the origin does after reading a request head.
+    enum Behaviour {
+        /// Answers 200 with a Content-Length of `declared`, sends `sent` bytes, then resets.
+        case resetMidBody(declared: Int, sent: Int)
+        /// Never answers; reads until the peer goes, then records how many body bytes came.
+        case swallow
+    }
+
+    let port: Int
+    private let listener: Int32
+    private let behaviour: Behaviour
+    private let lock = NSLock()
+    private var received: [Int] = []
+
+    init(_ behaviour: Behaviour) throws {
+        self.behaviour = behaviour
+        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var one: Int32 = 1
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let fd = listener
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound, listen(listener, 16) == 0 else { throw TestSetupFailure("raw origin cannot listen") }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread { [self] in serve() }
+    }
+
+    /// Body bytes each finished connection received after its head.
+    var bodyBytesReceived: [Int] { lock.withLock { received } }
+
+    func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+
+    private func serve() {
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            Thread.detachNewThread { [self] in handle(client) }
+        }
+    }
+
+    private func handle(_ client: Int32) {
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        _ = RawSocket.read(client, until: "\r\n\r\n")
+        switch behaviour {
+        case .resetMidBody(let declared, let sent):
+            RawSocket.send(client, Array("HTTP/1.1 200 OK\r\nContent-Length: \(declared)\r\n\r\n".utf8))
+            RawSocket.send(client, [UInt8](repeating: 0x61, count: sent))
+            usleep(100_000)
+            RawSocket.reset(client)
+        case .swallow:
+            let body = RawSocket.readAll(client, limit: .max)
+            lock.withLock { received.append(body.count) }
+            close(client)
+        }
+    }
+}
