@@ -13,8 +13,8 @@ struct ToolRun {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let out = directory.appendingPathComponent("out"), err = directory.appendingPathComponent("err")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
@@ -34,20 +34,29 @@ struct ToolRun {
 
 /// `intact` run as a child process, for what only a process shows: its
 /// resident memory, `kill -9`, SIGTERM. Standard error goes to a file the
-/// test reads (the banner names the bound address).
-final class IntactProcess {
+/// test reads (the banner names the bound address). `@unchecked Sendable`:
+/// a sampling thread only reads /proc by the (immutable) process id.
+final class IntactProcess: @unchecked Sendable {
     let process = Process()
     let errorFile: String
 
-    /// The `intact` executable built next to the test bundle.
+    /// The `intact` executable built next to the test binary (`swift build --build-tests` builds it).
     static var executable: String {
-        let bundle = Bundle(for: IntactProcess.self).bundleURL
-        return bundle.deletingLastPathComponent().appendingPathComponent("intact").path
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        let testBinary = String(decoding: buffer[..<max(0, length)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var directory = URL(fileURLWithPath: testBinary).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("intact").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return "intact"
     }
 
     init(_ arguments: [String], directory: String) throws {
         errorFile = directory + "/intact-stderr.txt"
-        FileManager.default.createFile(atPath: errorFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorFile, contents: nil)
         process.executableURL = URL(fileURLWithPath: IntactProcess.executable)
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice

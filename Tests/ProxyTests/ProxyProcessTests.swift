@@ -1,0 +1,123 @@
+import Evidence
+import Foundation
+import Glibc
+import Synchronization
+import XCTest
+
+/// `intact proxy` as a child process: resident memory while a 1 GiB response
+/// streams through, a recording that survives `kill -9`, and SIGTERM
+/// draining in-flight exchanges before a clean exit.
+final class ProxyProcessTests: XCTestCase {
+    private var directory = ""
+    private var origin: NginxOrigin?
+
+    override func setUpWithError() throws {
+        var template = Array("/tmp/intact-process-XXXXXX".utf8CString)
+        directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        origin = try NginxOrigin()
+    }
+
+    override func tearDown() {
+        origin?.stop()
+        try? FileManager.default.removeItem(atPath: directory)
+        super.tearDown()
+    }
+
+    /// Starts `intact proxy` in forward mode trusting the origin; returns it and its port.
+    private func startProxy(_ extra: [String] = []) throws -> (IntactProcess, Int) {
+        let origin = try XCTUnwrap(origin)
+        let process = try IntactProcess(["proxy", "--listen", "127.0.0.1:0", "--ca-dir", directory + "/ca",
+                                         "--upstream-ca", origin.caFile, "--record", directory + "/run.jsonl"] + extra,
+                                        directory: directory)
+        return (process, try process.waitForPort())
+    }
+
+    private func curl(_ port: Int, _ path: String, _ extra: [String] = []) throws -> ToolRun {
+        try Self.curl(port: port, caFile: directory + "/ca/ca-cert.pem", url: try XCTUnwrap(origin).url(path), extra)
+    }
+
+    /// curl through the proxy on `port`, discarding the body; prints status and size.
+    private static func curl(port: Int, caFile: String, url: String, _ extra: [String] = []) throws -> ToolRun {
+        try ToolRun.curl(["-x", "http://127.0.0.1:\(port)", "--cacert", caFile, "-o", "/dev/null",
+                          "-w", "%{http_code} %{size_download}"] + extra + [url])
+    }
+
+    func testAGibibyteStreamsThroughWhileResidentMemoryStaysUnder64MiB() throws {
+        let origin = try XCTUnwrap(origin)
+        // A sparse file: nginx sends zeros without the disk holding a gibibyte.
+        let path = origin.root + "/gibibyte"
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: nil))
+        XCTAssertEqual(truncate(path, 1 << 30), 0)
+        let (proxy, port) = try startProxy(["--quiet"])
+        let peak = Mutex(0)
+        let sampling = Atomic<Bool>(true)
+        let sampler = Thread {
+            while sampling.load(ordering: .relaxed) {
+                if let kib = proxy.residentKiB() { peak.withLock { $0 = max($0, kib) } }
+                usleep(20_000)
+            }
+        }
+        sampler.start()
+        let run = try curl(port, "/gibibyte", ["--http2"])
+        sampling.store(false, ordering: .relaxed)
+        XCTAssertEqual(run.status, 0, run.error)
+        XCTAssertEqual(run.output, "200 \(1 << 30)")
+        let peakKiB = peak.withLock { $0 }
+        print("intact proxy peak VmRSS while 1 GiB streamed: \(peakKiB) KiB")
+        XCTAssertGreaterThan(peakKiB, 0, "VmRSS was read")
+        XCTAssertLessThan(peakKiB, 64 * 1024, "peak resident memory \(peakKiB) KiB")
+        proxy.signal(SIGTERM)
+        XCTAssertEqual(proxy.waitForExit(), 0, proxy.standardError)
+        let record = try XCTUnwrap(RecordingReader.read(path: directory + "/run.jsonl").records.first)
+        XCTAssertEqual(record.leg(.downstream)?.response?.digest.body, record.leg(.upstream)?.response?.digest.body)
+        XCTAssertEqual(record.leg(.downstream)?.response?.digest.body.length, 1 << 30)
+    }
+
+    func testKill9LeavesEveryCompleteLineReadable() throws {
+        let origin = try XCTUnwrap(origin)
+        try origin.serve("small", size: 1000)
+        try origin.serve("large", size: 50 << 20)
+        let (proxy, port) = try startProxy()
+        for _ in 0..<20 {
+            XCTAssertEqual(try curl(port, "/small").output, "200 1000")
+        }
+        // Kill it while a download is in flight.
+        let caFile = directory + "/ca/ca-cert.pem", url = origin.url("/large")
+        let inFlight = Thread { _ = try? Self.curl(port: port, caFile: caFile, url: url, ["--limit-rate", "5M"]) }
+        inFlight.start()
+        usleep(300_000)
+        proxy.signal(SIGKILL)
+        XCTAssertEqual(proxy.waitForExit(), 128 + SIGKILL)
+
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: directory + "/run.jsonl"))
+        let completeLines = bytes.filter { $0 == UInt8(ascii: "\n") }.count
+        let recording = try RecordingReader.read(path: directory + "/run.jsonl")
+        XCTAssertEqual(recording.records.count, completeLines - 1, "every complete line after the header is a record")
+        XCTAssertLessThanOrEqual(recording.warnings.count, 1, "only a torn last line may be skipped")
+        XCTAssertGreaterThanOrEqual(recording.records.count, 1)
+        XCTAssertTrue(recording.records.allSatisfy { $0.leg(.upstream)?.response?.digest.body.length == 1000 })
+    }
+
+    func testSIGTERMDrainsInFlightExchangesAndExitsZero() throws {
+        let origin = try XCTUnwrap(origin)
+        try origin.serve("large", size: 20 << 20)
+        let (proxy, port) = try startProxy(["--drain-timeout", "20"])
+        let result = Mutex<ToolRun?>(nil)
+        let caFile = directory + "/ca/ca-cert.pem", url = origin.url("/large")
+        let download = Thread {
+            let run = try? Self.curl(port: port, caFile: caFile, url: url, ["--limit-rate", "20M"])
+            result.withLock { $0 = run }
+        }
+        download.start()
+        usleep(300_000)
+        proxy.signal(SIGTERM)
+        XCTAssertEqual(proxy.waitForExit(), 0, proxy.standardError)
+        while download.isExecuting || !download.isFinished { usleep(20_000) }
+        XCTAssertEqual(result.withLock { $0?.output }, "200 \(20 << 20)", "the in-flight download finished")
+        XCTAssertTrue(proxy.standardError.contains("draining"), proxy.standardError)
+        let recording = try RecordingReader.read(path: directory + "/run.jsonl")
+        XCTAssertEqual(recording.records.count, 1)
+        XCTAssertEqual(recording.records.first?.leg(.downstream)?.response?.complete, true)
+        XCTAssertTrue(recording.warnings.isEmpty)
+    }
+}
