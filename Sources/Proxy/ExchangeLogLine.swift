@@ -58,10 +58,12 @@ public struct ExchangeLogLine: Hashable, Sendable, Encodable {
         }
     }
 
-    /// `scheme://authority/path`, or `host:port` for CONNECT, or `-` for no request.
+    /// `scheme://authority/path` (the `Host` field when the request had no
+    /// authority), `host:port` for CONNECT, or `-` for no request.
     static func url(of request: RecordedMessage?) -> String {
         guard let request else { return "-" }
         if request.method == "CONNECT" { return request.authority ?? "-" }
-        return "\(request.scheme ?? "http")://\(request.authority ?? "")\(request.path ?? "")"
+        let authority = request.authority ?? request.firstValue("Host") ?? ""
+        return "\(request.scheme ?? "http")://\(authority)\(request.path ?? "")"
     }
 }

@@ -14,20 +14,24 @@ final class NginxOrigin {
     let port: Int
     /// The CA the origin's certificate leads to (for `--upstream-ca`).
     let caFile: String
+    /// The CA that also issues client certificates the origin accepts.
+    let authority: CertificateAuthority
     private let process: Process
 
     var root: String { directory + "/www" }
 
     func url(_ path: String) -> String { "https://127.0.0.1:\(port)\(path)" }
 
-    /// Starts nginx and waits until it accepts connections.
-    init() throws {
+    /// Starts nginx and waits until it accepts connections. `http2`: offer h2
+    /// by ALPN (else HTTP/1.1 only); `requireClientCertificate`: refuse
+    /// requests without a client certificate issued by `authority`.
+    init(http2: Bool = true, requireClientCertificate: Bool = false) throws {
         var template = Array("/tmp/intact-origin-XXXXXX".utf8CString)
         directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
         for sub in ["www", "tmp", "logs"] {
             try FileManager.default.createDirectory(atPath: directory + "/" + sub, withIntermediateDirectories: true)
         }
-        let authority = try CertificateAuthority.create(in: directory + "/ca")
+        authority = try CertificateAuthority.create(in: directory + "/ca")
         let leaf = try authority.leaf(for: "127.0.0.1")
         try leaf.certificatePEM.write(toFile: directory + "/origin.pem", atomically: true, encoding: .utf8)
         try FileManager.default.copyItem(atPath: authority.leafKeyPath, toPath: directory + "/origin.key")
@@ -50,9 +54,10 @@ final class NginxOrigin {
                 default_type application/octet-stream;
                 keepalive_requests 100000;
                 server {
-                    listen 127.0.0.1:\(port) ssl http2;
+                    listen 127.0.0.1:\(port) ssl\(http2 ? " http2" : "");
                     ssl_certificate \(directory)/origin.pem;
                     ssl_certificate_key \(directory)/origin.key;
+                    \(requireClientCertificate ? "ssl_verify_client on; ssl_client_certificate \(authority.certificatePath);" : "")
                     root \(directory)/www;
                     client_max_body_size 0;
                     dav_methods PUT;
