@@ -1,7 +1,7 @@
 /// Names one connection of a proxy run, on either side, unique within the
 /// process (and so within its recording): `d7` is a client connection, `u9`
 /// an upstream one; the number is the transport channel's id.
-public struct ConnectionID: Hashable, Sendable, Comparable, CustomStringConvertible {
+public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
     /// Which side of the proxy the connection is on.
     public enum Side: String, Hashable, Sendable {
         /// From a client to the proxy.
@@ -19,8 +19,4 @@ public struct ConnectionID: Hashable, Sendable, Comparable, CustomStringConverti
     }
 
     public var description: String { side.rawValue + String(number) }
-
-    public static func < (a: ConnectionID, b: ConnectionID) -> Bool {
-        (a.side.rawValue, a.number) < (b.side.rawValue, b.number)
-    }
 }

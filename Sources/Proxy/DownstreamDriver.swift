@@ -39,9 +39,8 @@ final class DownstreamDriver: @unchecked Sendable {
     /// The streams of each exchange in progress.
     var exchanges: [ExchangeID: ExchangeStreams] = [:]
     var nextSequence = 1
-    /// The CONNECT being answered, and then the TCP connection its probe opened
-    /// (kept for a passthrough tunnel, closed for an interception).
-    var pendingConnect: ExchangeID?
+    /// The TCP connection a CONNECT probe opened: kept for a passthrough
+    /// tunnel, closed when the client's TLS is intercepted.
     var probe: Connection?
     /// Bytes the client sent after its CONNECT, read before the tunnel began.
     var tunnelLeftover: [UInt8] = []
@@ -112,10 +111,10 @@ final class DownstreamDriver: @unchecked Sendable {
             let server = HTTPServerConnection(channel: channel, configuration: runtime.serverConfiguration)
             phase = .serving(server)
             server.start { [self] event in serverEvent(event, from: server) }
-        case .probeConnectTarget(let target):
+        case .probeConnectTarget(_, let target):
             probeConnectTarget(target)
-        case .acceptConnect(let head):
-            acceptConnect(head)
+        case let .acceptConnect(exchange, head):
+            acceptConnect(exchange, head)
         case .peekClientHello:
             peekClientHello()
         case .startTLS(let name):
@@ -194,6 +193,8 @@ final class DownstreamDriver: @unchecked Sendable {
             channel.abort()
             return
         }
+        probe?.close()
+        probe = nil
         let server = HTTPServerConnection(channel: channel, configuration: runtime.serverConfiguration)
         phase = .handshaking(server)
         server.adopt { [self] event in serverEvent(event, from: server) }
@@ -202,7 +203,6 @@ final class DownstreamDriver: @unchecked Sendable {
 
     /// Resolves and connects to the CONNECT target; the answer goes to the layer.
     private func probeConnectTarget(_ target: UpstreamTarget) {
-        pendingConnect = exchanges.keys.max { $0.sequence < $1.sequence }
         let loopGuard = runtime.currentLoopGuard
         Connection.connect(host: target.host, port: UInt16(target.port), on: loop,
                            timeout: runtime.configuration.connectTimeout) { [self] result in
@@ -230,10 +230,10 @@ final class DownstreamDriver: @unchecked Sendable {
     }
 
     /// Answers the CONNECT and takes the channel back from the HTTP connection.
-    private func acceptConnect(_ head: HTTPResponseHead) {
-        guard case .serving(let server) = phase, let exchange = pendingConnect,
-              let stream = exchanges.removeValue(forKey: exchange)?.client else { return }
-        pendingConnect = nil
+    private func acceptConnect(_ exchange: ExchangeID, _ head: HTTPResponseHead) {
+        guard case .serving(let server) = phase, let stream = exchanges.removeValue(forKey: exchange)?.client else {
+            return
+        }
         do {
             try stream.sendHead(head)
             phase = .openingTunnel(server)

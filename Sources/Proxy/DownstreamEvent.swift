@@ -36,12 +36,13 @@ public enum DownstreamEvent: Sendable {
 public enum DownstreamCommand: Sendable, Hashable {
     /// A command of one exchange.
     case exchange(ExchangeID, ExchangeCommand)
-    /// Check that a CONNECT target accepts a TCP connection (resolve and
-    /// connect, no TLS); answer with `.connectTargetReached` or `.connectTargetFailed`.
-    case probeConnectTarget(UpstreamTarget)
-    /// Answer the CONNECT with this head (200); the connection then carries
-    /// the tunnel: peek at the client's first bytes next.
-    case acceptConnect(HTTPResponseHead)
+    /// Check that the target of this exchange's CONNECT accepts a TCP
+    /// connection (resolve and connect, no TLS); answer with
+    /// `.connectTargetReached` or `.connectTargetFailed`.
+    case probeConnectTarget(ExchangeID, UpstreamTarget)
+    /// Answer this exchange's CONNECT with `head` (200); the connection then
+    /// carries the tunnel: peek at the client's first bytes next.
+    case acceptConnect(ExchangeID, HTTPResponseHead)
     /// Read the client's first bytes without consuming them and report a
     /// `.clientHello` (or `.tlsFailed` when they are not one).
     case peekClientHello

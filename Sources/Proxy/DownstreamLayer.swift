@@ -121,7 +121,8 @@ public struct DownstreamLayer {
         case .connectTargetReached:
             guard case .probing(let connect) = phase else { return [] }
             phase = .peeking(connect)
-            return [.acceptConnect(HTTPResponseHead(status: 200, reason: "Connection established")), .peekClientHello]
+            return [.acceptConnect(connect.id, HTTPResponseHead(status: 200, reason: "Connection established")),
+                    .peekClientHello]
         case .connectTargetFailed(let problem):
             guard case .probing(let connect) = phase else { return [] }
             phase = .plain
@@ -214,7 +215,7 @@ public struct DownstreamLayer {
                 + [.close]
         }
         phase = .probing(PendingConnect(id: exchange, head: head, wire: wire, target: target))
-        return [.probeConnectTarget(target)]
+        return [.probeConnectTarget(exchange, target)]
     }
 
     /// The client's first bytes are a ClientHello: intercept or tunnel.

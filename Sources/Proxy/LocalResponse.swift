@@ -12,7 +12,7 @@ public struct LocalResponse: Hashable, Sendable {
     public static let proxyName = "intact"
 
     /// An error answer: `status`, the reason as the body, `Proxy-Status: intact; error=…; details="…"`.
-    public init(status: Int, error: ProxyError, version: HTTPVersion = .http1_1) {
+    public init(status: Int, error: ProxyError) {
         let text = "intact: \(error.failure.location): \(error.failure.message)\n"
         body = Array(text.utf8)
         var fields = HTTPFields()
@@ -20,7 +20,7 @@ public struct LocalResponse: Hashable, Sendable {
         fields.append("Content-Length", String(body.count))
         fields.append("Proxy-Status", LocalResponse.proxyStatus(error))
         fields.append("Cache-Control", "no-store")
-        head = HTTPResponseHead(status: status, version: version, fields: fields)
+        head = HTTPResponseHead(status: status, fields: fields)
     }
 
     /// The answer as parts: head, body (when not empty), end.

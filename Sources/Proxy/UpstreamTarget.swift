@@ -93,13 +93,6 @@ public struct UpstreamTarget: Hashable, Sendable, CustomStringConvertible {
         return port == scheme.defaultPort ? bracketed : "\(bracketed):\(port)"
     }
 
-    /// True when `host` is an IPv4 or IPv6 literal (never sent as SNI).
-    public var hostIsIPAddress: Bool {
-        if host.contains(":") { return true }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCIIDigitCharacter) }
-    }
-
     /// `https://host:port`.
     public var description: String { "\(scheme.rawValue)://\(authority)" }
 }

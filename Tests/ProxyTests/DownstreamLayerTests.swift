@@ -61,9 +61,10 @@ final class DownstreamLayerTests: XCTestCase {
         let connect = connectHead("api.example.test:443")
         let target = UpstreamTarget(scheme: .https, host: "api.example.test", port: 443)!
         XCTAssertEqual(layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil, bodyFraming: .none)),
-                       [.probeConnectTarget(target)])
+                       [.probeConnectTarget(Script.exchange(1), target)])
         XCTAssertEqual(layer.handle(.connectTargetReached),
-                       [.acceptConnect(HTTPResponseHead(status: 200, reason: "Connection established")), .peekClientHello])
+                       [.acceptConnect(Script.exchange(1), HTTPResponseHead(status: 200, reason: "Connection established")),
+                        .peekClientHello])
         XCTAssertEqual(layer.handle(.clientHello(hello("www.example.test"))),
                        [.startTLS(certificateName: "www.example.test")])
         XCTAssertEqual(layer.handle(.tlsEstablished(tlsInfo("www.example.test"))), [])
