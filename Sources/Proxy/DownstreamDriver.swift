@@ -271,7 +271,10 @@ final class DownstreamDriver: @unchecked Sendable {
         }
     }
 
-    /// The proxy is stopping: finish what is in progress, take nothing new.
+    /// The proxy is stopping: finish what is in progress, take nothing new,
+    /// then close (HTTP/1.1 after the exchange in progress, HTTP/2 with GOAWAY
+    /// once its streams are done; both wait for the client's FIN, so the last
+    /// response is not lost to a reset).
     func drain() {
         loop.preconditionOnLoop()
         close()

@@ -166,27 +166,22 @@ public struct DownstreamLayer {
             if head.method == "CONNECT" { return connect(exchange, head, wire: wire) }
             guard head.targetForm == .absolute, let scheme = head.scheme.flatMap(UpstreamTarget.Scheme.init),
                   let target = head.authority.flatMap({ UpstreamTarget(authority: $0, scheme: scheme) }) else {
-                let problem = ProxyError(.protocolError, at: "downstream request",
-                                         "a forward proxy needs an absolute-form target (http://host/path) or CONNECT, got \"\(head.target)\"",
-                                         status: .httpRequestError)
-                return refuse(exchange, head, wire: wire, target: nil, status: 400, problem, streamID: streamID)
+                return refuse(exchange, head, wire: wire, streamID: streamID, status: 400, .protocolError,
+                              "a forward proxy needs an absolute-form target (http://host/path) or CONNECT, got \"\(head.target)\"")
             }
             route = target
             tls = nil
         case .intercepting(let target, let info):
             guard head.method != "CONNECT" else {
-                let problem = ProxyError(.protocolError, at: "downstream request",
-                                         "CONNECT inside an intercepted connection is not supported",
-                                         status: .httpRequestError)
-                return refuse(exchange, head, wire: wire, target: nil, status: 501, problem, streamID: streamID)
+                return refuse(exchange, head, wire: wire, streamID: streamID, status: 501, .protocolError,
+                              "CONNECT inside an intercepted connection is not supported")
             }
             route = target
             tls = info
         case .probing, .peeking, .handshaking, .tunnelling, .closed:
             // The driver reads no requests in these phases; a head here is a driver bug, refused rather than trusted.
-            let problem = ProxyError(.internal, at: "downstream request", "a request arrived while the connection was not serving HTTP",
-                                     status: .proxyInternalError)
-            return refuse(exchange, head, wire: wire, target: nil, status: 500, problem, streamID: streamID)
+            return refuse(exchange, head, wire: wire, streamID: streamID, status: 500, .internal,
+                          "a request arrived while the connection was not serving HTTP")
         }
         if settings.loopGuard.refuses(route) {
             return refuse(exchange, head, wire: wire, target: route, status: 502, loopError(route), streamID: streamID)
@@ -205,10 +200,8 @@ public struct DownstreamLayer {
     private mutating func connect(_ exchange: ExchangeID, _ head: HTTPRequestHead,
                                   wire: HeadDigest.WireForm) -> [DownstreamCommand] {
         guard let target = head.authority.flatMap({ UpstreamTarget(authority: $0, scheme: .https) }) else {
-            let problem = ProxyError(.protocolError, at: "downstream CONNECT",
-                                     "CONNECT target \"\(head.authority ?? "")\" is not host:port",
-                                     status: .httpRequestError)
-            return refuse(exchange, head, wire: wire, target: nil, status: 400, problem, streamID: nil)
+            return refuse(exchange, head, wire: wire, streamID: nil, status: 400, .protocolError,
+                          "CONNECT target \"\(head.authority ?? "")\" is not host:port")
         }
         if settings.loopGuard.refuses(target) {
             return refuse(exchange, head, wire: wire, target: target, status: 502, loopError(target), streamID: nil)
@@ -241,6 +234,15 @@ public struct DownstreamLayer {
                    "the target \(target.authority) is this proxy's own listen address "
                    + "\(settings.loopGuard.listenIP):\(settings.loopGuard.port); refused to avoid a loop",
                    status: .proxyLoopDetected)
+    }
+
+    /// Refuses a request the proxy cannot route (no target), recording why.
+    private mutating func refuse(_ exchange: ExchangeID, _ head: HTTPRequestHead, wire: HeadDigest.WireForm,
+                                 streamID: Int?, status: Int, _ kind: ExchangeRecord.Failure.Kind,
+                                 _ reason: String) -> [DownstreamCommand] {
+        let problem = ProxyError(kind, at: "downstream request", reason,
+                                 status: kind == .internal ? .proxyInternalError : .httpRequestError)
+        return refuse(exchange, head, wire: wire, target: nil, status: status, problem, streamID: streamID)
     }
 
     /// Answers a request without asking upstream, through an `ExchangeFlow` so it is recorded like any other.

@@ -8,20 +8,29 @@ extension ExchangeFlow {
     mutating func passRequest(_ part: HTTPRequestPart, into commands: inout [ExchangeCommand]) {
         if case .discarding = requestLeg { return }
         for output in HookChain.run(part, through: hooks[...], { $0.request($1) }) {
-            switch output {
-            case .forward(let forwarded):
+            if let forwarded = act(on: output, leg: "request", into: &commands) {
                 emitRequest(forwarded, into: &commands)
-            case .answer(let parts):
-                answer(parts, into: &commands)
-            case .fail(let reason):
-                fail(ProxyError(.internal, at: "proxy hook on the request", reason, status: .proxyInternalError),
-                     status: 502, into: &commands)
-            case .reset(let reason):
-                reset(ProxyError(.reset, at: "proxy hook on the request", reason, status: .connectionTerminated),
-                      into: &commands)
             }
             if case .discarding = requestLeg { return }
         }
+    }
+
+    /// Carries out a hook output other than `.forward`; returns the part a
+    /// `.forward` passes on. `leg` names the message in recorded failures.
+    mutating func act<Part>(on output: HookOutput<Part>, leg: String, into commands: inout [ExchangeCommand]) -> Part? {
+        switch output {
+        case .forward(let part):
+            return part
+        case .answer(let parts):
+            answer(parts, into: &commands)
+        case .fail(let reason):
+            fail(ProxyError(.internal, at: "proxy hook on the \(leg)", reason, status: .proxyInternalError),
+                 status: 502, into: &commands)
+        case .reset(let reason):
+            reset(ProxyError(.reset, at: "proxy hook on the \(leg)", reason, status: .connectionTerminated),
+                  into: &commands)
+        }
+        return nil
     }
 
     /// Sends a part the hooks passed on, or keeps it until the upstream

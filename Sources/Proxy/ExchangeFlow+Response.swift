@@ -44,17 +44,8 @@ extension ExchangeFlow {
             case .awaitingHead, .streaming: break
             case .sent, .broken: return
             }
-            switch output {
-            case .forward(let forwarded):
+            if let forwarded = act(on: output, leg: "response", into: &commands) {
                 sendToClient(forwarded, into: &commands)
-            case .answer(let parts):
-                answer(parts, into: &commands)
-            case .fail(let reason):
-                fail(ProxyError(.internal, at: "proxy hook on the response", reason, status: .proxyInternalError),
-                     status: 502, into: &commands)
-            case .reset(let reason):
-                reset(ProxyError(.reset, at: "proxy hook on the response", reason, status: .connectionTerminated),
-                      into: &commands)
             }
         }
     }

@@ -38,8 +38,9 @@ final class HTTP2ChannelPump: @unchecked Sendable {
         channel.loop.execute { [self] in flush() }
     }
 
-    /// Takes frames from the session while the channel is writable; closes
-    /// the channel once the session is finished (GOAWAY done, or failed).
+    /// Takes frames from the session while the channel is writable; once the
+    /// session is finished (GOAWAY done, or failed) shuts the channel down
+    /// (`lingerThenClose`).
     func flush() {
         flushScheduled = false
         guard channel.isOpen else { return }
@@ -51,6 +52,24 @@ final class HTTP2ChannelPump: @unchecked Sendable {
             if bytes.isEmpty { break }
         }
         afterFlush()
-        if session.isFinished { channel.close() }
+        if session.isFinished { lingerThenClose() }
+    }
+
+    /// How long a finished session waits for the peer's FIN before closing.
+    static let lingerTimeout: Duration = .seconds(2)
+    private var lingering = false
+
+    /// Sends our FIN after the queued bytes and keeps reading until the
+    /// peer's (the engine closes on read end) or `lingerTimeout`: a peer
+    /// still reading the last DATA keeps sending WINDOW_UPDATE, and closing
+    /// outright would answer those with a reset that destroys what it had
+    /// not read yet.
+    private func lingerThenClose() {
+        guard !lingering else { return }
+        lingering = true
+        channel.shutdownWrite()
+        channel.loop.schedule(after: HTTP2ChannelPump.lingerTimeout) { [channel] in
+            if channel.isOpen { channel.close() }
+        }
     }
 }

@@ -94,38 +94,30 @@ final class NginxOrigin {
 
     /// A port nothing listens on right now (bound to 0, then released).
     static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw TestSetupFailure("could not find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        let (fd, port) = try RawSocket.bindLoopback()
+        close(fd)
+        return port
     }
 
     /// Waits (up to 10 s) until a TCP connect to the port succeeds.
     static func waitUntilListening(port: Int, process: Process?) throws {
         for _ in 0..<500 {
             if let process, !process.isRunning { throw TestSetupFailure("the server exited before listening") }
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = UInt16(port).bigEndian
-            let connected = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                }
+            if let fd = RawSocket.connect(port: port) {
+                close(fd)
+                return
             }
-            close(fd)
-            if connected { return }
             usleep(20_000)
         }
         throw TestSetupFailure("nothing listens on 127.0.0.1:\(port)")
+    }
+
+    /// Starts an origin serving pattern files of these sizes; returns it and each file's SHA-256 by name.
+    static func serving(_ files: [(name: String, size: Int)]) throws -> (NginxOrigin, [String: String]) {
+        let origin = try NginxOrigin()
+        var digests: [String: String] = [:]
+        for (name, size) in files { digests[name] = try origin.serve(name, size: size) }
+        return (origin, digests)
     }
 
     /// Writes `size` bytes of a fast deterministic pattern; returns the SHA-256 hex.

@@ -17,9 +17,7 @@ final class ProxyForwardTests: XCTestCase {
     override class func setUp() {
         super.setUp()
         do {
-            let origin = try NginxOrigin()
-            for (name, size) in sizes { digests[name] = try origin.serve(name, size: size) }
-            Self.origin = origin
+            (origin, digests) = try NginxOrigin.serving(sizes)
         } catch {
             XCTFail("cannot start the nginx origin: \(error)")
         }

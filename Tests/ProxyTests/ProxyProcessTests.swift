@@ -102,22 +102,25 @@ final class ProxyProcessTests: XCTestCase {
         let origin = try XCTUnwrap(origin)
         try origin.serve("large", size: 20 << 20)
         let (proxy, port) = try startProxy(["--drain-timeout", "20"])
-        let result = Mutex<ToolRun?>(nil)
         let caFile = directory + "/ca/ca-cert.pem", url = origin.url("/large")
-        let download = Thread {
-            let run = try? Self.curl(port: port, caFile: caFile, url: url, ["--limit-rate", "20M"])
-            result.withLock { $0 = run }
+        let results = Mutex<[String: String]>([:])
+        let downloads = ["--http1.1", "--http2"].map { version in
+            Thread {
+                let run = try? Self.curl(port: port, caFile: caFile, url: url, ["--limit-rate", "20M", version])
+                results.withLock { $0[version] = run?.output ?? "failed" }
+            }
         }
-        download.start()
+        downloads.forEach { $0.start() }
         usleep(300_000)
         proxy.signal(SIGTERM)
         XCTAssertEqual(proxy.waitForExit(), 0, proxy.standardError)
-        while download.isExecuting || !download.isFinished { usleep(20_000) }
-        XCTAssertEqual(result.withLock { $0?.output }, "200 \(20 << 20)", "the in-flight download finished")
+        while results.withLock({ $0.count }) < 2 { usleep(20_000) }
+        XCTAssertEqual(results.withLock { $0 }, ["--http1.1": "200 \(20 << 20)", "--http2": "200 \(20 << 20)"],
+                       "both in-flight downloads finished")
         XCTAssertTrue(proxy.standardError.contains("draining"), proxy.standardError)
         let recording = try RecordingReader.read(path: directory + "/run.jsonl")
-        XCTAssertEqual(recording.records.count, 1)
-        XCTAssertEqual(recording.records.first?.leg(.downstream)?.response?.complete, true)
+        XCTAssertEqual(recording.records.count, 2)
+        XCTAssertTrue(recording.records.allSatisfy { $0.leg(.downstream)?.response?.complete == true })
         XCTAssertTrue(recording.warnings.isEmpty)
     }
 }

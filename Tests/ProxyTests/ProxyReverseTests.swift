@@ -12,9 +12,8 @@ final class ProxyReverseTests: XCTestCase {
     override class func setUp() {
         super.setUp()
         do {
-            let origin = try NginxOrigin()
-            digest = try origin.serve("one-mib", size: 1 << 20)
-            Self.origin = origin
+            let (started, digests) = try NginxOrigin.serving([("one-mib", 1 << 20)])
+            (origin, digest) = (started, digests["one-mib"] ?? "")
         } catch {
             XCTFail("cannot start the nginx origin: \(error)")
         }

@@ -5,13 +5,34 @@ import Glibc
 /// exact bytes (a malformed request, half an upload) and an origin that
 /// misbehaves on purpose (resets mid-body, never answers).
 enum RawSocket {
-    /// Connects to 127.0.0.1:port (blocking); nil when refused.
-    static func connect(port: Int) -> Int32? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    /// `127.0.0.1:port` as a socket address (port 0: any).
+    static func loopback(port: Int) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
+        return address
+    }
+
+    /// A TCP socket bound to 127.0.0.1 on an ephemeral port, and that port.
+    static func bindLoopback() throws -> (fd: Int32, port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else {
+            close(fd)
+            throw TestSetupFailure("cannot bind a loopback port")
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    /// Connects to 127.0.0.1:port (blocking); nil when refused.
+    static func connect(port: Int) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = loopback(port: port)
         let connected = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
@@ -94,21 +115,8 @@ final class RawOrigin: @unchecked Sendable {
 
     init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
-        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var one: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let fd = listener
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound, listen(listener, 16) == 0 else { throw TestSetupFailure("raw origin cannot listen") }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (listener, port) = try RawSocket.bindLoopback()
+        guard listen(listener, 16) == 0 else { throw TestSetupFailure("raw origin cannot listen") }
         Thread.detachNewThread { [self] in serve() }
     }
 
