@@ -8,13 +8,7 @@ import Foundation
 public enum FlowReport {
     /// The run as text, one block per step, for a terminal.
     public static func text(_ outcome: FlowOutcome) -> String {
-        var lines: [String] = []
-        for (index, step) in outcome.steps.enumerated() {
-            lines.append(contentsOf: block(step, number: index + 1))
-            lines.append("")
-        }
-        lines.append(contentsOf: conclusion(outcome))
-        return lines.joined(separator: "\n") + "\n"
+        outcome.steps.enumerated().map { step($1, number: $0 + 1) + "\n" }.joined() + conclusion(outcome)
     }
 
     /// The outcome as pretty-printed JSON (keys sorted; durations in seconds).
@@ -26,8 +20,10 @@ public enum FlowReport {
         return String(decoding: data, as: UTF8.self) + "\n"
     }
 
-    /// `1. protected-request (steps 1-5), app: pass, 12.3 ms` and the lines under it.
-    static func block(_ step: StepResult, number: Int) -> [String] {
+    /// One step: `1. protected-request (steps 1-5), app: pass, 12.3 ms` and
+    /// the lines under it (sent, received, each check), each ending in a newline.
+    /// The client prints steps with this as they complete.
+    public static func step(_ step: StepResult, number: Int) -> String {
         var lines = ["\(number). \(step.step.rawValue) (\(stepsPhrase(step.step))), \(step.agent.rawValue): "
                      + "\(step.verdict.rawValue), \(milliseconds(step.elapsed))"]
         var sent = "   sent      \(step.request.method) \(step.request.url)"
@@ -46,17 +42,18 @@ public enum FlowReport {
         for check in step.checks {
             lines.append("   \(marker(check.kind)) \(check.message)")
         }
-        return lines
+        return lines.map { $0 + "\n" }.joined()
     }
 
-    /// The result line, and the diagnosis when the run failed.
-    static func conclusion(_ outcome: FlowOutcome) -> [String] {
+    /// The result line and, when the run failed, the diagnosis: the failure
+    /// mode, what happened, the document's sentence, what to check.
+    public static func conclusion(_ outcome: FlowOutcome) -> String {
         if outcome.succeeded {
             let user = outcome.username.map { " as \($0)" } ?? ""
-            return ["Signed in\(user); the follow-up request succeeded with the session cookies."]
+            return "Signed in\(user); the follow-up request succeeded with the session cookies.\n"
         }
         guard let diagnosis = outcome.diagnosis else {
-            return ["Sign-in did not complete."]
+            return "Sign-in did not complete.\n"
         }
         var lines = ["Sign-in FAILED at \(diagnosis.step.rawValue) (\(stepsPhrase(diagnosis.step))): "
                      + diagnosis.mode.rawValue]
@@ -66,7 +63,7 @@ public enum FlowReport {
         lines.append("  what happened: \(diagnosis.evidence)")
         lines.append("  the document:  \"\(diagnosis.quote)\"")
         lines.append("  check:         \(diagnosis.advice)")
-        return lines
+        return lines.map { $0 + "\n" }.joined()
     }
 
     /// `steps 1-5`, `step 6`, `after sign-in`.
