@@ -3,7 +3,7 @@
 
 SWIFT ?= swift
 # Debian packages the build and the tests need. Later issues add their test tools here.
-DEBIAN_PACKAGES := pkg-config libssl-dev libnghttp2-dev openssl curl nghttp2-client
+DEBIAN_PACKAGES := pkg-config libssl-dev libnghttp2-dev openssl curl nghttp2-client chromium
 
 .PHONY: deps build release test microbench clean
 

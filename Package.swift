@@ -23,14 +23,18 @@ let package = Package(
         .target(name: "TLS", dependencies: ["COpenSSL", "Wire", "Hashing"]),
         // Version-neutral HTTP model, HTTP/1.1 codec, HTTP/2 session, message digests.
         .target(name: "HTTP", dependencies: ["CNGHTTP2", "Wire", "Hashing"]),
+        // A byte channel over a connection (plaintext or TLS) and HTTP/1.1 or HTTP/2 on it, both roles.
+        .target(name: "Transport", dependencies: ["Wire", "TLS", "HTTP"]),
         // Exchange records, recordings, HAR, the verifier and its reports.
         .target(name: "Evidence", dependencies: ["HTTP", "Hashing"]),
         // The mobile sign-in flow: step classifier, sans-io mock server and client simulator.
         .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing"]),
+        // The fault engine: rules, presets and their effect on messages, as commands for the proxy.
+        .target(name: "Faults", dependencies: ["HTTP", "AuthFlow"]),
         // The sign-in flow on real connections: the mock server host and the client runner, both recording.
-        .target(name: "SignIn", dependencies: ["AuthFlow", "Evidence", "TLS", "HTTP", "Wire", "Hashing"]),
+        .target(name: "SignIn", dependencies: ["AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire", "Hashing"]),
         // Command-line parsing and the subcommands, as a library so tests can drive them.
-        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "AuthFlow", "SignIn"]),
+        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Faults", "AuthFlow", "SignIn"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
         // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
         .executableTarget(name: "intact-microbench", dependencies: ["HTTP", "Hashing"], path: "Benchmarks/Microbench"),
@@ -38,11 +42,13 @@ let package = Package(
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire", "Hashing"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "Wire", "Hashing"]),
-        .testTarget(name: "IntactCLITests", dependencies: ["IntactCLI", "SignIn", "AuthFlow", "TLS", "Evidence"]),
+        .testTarget(name: "IntactCLITests", dependencies: ["IntactCLI", "Evidence", "HTTP", "SignIn", "AuthFlow", "TLS"]),
         .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing"]),
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Hashing"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
-        .testTarget(name: "SignInTests", dependencies: ["SignIn", "AuthFlow", "Evidence", "TLS", "HTTP", "Wire"]),
+        .testTarget(name: "TransportTests", dependencies: ["Transport", "Wire", "TLS", "HTTP", "Hashing"]),
+        .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow"]),
+        .testTarget(name: "SignInTests", dependencies: ["SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,7 +2,7 @@ import HTTP
 
 /// Which step of the mobile sign-in flow an exchange is. Raw values are
 /// stable strings: recordings carry them.
-public enum AuthStep: String, Hashable, Sendable, Codable, CaseIterable {
+public enum AuthStep: String, Hashable, Sendable, Codable, CaseIterable, CustomStringConvertible {
     /// A protected resource requested without a session cookie (step 1), answer not yet known.
     case unauthenticatedRequest = "unauthenticated-request"
     /// A protected resource answered 401 (steps 2–3).
@@ -23,6 +23,9 @@ public enum AuthStep: String, Hashable, Sendable, Codable, CaseIterable {
     case corsPing = "cors-ping"
     /// Anything else.
     case other = "other"
+
+    /// The stable label.
+    public var description: String { rawValue }
 }
 
 /// Labels any exchange with its `AuthStep` from the request target, the

@@ -3,6 +3,8 @@
 enum CommandRegistry {
     static let commands: [Command] = [
         CACommand.command,
+        VerifyCommand.command,
+        FaultsCommand.command,
     ]
 
     /// `intact` itself: the subcommands above, and `--version`.

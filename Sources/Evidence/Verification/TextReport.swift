@@ -1,0 +1,99 @@
+/// Renders a report for a terminal: the path and its hops, then per
+/// auth-flow step a table (number, method, target, verdict per hop) with what
+/// changed beneath each exchange, then problems, a summary line and the
+/// policy result.
+///
+/// Verdict cells carry `~` when the hop's pairing was inferred and `*` when a
+/// fault was injected on that hop; `-` means not reached.
+public enum TextReport {
+    public static func render(_ report: VerificationReport) -> String {
+        var lines: [String] = []
+        let recordings = report.recordings.count == 1 ? "1 recording" : "\(report.recordings.count) recordings"
+        lines.append("Verified \(recordings) with policy \(report.policy.name)"
+                     + (report.policy.description.map { ": \($0)" } ?? ""))
+        for toleration in report.policy.tolerations { lines.append("  tolerates \(toleration)") }
+        let order = report.path.source == .option ? "as given" : "ordered from the recordings"
+        lines.append("Path (\(order)): " + report.path.taps.map(\.name).joined(separator: " → "))
+        for hop in report.path.hops {
+            let kind = hop.kind == .inside ? "what \(hop.from.tap) itself changed" : "network"
+            lines.append("  hop \(hop.number)  \(hop.label)  (\(kind))")
+        }
+
+        let labelled = report.exchanges.contains { $0.step != nil }
+        for group in report.stepGroups {
+            lines.append("")
+            if labelled { lines.append("Step \(group.step ?? "(unlabelled)")") }
+            lines.append(contentsOf: table(group.exchanges, report.path.hops))
+        }
+
+        let cells = report.exchanges.flatMap(\.hops)
+        if cells.contains(where: { $0.pairing == .inferred }) || cells.contains(where: { !$0.injected.isEmpty }) {
+            lines.append("")
+            lines.append("~ paired by sequence alignment (no shared trace id)   * a fault was injected on this hop on purpose")
+        }
+        if !report.problems.isEmpty || !report.warnings.isEmpty { lines.append("") }
+        for problem in report.problems { lines.append("Problem: \(problem.message)") }
+        for warning in report.warnings { lines.append("Warning: \(warning)") }
+        lines.append("")
+        lines.append(summaryLine(report.summary))
+        lines.append(policyLine(report))
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `12 exchanges over 3 hops: 30 identical, …; 2 pairings inferred`.
+    static func summaryLine(_ summary: VerificationSummary) -> String {
+        let counts = HopVerdict.allCases.filter { $0 != .notReached }.map { "\(summary.count($0)) \($0.rawValue)" }
+        return "Summary: \(summary.exchanges) exchange\(summary.exchanges == 1 ? "" : "s") over \(summary.hops) "
+            + "hop\(summary.hops == 1 ? "" : "s"): " + counts.joined(separator: ", ")
+            + "; \(summary.inferredPairings) pairing\(summary.inferredPairings == 1 ? "" : "s") inferred"
+    }
+
+    /// `Policy strict holds.` or `Policy strict FAILS: …`.
+    static func policyLine(_ report: VerificationReport) -> String {
+        if report.policyHolds { return "Policy \(report.policy.name) holds." }
+        var reasons: [String] = []
+        let failing = report.exchanges.filter { !$0.passes }
+        if !failing.isEmpty {
+            let injected = failing.count { $0.hops.contains { !$0.verdict.passes && !$0.injected.isEmpty } }
+            reasons.append("\(failing.count) of \(report.exchanges.count) exchanges fail"
+                           + (injected > 0 ? " (\(injected) on hops with injected faults)" : ""))
+        }
+        reasons.append(contentsOf: report.problems.map(\.kind.rawValue))
+        return "Policy \(report.policy.name) FAILS: " + reasons.joined(separator: "; ") + "."
+    }
+
+    /// The verdict as a table cell: `-` when not reached, `~` inferred, `*` injected.
+    static func cell(_ hop: HopResult) -> String {
+        guard hop.verdict != .notReached else { return "-" }
+        return hop.verdict.rawValue + (hop.pairing == .inferred ? "~" : "") + (hop.injected.isEmpty ? "" : "*")
+    }
+
+    private static func table(_ exchanges: [VerifiedExchange], _ hops: [HopInfo]) -> [String] {
+        let header = ["#", "method", "target"] + hops.map { "hop \($0.number)" }
+        let rows = exchanges.map { exchange in
+            [String(exchange.number), exchange.method, clip(exchange.target, 40)] + exchange.hops.map(cell)
+        }
+        var widths = header.map(\.count)
+        for row in rows {
+            for (column, text) in row.enumerated() { widths[column] = max(widths[column], text.count) }
+        }
+        func line(_ cells: [String]) -> String {
+            let padded = cells.enumerated().map { column, text in
+                column == cells.count - 1 ? text : text + String(repeating: " ", count: widths[column] - text.count)
+            }
+            return "  " + padded.joined(separator: "  ")
+        }
+        var lines = [line(header)]
+        for (exchange, row) in zip(exchanges, rows) {
+            lines.append(line(row))
+            for (hop, info) in zip(exchange.hops, hops) {
+                for note in hop.notes(info) { lines.append("       hop \(info.number) \(note)") }
+            }
+        }
+        return lines
+    }
+
+    private static func clip(_ text: String, _ limit: Int) -> String {
+        text.count <= limit ? text : String(text.prefix(limit - 3)) + "..."
+    }
+}

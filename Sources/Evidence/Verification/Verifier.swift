@@ -1,0 +1,182 @@
+/// Proves, exchange by exchange and hop by hop, that requests and responses
+/// crossed every intermediary unmodified — or names what changed — from the
+/// recordings of the taps on the path (`VERIFY.md`).
+///
+/// 1. Orders the taps (`TapPath`): client first, server last, intermediaries
+///    by when they first saw a request, or as `Configuration.path` says. Each
+///    tap gives observation points (an intermediary two: downstream and
+///    upstream); consecutive points make the hops.
+/// 2. Pairs the records of neighbouring taps (`ExchangeChain`): by the
+///    `Intact-Trace` id, else by sequence alignment on method, target and body
+///    digest (marked `inferred`).
+/// 3. Judges each exchange on each hop (`MessageJudge`): the request as the
+///    nearer-the-client point saw it against the request at the farther point,
+///    the response the other way round, through `DigestComparison`; the
+///    policy's tolerations apply on top of its changes. A message on one side
+///    only is `missing` (seen before the hop, not after) or `foreign` (seen
+///    after the hop, not before); a failure a tap recorded makes the hop
+///    `broken` where a message did not cross whole.
+///
+/// Pure: no I/O; read the recordings with `RecordingReader` first.
+public struct Verifier: Sendable {
+    public struct Configuration: Sendable {
+        public var policy: VerificationPolicy
+        /// Tap names in path order, client side first; nil to order them from the recordings.
+        public var path: [String]?
+        /// The largest table sequence alignment may fill between two taps,
+        /// in cells of 4 bytes ((records + 1) × (records + 1) of the unpaired ones).
+        public var maximumAlignmentCells: Int
+
+        public init(policy: VerificationPolicy = .strict, path: [String]? = nil,
+                    maximumAlignmentCells: Int = 25_000_000) {
+            self.policy = policy
+            self.path = path
+            self.maximumAlignmentCells = maximumAlignmentCells
+        }
+    }
+
+    public var configuration: Configuration
+
+    public init(_ configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Verifies recordings of one run, one recording per tap, in any order.
+    ///
+    /// Throws `VerificationInputError` when they cannot be verified together;
+    /// a verification that runs and fails the policy returns a report whose
+    /// `policyHolds` is false.
+    public func verify(_ recordings: [Recording]) throws -> VerificationReport {
+        let path = try TapPath(recordings, order: configuration.path)
+        let (chains, unpairedBoundaries) = try ExchangeChain.link(path, maximumAlignmentCells: configuration.maximumAlignmentCells)
+        let judge = MessageJudge(policy: configuration.policy)
+
+        let ordered = chains.map { ($0, start(of: $0, in: path)) }.enumerated().sorted { a, b in
+            switch (a.element.1, b.element.1) {
+            case let (ta?, tb?) where ta != tb: return ta < tb
+            case (.some, nil): return true
+            case (nil, .some): return false
+            default: return a.offset < b.offset
+            }
+        }.map(\.element)
+        let exchanges = ordered.enumerated().map { number, entry in
+            exchange(entry.0, number: number + 1, started: entry.1, path: path, judge: judge)
+        }
+
+        var problems: [VerificationProblem] = []
+        if exchanges.isEmpty {
+            problems.append(VerificationProblem(kind: .noExchange, message: "the recordings hold no exchange: nothing was verified"))
+        }
+        if path.hops.isEmpty, let tap = path.taps.first {
+            problems.append(VerificationProblem(kind: .noHop, message:
+                "only one observation point (\(tap.name), \(tap.entry.rawValue) leg): add the recording of another tap on the path"))
+        }
+        if !unpairedBoundaries.isEmpty && !chains.contains(where: \.crossesTaps) {
+            let names = path.taps.map(\.name).joined(separator: ", ")
+            problems.append(VerificationProblem(kind: .nothingPairs, message:
+                "nothing pairs across the taps \(names): no exchange shares a trace id or aligns on method, target "
+                + "and body (recordings of different runs?)"))
+        } else {
+            for boundary in unpairedBoundaries {
+                let (a, b) = (path.taps[boundary].name, path.taps[boundary + 1].name)
+                problems.append(VerificationProblem(kind: .nothingPairs, message:
+                    "nothing pairs between \(a) and \(b): no exchange \(a) sent was seen by \(b) (recordings of different runs?)"))
+            }
+        }
+        return VerificationReport(policy: PolicySummary(configuration.policy), recordings: recordings.map(RecordingSummary.init),
+                                  path: path.verifiedPath, exchanges: exchanges, problems: problems,
+                                  warnings: recordings.flatMap { $0.warnings.map(\.description) })
+    }
+
+    // MARK: One exchange
+
+    private func record(_ chain: ExchangeChain, tap: Int, in path: TapPath) -> ExchangeRecord? {
+        chain.members[tap].map { path.taps[tap].records[$0] }
+    }
+
+    /// The records of a chain in path order, with their tap indices.
+    private func records(_ chain: ExchangeChain, in path: TapPath) -> [(tap: Int, record: ExchangeRecord)] {
+        path.taps.indices.compactMap { index in record(chain, tap: index, in: path).map { (index, $0) } }
+    }
+
+    /// The earliest request start any tap recorded for the chain.
+    private func start(of chain: ExchangeChain, in path: TapPath) -> Timestamp? {
+        records(chain, in: path).flatMap { $0.record.legs.compactMap { $0.request?.timings.earliest } }.min()
+    }
+
+    private func exchange(_ chain: ExchangeChain, number: Int, started: Timestamp?, path: TapPath,
+                          judge: MessageJudge) -> VerifiedExchange {
+        let members = records(chain, in: path)
+        // The request as the tap nearest the client saw it: its entry leg, else any leg with one.
+        let request = members.lazy.compactMap { member in
+            member.record.leg(path.taps[member.tap].entry)?.request ?? member.record.legs.lazy.compactMap(\.request).first
+        }.first
+        var hops = path.hops.indices.map { hopResult(chain, hop: $0, path: path, judge: judge) }
+        placeUnplacedFailures(members, in: &hops, path: path)
+        return VerifiedExchange(
+            number: number, traceID: members.lazy.compactMap(\.record.traceID).first,
+            step: members.lazy.compactMap(\.record.authFlowStep).first,
+            method: request?.method ?? "", target: request?.path ?? "", authority: request?.authority,
+            started: started, records: members.map { RecordReference(tap: path.taps[$0.tap].name, exchangeID: $0.record.exchangeID) },
+            hops: hops)
+    }
+
+    private func hopResult(_ chain: ExchangeChain, hop index: Int, path: TapPath, judge: MessageJudge) -> HopResult {
+        let info = path.hops[index]
+        let (fromTap, toTap) = path.hopTaps[index]
+        let near = record(chain, tap: fromTap, in: path), far = record(chain, tap: toTap, in: path)
+        let nearLeg = near?.leg(info.from.leg), farLeg = far?.leg(info.to.leg)
+        let pairing: Pairing?
+        if fromTap == toTap {
+            pairing = near == nil ? nil : .sameRecord
+        } else {
+            pairing = chain.pairings[fromTap]
+        }
+        let request = judge.judge(before: nearLeg?.request, after: farLeg?.request, as: .request)
+        let response = judge.judge(before: farLeg?.response, after: nearLeg?.response, as: .response)
+
+        let sides = fromTap == toTap ? [(fromTap, near)] : [(fromTap, near), (toTap, far)]
+        let failures = sides.compactMap { tap, record in
+            record?.error.map { RecordedFailure(tap: path.taps[tap].name, failure: $0) }
+        }
+        let injected = sides.flatMap { tap, record in
+            path.ownHop(ofTap: tap) == index ? record?.faults ?? [] : []
+        }
+        let crossedWhole = [request, response].allSatisfy { $0.outcome > .absent && $0.outcome < .missing }
+            && [nearLeg?.request, farLeg?.request, nearLeg?.response, farLeg?.response].allSatisfy { $0?.complete ?? true }
+        let verdict: HopVerdict
+        if !failures.isEmpty && !crossedWhole {
+            verdict = .broken
+        } else {
+            verdict = Verifier.verdict(max(request.outcome, response.outcome))
+        }
+        return HopResult(hop: info.number, verdict: verdict, pairing: pairing, request: request, response: response,
+                         injected: injected, failures: failures)
+    }
+
+    /// A failure that broke no hop (every message crossed whole, yet the tap
+    /// says the exchange failed) still breaks the exchange: at the failing
+    /// tap's own hop, so it is never lost.
+    private func placeUnplacedFailures(_ members: [(tap: Int, record: ExchangeRecord)], in hops: inout [HopResult],
+                                       path: TapPath) {
+        for member in members {
+            guard let error = member.record.error, let own = path.ownHop(ofTap: member.tap) else { continue }
+            let failure = RecordedFailure(tap: path.taps[member.tap].name, failure: error)
+            if hops.contains(where: { $0.verdict == .broken && $0.failures.contains(failure) }) { continue }
+            hops[own].verdict = .broken
+            if !hops[own].failures.contains(failure) { hops[own].failures.append(failure) }
+        }
+    }
+
+    private static func verdict(_ outcome: MessageResult.Outcome) -> HopVerdict {
+        switch outcome {
+        case .absent: return .notReached
+        case .identical: return .identical
+        case .equivalent: return .equivalent
+        case .tolerated: return .tolerated
+        case .modified: return .modified
+        case .missing: return .missing
+        case .foreign: return .foreign
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import HTTP
+import Wire
+
+/// What an `HTTPClientConnection` tells its owner, on the channel's loop.
+public enum HTTPClientConnectionEvent: Sendable {
+    /// The channel is established and speaks this version.
+    case ready(HTTPVersion)
+    /// A stream finished: the connection may take another (`canOpenStream`).
+    case available
+    /// HTTP/2: the server sent GOAWAY. Streams above `lastStreamID` failed
+    /// with `.goAway` (they may be retried elsewhere); no new stream opens here.
+    case goAway(lastStreamID: Int, code: HTTP2ErrorCode)
+    /// The connection closed; the last event. nil after a clean close.
+    case closed(TransportError?)
+}
+
+/// The client side of HTTP/1.1 or HTTP/2 on one `ByteChannel`, the mirror of
+/// `HTTPServerConnection`: `openStream` sends a request head and returns the
+/// stream that carries the request body out and the response in.
+///
+/// - HTTP/1.1: one exchange at a time, no pipelining; the connection can carry
+///   the next request once both messages of the current one are complete and
+///   both sides kept it alive (`.available` then says so). A response that
+///   opens a tunnel (101, 2xx to CONNECT) ends its stream and closes the
+///   connection; `HTTPClientConnection.connect` does CONNECT itself.
+/// - HTTP/2: concurrent streams; after the server's GOAWAY no new stream opens.
+///
+/// Use `HTTPClientConnection.connect(to:…)` to dial (TCP, proxy CONNECT, TLS),
+/// or wrap a channel and `start`/`adopt` it.
+///
+/// `@unchecked Sendable`: `channel` and `configuration` are immutable;
+/// everything else is touched only on the channel's loop.
+public final class HTTPClientConnection: @unchecked Sendable {
+    /// Settings of a client connection.
+    public struct Configuration: Sendable {
+        /// `.negotiated` follows ALPN (HTTP/1.1 without it); `.http2` over
+        /// plaintext speaks HTTP/2 with prior knowledge.
+        public var protocolChoice: HTTPProtocolChoice = .negotiated
+        public var http1Limits: HTTP1ParserLimits = .standard
+        public var http2: HTTP2Configuration = HTTP2Configuration()
+        /// HTTP/2: a stream stops being writable when this many bytes wait in its queue.
+        public var streamWriteHighWater = 256 * 1024
+
+        public init() {}
+    }
+
+    public let channel: ByteChannel
+    public let configuration: Configuration
+    public var loop: EventLoop { channel.loop }
+    /// The version spoken, once `.ready`. Read only on the loop.
+    public private(set) var version: HTTPVersion?
+
+    private var handler: ((HTTPClientConnectionEvent) -> Void)?
+    private var router: HTTPChannelRouter!
+    /// Held from start to `.closed`, so owners need not keep the connection.
+    private var selfReference: HTTPClientConnection?
+
+    /// Wraps a channel; nothing happens until `start` or `adopt`.
+    public init(channel: ByteChannel, configuration: Configuration = Configuration()) {
+        self.channel = channel
+        self.configuration = configuration
+        router = HTTPChannelRouter(
+            channel: channel, choice: configuration.protocolChoice,
+            makeEngine: { [unowned self] version in makeEngine(version) },
+            ready: { [unowned self] version in
+                self.version = version
+                handler?(.ready(version))
+            },
+            closed: { [unowned self] error in
+                let handler = self.handler
+                self.handler = nil
+                handler?(.closed(error))
+                selfReference = nil
+            })
+    }
+
+    /// Starts an unstarted channel. Called only on the loop, once.
+    public func start(_ handler: @escaping (HTTPClientConnectionEvent) -> Void) {
+        loop.preconditionOnLoop()
+        self.handler = handler
+        selfReference = self
+        router.start()
+    }
+
+    /// Takes over a started channel (established, or handshaking after
+    /// `startTLS`), replacing its handler; `leftover` holds application bytes
+    /// already read. Called only on the loop, once.
+    public func adopt(leftover: [UInt8] = [], _ handler: @escaping (HTTPClientConnectionEvent) -> Void) {
+        loop.preconditionOnLoop()
+        self.handler = handler
+        selfReference = self
+        router.adopt(leftover: leftover)
+    }
+
+    /// Whether `openStream` would succeed now: ready, and (HTTP/1.1) idle and
+    /// kept alive, or (HTTP/2) not going away. Read only on the loop.
+    public var canOpenStream: Bool { clientEngine?.canOpenStream ?? false }
+
+    /// Streams not yet finished. Read only on the loop.
+    public var activeStreamCount: Int { router.engine?.activeStreamCount ?? 0 }
+
+    /// Sends a request head and returns its stream; `handler` receives the
+    /// response parts. `framing` is the HTTP/1.1 body framing (nil: from the
+    /// head's fields — no `Content-Length`/`Transfer-Encoding` means no body;
+    /// pass `.chunked` to stream a body of unknown length). On both versions a
+    /// framing without body (`.none`, `.contentLength(0)`, or nil with no
+    /// framing fields) ends the request with its head: do not call `sendEnd`.
+    /// On HTTP/1.1 an HTTP/2 head is sent as HTTP/1.1, with `Host` added from
+    /// its authority when missing. Throws `.invalidState` when the connection
+    /// cannot take a stream now. Called only on the loop.
+    public func openStream(_ head: HTTPRequestHead, framing: HTTP1Framing? = nil,
+                           handler: @escaping (HTTPStreamEvent) -> Void) throws(TransportError) -> HTTPClientStream {
+        loop.preconditionOnLoop()
+        guard let engine = clientEngine else { throw .invalidState("the connection is not ready") }
+        return try engine.open(head, framing: framing, handler: handler)
+    }
+
+    /// Stops taking streams and closes once those open finish (HTTP/2 sends GOAWAY). Called only on the loop.
+    public func close() {
+        loop.preconditionOnLoop()
+        if let engine = router.engine { engine.closeGracefully() } else { channel.close() }
+    }
+
+    /// Resets the connection; open streams fail with `.cancelled`. Called only on the loop.
+    public func abort() {
+        loop.preconditionOnLoop()
+        if let engine = router.engine { engine.abort() } else { channel.abort() }
+    }
+
+    func deliver(_ event: HTTPClientConnectionEvent) {
+        handler?(event)
+    }
+
+    /// Delivers on a later loop turn (for events that arise inside an owner's call).
+    func deliverLater(_ event: HTTPClientConnectionEvent) {
+        loop.execute { [self] in deliver(event) }
+    }
+
+    private var clientEngine: (any HTTPClientEngine)? { router.engine as? any HTTPClientEngine }
+
+    private func makeEngine(_ version: HTTPVersion) -> any HTTPConnectionEngine {
+        switch version {
+        case .http2: return HTTP2ClientEngine(connection: self)
+        case .http1_0, .http1_1: return HTTP1ClientEngine(connection: self)
+        }
+    }
+}
+
+/// Client-role engines also open streams.
+protocol HTTPClientEngine: HTTPConnectionEngine {
+    var canOpenStream: Bool { get }
+    func open(_ head: HTTPRequestHead, framing: HTTP1Framing?,
+              handler: @escaping (HTTPStreamEvent) -> Void) throws(TransportError) -> HTTPClientStream
+}

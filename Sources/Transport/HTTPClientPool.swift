@@ -1,0 +1,208 @@
+import HTTP
+import Wire
+
+/// Client connections kept per endpoint on one loop and reused: HTTP/1.1
+/// connections one exchange at a time (several per endpoint, up to
+/// `maxConnectionsPerEndpoint`), HTTP/2 one connection per endpoint carrying
+/// every stream. Idle connections close after `idleTimeout`. The proxy keeps
+/// one pool per loop for its upstream connections, so they outlive the
+/// client connections that caused them.
+///
+/// Requests wait in order when no connection can take them; a new
+/// connection is dialled while below the limit (for an endpoint whose version
+/// is not yet known, one dial at a time, since it may turn out to be HTTP/2).
+/// A dial that fails fails the requests waiting for it when no other
+/// connection of the endpoint could serve them.
+///
+/// `@unchecked Sendable`: `loop` and `configuration` are immutable; the rest
+/// is touched only on `loop`.
+public final class HTTPClientPool: @unchecked Sendable {
+    /// Pool limits and connection settings.
+    public struct Configuration: Sendable {
+        public var connection = HTTPClientConnection.Configuration()
+        /// HTTP/1.1 connections per endpoint at most (HTTP/2 uses one).
+        public var maxConnectionsPerEndpoint = 8
+        /// A connection with no stream for this long is closed.
+        public var idleTimeout: Duration = .seconds(60)
+        public var connectTimeout: Duration = .seconds(10)
+
+        public init() {}
+    }
+
+    public let loop: EventLoop
+    public let configuration: Configuration
+    private var endpoints: [HTTPEndpoint: EndpointConnections] = [:]
+    private var isClosed = false
+
+    /// A request waiting for a connection.
+    private struct Waiter {
+        let head: HTTPRequestHead
+        let framing: HTTP1Framing?
+        let handler: (HTTPStreamEvent) -> Void
+        let completion: (Result<HTTPClientStream, TransportError>) -> Void
+    }
+
+    /// One endpoint's connections, dials and queue.
+    private final class EndpointConnections {
+        var connections: [HTTPClientConnection] = []
+        var dialing = 0
+        var waiters: [Waiter] = []
+        /// Learnt from the first connection that became ready (or known from the endpoint).
+        var version: HTTPVersion?
+        /// Idle timers by connection.
+        var idleTimers: [ObjectIdentifier: LoopTimer] = [:]
+    }
+
+    public init(loop: EventLoop, configuration: Configuration = Configuration()) {
+        self.loop = loop
+        self.configuration = configuration
+    }
+
+    /// Opens a stream to `endpoint` on a pooled connection, dialling one when
+    /// needed; `completion` gets the stream (send its body, then `sendEnd`,
+    /// unless the head ended the request; see `HTTPClientConnection.openStream`)
+    /// or why no connection could carry it. `handler` receives the response.
+    /// `completion` runs on the loop, never inside this call. Called only on the loop.
+    public func openStream(to endpoint: HTTPEndpoint, _ head: HTTPRequestHead, framing: HTTP1Framing? = nil,
+                           handler: @escaping (HTTPStreamEvent) -> Void,
+                           completion: @escaping (Result<HTTPClientStream, TransportError>) -> Void) {
+        loop.preconditionOnLoop()
+        guard !isClosed else {
+            let completion = LoopBound(completion, on: loop)
+            loop.execute { completion.value(.failure(.invalidState("the connection pool is closed"))) }
+            return
+        }
+        let pool = connections(for: endpoint)
+        pool.waiters.append(Waiter(head: head, framing: framing, handler: handler, completion: completion))
+        loop.execute { [self] in serve(endpoint) }
+    }
+
+    /// Connections open or being dialled, over all endpoints. Read only on the loop.
+    public var connectionCount: Int {
+        loop.preconditionOnLoop()
+        return endpoints.values.reduce(0) { $0 + $1.connections.count + $1.dialing }
+    }
+
+    /// Closes every connection (gracefully) and fails waiting requests; the
+    /// pool takes no more. Called only on the loop.
+    public func close() {
+        loop.preconditionOnLoop()
+        isClosed = true
+        for pool in endpoints.values {
+            let waiters = pool.waiters
+            pool.waiters.removeAll()
+            waiters.forEach { $0.completion(.failure(.invalidState("the connection pool is closed"))) }
+            pool.idleTimers.values.forEach { $0.cancel() }
+            pool.idleTimers.removeAll()
+            pool.connections.forEach { $0.close() }
+        }
+    }
+
+    private func connections(for endpoint: HTTPEndpoint) -> EndpointConnections {
+        if let pool = endpoints[endpoint] { return pool }
+        let pool = EndpointConnections()
+        switch endpoint.protocolChoice {
+        case .http1: pool.version = .http1_1
+        case .http2: pool.version = .http2
+        case .negotiated: pool.version = endpoint.tls == nil ? .http1_1 : nil
+        }
+        endpoints[endpoint] = pool
+        return pool
+    }
+
+    /// Hands waiting requests to connections that can take them; dials when allowed.
+    private func serve(_ endpoint: HTTPEndpoint) {
+        guard let pool = endpoints[endpoint] else { return }
+        while !pool.waiters.isEmpty {
+            guard let connection = pool.connections.first(where: { $0.canOpenStream }) else {
+                if mayDial(pool) { dial(endpoint, pool) }
+                return
+            }
+            let waiter = pool.waiters.removeFirst()
+            pool.idleTimers.removeValue(forKey: ObjectIdentifier(connection))?.cancel()
+            do {
+                let stream = try connection.openStream(waiter.head, framing: waiter.framing, handler: waiter.handler)
+                waiter.completion(.success(stream))
+            } catch {
+                waiter.completion(.failure(error))
+            }
+        }
+    }
+
+    private func mayDial(_ pool: EndpointConnections) -> Bool {
+        switch pool.version {
+        case .http2?:
+            // One connection carries every stream; a new one only when none can (all going away).
+            return pool.dialing == 0
+        case nil:
+            return pool.dialing == 0 && pool.connections.isEmpty
+        case .http1_0?, .http1_1?:
+            return pool.connections.count + pool.dialing < configuration.maxConnectionsPerEndpoint
+                && pool.dialing < pool.waiters.count
+        }
+    }
+
+    private func dial(_ endpoint: HTTPEndpoint, _ pool: EndpointConnections) {
+        pool.dialing += 1
+        let box = ConnectionReference()
+        HTTPClientConnection.connect(
+            to: endpoint, on: loop, configuration: configuration.connection, connectTimeout: configuration.connectTimeout,
+            events: { [self] event in
+                if let connection = box.connection { connectionEvent(event, connection, endpoint) }
+            },
+            completion: { [self] result in
+                pool.dialing -= 1
+                switch result {
+                case .success(let connection):
+                    box.connection = connection
+                    guard !isClosed else {
+                        connection.close()
+                        return
+                    }
+                    pool.version = connection.version
+                    pool.connections.append(connection)
+                    serve(endpoint)
+                    armIdleTimerIfIdle(connection, endpoint)
+                case .failure(let error):
+                    guard pool.connections.isEmpty, pool.dialing == 0 else { return }
+                    let waiters = pool.waiters
+                    pool.waiters.removeAll()
+                    waiters.forEach { $0.completion(.failure(error)) }
+                }
+            })
+    }
+
+    private func connectionEvent(_ event: HTTPClientConnectionEvent, _ connection: HTTPClientConnection,
+                                 _ endpoint: HTTPEndpoint) {
+        guard let pool = endpoints[endpoint] else { return }
+        switch event {
+        case .available:
+            serve(endpoint)
+            armIdleTimerIfIdle(connection, endpoint)
+        case .goAway:
+            serve(endpoint)
+        case .closed:
+            pool.connections.removeAll { $0 === connection }
+            pool.idleTimers.removeValue(forKey: ObjectIdentifier(connection))?.cancel()
+            serve(endpoint)
+        case .ready:
+            break
+        }
+    }
+
+    private func armIdleTimerIfIdle(_ connection: HTTPClientConnection, _ endpoint: HTTPEndpoint) {
+        guard let pool = endpoints[endpoint], connection.activeStreamCount == 0, connection.canOpenStream else { return }
+        let key = ObjectIdentifier(connection)
+        pool.idleTimers[key]?.cancel()
+        pool.idleTimers[key] = loop.schedule(after: configuration.idleTimeout) { [self] in
+            guard endpoints[endpoint]?.idleTimers.removeValue(forKey: key) != nil,
+                  connection.activeStreamCount == 0 else { return }
+            connection.close()
+        }
+    }
+}
+
+/// Lets a connection's event handler, made before the dial completes, find the connection.
+private final class ConnectionReference {
+    var connection: HTTPClientConnection?
+}

@@ -1,0 +1,22 @@
+/// An HTTP/1.1 or HTTP/2 engine running on an established channel, as
+/// `HTTPChannelRouter` drives it. Every method runs on the channel's loop,
+/// from a channel event or a scheduled turn.
+protocol HTTPConnectionEngine: AnyObject {
+    /// The engine takes over; `leftover` holds application bytes already read.
+    func start(leftover: [UInt8])
+    func received(_ bytes: [UInt8])
+    /// The peer finished sending.
+    func readEnded()
+    /// The channel's pending bytes fell to its low watermark.
+    func channelWritable()
+    /// The channel closed (with its failure, if any): fail what is still open
+    /// and return the error to report for the connection (the engine may know
+    /// a more precise one, such as an HTTP/2 connection error).
+    func channelClosed(_ error: TransportError?) -> TransportError?
+    /// Stops taking new exchanges, finishes those in progress, then closes.
+    func closeGracefully()
+    /// Resets the connection; what is open fails with `.cancelled`.
+    func abort()
+    /// Exchanges (HTTP/1.1) or streams (HTTP/2) not yet finished.
+    var activeStreamCount: Int { get }
+}

@@ -1,0 +1,152 @@
+import HTTP
+import Wire
+
+/// What an `HTTPServerConnection` tells its owner, on the channel's loop.
+public enum HTTPServerConnectionEvent: Sendable {
+    /// The channel is established and speaks this version.
+    case ready(HTTPVersion)
+    /// A request arrived. Install the stream's handler (`setHandler`) before
+    /// returning to receive its body; answer with `sendHead`/`sendBody`/`sendEnd`.
+    case stream(HTTPServerStream)
+    /// HTTP/1.1 bytes that are no valid request. The connection answered with
+    /// the error's status (`answer`, with its wire form as sent) unless a
+    /// response was already under way (nil), and is closing. Record it.
+    case malformedRequest(HTTP1ParseError, answer: HTTPResponseHead?, wire: HeadDigest.WireForm?)
+    /// The connection closed; the last event. nil after a clean close.
+    case closed(TransportError?)
+}
+
+/// The server side of HTTP/1.1 or HTTP/2 on one `ByteChannel`.
+///
+/// Once the channel is established, the version comes from ALPN (`h2` →
+/// HTTP/2, else HTTP/1.1) or from `Configuration.protocolChoice`. Each request
+/// surfaces as an `HTTPServerStream` in a `.stream` event:
+/// - HTTP/1.1: one exchange at a time. Pipelined requests wait, unparsed, in
+///   order; the next one surfaces when the current request and its response
+///   are both complete, so responses go out in order. Keep-alive follows the
+///   request (`Connection`, version) and the response (`Connection: close`,
+///   close-delimited body). A malformed request is answered with its status
+///   (400, 414, 431, 501, 505), its reason as a text body and
+///   `Connection: close`, reported as `.malformedRequest`, and the connection closes.
+///   CONNECT (and Upgrade): answer 2xx (101) on the stream, then call
+///   `detachForTunnel` to take the channel back with the bytes already read.
+/// - HTTP/2: concurrent streams; each stream's flow control follows its consumer.
+///
+/// `@unchecked Sendable`: `channel` and `configuration` are immutable;
+/// everything else is touched only on the channel's loop.
+public final class HTTPServerConnection: @unchecked Sendable {
+    /// Settings of a server connection.
+    public struct Configuration: Sendable {
+        public var protocolChoice: HTTPProtocolChoice = .negotiated
+        public var http1Limits: HTTP1ParserLimits = .standard
+        public var http2: HTTP2Configuration = HTTP2Configuration()
+        /// Send `100 Continue` when a stream that expects it starts reading (see `HTTPServerStream`).
+        public var automaticContinue = true
+        /// HTTP/2: a stream stops being writable when this many bytes wait in its queue.
+        public var streamWriteHighWater = 256 * 1024
+        /// After a response that ends the connection (or an error answer), how
+        /// long to keep reading and discarding what the client still sends,
+        /// waiting for its FIN, before closing (so the answer is not lost to a reset).
+        public var lingerTimeout: Duration = .seconds(2)
+
+        public init() {}
+    }
+
+    public let channel: ByteChannel
+    public let configuration: Configuration
+    public var loop: EventLoop { channel.loop }
+    /// The version spoken, once `.ready`. Read only on the loop.
+    public private(set) var version: HTTPVersion?
+
+    private var handler: ((HTTPServerConnectionEvent) -> Void)?
+    private var router: HTTPChannelRouter!
+
+    /// Wraps a channel; nothing happens until `start` or `adopt`.
+    public init(channel: ByteChannel, configuration: Configuration = Configuration()) {
+        self.channel = channel
+        self.configuration = configuration
+        router = HTTPChannelRouter(
+            channel: channel, choice: configuration.protocolChoice,
+            makeEngine: { [unowned self] version in makeEngine(version) },
+            ready: { [unowned self] version in
+                self.version = version
+                handler?(.ready(version))
+            },
+            closed: { [unowned self] error in
+                let handler = self.handler
+                self.handler = nil
+                handler?(.closed(error))
+                selfReference = nil
+            })
+    }
+
+    /// Starts an unstarted channel and serves it. A TLS `.clientHello` is
+    /// answered with `continueHandshake()`. The connection keeps itself alive
+    /// until `.closed`. Called only on the loop, once.
+    public func start(_ handler: @escaping (HTTPServerConnectionEvent) -> Void) {
+        loop.preconditionOnLoop()
+        self.handler = handler
+        selfReference = self
+        router.start()
+    }
+
+    /// Serves a channel that is already started (established, or handshaking
+    /// after `startTLS`), replacing its handler. `leftover` holds application
+    /// bytes already read from it. Called only on the loop, once.
+    public func adopt(leftover: [UInt8] = [], _ handler: @escaping (HTTPServerConnectionEvent) -> Void) {
+        loop.preconditionOnLoop()
+        self.handler = handler
+        selfReference = self
+        router.adopt(leftover: leftover)
+    }
+
+    /// Stops taking requests: HTTP/1.1 closes after the exchange in progress
+    /// (at once when idle); HTTP/2 sends GOAWAY and closes once open streams
+    /// finish. Called only on the loop.
+    public func close() {
+        loop.preconditionOnLoop()
+        if let engine = router.engine { engine.closeGracefully() } else { channel.close() }
+    }
+
+    /// Resets the connection at once; open streams fail with `.cancelled`. Called only on the loop.
+    public func abort() {
+        loop.preconditionOnLoop()
+        if let engine = router.engine { engine.abort() } else { channel.abort() }
+    }
+
+    /// Requests (HTTP/1.1) or streams (HTTP/2) not yet finished. Read only on the loop.
+    public var activeStreamCount: Int { router.engine?.activeStreamCount ?? 0 }
+
+    /// HTTP/1.1, after a tunnel-opening answer went out on the current stream
+    /// (2xx to CONNECT, or 101): hands the channel back to the owner with
+    /// `handler` installed, and returns the bytes the client already sent
+    /// past the request (the start of its TLS ClientHello, typically). Reading
+    /// resumes. No `.closed` event follows on this connection. Called only on the loop.
+    public func detachForTunnel(handler: @escaping (ChannelEvent) -> Void) throws(TransportError) -> [UInt8] {
+        loop.preconditionOnLoop()
+        guard let engine = router.engine as? HTTP1ServerEngine else {
+            throw .invalidState("tunnels are opened on HTTP/1.1 connections only")
+        }
+        let leftover = try engine.detachForTunnel()
+        router.detach()
+        self.handler = nil
+        channel.setHandler(handler)
+        channel.resumeReading()
+        selfReference = nil
+        return leftover
+    }
+
+    func deliver(_ event: HTTPServerConnectionEvent) {
+        handler?(event)
+    }
+
+    private func makeEngine(_ version: HTTPVersion) -> any HTTPConnectionEngine {
+        switch version {
+        case .http2: return HTTP2ServerEngine(connection: self)
+        case .http1_0, .http1_1: return HTTP1ServerEngine(connection: self)
+        }
+    }
+
+    /// Held from start to `.closed` (or detaching), so owners need not keep the connection.
+    private var selfReference: HTTPServerConnection?
+}

@@ -1,0 +1,101 @@
+import HTTP
+import Wire
+
+/// A request received by an `HTTPServerConnection`, and the response to it.
+///
+/// The request head is known from the start (`request`, `requestWire`);
+/// its body arrives as `.body`/`.end` events once a handler is installed
+/// (`setHandler`, normally inside the connection's `.stream` event).
+/// The owner answers with `sendHead` (interim 1xx heads first if it wants,
+/// then one final head), `sendBody`, and `sendEnd` — every final head needs a
+/// `sendEnd`, except a head that opens a tunnel (2xx to CONNECT, 101), after
+/// which the owner calls `HTTPServerConnection.detachForTunnel`.
+///
+/// `Expect: 100-continue`: with `HTTPServerConnection.Configuration.automaticContinue`
+/// (the default) the connection sends `100 Continue` as soon as the stream
+/// wants its body — a handler installed and inbound not paused — unless a
+/// response head went out first. A proxy that relays the origin's own 100
+/// turns it off and sends the interim head itself.
+public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
+    /// How the request body is delimited, in HTTP/1.1 terms, for passing it
+    /// on: HTTP/1.1 gives the parsed framing; HTTP/2 `.none` when the HEADERS
+    /// frame ended the stream, `.contentLength` when the field says, `.chunked`
+    /// (length unknown) otherwise.
+    public let requestBodyFraming: HTTP1Framing
+
+    /// Whether the client asked for `100 Continue` before sending its body.
+    public let expectsContinue: Bool
+
+    /// The connection the request came on (for `detachForTunnel` after
+    /// answering a CONNECT); nil once it is gone.
+    public private(set) weak var connection: HTTPServerConnection?
+
+    /// The final response head as sent, once sent. Read only on the loop.
+    public private(set) var response: HTTPResponseHead?
+    /// The final response head's wire form as sent. Read only on the loop.
+    public private(set) var responseWire: HeadDigest.WireForm?
+
+    /// Whether the client still waits for a 100 Continue (no response head went out yet).
+    private(set) var continueOwed: Bool
+
+    init(loop: EventLoop, streamID: Int, version: HTTPVersion, request: HTTPRequestHead,
+         requestWire: HeadDigest.WireForm, requestBodyFraming: HTTP1Framing, expectsContinue: Bool,
+         connection: HTTPServerConnection, driver: any HTTPServerStreamDriver) {
+        self.connection = connection
+        self.requestBodyFraming = requestBodyFraming
+        self.expectsContinue = expectsContinue
+        self.continueOwed = expectsContinue
+        super.init(loop: loop, streamID: streamID, version: version, request: request,
+                   requestWire: requestWire, driver: driver)
+    }
+
+    /// Sends a response head and returns its wire form as sent (HTTP/1.1:
+    /// the serialized head bytes; HTTP/2: the header list). `framing` chooses
+    /// the HTTP/1.1 body framing (nil: `Content-Length` when the head has one,
+    /// else chunked; pass the parsed framing to reproduce a message);
+    /// HTTP/2 ignores it. An HTTP/2 head is sent as HTTP/1.1 on an HTTP/1.1
+    /// connection. Called only on the loop.
+    @discardableResult
+    public func sendHead(_ head: HTTPResponseHead, framing: HTTP1Framing? = nil) throws(TransportError) -> HeadDigest.WireForm {
+        loop.preconditionOnLoop()
+        let driver = try writableDriver("response head")
+        guard response == nil else { throw .invalidState("a second final response head") }
+        guard let serverDriver = driver as? any HTTPServerStreamDriver else { throw .invalidState("not a server stream") }
+        let interim = head.isInformational && head.status != 101
+        let wire = try serverDriver.sendHead(head, framing: framing, on: self)
+        continueOwed = false
+        if !interim {
+            response = head
+            responseWire = wire
+        }
+        return wire
+    }
+
+    /// Sends a whole response: the head (with `Content-Length` set when there
+    /// are no trailers, it has none, and the status or method allows a body),
+    /// the body, and the end. Called only on the loop.
+    public func respond(_ head: HTTPResponseHead, body: [UInt8] = [], trailers: HTTPFields? = nil) throws(TransportError) {
+        var head = head
+        let framing: HTTP1Framing?
+        let bodiless = head.status == 204 || head.status == 304 || request.method == "HEAD"
+        if trailers?.isEmpty == false {
+            framing = .chunked
+        } else if bodiless || head.fields.contains("content-length") || head.fields.contains("transfer-encoding") {
+            framing = nil
+        } else {
+            framing = .contentLength(body.count)
+            if version == .http2 { head.fields.append("content-length", String(body.count)) }
+        }
+        try sendHead(head, framing: framing)
+        try sendBody(body)
+        try sendEnd(trailers: trailers)
+    }
+
+    /// Sends `100 Continue` if the client waits for it and no response head
+    /// went out. Called by engines when the stream starts wanting its body.
+    func answerContinueIfOwed(automatic: Bool) {
+        guard automatic, continueOwed, wantsInbound else { return }
+        continueOwed = false
+        _ = try? sendHead(HTTPResponseHead(status: 100, version: request.version == .http2 ? .http2 : .http1_1))
+    }
+}

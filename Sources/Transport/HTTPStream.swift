@@ -1,0 +1,232 @@
+import HTTP
+import Wire
+
+/// One request/response exchange on an HTTP/1.1 connection or one HTTP/2
+/// stream, the same to its owner whatever the version: inbound parts arrive
+/// as `HTTPStreamEvent`s, outbound parts go out through `sendBody` and
+/// `sendEnd`, and backpressure works both ways.
+///
+/// Inbound flow control: `pauseInbound()` stops `.body`/`.end` (and, on a
+/// client, response head) events until `resumeInbound()`; nothing is
+/// delivered while paused. Underneath, HTTP/1.1 stops reading the socket
+/// (TCP pushes back on the peer) and HTTP/2 holds received DATA without
+/// reporting it consumed, so the peer stops at its window. A stream that has
+/// no handler yet counts as paused.
+///
+/// Outbound flow control: `isWritable` turns false when bytes pile up
+/// (HTTP/1.1: the channel's pending bytes reached its high watermark;
+/// HTTP/2: the stream's queued DATA reached `streamWriteHighWater`, or the
+/// channel is blocked); `.writable` follows once it is true again.
+/// Writing while not writable still works; it only queues more.
+///
+/// Subclasses: `HTTPServerStream` (answers a received request) and
+/// `HTTPClientStream` (sent a request, receives the response).
+///
+/// `@unchecked Sendable`: the `let` properties are immutable; everything else
+/// is touched only on `loop` (each public method says so and checks it).
+public class HTTPStream: @unchecked Sendable {
+    /// The loop of the connection carrying the stream.
+    public let loop: EventLoop
+    /// HTTP/1.1: the exchange's number on its connection (1, 2, …); HTTP/2: the stream identifier.
+    public let streamID: Int
+    /// `.http2`, or the HTTP/1.x version of the request line.
+    public let version: HTTPVersion
+    /// The request head: as received (server) or as asked to send (client).
+    public let request: HTTPRequestHead
+    /// The request's header section as it crossed the wire: received (server)
+    /// or sent (client). The input of the exact head digest.
+    public let requestWire: HeadDigest.WireForm
+
+    /// How far one direction of the exchange got.
+    enum Progress {
+        case open
+        /// The message ended (the peer's, as the protocol engine read it; or ours, as sent).
+        case ended
+    }
+
+    /// The peer's message, as the engine parsed it (events may still be held).
+    var inbound = Progress.open
+    /// Our message.
+    var outbound = Progress.open
+    /// The engine; nil once the stream finished (breaks the reference cycle).
+    var driver: (any HTTPStreamDriver)?
+    var handler: ((HTTPStreamEvent) -> Void)?
+    /// Inbound events not yet delivered (paused, no handler yet, or a drain pending).
+    var held: [HTTPStreamEvent] = []
+    var inboundPaused = false
+    var drainScheduled = false
+    /// `isWritable` was seen false: deliver `.writable` when it turns true.
+    var awaitingWritable = false
+    /// Set once the stream failed or was reset; no events after that.
+    public private(set) var failure: TransportError?
+
+    init(loop: EventLoop, streamID: Int, version: HTTPVersion, request: HTTPRequestHead,
+         requestWire: HeadDigest.WireForm, driver: any HTTPStreamDriver) {
+        self.loop = loop
+        self.streamID = streamID
+        self.version = version
+        self.request = request
+        self.requestWire = requestWire
+        self.driver = driver
+    }
+
+    // MARK: Owner's API
+
+    /// Installs the handler; events held so far follow on a later loop turn.
+    /// Called only on the loop.
+    public func setHandler(_ handler: @escaping (HTTPStreamEvent) -> Void) {
+        loop.preconditionOnLoop()
+        guard driver != nil else { return }
+        self.handler = handler
+        scheduleDrain()
+    }
+
+    /// Stops inbound events until `resumeInbound()`. Called only on the loop.
+    public func pauseInbound() {
+        loop.preconditionOnLoop()
+        inboundPaused = true
+    }
+
+    /// Delivers held events (on a later loop turn) and lets the peer send
+    /// again. Called only on the loop.
+    public func resumeInbound() {
+        loop.preconditionOnLoop()
+        guard inboundPaused else { return }
+        inboundPaused = false
+        scheduleDrain()
+    }
+
+    /// Whether more outbound bytes can go without piling up; when false, a
+    /// `.writable` event follows once they can. Read only on the loop.
+    public var isWritable: Bool {
+        loop.preconditionOnLoop()
+        guard outbound == .open, let driver else { return false }
+        let writable = driver.isWritable(self)
+        if !writable { awaitingWritable = true }
+        return writable
+    }
+
+    /// Outbound bytes written on this stream and not yet taken by the kernel
+    /// (see `isWritable`); for metrics and tests. Read only on the loop.
+    public var pendingOutboundBytes: Int {
+        loop.preconditionOnLoop()
+        return driver?.pendingOutboundBytes(self) ?? 0
+    }
+
+    /// Sends body bytes of our message (empty input does nothing, whatever
+    /// the state). Throws
+    /// `.invalidState` after the end or a failure, and the engine's error
+    /// when the bytes break the message's framing. Called only on the loop.
+    public func sendBody(_ bytes: [UInt8]) throws(TransportError) {
+        loop.preconditionOnLoop()
+        guard !bytes.isEmpty else { return }
+        let driver = try writableDriver("body")
+        try driver.sendBody(bytes, on: self)
+        if !driver.isWritable(self) { awaitingWritable = true }
+    }
+
+    /// Ends our message, with trailers when given (HTTP/1.1 needs chunked
+    /// framing for them). Called only on the loop.
+    public func sendEnd(trailers: HTTPFields? = nil) throws(TransportError) {
+        loop.preconditionOnLoop()
+        let driver = try writableDriver("end of message")
+        try driver.sendEnd(trailers: trailers, on: self)
+    }
+
+    /// Abandons the exchange: HTTP/2 sends RST_STREAM with `code`; HTTP/1.1
+    /// resets the whole connection (it cannot abandon one message and go on).
+    /// No event follows. Called only on the loop.
+    public func reset(code: HTTP2ErrorCode = .cancel) {
+        loop.preconditionOnLoop()
+        guard failure == nil, let driver else { return }
+        failure = .cancelled
+        release()
+        driver.reset(self, code: code)
+    }
+
+    /// True once both messages ended and every event was delivered, or the stream failed. Read only on the loop.
+    public var isFinished: Bool { driver == nil }
+
+    func writableDriver(_ what: String) throws(TransportError) -> any HTTPStreamDriver {
+        if let failure { throw failure }
+        guard outbound == .open, let driver else { throw .invalidState("\(what) after the message ended") }
+        return driver
+    }
+
+    // MARK: Engine's side
+
+    /// An inbound part from the engine: delivered now if the consumer takes
+    /// it, else held. Called by engines from channel events or their own
+    /// loop turns, never inside an owner's call.
+    func receive(_ event: HTTPStreamEvent) {
+        guard failure == nil else { return }
+        if case .end = event { inbound = .ended }
+        if wantsInbound {
+            deliver(event)
+        } else {
+            held.append(event)
+        }
+    }
+
+    /// Whether the consumer takes inbound events now.
+    var wantsInbound: Bool { handler != nil && !inboundPaused && held.isEmpty && failure == nil }
+
+    /// The engine marks our message ended (it wrote the end, or the head ended it).
+    func outboundEnded() {
+        outbound = .ended
+        finishIfComplete()
+    }
+
+    /// Fails the stream: held events are dropped and `.failed` is delivered
+    /// (at once when a handler is installed). Ignored once failed or reset.
+    func fail(_ error: TransportError) {
+        guard failure == nil, driver != nil else { return }
+        failure = error
+        held.removeAll()
+        let handler = self.handler
+        release()
+        handler?(.failed(error))
+    }
+
+    /// Called by an engine when writing may have become possible again.
+    func writabilityMayHaveChanged() {
+        guard awaitingWritable, outbound == .open, let driver, driver.isWritable(self) else { return }
+        awaitingWritable = false
+        handler?(.writable)
+    }
+
+    private func deliver(_ event: HTTPStreamEvent) {
+        if case .body(let bytes) = event { driver?.consumed(self, bytes: bytes.count) }
+        handler?(event)
+        if case .end = event { finishIfComplete() }
+    }
+
+    private func scheduleDrain() {
+        guard !drainScheduled else { return }
+        drainScheduled = true
+        loop.execute { [self] in drain() }
+    }
+
+    /// Delivers held events while the consumer takes them, then tells the
+    /// engine it wants more.
+    private func drain() {
+        drainScheduled = false
+        while !held.isEmpty && handler != nil && !inboundPaused && failure == nil {
+            deliver(held.removeFirst())
+        }
+        if wantsInbound, let driver { driver.inboundWanted(self) }
+    }
+
+    /// Drops the engine and the handler once nothing more can happen.
+    private func finishIfComplete() {
+        if inbound == .ended && outbound == .ended && held.isEmpty { release() }
+    }
+
+    /// Ends the stream silently: no event follows (the engine is done with it,
+    /// for example after handing the connection over to a tunnel).
+    func release() {
+        driver = nil
+        handler = nil
+        held.removeAll()
+    }
+}

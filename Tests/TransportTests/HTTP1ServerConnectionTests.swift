@@ -1,0 +1,92 @@
+import Foundation
+import HTTP
+import TLS
+import Transport
+import Wire
+import XCTest
+
+/// HTTP/1.1 server behaviour seen from a raw byte peer: malformed requests,
+/// pipelining, CONNECT tunnels.
+final class HTTP1ServerConnectionTests: XCTestCase {
+    private var origin: TestOrigin!
+    private let loop = EventLoop(label: "http1-server-tests-client")
+
+    override func setUpWithError() throws {
+        origin = try TestOrigin()
+    }
+
+    override func tearDown() {
+        origin?.stop()
+        origin = nil
+    }
+
+    private func tlsClient() throws -> ChannelSecurity {
+        .tlsClient(TLSClientSetup(context: try TestPKI.shared().clientContext(alpn: ["http/1.1"]),
+                                  serverName: TestPKI.hostName))
+    }
+
+    /// Sends `bytes` over TLS, half-closes, returns everything the server sent until it closed.
+    private func exchange(_ bytes: [UInt8]) throws -> String {
+        let record = ChannelClient.exchange(with: origin.address, on: loop, security: try tlsClient(), payload: bytes)
+        XCTAssertNil(record.connectError)
+        return String(decoding: record.received, as: UTF8.self)
+    }
+
+    func testMalformedRequestsAreAnsweredWithTheirStatusAndTheServerKeepsServing() throws {
+        let cases: [(request: String, status: Int)] = [
+            ("GET / HTTP/1.1\r\nHost: a\r\nBad Header\r\n\r\n", 400),
+            ("GET /\(String(repeating: "a", count: 9000)) HTTP/1.1\r\nHost: a\r\n\r\n", 414),
+            ("GET / HTTP/1.1\r\nHost: a\r\n" + String(repeating: "X-Filler: \(String(repeating: "b", count: 100))\r\n", count: 700) + "\r\n", 431),
+            ("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", 501),
+            ("GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505),
+            ("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabc", 400),
+        ]
+        for (index, item) in cases.enumerated() {
+            let answer = try exchange(Array(item.request.utf8))
+            XCTAssertTrue(answer.hasPrefix("HTTP/1.1 \(item.status) "), "case \(index): \(answer.prefix(200))")
+            XCTAssertTrue(answer.contains("\r\nConnection: close\r\n"), "case \(index)")
+            let body = answer.components(separatedBy: "\r\n\r\n").last ?? ""
+            XCTAssertTrue(body.hasPrefix("\(item.status) "), "case \(index): body \(body)")
+            // Another request on a fresh connection is served normally.
+            let next = try exchange(Array("GET /bytes/5 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n".utf8))
+            XCTAssertTrue(next.hasPrefix("HTTP/1.1 200 OK\r\n"), "after case \(index): \(next.prefix(100))")
+        }
+        let reported = origin.malformed.current
+        XCTAssertEqual(reported.map(\.0.status), cases.map(\.status))
+        XCTAssertEqual(reported.map(\.1), cases.map { Optional($0.status) })
+    }
+
+    func testPipelinedRequestsAreAnsweredInOrder() throws {
+        let requests = "GET /bytes/3 HTTP/1.1\r\nHost: a\r\n\r\n"
+            + "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello"
+            + "GET /version HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+            + "GET /bytes/9 HTTP/1.1\r\nHost: a\r\n\r\n"
+        let answer = try exchange(Array(requests.utf8))
+        let statuses = answer.components(separatedBy: "HTTP/1.1 200 OK").count - 1
+        XCTAssertEqual(statuses, 3, answer)
+        let echo = try XCTUnwrap(answer.range(of: "hello"))
+        let version = try XCTUnwrap(answer.range(of: "HTTP/1.1 3"))
+        XCTAssertLessThan(echo.lowerBound, version.lowerBound)
+        XCTAssertTrue(answer.hasSuffix("HTTP/1.1 3"), "nothing after the Connection: close exchange")
+    }
+
+    func testUnreadRequestBodyIsDiscardedAfterTheResponse() throws {
+        let requests = "POST /ignore-body HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789"
+            + "POST /ignore-body HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+            + "GET /version HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+        let answer = try exchange(Array(requests.utf8))
+        XCTAssertEqual(answer.components(separatedBy: "HTTP/1.1 204 No Content").count - 1, 2, answer)
+        XCTAssertTrue(answer.hasSuffix("HTTP/1.1 3"), answer)
+    }
+
+    func testConnectTunnelCarriesTLSToTheOrigin() throws {
+        try XCTSkipUnless(toolExists("curl"), "curl is not installed")
+        let proxy = try TunnelProxy(target: origin.address)
+        defer { proxy.stop() }
+        let output = try curl(origin, ["--http1.1", "-x", "http://127.0.0.1:\(proxy.port)", "-w", " %{http_code}",
+                                       "https://\(TestPKI.hostName):\(origin.port)/version"])
+        XCTAssertEqual(output.status, 0, output.stderr)
+        XCTAssertEqual(output.stdout, "HTTP/1.1 1 200")
+        XCTAssertEqual(proxy.connectTargets.current, ["\(TestPKI.hostName):\(origin.port)"])
+    }
+}

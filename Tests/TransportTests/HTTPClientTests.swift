@@ -1,0 +1,256 @@
+import Foundation
+import HTTP
+import Hashing
+import TLS
+import Transport
+import Wire
+import XCTest
+
+/// `HTTPClient`, `HTTPClientPool` and `HTTPClientConnection` against `HTTPServer`, over loopback.
+final class HTTPClientTests: XCTestCase {
+    private var origin: TestOrigin!
+    private var client: HTTPClient!
+    private let loop = EventLoop(label: "http-client-tests")
+
+    override func setUpWithError() throws {
+        origin = try TestOrigin()
+        client = HTTPClient(loop: loop)
+    }
+
+    override func tearDown() {
+        client?.close()
+        origin?.stop()
+        origin = nil
+        client = nil
+    }
+
+    private func endpoint(_ protocols: HTTPProtocolChoice, port: UInt16? = nil,
+                          proxy: HTTPProxyAddress? = nil) throws -> HTTPEndpoint {
+        let tls = try HTTPClientTLS(trustRoots: .caFile(TestPKI.shared().caFile), protocols: protocols,
+                                    serverName: TestPKI.hostName)
+        return HTTPEndpoint(host: "127.0.0.1", port: port ?? origin.port, tls: tls, proxy: proxy)
+    }
+
+    /// Sends and waits (at most 20 s).
+    private func send(_ method: String, _ path: String, body: [UInt8] = [],
+                      to endpoint: HTTPEndpoint) -> Result<HTTPClientResponse, TransportError> {
+        let result = Locked<Result<HTTPClientResponse, TransportError>>(.failure(.invalidState("no answer in time")))
+        let done = DispatchSemaphore(value: 0)
+        client.send(HTTPRequestHead(method: method, path: path), body: body, to: endpoint) { outcome in
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + 20)
+        return result.current
+    }
+
+    func testGetAndPostOverHTTP1AndHTTP2() throws {
+        for (protocols, version) in [(HTTPProtocolChoice.http1, HTTPVersion.http1_1), (.http2, .http2)] {
+            let ep = try endpoint(protocols)
+            let download = try send("GET", "/bytes/100000", to: ep).get()
+            XCTAssertEqual(download.head.status, 200)
+            XCTAssertEqual(download.version, version)
+            assertBytesEqual(download.body, patternBytes(100_000))
+            let upload = patternBytes(300_000, seed: 5)
+            let echo = try send("POST", "/echo", body: upload, to: ep).get()
+            XCTAssertEqual(echo.head.fields["x-request-method"], "POST")
+            assertBytesEqual(echo.body, upload)
+        }
+    }
+
+    func testWireFormsAsSentEqualWireFormsAsReceived() throws {
+        for protocols in [HTTPProtocolChoice.http1, .http2] {
+            let response = try send("GET", "/wire", to: try endpoint(protocols)).get()
+            let parts = String(decoding: response.body, as: UTF8.self).components(separatedBy: "\n--\n")
+            XCTAssertEqual(parts.count, 2)
+            XCTAssertEqual(parts.first, render(response.requestWire), "\(protocols) request")
+            XCTAssertEqual(parts.last, render(response.wire), "\(protocols) response")
+        }
+    }
+
+    func testHundredConcurrentHTTP2StreamsShareOneConnection() throws {
+        let ep = try endpoint(.http2)
+        let results = Locked<[Int: Result<HTTPClientResponse, TransportError>]>([:])
+        let group = DispatchGroup()
+        for index in 0..<100 {
+            group.enter()
+            client.send(HTTPRequestHead(method: "GET", path: "/bytes/\(1000 + index)"), to: ep) { outcome in
+                results.withLock { $0[index] = outcome }
+                group.leave()
+            }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 20), .success)
+        let collected = results.current
+        XCTAssertEqual(collected.count, 100)
+        for (index, outcome) in collected {
+            let response = try outcome.get()
+            XCTAssertEqual(response.version, .http2)
+            XCTAssertEqual(response.body, patternBytes(1000 + index), "stream \(index)")
+        }
+        XCTAssertEqual(origin.readyCount.current, 1)
+    }
+
+    func testTrailersArriveOverBothVersions() throws {
+        let checksum = Encoding.hex(SHA256.hash(patternBytes(5000, seed: 3)))
+        for protocols in [HTTPProtocolChoice.http1, .http2] {
+            let response = try send("GET", "/trailers", to: try endpoint(protocols)).get()
+            XCTAssertEqual(response.trailers?["x-checksum"], checksum, "\(protocols)")
+            XCTAssertEqual(response.body, patternBytes(5000, seed: 3))
+        }
+    }
+
+    func testKeepAliveReusesTheConnection() throws {
+        let ep = try endpoint(.http1)
+        let first = try send("GET", "/version", to: ep).get()
+        let second = try send("GET", "/version", to: ep).get()
+        XCTAssertEqual(String(decoding: first.body, as: UTF8.self), "HTTP/1.1 1")
+        XCTAssertEqual(String(decoding: second.body, as: UTF8.self), "HTTP/1.1 2")
+        XCTAssertEqual(origin.readyCount.current, 1)
+    }
+
+    func testBackpressureHoldsTheServerWhileTheClientPauses() throws {
+        for protocols in [HTTPProtocolChoice.http1, .http2] {
+            try assertBackpressure(protocols)
+        }
+    }
+
+    private func assertBackpressure(_ protocols: HTTPProtocolChoice) throws {
+        let total = 64 << 20
+        origin.streaming.withLock { $0 = StreamingStats() }
+        let blocked = expectation(description: "server blocked (\(protocols))")
+        blocked.assertForOverFulfill = false
+        origin.onBlocked.withLock { $0 = { blocked.fulfill() } }
+        defer { origin.onBlocked.withLock { $0 = nil } }
+        let finished = expectation(description: "all bytes arrived (\(protocols))")
+        let received = Locked((count: 0, hash: SHA256()))
+        let streamHolder = Locked<HTTPClientStream?>(nil)
+        let ep = try endpoint(protocols)
+        let client = self.client!
+        loop.execute {
+            client.pool.openStream(to: ep, HTTPRequestHead(method: "GET", authority: "example.test", path: "/stream/\(total)"),
+                                   framing: HTTP1Framing.none, handler: { event in
+                switch event {
+                case .body(let bytes): received.withLock { $0.count += bytes.count; $0.hash.update(bytes) }
+                case .end: finished.fulfill()
+                case .failed(let error): XCTFail("\(error)")
+                default: break
+                }
+            }, completion: { result in
+                guard case .success(let stream) = result else { return XCTFail("\(result)") }
+                stream.pauseInbound()
+                streamHolder.withLock { $0 = stream }
+            })
+        }
+        wait(for: [blocked], timeout: 20)
+        // Give a server that ignores backpressure time to run ahead (not a timing assertion).
+        Thread.sleep(forTimeInterval: 0.3)
+        let whilePaused = origin.streaming.current
+        XCTAssertLessThan(whilePaused.sent, 32 << 20, "\(protocols): the server kept writing while the client paused")
+        XCTAssertLessThan(whilePaused.maxPending, 2 << 20, "\(protocols): pending bytes grew unbounded")
+        XCTAssertEqual(received.current.count, 0, "\(protocols): events while paused")
+        loop.execute { streamHolder.current?.resumeInbound() }
+        wait(for: [finished], timeout: 20)
+        var expected = SHA256()
+        for _ in 0..<(total / TestOrigin.streamChunk.count) { expected.update(TestOrigin.streamChunk) }
+        var hash = received.current.hash
+        XCTAssertEqual(received.current.count, total)
+        XCTAssertEqual(hash.finalize(), expected.finalize())
+        XCTAssertGreaterThanOrEqual(origin.streaming.current.blockedCount, 1)
+    }
+
+    func testForwardProxyConnectThenTLSToTheOrigin() throws {
+        let proxy = try TunnelProxy(target: origin.address)
+        defer { proxy.stop() }
+        for (protocols, expected) in [(HTTPProtocolChoice.http2, "HTTP/2 1"), (.http1, "HTTP/1.1 1")] {
+            let ep = try endpoint(protocols, proxy: HTTPProxyAddress(host: "127.0.0.1", port: proxy.port))
+            let response = try send("GET", "/version", to: ep).get()
+            XCTAssertEqual(String(decoding: response.body, as: UTF8.self), expected)
+        }
+        XCTAssertEqual(proxy.connectTargets.current, Array(repeating: "127.0.0.1:\(origin.port)", count: 2))
+    }
+
+    func testFailuresNameWhereTheyHappened() throws {
+        // A proxy that answers CONNECT with 404.
+        let plain = try TestOrigin(tls: false)
+        defer { plain.stop() }
+        let refused = send("GET", "/", to: try endpoint(.http1, proxy: HTTPProxyAddress(host: "127.0.0.1", port: plain.port)))
+        XCTAssertEqual(refused.failure, .proxyRefused(status: 404, reason: "Not Found"))
+        // TLS to a plaintext server.
+        guard case .tlsHandshake? = send("GET", "/", to: try endpoint(.http1, port: plain.port)).failure else {
+            return XCTFail("expected a TLS handshake failure")
+        }
+        // Nothing listening.
+        plain.stop()
+        guard case .connect? = send("GET", "/", to: try endpoint(.http1, port: plain.port)).failure else {
+            return XCTFail("expected a TCP connect failure")
+        }
+    }
+
+    func testClientCertificateIsPresentedWhenRequired() throws {
+        let pki = try TestPKI.shared()
+        let secured = try TestOrigin(clientCertificate: .require(trustedBy: .caFile(pki.caFile)))
+        defer { secured.stop() }
+        let issued = try pki.authority.issueClient(commonName: "test-device", password: "secret")
+        for protocols in [HTTPProtocolChoice.http1, .http2] {
+            let tls = try HTTPClientTLS(trustRoots: .caFile(pki.caFile), identity: issued.identity, protocols: protocols,
+                                        serverName: TestPKI.hostName)
+            let response = try send("GET", "/whoami", to: HTTPEndpoint(host: "127.0.0.1", port: secured.port, tls: tls)).get()
+            XCTAssertTrue(String(decoding: response.body, as: UTF8.self).contains("test-device"))
+        }
+        let anonymous = send("GET", "/whoami", to: try endpoint(.http1, port: secured.port))
+        XCTAssertNotNil(anonymous.failure, "a server that requires a certificate refuses a client without one")
+    }
+
+    func testPlaintextHTTP2WithPriorKnowledge() throws {
+        let plain = try TestOrigin(tls: false, protocols: .http2)
+        defer { plain.stop() }
+        let ep = HTTPEndpoint(host: "127.0.0.1", port: plain.port, protocolChoice: .http2)
+        let response = try send("GET", "/version", to: ep).get()
+        XCTAssertEqual(String(decoding: response.body, as: UTF8.self), "HTTP/2 1")
+    }
+
+    func testServerGoAwayIsReported() throws {
+        let events = Locked<[String]>([])
+        let closed = expectation(description: "closed")
+        let answered = expectation(description: "answered")
+        let body = Locked<[UInt8]>([])
+        let ep = try endpoint(.http2)
+        let loop = self.loop
+        loop.execute {
+            HTTPClientConnection.connect(to: ep, on: loop, events: { event in
+                switch event {
+                case .goAway(_, let code): events.withLock { $0.append("goAway \(code)") }
+                case .closed: closed.fulfill()
+                case .ready, .available: break
+                }
+            }, completion: { result in
+                guard let connection = try? result.get() else { return XCTFail("\(result)") }
+                // One exchange first, so the server surely runs HTTP/2 when it stops.
+                let head = HTTPRequestHead(method: "GET", authority: "example.test", path: "/version")
+                do {
+                    _ = try connection.openStream(head) { event in
+                        switch event {
+                        case .body(let bytes): body.withLock { $0 += bytes }
+                        case .end: answered.fulfill()
+                        default: break
+                        }
+                    }
+                } catch {
+                    XCTFail("\(error)")
+                }
+            })
+        }
+        wait(for: [answered], timeout: 20)
+        XCTAssertEqual(String(decoding: body.current, as: UTF8.self), "HTTP/2 1")
+        origin.stop()
+        wait(for: [closed], timeout: 20)
+        XCTAssertEqual(events.current, ["goAway NO_ERROR"])
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
