@@ -5,6 +5,8 @@ enum CommandRegistry {
         CACommand.command,
         VerifyCommand.command,
         FaultsCommand.command,
+        ServerCommand.command,
+        ClientCommand.command,
     ]
 
     /// `intact` itself: the subcommands above, and `--version`.

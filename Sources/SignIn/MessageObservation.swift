@@ -33,9 +33,10 @@ public struct MessageObservation: Sendable {
         timings = MessageTimings(start: start, headersDone: headersDone)
     }
 
-    /// A response whose head was sent or received at `headersDone` (its first byte at `start`).
+    /// A response whose head was sent or received at `headersDone` (its
+    /// first byte at `start`); nil when the tap did not see the instant.
     public init(response head: HTTPResponseHead, wire: HeadDigest.WireForm, storeLimit: Int = 0,
-                start: Timestamp, headersDone: Timestamp) {
+                start: Timestamp?, headersDone: Timestamp?) {
         self.head = .response(head)
         headDigest = HeadDigest(response: head, wire: wire)
         body = BodyRecorder(storeLimit: storeLimit)

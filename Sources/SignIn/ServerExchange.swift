@@ -76,7 +76,8 @@ struct ServerExchange {
 
     /// The response head went out at `now`, `wire` as it crossed the wire.
     mutating func sentResponseHead(_ head: HTTPResponseHead, wire: HeadDigest.WireForm, storeLimit: Int, now: Timestamp) {
-        response = MessageObservation(response: head, wire: wire, storeLimit: storeLimit, start: now, headersDone: now)
+        response = MessageObservation(response: head.travelled(as: wire), wire: wire, storeLimit: storeLimit,
+                                      start: now, headersDone: now)
     }
 
     /// A chunk of the response body went out.
