@@ -58,6 +58,8 @@ extension MockServerHost {
             step = response.step
             if !requestComplete && stream.version != .http2 {
                 // HTTP/1.1 cannot skip the unread body: the connection ends after this answer.
+                // (HTTP/2 discards the rest of the stream's body; no RST_STREAM(NO_ERROR) either,
+                // since a client may then drop the complete answer.)
                 response.head.fields.append("Connection", "close")
             }
             do throws(TransportError) {
@@ -70,10 +72,6 @@ extension MockServerHost {
             } catch {
                 record(responseComplete: false, error: error.recordedFailure(at: "server response"))
                 return
-            }
-            if !requestComplete && stream.version == .http2 {
-                // The answer is complete; tell the client to stop sending the rest (RFC 9113 §8.1).
-                stream.reset(code: .noError)
             }
             record(responseComplete: true, error: nil)
         }
