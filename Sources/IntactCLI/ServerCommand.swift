@@ -54,10 +54,10 @@ enum ServerCommand {
         })
 
     /// Starts the server, tells the user where it is, calls `waitForStop`
-    /// (which returns when it is time to stop), then stops and closes the
-    /// recording. Blocks: runs on the main thread of `intact`, or a test's.
+    /// with what started (it returns when it is time to stop), then stops and
+    /// closes the recording. Blocks: runs on the main thread of `intact`, or a test's.
     static func serve(_ arguments: ParsedArguments, _ context: CommandContext,
-                      waitForStop: (MockServerHost) -> Void) throws -> Int32 {
+                      waitForStop: (MockServerHost.Started) -> Void) throws -> Int32 {
         let configuration = try hostConfiguration(arguments)
         let recorder = try SignInOptions.recorder(arguments, role: .server, mode: "server",
                                                   options: recordedOptions(arguments))
@@ -73,7 +73,7 @@ enum ServerCommand {
         if !started.listenAddress.isLoopback {
             context.standardError.line("intact: warning: listening on \(started.listenAddress), reachable beyond this machine")
         }
-        waitForStop(host)
+        waitForStop(started)
         host.stop()
         let served = host.exchangeCount
         context.standardOutput.line("Stopped after \(served) exchange\(served == 1 ? "" : "s").")
