@@ -6,11 +6,11 @@ import Wire
 import XCTest
 @testable import SignIn
 
-/// A development CA shared by the loopback tests (made once: key generation is the slow part).
+/// A development CA shared by the loopback tests, kept between runs in one
+/// temporary directory (created by the first run, loaded by the next ones).
 enum SharedCA {
     static let directory: String = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("intact-signin-ca-\(getpid())")
-        return url.path + "/certs"
+        FileManager.default.temporaryDirectory.appendingPathComponent("intact-signin-tests-\(getuid())").path + "/certs"
     }()
 
     static let authority: CertificateAuthority = {
