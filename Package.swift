@@ -34,7 +34,9 @@ let package = Package(
         // Load balancer scenarios: real nginx/HAProxy between two taps, run and judged end to end.
         .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow"]),
         // Command-line parsing and the subcommands, as a library so tests can drive them.
-        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Faults", "Scenarios"]),
+        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Faults", "Scenarios", "AuthFlow", "SignIn"]),
+        // The sign-in flow on real connections: the mock server host and the client runner, both recording.
+        .target(name: "SignIn", dependencies: ["AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire", "Hashing"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
         // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
         .executableTarget(name: "intact-microbench", dependencies: ["HTTP", "Hashing"], path: "Benchmarks/Microbench"),
@@ -42,13 +44,14 @@ let package = Package(
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire", "Hashing"]),
         .testTarget(name: "TLSTests", dependencies: ["TLS", "Wire", "Hashing"]),
-        .testTarget(name: "IntactCLITests", dependencies: ["IntactCLI", "Evidence", "HTTP"]),
+        .testTarget(name: "IntactCLITests", dependencies: ["IntactCLI", "Evidence", "HTTP", "SignIn", "AuthFlow", "TLS"]),
         .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing"]),
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Hashing"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Wire", "TLS", "HTTP", "Hashing"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow"]),
         .testTarget(name: "ScenarioTests", dependencies: ["Scenarios", "IntactCLI", "Evidence", "AuthFlow"]),
+        .testTarget(name: "SignInTests", dependencies: ["SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
     ],
     swiftLanguageModes: [.v6]
 )
