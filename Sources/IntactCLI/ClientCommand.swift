@@ -166,7 +166,7 @@ enum ClientCommand {
 }
 
 /// Numbers the steps as they are printed, from whichever thread the runner reports on.
-private final class StepCounter: Sendable {
+final class StepCounter: Sendable {
     private let count = Mutex(0)
 
     func next() -> Int {
