@@ -8,6 +8,8 @@ enum CommandRegistry {
         VerifyCommand.command,
         FaultsCommand.command,
         ScenarioCommand.command,
+        ServerCommand.command,
+        ClientCommand.command,
     ]
 
     /// `intact` itself: the subcommands above, and `--version`.

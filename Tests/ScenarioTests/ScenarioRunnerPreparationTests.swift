@@ -88,7 +88,12 @@ final class ScenarioRunnerPreparationTests: XCTestCase {
         var options = ScenarioRunner.Options(intactExecutable: "/bin/false", runParent: makeScenarioTemporaryDirectory())
         options.ports = ScenarioPorts(base: taken)
         let runner = ScenarioRunner(options: options)
-        assertThrows(.portInUse(port: taken, role: "tap A")) { try runner.run(try ScenarioFixtures.example("nginx/good")) }
+        // The run uses taken...taken+3; another process may hold one of the
+        // others by chance, and then that one is reported instead (also right).
+        let error = scenarioError { try runner.run(try ScenarioFixtures.example("nginx/good")) }
+        guard case let .portInUse(port, role)? = error else { return XCTFail("\(String(describing: error))") }
+        XCTAssertTrue((taken...taken + 3).contains(port), "reported port \(port), taken \(taken)")
+        if port == taken { XCTAssertEqual(role, "tap A") }
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: options.runParent), [], "no run directory made")
     }
 }

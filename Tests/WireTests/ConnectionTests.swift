@@ -410,6 +410,10 @@ final class ConnectionTests: XCTestCase {
             }
         }
         XCTAssertEqual(outcome, .timedOut)
+        // The timed-out attempt's descriptor is closed by its source's cancel
+        // handler, which may run just after the failure is reported: wait for it (bounded).
+        let deadline = Date().addingTimeInterval(5)
+        while try openDescriptorCount() != before + queued.count && Date() < deadline { usleep(10_000) }
         XCTAssertEqual(try openDescriptorCount(), before + queued.count, "a timed-out attempt kept its socket")
         let connections = queued
         onLoop(loop) { connections.forEach { $0.close() } }

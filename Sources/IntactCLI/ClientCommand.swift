@@ -1,0 +1,178 @@
+import AuthFlow
+import Foundation
+import SignIn
+import Synchronization
+import TLS
+
+/// `intact client URL`: the mobile app and its browser running the sign-in
+/// flow against a server, directly or through a forward proxy, printing
+/// each step and, on failure, the diagnosis.
+enum ClientCommand {
+    /// The PKCS#12 password when `--client-cert-password` is not given (the one `intact ca issue-client` uses).
+    static let defaultClientCertificatePassword = "intact"
+
+    static let command = Command(
+        name: "client",
+        summary: "Run the mobile sign-in flow against a server, as the app and its browser, and diagnose it.",
+        discussion: """
+            URL is a protected resource under the server's context path, e.g.
+            https://127.0.0.1:8443/suite/rest/whatever. The app requests it (expecting 401 with
+            contextUrl and tokenUrl), opens the login URL in its browser (a separate cookie jar),
+            signs in, takes the callback, posts the token to tokenUrl, checks the bootstrap's
+            session cookies and repeats the request with them. Each step shows what was sent,
+            what came back, the time and the verdict; a failure names the failure mode and
+            quotes the sentence of the document it breaks.
+
+            Exit status 0 only when the sign-in completed and the follow-up request succeeded.
+
+            Requests carry Intact-Trace (unless --no-trace) so recordings of the client, the
+            proxies and the server pair up in 'intact verify'. With --proxy, or the HTTPS_PROXY
+            variable (NO_PROXY honoured), connections go through a forward proxy with CONNECT.
+            A client certificate from --client-cert is presented whenever a server or gateway
+            asks for one.
+
+            \(SignInOptions.syntheticNote)
+            """,
+        arguments: [CommandArgument("URL", help: "protected resource to request (https)")],
+        options: [
+            .value("proxy", valueName: "URL", help: "forward proxy, http://HOST:PORT (default: $HTTPS_PROXY)"),
+            .value("ca", valueName: "FILE", help: "trust the CA certificates in this PEM file (default: the system store)"),
+            .value("client-cert", valueName: "FILE", help: "client certificate and key, PKCS#12 (.p12)"),
+            .value("client-cert-password", valueName: "PASSWORD", help: "password of --client-cert",
+                   defaultValue: defaultClientCertificatePassword),
+            .value("user", valueName: "NAME", help: "user name to sign in with", defaultValue: MockUser.demo.username),
+            .value("password", valueName: "PASSWORD", help: "password to sign in with",
+                   defaultValue: MockUser.demo.password),
+            .flag("http1", help: "offer only HTTP/1.1"),
+            .flag("http2", help: "offer only HTTP/2"),
+            .value("scheme", valueName: "SCHEME", help: "callback scheme in the login URL",
+                   defaultValue: "com.appian.tempo"),
+            .value("follow-up-method", valueName: "METHOD",
+                   help: "method of the request after sign-in (unsafe methods send X-APPIAN-CSRF-TOKEN)",
+                   defaultValue: "GET"),
+            .value("timeout", valueName: "DURATION", help: "most time one exchange may take", defaultValue: "10s"),
+            .flag("expect-echo", help: "the server is 'intact server', which echoes Intact-Trace: a response "
+                  + "without the echo came from an intermediary"),
+            .flag("no-trace", help: "do not send the Intact-Trace field"),
+            .flag("json", help: "print the steps and the diagnosis as JSON"),
+        ] + SignInOptions.tokenPostOptions + SignInOptions.recordingOptions(defaultTap: "client"),
+        run: { arguments, context in
+            try signIn(arguments, context, environment: ProcessInfo.processInfo.environment)
+        })
+
+    /// Runs the flow and prints it; returns 0 only when it succeeded.
+    /// Blocks the calling thread until the run ends: never call on a loop queue.
+    static func signIn(_ arguments: ParsedArguments, _ context: CommandContext,
+                       environment: [String: String]) throws -> Int32 {
+        let configuration = try runnerConfiguration(arguments, environment: environment)
+        var options = ["url": configuration.flow.resourceURL.serialized]
+        if let proxy = configuration.proxy { options["proxy"] = proxy.description }
+        if let trace = configuration.flow.traceRunID { options["trace-run"] = trace }
+        let recorder = try SignInOptions.recorder(arguments, role: .client, mode: "client", options: options)
+        let runner: ClientRunner
+        do {
+            runner = try ClientRunner(configuration: configuration, recorder: recorder)
+        } catch {
+            _ = recorder?.close()
+            throw CommandFailure("cannot set up TLS: \(error)")
+        }
+        let json = arguments.flag("json")
+        let output = context.standardOutput
+        if !json {
+            var line = "intact client: \(configuration.flow.resourceURL)"
+            if let proxy = configuration.proxy { line += " through proxy \(proxy)" }
+            if let trace = configuration.flow.traceRunID { line += " (trace run \(trace))" }
+            output.line(line)
+            output.line()
+        }
+        let printed = StepCounter()
+        let outcome = runner.runAndWait { step in
+            guard !json else { return }
+            output.write(FlowReport.step(step, number: printed.next()) + "\n")
+        }
+        if json {
+            output.write(FlowReport.json(outcome))
+        } else {
+            output.write(FlowReport.conclusion(outcome))
+        }
+        if let recorder {
+            if let problem = recorder.close() {
+                context.standardError.line("intact: recording: \(problem)")
+                return ExitStatus.failure
+            }
+            if !json { output.line("Recorded \(outcome.steps.count) exchanges to \(recorder.path).") }
+        }
+        return outcome.succeeded ? ExitStatus.success : ExitStatus.failure
+    }
+
+    /// The runner configuration the options and the environment describe.
+    /// Reads the CA and PKCS#12 files.
+    static func runnerConfiguration(_ arguments: ParsedArguments,
+                                    environment: [String: String]) throws -> ClientRunner.Configuration {
+        let path = arguments.path
+        guard let text = arguments.argument("URL"), let url = AbsoluteURL(text), url.origin.scheme == "https" else {
+            throw UsageError("URL must be an https URL such as https://127.0.0.1:8443/suite/rest/whatever, "
+                             + "got '\(arguments.argument("URL") ?? "")'", path: path)
+        }
+        guard !(arguments.flag("http1") && arguments.flag("http2")) else {
+            throw UsageError("give --http1 or --http2, not both (neither offers both)", path: path)
+        }
+        guard let timeout = try SignInOptions.seconds(arguments, "timeout") else {
+            preconditionFailure("--timeout has a default")
+        }
+        let proxy = try self.proxy(arguments, environment: environment, target: url)
+        var identity: TLSIdentity?
+        if let file = arguments.value("client-cert") {
+            do {
+                identity = try PKCS12.importIdentity(file: file,
+                                                     password: arguments.value("client-cert-password") ?? defaultClientCertificatePassword)
+            } catch {
+                throw CommandFailure("cannot use client certificate \(file): \(error)")
+            }
+        }
+        var flow = SignInFlow.Configuration(
+            resourceURL: url, callbackScheme: arguments.value("scheme") ?? "com.appian.tempo",
+            username: arguments.value("user") ?? MockUser.demo.username,
+            password: arguments.value("password") ?? MockUser.demo.password,
+            tokenPost: try SignInOptions.tokenPostFormat(arguments),
+            followUpMethod: (arguments.value("follow-up-method") ?? "GET").uppercased(),
+            expectsTraceEcho: arguments.flag("expect-echo") && !arguments.flag("no-trace"))
+        if arguments.flag("no-trace") { flow.traceRunID = nil }
+        let protocols: ClientRunner.Protocols = arguments.flag("http1") ? .http1Only
+            : arguments.flag("http2") ? .http2Only : .http2OrHTTP1
+        return ClientRunner.Configuration(flow: flow, proxy: proxy,
+                                          trust: arguments.value("ca").map { .caFile($0) } ?? .systemStore,
+                                          clientIdentity: identity, protocols: protocols,
+                                          exchangeTimeout: .milliseconds(Int64(timeout * 1000)))
+    }
+
+    /// `--proxy`, else `HTTPS_PROXY`/`https_proxy` unless `NO_PROXY`/`no_proxy` exempts the target's host.
+    static func proxy(_ arguments: ParsedArguments, environment: [String: String],
+                      target: AbsoluteURL) throws -> ForwardProxy? {
+        if let text = arguments.value("proxy") {
+            guard let proxy = ForwardProxy(text) else {
+                throw UsageError("option --proxy expects http://HOST:PORT, got '\(text)'", path: arguments.path)
+            }
+            return proxy
+        }
+        guard let text = environment["HTTPS_PROXY"] ?? environment["https_proxy"], !text.isEmpty else { return nil }
+        let exemptions = environment["NO_PROXY"] ?? environment["no_proxy"] ?? ""
+        if ForwardProxy.isExempt(host: target.origin.host, noProxy: exemptions) { return nil }
+        guard let proxy = ForwardProxy(text) else {
+            throw CommandFailure("HTTPS_PROXY is not http://HOST:PORT: '\(text)'")
+        }
+        return proxy
+    }
+}
+
+/// Numbers the steps as they are printed, from whichever thread the runner reports on.
+final class StepCounter: Sendable {
+    private let count = Mutex(0)
+
+    func next() -> Int {
+        count.withLock { value in
+            value += 1
+            return value
+        }
+    }
+}
