@@ -35,8 +35,10 @@ let package = Package(
         .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow"]),
         // The intercepting proxy: sans-io layers (mode, TLS, HTTP, exchange) and their driver on Transport.
         .target(name: "Proxy", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Transport", "AuthFlow"]),
+        // The whole sign-in flow in one process (CA, mock server, proxy, client), then verified: `intact demo`.
+        .target(name: "Demo", dependencies: ["AuthFlow", "Evidence", "Proxy", "SignIn", "TLS", "Wire"]),
         // Command-line parsing and the subcommands, as a library so tests can drive them.
-        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Faults", "Scenarios", "AuthFlow", "SignIn", "Proxy"]),
+        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Faults", "Scenarios", "AuthFlow", "SignIn", "Proxy", "Demo"]),
         // The sign-in flow on real connections: the mock server host and the client runner, both recording.
         .target(name: "SignIn", dependencies: ["AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire", "Hashing"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),

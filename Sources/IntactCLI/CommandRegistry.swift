@@ -7,6 +7,7 @@ enum CommandRegistry {
         HARCommand.command,
         VerifyCommand.command,
         FaultsCommand.command,
+        DemoCommand.command,
         ScenarioCommand.command,
         ServerCommand.command,
         ClientCommand.command,

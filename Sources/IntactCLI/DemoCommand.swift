@@ -1,0 +1,169 @@
+import AuthFlow
+import Demo
+import Evidence
+import Foundation
+import SignIn
+
+/// `intact demo`: the whole mobile sign-in flow on this machine in one
+/// command — the mock server, the proxy in front of it as the stand-in for a
+/// load balancer, and the client simulator through it — then the proof: the
+/// three recordings verified against each other, step by step and hop by hop.
+///
+/// Exit status: 0 only when the sign-in completed, the follow-up request
+/// succeeded and every exchange crossed the proxy identical or equivalent;
+/// 1 otherwise; 2 for usage errors.
+enum DemoCommand {
+    static let command = Command(
+        name: "demo",
+        summary: "Run the whole sign-in flow through the proxy on this machine, then verify it.",
+        discussion: """
+            Starts, on loopback ports it picks, a development CA in a temporary directory,
+            the mock server ('intact server'), the proxy in reverse mode in front of it (the
+            stand-in for your load balancer) and the client simulator ('intact client')
+            through the proxy. The client prints each step of the flow as the app and its
+            browser see it; then the client's, the proxy's and the server's recordings are
+            verified against each other ('intact verify'): every exchange must cross the
+            proxy identical or equivalent.
+
+            Files (in --out, default ./intact-demo-DATE-TIME): client.jsonl, proxy.jsonl,
+            server.jsonl (the recordings), proxy.har (HAR 1.2), report.html (the
+            verification as a sequence diagram), report.json.
+
+            With --keep, after the run a fresh mock server and proxy keep running (recording
+            to OUT/keep/) and the command prints curl commands that walk through the flow by
+            hand; Ctrl-C stops them.
+
+            Exit status: 0 when the sign-in succeeded and the policy holds, 1 otherwise.
+            """,
+        options: [
+            .flag("http1", help: "the client offers HTTP/1.1 only"),
+            .flag("http2", help: "the client offers HTTP/2 only"),
+            .value("out", valueName: "DIR", help: "where the recordings and reports go (created; must be empty)"),
+            .flag("keep", help: "afterwards keep a mock server and proxy running for curl, until Ctrl-C"),
+        ],
+        run: run)
+
+    private static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
+        guard !(arguments.flag("http1") && arguments.flag("http2")) else {
+            throw UsageError("give --http1 or --http2, not both (neither offers both)", path: arguments.path)
+        }
+        let protocols: ClientRunner.Protocols = arguments.flag("http1") ? .http1Only
+            : arguments.flag("http2") ? .http2Only : .http2OrHTTP1
+        let directory = arguments.value("out") ?? defaultDirectory()
+        let configuration = DemoConfiguration(directory: directory, protocols: protocols,
+                                              toolVersion: IntactVersion.string)
+        let out = context.standardOutput
+        let rig = DemoRig(configuration: configuration)
+        defer { rig.stopServers() }
+        let endpoints: DemoEndpoints
+        do {
+            endpoints = try rig.start()
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+        describe(endpoints, protocols: protocols, to: out)
+
+        out.line("The client (what the app and its browser see):")
+        let counter = StepCounter()
+        let outcome: FlowOutcome
+        do {
+            outcome = try rig.runClient { step in
+                out.write(indent(FlowReport.step(step, number: counter.next())) + "\n")
+            }
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+        out.write(indent(FlowReport.conclusion(outcome)))
+        out.line()
+
+        let report: VerificationReport
+        do {
+            report = try rig.finish()
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+        out.line("The proof (client → proxy → server, from the three recordings):")
+        out.write(indent(TextReport.render(report)))
+        out.line()
+        describeFiles(rig.files, to: out)
+
+        let passed = outcome.succeeded && report.policyHolds
+        out.line(passed
+                 ? "PASS: signed in through the proxy, and every exchange crossed it unmodified."
+                 : "FAIL: " + failureSummary(outcome: outcome, report: report))
+
+        if arguments.flag("keep") {
+            try keepRunning(base: configuration, context: context)
+        }
+        return passed ? ExitStatus.success : ExitStatus.failure
+    }
+
+    /// Starts a fresh rig recording to OUT/keep, prints the curl walk-through, waits for Ctrl-C.
+    private static func keepRunning(base: DemoConfiguration, context: CommandContext) throws {
+        var configuration = base
+        configuration.directory = base.directory + "/keep"
+        let rig = DemoRig(configuration: configuration)
+        defer { rig.stopServers() }
+        let endpoints: DemoEndpoints
+        do {
+            endpoints = try rig.start()
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+        let out = context.standardOutput
+        out.line()
+        out.line("Kept running for you (Ctrl-C stops them): mock server \(endpoints.server), proxy \(endpoints.proxy).")
+        out.write(CurlWalkthrough.text(endpoints: endpoints, contextPath: configuration.contextPath))
+        out.line("Afterwards, verify what you sent: intact verify \(rig.files.proxyRecording) \(rig.files.serverRecording)")
+        StopSignal.wait()
+        rig.stopServers()
+        out.line("Stopped; your exchanges are in \(configuration.directory).")
+    }
+
+    private static func describe(_ endpoints: DemoEndpoints, protocols: ClientRunner.Protocols, to out: OutputWriter) {
+        let offer: String
+        switch protocols {
+        case .http1Only: offer = "HTTP/1.1"
+        case .http2Only: offer = "HTTP/2"
+        case .http2OrHTTP1: offer = "HTTP/2 or HTTP/1.1"
+        }
+        out.line("Intact demo: the mobile sign-in flow through a proxy, on this machine")
+        out.line("  mock server  https://\(endpoints.server)  (tap server; names \(endpoints.publicOrigin) as its URL)")
+        out.line("  proxy        https://\(endpoints.proxy) → mock server  (tap proxy, the stand-in for a load balancer)")
+        out.line("  client       \(endpoints.resourceURL)  (tap client, offering \(offer))")
+        out.line()
+    }
+
+    private static func describeFiles(_ files: DemoFiles, to out: OutputWriter) {
+        out.line("Files in \(files.directory)/:")
+        out.line("  client.jsonl, proxy.jsonl, server.jsonl  the three recordings (verify them again: intact verify \(files.directory)/*.jsonl)")
+        out.line("  proxy.har                                 the proxy's recording as HAR 1.2")
+        out.line("  report.html                               the verification as a sequence diagram")
+        out.line("  report.json                               the verification as JSON (Docs/verify-json.md)")
+        out.line()
+    }
+
+    private static func failureSummary(outcome: FlowOutcome, report: VerificationReport) -> String {
+        var reasons: [String] = []
+        if !outcome.succeeded {
+            reasons.append("the sign-in " + (outcome.diagnosis.map { "failed (\($0.mode.rawValue))" } ?? "did not complete"))
+        }
+        if !report.policyHolds { reasons.append("the verification found exchanges that did not cross unmodified") }
+        return reasons.joined(separator: "; ") + "."
+    }
+
+    /// `./intact-demo-YYYYMMDD-HHMMSS` (UTC).
+    private static func defaultDirectory() -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        return "intact-demo-" + formatter.string(from: Date())
+    }
+
+    private static func indent(_ text: String) -> String {
+        text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { $0.isEmpty ? "" : "  " + $0 }
+            .joined(separator: "\n")
+    }
+}
