@@ -2,14 +2,21 @@
 # Both install the Debian packages they need (as root, only those missing).
 
 SWIFT ?= swift
-# Debian packages the build and the tests need. Later issues add their test tools here.
-DEBIAN_PACKAGES := pkg-config libssl-dev libnghttp2-dev openssl curl nghttp2-client chromium nginx haproxy
+# Debian packages the build needs (the C libraries behind COpenSSL and CNGHTTP2).
+BUILD_PACKAGES := pkg-config libssl-dev libnghttp2-dev
+# What the tests drive besides: real peers (openssl, curl, nghttp), the HTML
+# report's browser (chromium), and the load balancers of the scenarios.
+TEST_PACKAGES := openssl curl nghttp2-client chromium nginx haproxy
 
-.PHONY: deps build release test microbench clean
+.PHONY: deps test-deps build release demo test microbench clean
 
-## deps: install the Debian packages that are missing (needs root when any is missing).
+## deps: install the build's Debian packages that are missing (needs root when any is missing).
 deps:
-	@./scripts/install-deps.sh $(DEBIAN_PACKAGES)
+	@./scripts/install-deps.sh $(BUILD_PACKAGES)
+
+## test-deps: the build's packages and the tests' tools.
+test-deps:
+	@./scripts/install-deps.sh $(BUILD_PACKAGES) $(TEST_PACKAGES)
 
 ## build: debug build of the package.
 build: deps
@@ -19,8 +26,13 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --product intact
 
+## demo: the whole sign-in flow through the proxy on this machine, then its verification (release build).
+## DEMO_ARGS passes options, e.g. make demo DEMO_ARGS="--http1 --keep".
+demo: release
+	.build/release/intact demo $(DEMO_ARGS)
+
 ## test: install what is missing, build, and run the whole suite.
-test: deps
+test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

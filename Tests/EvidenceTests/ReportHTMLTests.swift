@@ -4,7 +4,7 @@ import Evidence
 
 /// The HTML report is one self-contained page that a real browser renders
 /// with the verdicts and differences on it. The browser is Debian's
-/// `chromium` (in the Makefile's DEBIAN_PACKAGES), run headless.
+/// `chromium` (in the Makefile's TEST_PACKAGES), run headless.
 final class ReportHTMLTests: XCTestCase {
     static let chromium = "/usr/bin/chromium"
 
