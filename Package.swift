@@ -45,6 +45,9 @@ let package = Package(
         // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
         .executableTarget(name: "intact-microbench", dependencies: ["HTTP", "Hashing"], path: "Benchmarks/Microbench"),
 
+        // Helpers shared by test targets: child processes (intact, curl), tool runs.
+        .target(name: "IntactTestSupport", path: "Tests/IntactTestSupport"),
+        .testTarget(name: "DemoTests", dependencies: ["Demo", "IntactTestSupport", "Evidence", "SignIn"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire", "Hashing"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
@@ -55,7 +58,7 @@ let package = Package(
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Wire", "TLS", "HTTP", "Hashing"]),
         .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow"]),
         .testTarget(name: "ScenarioTests", dependencies: ["Scenarios", "IntactCLI", "Evidence", "AuthFlow"]),
-        .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Evidence", "HTTP", "TLS", "Wire", "Transport", "Hashing", "AuthFlow"]),
+        .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Wire", "Transport", "Hashing", "AuthFlow"]),
         .testTarget(name: "SignInTests", dependencies: ["SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import IntactTestSupport
 import Glibc
 import Hashing
 import TLS
@@ -158,10 +159,4 @@ final class NginxOrigin {
         }
         return Encoding.hex(hasher.finalize())
     }
-}
-
-/// A test environment problem (a missing tool, a port in use), not a product failure.
-struct TestSetupFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -1,4 +1,5 @@
 import Evidence
+import IntactTestSupport
 import Foundation
 import Glibc
 import HTTP

@@ -1,4 +1,5 @@
 import Foundation
+import IntactTestSupport
 import Glibc
 
 /// Blocking loopback sockets for the bad-input tests: a client that sends

@@ -2,13 +2,13 @@ import Foundation
 import Glibc
 
 /// Runs a tool (curl, nghttp) to completion and keeps what it printed.
-struct ToolRun {
-    let status: Int32
-    let output: String
-    let error: String
+public struct ToolRun {
+    public let status: Int32
+    public let output: String
+    public let error: String
 
     /// Runs `path` with `arguments`; output and error are collected through files (no pipe deadlock).
-    static func run(_ path: String, _ arguments: [String]) throws -> ToolRun {
+    public static func run(_ path: String, _ arguments: [String]) throws -> ToolRun {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("intact-tool-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -27,7 +27,7 @@ struct ToolRun {
                        error: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
     }
 
-    static func curl(_ arguments: [String]) throws -> ToolRun {
+    public static func curl(_ arguments: [String]) throws -> ToolRun {
         try run("/usr/bin/curl", ["--silent", "--show-error", "--max-time", "120"] + arguments)
     }
 }
@@ -36,12 +36,14 @@ struct ToolRun {
 /// resident memory, `kill -9`, SIGTERM. Standard error goes to a file the
 /// test reads (the banner names the bound address). `@unchecked Sendable`:
 /// a sampling thread only reads /proc by the (immutable) process id.
-final class IntactProcess: @unchecked Sendable {
-    let process = Process()
-    let errorFile: String
+public final class IntactProcess: @unchecked Sendable {
+    public let process = Process()
+    public let errorFile: String
+    /// Where standard output goes when the caller asked for it to be kept.
+    public let outputFile: String?
 
     /// The `intact` executable built next to the test binary (`swift build --build-tests` builds it).
-    static var executable: String {
+    public static var executable: String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         let testBinary = String(decoding: buffer[..<max(0, length)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -54,12 +56,22 @@ final class IntactProcess: @unchecked Sendable {
         return "intact"
     }
 
-    init(_ arguments: [String], directory: String) throws {
+    /// Starts `intact` with `arguments`; standard error (and standard output
+    /// when `keepOutput`) go to files in `directory`.
+    public init(_ arguments: [String], directory: String, keepOutput: Bool = false) throws {
         errorFile = directory + "/intact-stderr.txt"
         _ = FileManager.default.createFile(atPath: errorFile, contents: nil)
         process.executableURL = URL(fileURLWithPath: IntactProcess.executable)
         process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
+        if keepOutput {
+            let file = directory + "/intact-stdout.txt"
+            _ = FileManager.default.createFile(atPath: file, contents: nil)
+            outputFile = file
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: file))
+        } else {
+            outputFile = nil
+            process.standardOutput = FileHandle.nullDevice
+        }
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorFile))
         try process.run()
     }
@@ -68,10 +80,25 @@ final class IntactProcess: @unchecked Sendable {
         if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
     }
 
-    var standardError: String { (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? "" }
+    public var standardError: String { (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? "" }
+
+    /// What the process printed on standard output so far (empty unless `keepOutput`).
+    public var standardOutput: String {
+        outputFile.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } ?? ""
+    }
+
+    /// Waits (bounded, 10 s) until standard output contains `text`; throws if the process exits first.
+    public func waitForOutput(containing text: String) throws {
+        for _ in 0..<1000 {
+            if standardOutput.contains(text) { return }
+            guard process.isRunning else { throw TestSetupFailure("intact exited: \(standardError)\(standardOutput)") }
+            usleep(10_000)
+        }
+        throw TestSetupFailure("intact never printed '\(text)': \(standardOutput)")
+    }
 
     /// Waits for the "listening on ADDR:PORT" banner; returns the port.
-    func waitForPort() throws -> Int {
+    public func waitForPort() throws -> Int {
         for _ in 0..<1000 {
             if let range = standardError.range(of: "listening on ") {
                 let rest = standardError[range.upperBound...].prefix { $0 != " " && $0 != "\n" }
@@ -84,7 +111,7 @@ final class IntactProcess: @unchecked Sendable {
     }
 
     /// The process's resident set size (VmRSS), in KiB.
-    func residentKiB() -> Int? {
+    public func residentKiB() -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8) else {
             return nil
         }
@@ -94,11 +121,17 @@ final class IntactProcess: @unchecked Sendable {
         return nil
     }
 
-    func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+    public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
 
     /// Waits for the exit; returns the status (or 128 + signal).
-    func waitForExit() -> Int32 {
+    public func waitForExit() -> Int32 {
         process.waitUntilExit()
         return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
     }
+}
+
+/// A test environment problem (a missing tool, a port in use), not a product failure.
+public struct TestSetupFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

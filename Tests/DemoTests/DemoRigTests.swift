@@ -1,0 +1,65 @@
+import Demo
+import Evidence
+import Foundation
+import SignIn
+import XCTest
+
+/// The demo's flow in-process, over each HTTP version: the sign-in
+/// succeeds through the proxy and every exchange crosses every hop
+/// identical or equivalent, with the files the demo promises.
+final class DemoRigTests: XCTestCase {
+    private func run(_ protocols: ClientRunner.Protocols) throws -> (DemoRig, VerificationReport, Bool) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("intact-demo-\(UUID().uuidString)").path
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
+        let rig = DemoRig(configuration: DemoConfiguration(directory: directory, protocols: protocols, toolVersion: "test"))
+        _ = try rig.start()
+        let outcome = try rig.runClient()
+        let report = try rig.finish()
+        return (rig, report, outcome.succeeded)
+    }
+
+    private func assertWholeFlowCrossedUnmodified(_ protocols: ClientRunner.Protocols, file: StaticString = #filePath,
+                                                  line: UInt = #line) throws {
+        let (rig, report, signedIn) = try run(protocols)
+        XCTAssertTrue(signedIn, "the sign-in through the proxy failed", file: file, line: line)
+        XCTAssertTrue(report.policyHolds, TextReport.render(report), file: file, line: line)
+        // Five exchanges (401, login page, credentials, token, follow-up), each on three hops.
+        XCTAssertEqual(report.exchanges.count, 5, file: file, line: line)
+        XCTAssertEqual(report.path.hops.count, 3, file: file, line: line)
+        for exchange in report.exchanges {
+            XCTAssertEqual(exchange.hops.count, 3, file: file, line: line)
+            XCTAssertTrue(exchange.hops.allSatisfy { $0.verdict == .identical || $0.verdict == .equivalent },
+                          "\(exchange.method) \(exchange.target): \(exchange.hops.map(\.verdict))", file: file, line: line)
+        }
+        XCTAssertEqual(Set(report.exchanges.compactMap(\.step)),
+                       ["challenge-401", "login-page", "callback-redirect", "bootstrap", "authenticated-request"],
+                       file: file, line: line)
+        for path in [rig.files.clientRecording, rig.files.proxyRecording, rig.files.serverRecording,
+                     rig.files.har, rig.files.htmlReport, rig.files.jsonReport] {
+            XCTAssertTrue(FileManager.default.fileExists(atPath: path), "missing \(path)", file: file, line: line)
+        }
+        let har = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: rig.files.har)))
+        let entries = ((har as? [String: Any])?["log"] as? [String: Any])?["entries"] as? [Any]
+        // The proxy's recording has two legs per exchange; HAR has an entry per leg.
+        XCTAssertEqual(entries?.count, 10, file: file, line: line)
+    }
+
+    func testTheFlowOverHTTP1CrossesTheProxyUnmodified() throws {
+        try assertWholeFlowCrossedUnmodified(.http1Only)
+    }
+
+    func testTheFlowOverHTTP2CrossesTheProxyUnmodified() throws {
+        try assertWholeFlowCrossedUnmodified(.http2Only)
+    }
+
+    func testADirectoryThatIsNotEmptyIsRefusedBeforeAnythingStarts() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("intact-demo-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
+        XCTAssertTrue(FileManager.default.createFile(atPath: directory + "/old.jsonl", contents: Data("x".utf8)))
+        let rig = DemoRig(configuration: DemoConfiguration(directory: directory, toolVersion: "test"))
+        XCTAssertThrowsError(try rig.start()) { error in
+            XCTAssertTrue("\(error)".contains("is not empty"), "\(error)")
+        }
+    }
+}
