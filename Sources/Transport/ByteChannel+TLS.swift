@@ -33,14 +33,7 @@ extension ByteChannel {
         loop.preconditionOnLoop()
         guard case .awaitingDecision(_, let seen) = phase else { return }
         cancelHandshakeTimer()
-        phase = .plaintext
-        loop.execute { [self] in
-            guard case .plaintext = phase else { return }
-            flushEarlyWrites()
-            deliver(.established(nil))
-            if case .plaintext = phase, !seen.isEmpty { deliver(.received(seen)) }
-            applyReadState()
-        }
+        startPlaintext(replaying: seen)
     }
 
     /// Enters `security`'s first phase. `leftover` (bytes already read that
@@ -48,13 +41,7 @@ extension ByteChannel {
     func begin(_ security: ChannelSecurity, leftover: [UInt8]) {
         switch security {
         case .plaintext:
-            phase = .plaintext
-            loop.execute { [self] in
-                guard case .plaintext = phase else { return }
-                flushEarlyWrites()
-                deliver(.established(nil))
-                if case .plaintext = phase, !leftover.isEmpty { deliver(.received(leftover)) }
-            }
+            startPlaintext(replaying: leftover)
         case .tlsServer(let setup):
             phase = .peeking(setup, seen: leftover)
             armHandshakeTimer(setup.handshakeTimeout)
@@ -197,7 +184,7 @@ extension ByteChannel {
         case .peeking, .awaitingDecision, .handshaking:
             if failure == nil { failure = .timeout(.tlsHandshake) }
             abort()
-        case .unstarted, .plaintext, .secured, .closing, .closed:
+        case .unstarted, .startingPlaintext, .plaintext, .secured, .closing, .closed:
             return
         }
     }

@@ -62,6 +62,10 @@ public final class ByteChannel: @unchecked Sendable {
     enum Phase {
         /// Not started; the security to begin with.
         case unstarted(ChannelSecurity)
+        /// Plaintext from the next loop turn, which delivers `.established(nil)`
+        /// and then `replay` (bytes read before: a peeked ClientHello, leftover).
+        /// Reading waits for that turn, so no received byte overtakes them.
+        case startingPlaintext(replay: [UInt8])
         /// Application bytes pass as they are.
         case plaintext
         /// Server: collecting the ClientHello.
@@ -156,7 +160,7 @@ public final class ByteChannel: @unchecked Sendable {
             return connection.write(bytes)
         case .secured(let engine):
             return writeSecured(bytes, engine)
-        case .unstarted, .peeking, .awaitingDecision, .handshaking:
+        case .unstarted, .startingPlaintext, .peeking, .awaitingDecision, .handshaking:
             guard !earlyWrites.shutdownRequested else { return false }
             earlyWrites.chunks.append(bytes)
             earlyWrites.byteCount += bytes.count
@@ -208,7 +212,7 @@ public final class ByteChannel: @unchecked Sendable {
         switch phase {
         case .unstarted, .closing, .closed:
             return
-        case .awaitingDecision:
+        case .startingPlaintext, .awaitingDecision:
             connection.pauseReading()
         case .plaintext, .peeking, .handshaking, .secured:
             if pausedByOwner { connection.pauseReading() } else { connection.resumeReading() }
@@ -229,7 +233,7 @@ public final class ByteChannel: @unchecked Sendable {
             engine.shutdown()
             flushOutbound(engine)
             connection.shutdownWrite()
-        case .unstarted, .peeking, .awaitingDecision, .handshaking:
+        case .unstarted, .startingPlaintext, .peeking, .awaitingDecision, .handshaking:
             earlyWrites.shutdownRequested = true
         case .closing, .closed:
             return
@@ -304,6 +308,8 @@ public final class ByteChannel: @unchecked Sendable {
         switch phase {
         case .plaintext:
             deliver(.received(bytes))
+        case .startingPlaintext(let replay):
+            phase = .startingPlaintext(replay: replay + bytes)
         case .peeking(let setup, let seen):
             peek(setup, seen: seen + bytes)
         case .awaitingDecision(let setup, let seen):
@@ -322,7 +328,7 @@ public final class ByteChannel: @unchecked Sendable {
     /// The peer's FIN: ends reading, or fails a handshake that needed more.
     private func peerFinishedSending() {
         switch phase {
-        case .plaintext:
+        case .plaintext, .startingPlaintext:
             deliverReadEnd(.endOfStream)
         case .secured:
             deliverReadEnd(.endOfStreamWithoutCloseNotify)
@@ -342,6 +348,22 @@ public final class ByteChannel: @unchecked Sendable {
     /// Hands an event to the handler, if the channel still has one.
     func deliver(_ event: ChannelEvent) {
         handler?(event)
+    }
+
+    /// Enters `.startingPlaintext`: reading pauses until the next loop turn
+    /// announces the channel (`.established(nil)`, then `replay`), then
+    /// follows the owner's wish again.
+    func startPlaintext(replaying replay: [UInt8]) {
+        phase = .startingPlaintext(replay: replay)
+        applyReadState()
+        loop.execute { [self] in
+            guard case .startingPlaintext(let replay) = phase else { return }
+            phase = .plaintext
+            flushEarlyWrites()
+            deliver(.established(nil))
+            if case .plaintext = phase, !replay.isEmpty { deliver(.received(replay)) }
+            applyReadState()
+        }
     }
 
     /// Sends what was written before `.established`, then any half-close asked for.

@@ -298,4 +298,53 @@ final class ByteChannelTests: XCTestCase {
         _ = done.wait(timeout: .now() + 60)
         return result.current
     }
+
+    /// Bytes already waiting in the socket when a plaintext channel starts
+    /// arrive after `.established(nil)`, never before, even when the owner
+    /// calls `resumeReading()` before the announcement.
+    func testPlaintextChannelAnnouncesItselfBeforeBytesAlreadyWaiting() throws {
+        let greeting = Array("hello before start\n".utf8)
+        let written = DispatchSemaphore(value: 0)
+        let listener = try Listener(bindingTo: .loopbackIPv4(port: 0), on: loop) { connection in
+            let channel = ByteChannel(connection: connection, security: .plaintext)
+            channel.start { event in
+                guard case .established = event else { return }
+                channel.write(greeting)
+                channel.shutdownWrite()
+                // Queued after the flush the write scheduled, so the bytes are out when it runs.
+                connection.loop.execute { written.signal() }
+            }
+        }
+        defer { listener.close() }
+
+        let clientLoop = EventLoop(label: "late-starter")
+        let connected = Locked<Connection?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        Connection.connect(to: listener.localAddress, on: clientLoop) { result in
+            connected.withLock { $0 = try? result.get() }
+            ready.signal()
+        }
+        XCTAssertEqual(ready.wait(timeout: .now() + 60), .success)
+        let connection = try XCTUnwrap(connected.current)
+        XCTAssertEqual(written.wait(timeout: .now() + 60), .success)
+
+        let events = Locked<[String]>([])
+        let closed = DispatchSemaphore(value: 0)
+        clientLoop.execute {
+            let channel = ByteChannel(connection: connection, security: .plaintext)
+            channel.start { event in
+                switch event {
+                case .established(let info): events.withLock { $0.append("established \(info == nil)") }
+                case .received(let bytes): events.withLock { $0.append("received \(bytes.count)") }
+                case .readEOF: channel.close()
+                case .closed: closed.signal()
+                case .clientHello, .writable: break
+                }
+            }
+            channel.resumeReading()
+        }
+        XCTAssertEqual(closed.wait(timeout: .now() + 60), .success)
+        XCTAssertEqual(events.current.first, "established true", "\(events.current)")
+        XCTAssertEqual(events.current.dropFirst().first?.hasPrefix("received"), true, "\(events.current)")
+    }
 }
