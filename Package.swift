@@ -26,7 +26,7 @@ let package = Package(
         // A byte channel over a connection (plaintext or TLS) and HTTP/1.1 or HTTP/2 on it, both roles.
         .target(name: "Transport", dependencies: ["Wire", "TLS", "HTTP"]),
         // Exchange records, recordings, HAR, the verifier and its reports.
-        .target(name: "Evidence", dependencies: ["HTTP", "Hashing"]),
+        .target(name: "Evidence", dependencies: ["HTTP", "Hashing", "TLS"]),
         // The mobile sign-in flow: step classifier, sans-io mock server and client simulator.
         .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing"]),
         // The fault engine: rules, presets and their effect on messages, as commands for the proxy.

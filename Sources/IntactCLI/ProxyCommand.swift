@@ -179,29 +179,3 @@ enum IPLiteral {
         return inet_pton(AF_INET, text, &storage) == 1 || inet_pton(AF_INET6, text, &storage) == 1
     }
 }
-
-/// Watches process signals on a queue of its own and calls `handler` for
-/// each; the signals' default action (terminate) is turned off while it runs.
-/// `@unchecked Sendable`: `sources` is set in `init` and only cancelled after.
-final class SignalWatch: @unchecked Sendable {
-    private let sources: [DispatchSourceSignal]
-    private let signals: [Int32]
-
-    init(signals: [Int32], handler: @escaping @Sendable () -> Void) {
-        self.signals = signals
-        let queue = DispatchQueue(label: "intact.signals")
-        sources = signals.map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler(handler: handler)
-            source.resume()
-            return source
-        }
-    }
-
-    /// Stops watching; a second signal then kills the process as usual.
-    func cancel() {
-        for source in sources { source.cancel() }
-        for number in signals { signal(number, SIG_DFL) }
-    }
-}

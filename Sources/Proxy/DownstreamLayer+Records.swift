@@ -8,7 +8,7 @@ extension DownstreamLayer {
     /// A failed handshake with the client, as exchange 0 of the connection:
     /// the downstream leg's TLS details hold what the ClientHello said, if it came.
     func connectionRecord(hello: ClientHelloSummary?, error: ProxyError) -> ExchangeRecord {
-        var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: hello.map(TLSDetails.init))
+        var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: hello.map { TLSDetails($0) })
         return recorder.finish(error: error)
     }
 
@@ -17,7 +17,7 @@ extension DownstreamLayer {
     /// opaque to the proxy); the upstream leg names the server connection.
     func tunnelRecord(_ connect: PendingConnect, hello: ClientHelloSummary?, upstream: ConnectionID?,
                       error: ProxyError?) -> ExchangeRecord {
-        var recorder = makeRecorder(connect.id, tls: hello.map(TLSDetails.init))
+        var recorder = makeRecorder(connect.id, tls: hello.map { TLSDetails($0) })
         let time = recorder.now
         recorder.downstream.request.recordRequest(connect.head, wire: connect.wire, connectionScheme: "http", at: time)
         recorder.downstream.request.recordEnd(trailers: nil, at: time)
@@ -34,7 +34,7 @@ extension DownstreamLayer {
     /// answer (its body is `"<status> <reason>\n"`, as `HTTP1ServerEngine` writes it).
     func malformedRecord(_ exchange: ExchangeID, error: HTTP1ParseError,
                          answer: (head: HTTPResponseHead, wire: HeadDigest.WireForm)?, problem: ProxyError) -> ExchangeRecord {
-        var recorder = makeRecorder(exchange, tls: currentTLS.map(TLSDetails.init))
+        var recorder = makeRecorder(exchange, tls: currentTLS.map { TLSDetails($0) })
         if let answer {
             let time = recorder.now
             recorder.downstream.response.recordResponse(answer.head, wire: answer.wire, at: time)

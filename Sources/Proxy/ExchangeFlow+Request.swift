@@ -82,7 +82,7 @@ extension ExchangeFlow {
                                  into commands: inout [ExchangeCommand]) {
         guard case .opening = upstream else { return }
         upstream = .open(connection)
-        recorder.beginUpstream(connection: connection, tls: tls.map(TLSDetails.init))
+        recorder.beginUpstream(connection: connection, tls: tls.map { TLSDetails($0) })
         let time = clock()
         recorder.upstream?.streamID = streamID
         recorder.upstream?.request.recordRequest(sent, wire: wire, connectionScheme: target?.scheme.rawValue ?? clientScheme,

@@ -30,14 +30,3 @@ struct LegRecorder {
                            response: response.finish(redaction: redaction, at: time))
     }
 }
-
-extension TLSDetails {
-    /// What a completed handshake settled, as a record keeps it. On a
-    /// server-side (downstream) session the peer certificate is the client's.
-    public init(_ info: TLSConnectionInfo) {
-        let peer = info.peerCertificate
-        self.init(version: info.version, cipher: info.cipher, sni: info.serverName, alpn: info.alpn,
-                  peerCertificateSHA256: peer?.sha256Fingerprint,
-                  clientCertificateSubject: info.role == .server ? peer?.subject : nil)
-    }
-}
