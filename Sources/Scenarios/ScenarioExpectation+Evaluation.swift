@@ -62,8 +62,10 @@ extension ScenarioExpectation {
                 .compactMap { exchange in exchange.hops.first { $0.hop == hop.number } }
             guard let match = candidates.first(where: { $0.verdict == expected.verdict }) else {
                 let seen = candidates.map(\.verdict.rawValue).joined(separator: ", ")
+                var labels: [String] = []
+                for label in report.exchanges.compactMap(\.step) where !labels.contains(label) { labels.append(label) }
                 found.append("verify: expected \(expected.step.rawValue) to be \(expected.verdict.rawValue) on \(hop.label), "
-                             + "got " + (seen.isEmpty ? "no such exchange" : seen))
+                             + "got " + (seen.isEmpty ? "no exchange labelled so (labels: \(labels.joined(separator: ", ")))" : seen))
                 return found
             }
             if let difference = expected.difference {

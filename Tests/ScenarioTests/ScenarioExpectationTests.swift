@@ -29,7 +29,7 @@ final class ScenarioExpectationTests: XCTestCase {
                          injected: [], failures: [])
     }
 
-    private func exchange(_ number: Int, _ step: FlowStep, _ cells: [Int: HopResult] = [:]) -> VerifiedExchange {
+    private func exchange(_ number: Int, _ step: AuthStep, _ cells: [Int: HopResult] = [:]) -> VerifiedExchange {
         let hops = Self.hops.map { cells[$0.number] ?? cell($0.number, .identical) }
         return VerifiedExchange(number: number, traceID: nil, step: step.rawValue, method: "GET", target: "/suite",
                                 authority: nil, started: nil, records: [], hops: hops)
@@ -50,12 +50,12 @@ final class ScenarioExpectationTests: XCTestCase {
     private let removedCookies = MessageDifference(kind: .fieldRemoved, field: "set-cookie", text: "Set-Cookie removed")
     private let strippedCookies = ScenarioExpectation(
         client: .fails(diagnosis: .stripSetCookie, step: .tokenExchange),
-        verify: .fails(.init(step: .tokenExchange, verdict: .modified,
+        verify: .fails(.init(step: .bootstrap, verdict: .modified,
                              difference: .init(message: .response, kind: .fieldRemoved, field: "set-cookie"))))
 
     private var strippedReport: VerificationReport {
-        report([exchange(1, .protectedRequest),
-                exchange(2, .tokenExchange, [Self.loadBalancerHop: cell(Self.loadBalancerHop, .modified, response: [removedCookies])])])
+        report([exchange(1, .challenge401),
+                exchange(2, .bootstrap, [Self.loadBalancerHop: cell(Self.loadBalancerHop, .modified, response: [removedCookies])])])
     }
 
     private func failedClient() throws -> ClientObservation {
@@ -66,7 +66,7 @@ final class ScenarioExpectationTests: XCTestCase {
     func testAGoodRunMatchesAGoodExpectation() throws {
         let good = ScenarioExpectation(client: .succeeds, verify: .holds(tolerated: []))
         let client = ClientObservation(termination: .exited(0), outcome: try outcome(nil))
-        XCTAssertEqual(good.mismatches(client: client, report: report([exchange(1, .protectedRequest)])), [])
+        XCTAssertEqual(good.mismatches(client: client, report: report([exchange(1, .challenge401)])), [])
         XCTAssertEqual(client.description, "success")
     }
 
@@ -92,33 +92,33 @@ final class ScenarioExpectationTests: XCTestCase {
 
     func testAFailureOnAnotherHopThanTheLoadBalancersIsAMismatch() throws {
         var exchanges = strippedReport.exchanges
-        exchanges[0] = exchange(1, .protectedRequest, [1: cell(1, .modified, request: [
+        exchanges[0] = exchange(1, .challenge401, [1: cell(1, .modified, request: [
             MessageDifference(kind: .fieldAdded, field: "via", text: "Via added")])])
         let found = strippedCookies.mismatches(client: try failedClient(), report: report(exchanges))
-        XCTAssertEqual(found, ["verify: exchange 1 (protected-request) fails on client → tap-a, not on the load balancer's hop tap-a → tap-b: modified"])
+        XCTAssertEqual(found, ["verify: exchange 1 (challenge-401) fails on client → tap-a, not on the load balancer's hop tap-a → tap-b: modified"])
     }
 
     func testTheWrongDifferenceOrVerdictIsAMismatch() throws {
-        let otherDifference = report([exchange(1, .tokenExchange, [Self.loadBalancerHop: cell(
+        let otherDifference = report([exchange(1, .bootstrap, [Self.loadBalancerHop: cell(
             Self.loadBalancerHop, .modified, response: [MessageDifference(kind: .bodyChanged, text: "body changed (10 → 12 bytes)")])])])
         XCTAssertEqual(strippedCookies.mismatches(client: try failedClient(), report: otherDifference),
-                       ["verify: expected response field-removed set-cookie on tap-a → tap-b at token-exchange, got body-changed"])
-        let missing = report([exchange(1, .tokenExchange, [Self.loadBalancerHop: cell(Self.loadBalancerHop, .missing)])])
+                       ["verify: expected response field-removed set-cookie on tap-a → tap-b at bootstrap, got body-changed"])
+        let missing = report([exchange(1, .bootstrap, [Self.loadBalancerHop: cell(Self.loadBalancerHop, .missing)])])
         XCTAssertEqual(strippedCookies.mismatches(client: try failedClient(), report: missing),
-                       ["verify: expected token-exchange to be modified on tap-a → tap-b, got missing"])
+                       ["verify: expected bootstrap to be modified on tap-a → tap-b, got missing"])
     }
 
     func testAPolicyThatHoldsWhereItShouldFailIsAMismatch() throws {
-        let found = strippedCookies.mismatches(client: try failedClient(), report: report([exchange(1, .tokenExchange)]))
+        let found = strippedCookies.mismatches(client: try failedClient(), report: report([exchange(1, .bootstrap)]))
         XCTAssertEqual(found, ["verify: expected the policy to fail, it holds",
-                               "verify: expected token-exchange to be modified on tap-a → tap-b, got identical"])
+                               "verify: expected bootstrap to be modified on tap-a → tap-b, got identical"])
     }
 
     func testToleratedFieldsMustShowAsTolerated() throws {
         let tolerant = ScenarioExpectation(client: .succeeds, verify: .holds(tolerated: ["via", "x-forwarded-for"]))
         let via = MessageDifference(kind: .fieldAdded, field: "via", text: "Via added", toleratedBy: "field via added")
         let client = ClientObservation(termination: .exited(0), outcome: try outcome(nil))
-        let shown = report([exchange(1, .protectedRequest, [Self.loadBalancerHop: cell(Self.loadBalancerHop, .tolerated, request: [via])])])
+        let shown = report([exchange(1, .challenge401, [Self.loadBalancerHop: cell(Self.loadBalancerHop, .tolerated, request: [via])])])
         XCTAssertEqual(tolerant.mismatches(client: client, report: shown),
                        ["verify: expected x-forwarded-for to show as tolerated on tap-a → tap-b, it does not"])
     }
