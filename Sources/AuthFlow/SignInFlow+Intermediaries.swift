@@ -51,8 +51,19 @@ extension SignInFlow {
         let text = r.bodyText
         guard let answer = Self.gatewayCertificateAnswers.first(where: { text.contains($0.phrase) }) else { return nil }
         return FlowFailure(mode: .clientCertRequired,
-                           evidence: "\(r.brief) from a gateway, not the server: \"\(answer.phrase)\" (nginx's answer when "
+                           evidence: "\(r.status) from a gateway, not the server: \"\(answer.phrase)\" (nginx's answer when "
                                + "ssl_verify_client requires a client certificate and \(answer.meaning))")
+    }
+
+    /// What the intermediary said about its failure: the first line of a
+    /// short plain-text body when it holds the `details` (proxies, Intact's
+    /// included, put where they failed there: `intact: upstream https://…:
+    /// connection refused`), else `details`.
+    static func ownWords(_ r: Received, details: String?) -> String? {
+        let line = r.reason
+        let plainText = r.contentType.map { MediaType.essence(of: $0) == "text/plain" } ?? false
+        guard plainText, !line.isEmpty, details.map(line.contains) ?? true else { return details }
+        return line
     }
 
     /// A `Proxy-Status` error: where the intermediary failed, in its own words.
@@ -60,7 +71,7 @@ extension SignInFlow {
         var said = "Proxy-Status error=\(error)"
         if let nextHop = entry.nextHop { said += ", next-hop \(nextHop)" }
         if let alert = entry.alertID { said += ", alert-id \(alert)" }
-        if let details = entry.details { said += ": \(details)" }
+        if let words = Self.ownWords(r, details: entry.details) { said += ": \(words)" }
         let answered = "\(r.status) from proxy \"\(entry.intermediary)\" answering for \(r.request.url.origin.authority), "
             + "not from the server"
         let details = HTTPField.lowercaseASCII(entry.details ?? "")

@@ -406,9 +406,16 @@ final class SignInFlowTests: XCTestCase {
         XCTAssertEqual(d?.quote, DocumentSentence.directCommunication.text)
         XCTAssertEqual(d?.evidence, #"502 from proxy "intact" answering for mysite.test:8443, not from the server: it could not "#
                        + "reach its upstream (Proxy-Status error=connection_refused: TCP connect failed: connection refused by 10.0.0.7:8443)")
+        // The plain-text body says more (where), and holds the details: it is quoted instead.
+        let said = proxyAnswer(at: .protectedRequest, "intact; error=connection_terminated; details=\"failed\"")
+        XCTAssertTrue(said?.evidence.hasSuffix("(Proxy-Status error=connection_terminated: intact: upstream https://10.0.0.7:8443: failed)") ?? false,
+                      said?.evidence ?? "")
         let slow = proxyAnswer(at: .loginPage, status: 504, "gw; error=http_response_timeout")
         XCTAssertEqual(slow?.mode, .transportFailure)
-        XCTAssertTrue(slow?.evidence.contains("it got no usable response from its upstream (Proxy-Status error=http_response_timeout)") ?? false)
+        // No details: the body's words stand in.
+        XCTAssertTrue(slow?.evidence.hasSuffix("it got no usable response from its upstream "
+                                               + "(Proxy-Status error=http_response_timeout: intact: upstream https://10.0.0.7:8443: failed)") ?? false,
+                      slow?.evidence ?? "")
     }
 
     func testAnUpstreamHandshakeWantingAClientCertificateIsClientCertRequired() {
