@@ -19,14 +19,15 @@ final class ScenarioExpectationTests: XCTestCase {
     /// The load balancer's hop: tap-a.upstream → tap-b.downstream.
     static let loadBalancerHop = 3
 
-    private func cell(_ hop: Int, _ verdict: HopVerdict, response: [MessageDifference] = [], request: [MessageDifference] = []) -> HopResult {
+    private func cell(_ hop: Int, _ verdict: HopVerdict, response: [MessageDifference] = [], request: [MessageDifference] = [],
+                      failures: [RecordedFailure] = []) -> HopResult {
         let outcome: (HopVerdict, [MessageDifference]) -> MessageResult.Outcome = { verdict, differences in
             differences.isEmpty ? .identical : (verdict == .tolerated ? .tolerated : .modified)
         }
         return HopResult(hop: hop, verdict: verdict, pairing: .trace,
                          request: MessageResult(outcome: outcome(verdict, request), before: nil, after: nil, differences: request),
                          response: MessageResult(outcome: outcome(verdict, response), before: nil, after: nil, differences: response),
-                         injected: [], failures: [])
+                         injected: [], failures: failures)
     }
 
     private func exchange(_ number: Int, _ step: AuthStep, _ cells: [Int: HopResult] = [:]) -> VerifiedExchange {
@@ -96,6 +97,24 @@ final class ScenarioExpectationTests: XCTestCase {
             MessageDifference(kind: .fieldAdded, field: "via", text: "Via added")])])
         let found = strippedCookies.mismatches(client: try failedClient(), report: report(exchanges))
         XCTAssertEqual(found, ["verify: exchange 1 (challenge-401) fails on client → tap-a, not on the load balancer's hop tap-a → tap-b: modified"])
+    }
+
+    func testTapAsOwnHopBrokenByTheLoadBalancersFailureIsThatOneFailure() throws {
+        let refused = ScenarioExpectation(client: .fails(diagnosis: .transportFailure, step: .protectedRequest),
+                                          verify: .fails(.init(step: .unauthenticatedRequest, verdict: .broken)))
+        let client = ClientObservation(termination: .exited(1), outcome: try outcome(
+            Diagnosis(mode: .transportFailure, step: .protectedRequest, evidence: "502 from proxy")))
+        let reset = RecordedFailure(tap: "tap-a", failure: .init(kind: .reset, location: "upstream https://127.0.0.1:2",
+                                                                 message: "connection reset by peer"))
+        let broken = { (inside: [RecordedFailure]) in
+            self.report([self.exchange(1, .unauthenticatedRequest, [2: self.cell(2, .broken, failures: inside),
+                                                                    3: self.cell(3, .broken, failures: [reset])])])
+        }
+        XCTAssertEqual(refused.mismatches(client: client, report: broken([reset])), [])
+        // A failure of tap A's own, not the load balancer's, is a second failure.
+        let own = RecordedFailure(tap: "tap-a", failure: .init(kind: .internal, location: "downstream", message: "bug"))
+        XCTAssertEqual(refused.mismatches(client: client, report: broken([own])),
+                       ["verify: exchange 1 (unauthenticated-request) fails on inside tap-a, not on the load balancer's hop tap-a → tap-b: broken"])
     }
 
     func testTheWrongDifferenceOrVerdictIsAMismatch() throws {
