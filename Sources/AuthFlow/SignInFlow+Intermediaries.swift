@@ -59,7 +59,7 @@ extension SignInFlow {
     /// short plain-text body when it holds the `details` (proxies, Intact's
     /// included, put where they failed there: `intact: upstream https://…:
     /// connection refused`), else `details`.
-    static func ownWords(_ r: Received, details: String?) -> String? {
+    private static func ownWords(_ r: Received, details: String?) -> String? {
         let line = r.reason
         let plainText = r.contentType.map { MediaType.essence(of: $0) == "text/plain" } ?? false
         guard plainText, !line.isEmpty, details.map(line.contains) ?? true else { return details }
@@ -79,7 +79,7 @@ extension SignInFlow {
             || entry.alertID.map(Self.clientCertificateAlerts.contains) == true
         if error.hasPrefix("tls_") && aboutClientCertificate {
             return FlowFailure(mode: .clientCertRequired,
-                               evidence: "\(answered): its upstream asked for a client certificate it could not give (\(said))")
+                               evidence: "\(answered): its upstream demanded a client certificate it did not have or did not accept (\(said))")
         }
         if r.request.step == .tokenExchange && ["connection_terminated", "http_response_incomplete"].contains(error) {
             return FlowFailure(mode: .resetTokenPost,

@@ -423,7 +423,7 @@ final class SignInFlowTests: XCTestCase {
                                   + #"requires a client certificate and none was presented (alert received: certificate required)""#)
         XCTAssertEqual(missing?.mode, .clientCertRequired)
         XCTAssertEqual(missing?.quote, DocumentSentence.clientCertificateImport.text)
-        XCTAssertTrue(missing?.evidence.contains("its upstream asked for a client certificate it could not give") ?? false)
+        XCTAssertTrue(missing?.evidence.contains("its upstream demanded a client certificate it did not have or did not accept") ?? false)
         let alert = proxyAnswer(at: .credentials, "gw; error=tls_alert_received; alert-id=48")
         XCTAssertEqual(alert?.mode, .clientCertRequired)
         XCTAssertEqual(alert?.step, .credentials)
