@@ -64,7 +64,7 @@ public enum FailureMode: String, Hashable, Sendable, Codable, CaseIterable {
         case .gatewayCookie:
             return "Remove the gateway's own sign-in cookie requirement for the app; restrict access with a VPN or client certificates instead."
         case .stripSetCookie:
-            return "Make sure the bootstrap response's Set-Cookie fields cross the intermediary untouched."
+            return "Make sure the server's Set-Cookie fields (the bootstrap's session cookies, the sign-in page's) cross the intermediary untouched."
         case .rewriteSetCookie:
             return "Stop the intermediary rewriting cookie attributes (Path, Domain, Secure, SameSite), folding Set-Cookie fields or adding cookies."
         case .stripCookie:

@@ -54,9 +54,12 @@ extension SignInFlow {
         }
     }
 
-    /// Checks every response gets before the step's own: not re-encoded, and
-    /// (against the mock server) produced by the server.
+    /// Checks every response gets before the step's own: not an
+    /// intermediary's own answer that says why (`Proxy-Status`, a gateway's
+    /// client-certificate page), not re-encoded, and (against the mock
+    /// server) produced by the server.
     func screen(_ r: Received, log: inout CheckLog) throws(FlowFailure) {
+        if let failure = intermediaryAnswer(r) { throw failure }
         if let coding = r.head.fields["Content-Encoding"], HTTPField.lowercaseASCII(coding) != "identity" {
             throw FlowFailure(mode: .compress, evidence: "response has Content-Encoding: \(coding) although the app asked for no encoding")
         }

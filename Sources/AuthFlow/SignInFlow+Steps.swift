@@ -122,6 +122,12 @@ extension SignInFlow {
             if sentCookies && r.reason.contains("cookie") {
                 throw FlowFailure(mode: .stripCookie, evidence: "the browser sent its login cookie, the server answered \(r.status): \(r.reason)")
             }
+            let loginPageCookies = results.last { $0.step == .loginPage }?.response?.setCookieNames
+            if !sentCookies && r.reason.contains("cookie") && loginPageCookies?.isEmpty == true {
+                throw FlowFailure(mode: .stripSetCookie,
+                                  evidence: "the server answered \(r.status): \(r.reason); the browser had no cookie to send: the login page arrived with no Set-Cookie field",
+                                  sentence: .unmodified)
+            }
             throw FlowFailure(mode: .unexpectedResponse, evidence: "\(r.status): \(r.reason)", sentence: .step6SignIn)
         }
         guard r.isRedirect, let location = r.location, let callback = AbsoluteURL(location),

@@ -92,7 +92,7 @@ enum ScenarioCommand {
                 if result.isAsExpected && !arguments.flag("keep") {
                     try? FileManager.default.removeItem(atPath: result.plan.runDirectory)
                 } else {
-                    output.line("  kept:     \(result.plan.runDirectory)")
+                    output.line("  kept:     \(result.plan.runDirectory) (report.txt, report.html, recordings, logs)")
                 }
                 if result.mismatches?.isEmpty == false { unexpected.append(scenario.name) }
             } catch {

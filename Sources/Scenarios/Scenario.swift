@@ -18,10 +18,22 @@ import Foundation
 ///       "tapA": {"clientCertificate": true},     // optional: tap A presents a client certificate
 ///       "expect": {
 ///         "client": {"succeeds": false, "diagnosis": "strip-set-cookie", "step": "token-exchange"},
-///         "verify": {"holds": false, "exchange": "token-exchange", "verdict": "modified",
+///         "verify": {"holds": false, "exchange": "bootstrap", "verdict": "modified",
 ///                    "difference": {"message": "response", "kind": "field-removed", "field": "set-cookie"}}
 ///       }
 ///     }
+///
+/// The two expectations name exchanges in their own words:
+/// - `expect.client.step` is the client's step (`FlowStep`: `protected-request`,
+///   `login-page`, `credentials`, `token-exchange`, `follow-up`), which is what
+///   `intact client` prints and its diagnosis names;
+/// - `expect.verify.exchange` is the exchange's label as the taps record it
+///   and the report groups by it (`AuthStep`: `unauthenticated-request`,
+///   `challenge-401`, `login-page`, `credentials-post`, `callback-redirect`,
+///   `token-post`, `bootstrap`, `authenticated-request`, …), taken from the
+///   tap nearest the client. A label depends on the answer the client got:
+///   the first request is `challenge-401` when answered 401 and
+///   `unauthenticated-request` otherwise (a maintenance page).
 ///
 /// Loading checks everything that can be checked without running a process
 /// (keys, names, that the files exist, the policy parses), so a mistake is
@@ -138,7 +150,7 @@ private struct ScenarioManifestReader {
             return .holds(tolerated: tolerated.map { $0.lowercased() })
         }
         guard verify["tolerated"] == nil else { throw fail("\(place).tolerated: only for a verification that holds") }
-        let step = try named(FlowStep.allCases, verify["exchange"], at: place + ".exchange")
+        let step = try named(AuthStep.allCases, verify["exchange"], at: place + ".exchange")
         let verdict = try named(HopVerdict.allCases, verify["verdict"], at: place + ".verdict")
         guard !verdict.passes else {
             throw fail("\(place).verdict: \"\(verdict.rawValue)\" passes the policy; expected a failing verdict")

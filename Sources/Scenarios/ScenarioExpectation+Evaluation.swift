@@ -53,6 +53,7 @@ extension ScenarioExpectation {
             if report.policyHolds { found.append("verify: expected the policy to fail, it holds") }
             for exchange in report.exchanges {
                 for result in exchange.hops where !result.verdict.passes && result.hop != hop.number {
+                    if Self.sharesTheLoadBalancersBreak(result, in: exchange, hop: hop, path: report.path) { continue }
                     let label = report.path.hops.first { $0.number == result.hop }?.label ?? "hop \(result.hop)"
                     found.append("verify: exchange \(exchange.number) (\(exchange.step ?? "unlabelled")) fails on \(label), "
                                  + "not on the load balancer's hop \(hop.label): \(result.verdict.rawValue)")
@@ -62,8 +63,10 @@ extension ScenarioExpectation {
                 .compactMap { exchange in exchange.hops.first { $0.hop == hop.number } }
             guard let match = candidates.first(where: { $0.verdict == expected.verdict }) else {
                 let seen = candidates.map(\.verdict.rawValue).joined(separator: ", ")
+                var labels: [String] = []
+                for label in report.exchanges.compactMap(\.step) where !labels.contains(label) { labels.append(label) }
                 found.append("verify: expected \(expected.step.rawValue) to be \(expected.verdict.rawValue) on \(hop.label), "
-                             + "got " + (seen.isEmpty ? "no such exchange" : seen))
+                             + "got " + (seen.isEmpty ? "no exchange labelled so (labels: \(labels.joined(separator: ", ")))" : seen))
                 return found
             }
             if let difference = expected.difference {
@@ -77,6 +80,22 @@ extension ScenarioExpectation {
             }
             return found
         }
+    }
+
+    /// True when `result` is the inside hop of tap A or tap B next to the
+    /// load balancer's hop and broken only by the failure that broke the load
+    /// balancer's hop: tap A could not get an answer from the load balancer,
+    /// so its own hop shows the request never left and its 502 in the
+    /// server's place, for the same recorded failure. That is one failure,
+    /// the load balancer's, not a second one inside the tap.
+    static func sharesTheLoadBalancersBreak(_ result: HopResult, in exchange: VerifiedExchange, hop: HopInfo,
+                                            path: VerifiedPath) -> Bool {
+        guard result.verdict == .broken, !result.failures.isEmpty, abs(result.hop - hop.number) == 1,
+              path.hops.first(where: { $0.number == result.hop })?.kind == .inside,
+              let cell = exchange.hops.first(where: { $0.hop == hop.number }), cell.verdict == .broken else {
+            return false
+        }
+        return result.failures.allSatisfy { cell.failures.contains($0) }
     }
 
     /// The hop from tap A's upstream leg to tap B's downstream leg: what the load balancer did.

@@ -9,6 +9,8 @@ public struct ScenarioExpectation: Hashable, Sendable {
         /// Exit status 0: signed in, and the follow-up request succeeded.
         case succeeds
         /// A non-zero exit status with this diagnosis, found at this exchange.
+        /// `step` is the client's own step (`FlowStep`: `protected-request`,
+        /// `token-exchange`…), as `intact client` names it.
         case fails(diagnosis: FailureMode, step: FlowStep)
     }
 
@@ -24,14 +26,18 @@ public struct ScenarioExpectation: Hashable, Sendable {
 
     /// One exchange that must fail on the load balancer's hop, and how.
     public struct ExpectedFailure: Hashable, Sendable {
-        /// The auth-flow step of the exchange.
-        public var step: FlowStep
+        /// The exchange's label as the taps record it and the report groups
+        /// by it (`AuthStep`: `challenge-401`, `bootstrap`…; the label of the
+        /// tap nearest the client). Not the client's `FlowStep`: one client
+        /// step gets different labels by its answer (`token-post` when the
+        /// token POST is not answered 200, `bootstrap` when it is).
+        public var step: AuthStep
         /// The hop's verdict there.
         public var verdict: HopVerdict
         /// A named difference that must be among those of that hop, when the verdict is `modified`.
         public var difference: ExpectedDifference?
 
-        public init(step: FlowStep, verdict: HopVerdict, difference: ExpectedDifference? = nil) {
+        public init(step: AuthStep, verdict: HopVerdict, difference: ExpectedDifference? = nil) {
             self.step = step
             self.verdict = verdict
             self.difference = difference

@@ -4,6 +4,7 @@ import Evidence
 extension ScenarioResult {
     /// A few lines: the path with its ports, what the client concluded, what
     /// the verifier concluded, and whether that is what the scenario expects.
+    /// Where the reports are is the caller's to say: only a kept run directory still holds them.
     public var summary: String {
         let scenario = plan.scenario
         let ports = plan.ports
@@ -22,7 +23,6 @@ extension ScenarioResult {
         let tolerated = report.exchanges.flatMap(\.hops).flatMap { $0.request.differences + $0.response.differences }
             .filter { $0.toleratedBy != nil }.map(\.text)
         for text in Set(tolerated).sorted() { lines.append("            tolerated: \(text)") }
-        lines.append("  report:   \(plan.files.reportText) (HTML: \(plan.files.reportHTML))")
         switch mismatches {
         case nil:
             lines.append("  result:   the load balancer was left stopped; the scenario's expectation does not apply")

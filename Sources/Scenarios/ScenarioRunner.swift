@@ -146,22 +146,8 @@ public final class ScenarioRunner: Sendable {
         let child = try ChildProcess.spawn(command, outputFile: log, errorFile: log)
         children.withLock { $0.append(child) }
         let name = command.role == .loadBalancer ? plan.scenario.loadBalancer.displayName : command.role.displayName
-        let address = "\(ScenarioPlan.loopbackHost):\(port)"
-        let deadline = Clock.now + options.readinessTimeout
-        var pause = 0.005
-        while !LoopbackSocket.isListening(port: port) {
-            if let ended = child.termination {
-                throw .exitedBeforeReady(role: name, address: address, termination: ended,
-                                         logTail: Self.tail(of: log, lines: 20))
-            }
-            guard Clock.now < deadline else {
-                throw .notReady(role: name, address: address, seconds: Int(options.readinessTimeout),
-                                logTail: Self.tail(of: log, lines: 20))
-            }
-            Clock.sleep(pause)
-            pause = min(pause * 2, 0.05)
-        }
-        progress("started \(name) (pid \(child.pid)) on \(address)")
+        try child.waitUntilListening(port: port, name: name, log: log, timeout: options.readinessTimeout)
+        progress("started \(name) (pid \(child.pid)) on \(ScenarioPlan.loopbackHost):\(port)")
     }
 
     /// Runs the client to its end and reads its JSON outcome.

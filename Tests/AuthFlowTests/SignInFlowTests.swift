@@ -385,6 +385,110 @@ final class SignInFlowTests: XCTestCase {
         XCTAssertEqual(other.diagnosis?.mode, .transportFailure)
     }
 
+    // MARK: intermediaries that answer themselves and say why
+
+    /// A proxy's own error answer (as `intact proxy` makes it) at `step`.
+    private func proxyAnswer(at step: FlowStep, status: Int = 502, _ proxyStatus: String) -> Diagnosis? {
+        diagnosis { driver in
+            driver.onRequest = { request, _ in
+                guard request.step == step else { return .forward }
+                let head = HTTPResponseHead(status: status, fields: ["Content-Type": "text/plain", "Proxy-Status": proxyStatus])
+                return .answer(head, Array("intact: upstream https://10.0.0.7:8443: failed\n".utf8))
+            }
+        }
+    }
+
+    func testAProxyThatCannotReachItsUpstreamIsATransportFailureNamingIt() {
+        let d = proxyAnswer(at: .protectedRequest,
+                            #"intact; error=connection_refused; details="TCP connect failed: connection refused by 10.0.0.7:8443""#)
+        XCTAssertEqual(d?.mode, .transportFailure)
+        XCTAssertEqual(d?.step, .protectedRequest)
+        XCTAssertEqual(d?.quote, DocumentSentence.directCommunication.text)
+        XCTAssertEqual(d?.evidence, #"502 from proxy "intact" answering for mysite.test:8443, not from the server: it could not "#
+                       + "reach its upstream (Proxy-Status error=connection_refused: TCP connect failed: connection refused by 10.0.0.7:8443)")
+        // The plain-text body says more (where), and holds the details: it is quoted instead.
+        let said = proxyAnswer(at: .protectedRequest, "intact; error=connection_terminated; details=\"failed\"")
+        XCTAssertTrue(said?.evidence.hasSuffix("(Proxy-Status error=connection_terminated: intact: upstream https://10.0.0.7:8443: failed)") ?? false,
+                      said?.evidence ?? "")
+        let slow = proxyAnswer(at: .loginPage, status: 504, "gw; error=http_response_timeout")
+        XCTAssertEqual(slow?.mode, .transportFailure)
+        // No details: the body's words stand in.
+        XCTAssertTrue(slow?.evidence.hasSuffix("it got no usable response from its upstream "
+                                               + "(Proxy-Status error=http_response_timeout: intact: upstream https://10.0.0.7:8443: failed)") ?? false,
+                      slow?.evidence ?? "")
+    }
+
+    func testAnUpstreamHandshakeWantingAClientCertificateIsClientCertRequired() {
+        let missing = proxyAnswer(at: .protectedRequest, #"intact; error=tls_protocol_error; details="TLS failed: server "#
+                                  + #"requires a client certificate and none was presented (alert received: certificate required)""#)
+        XCTAssertEqual(missing?.mode, .clientCertRequired)
+        XCTAssertEqual(missing?.quote, DocumentSentence.clientCertificateImport.text)
+        XCTAssertTrue(missing?.evidence.contains("its upstream demanded a client certificate it did not have or did not accept") ?? false)
+        let alert = proxyAnswer(at: .credentials, "gw; error=tls_alert_received; alert-id=48")
+        XCTAssertEqual(alert?.mode, .clientCertRequired)
+        XCTAssertEqual(alert?.step, .credentials)
+        // The proxy distrusting its upstream's certificate is not about a client certificate.
+        let untrusted = proxyAnswer(at: .protectedRequest,
+                                    #"intact; error=tls_certificate_error; details="TLS failed: certificate verify failed""#)
+        XCTAssertEqual(untrusted?.mode, .transportFailure)
+    }
+
+    func testATokenPostBrokenBehindAProxyIsResetTokenPost() {
+        let d = proxyAnswer(at: .tokenExchange, "intact; error=connection_terminated")
+        XCTAssertEqual(d?.mode, .resetTokenPost)
+        XCTAssertEqual(d?.step, .tokenExchange)
+    }
+
+    func testAProxyRefusingByPolicyIsAForeignResponse() {
+        let d = proxyAnswer(at: .protectedRequest, status: 403, "waf.example; error=http_request_denied")
+        XCTAssertEqual(d?.mode, .foreignResponse)
+        XCTAssertTrue(d?.evidence.hasPrefix(#"403 from proxy "waf.example" answering for mysite.test:8443, not from the server: it answered itself"#) ?? false,
+                      d?.evidence ?? "")
+    }
+
+    func testAProxyStatusWithoutAnErrorIsNoFailure() {
+        let (outcome, _) = run { driver in
+            driver.onResponse = { _, head, _ in head.fields.append("Proxy-Status", "cdn.example; received-status=200") }
+        }
+        XCTAssertTrue(outcome.succeeded, outcome.diagnosis?.evidence ?? "")
+    }
+
+    func testNginxsAnswerToAMissingClientCertificateIsClientCertRequired() {
+        let page = "<html>\r\n<head><title>400 No required SSL certificate was sent</title></head>\r\n<body>\r\n"
+            + "<center><h1>400 Bad Request</h1></center>\r\n<center>No required SSL certificate was sent</center>\r\n"
+            + "<hr><center>nginx/1.22.1</center>\r\n</body>\r\n</html>\r\n"
+        let d = diagnosis { driver in
+            driver.onRequest = { request, _ in
+                guard request.step == .protectedRequest else { return .forward }
+                return .answer(HTTPResponseHead(status: 400, fields: ["Content-Type": "text/html"]), Array(page.utf8))
+            }
+        }
+        XCTAssertEqual(d?.mode, .clientCertRequired)
+        XCTAssertTrue(d?.evidence.contains(#""No required SSL certificate was sent" (nginx's answer when ssl_verify_client"#) ?? false,
+                      d?.evidence ?? "")
+        // The same words in an answer the server itself sent (it echoed the trace) are the server's business.
+        let own = diagnosis { driver in
+            driver.onResponse = { request, head, body in
+                guard request.step == .protectedRequest else { return }
+                head.status = 400
+                body = Array(page.utf8)
+            }
+        }
+        XCTAssertEqual(own?.mode, .unexpectedResponse)
+    }
+
+    func testLoginPageCookiesStrippedAreStripSetCookieAtTheCredentialsPost() {
+        let d = diagnosis { driver in
+            driver.onResponse = { request, head, _ in
+                if request.step == .loginPage { head.fields.remove("Set-Cookie") }
+            }
+        }
+        XCTAssertEqual(d?.mode, .stripSetCookie)
+        XCTAssertEqual(d?.step, .credentials)
+        XCTAssertEqual(d?.quote, DocumentSentence.unmodified.text)
+        XCTAssertTrue(d?.evidence.hasSuffix("the login page arrived with no Set-Cookie field") ?? false, d?.evidence ?? "")
+    }
+
     func testRetriedTokenPostIsTokenReplayed() {
         let (outcome, _) = run { driver in
             driver.onRequest = { request, _ in request.step == .tokenExchange ? .forwardTwice : .forward }

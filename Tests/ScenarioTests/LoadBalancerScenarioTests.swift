@@ -90,7 +90,8 @@ final class LoadBalancerScenarioTests: XCTestCase {
     // MARK: Bad input
 
     /// A load balancer that is not running: the client cannot reach it
-    /// through tap A, and the report says where the exchange broke.
+    /// through tap A (whose 502 says so in Proxy-Status), and both the
+    /// client and the report say where the exchange broke.
     func testALoadBalancerThatIsNotRunningIsDiagnosedWithWhere() throws {
         var options = try options()
         options.loadBalancerDown = true
@@ -99,12 +100,15 @@ final class LoadBalancerScenarioTests: XCTestCase {
         XCTAssertFalse(result.client.succeeded)
         let diagnosis = try XCTUnwrap(result.client.outcome?.diagnosis, result.summary)
         XCTAssertEqual(diagnosis.step, .protectedRequest, result.summary)
+        XCTAssertEqual(diagnosis.mode, .transportFailure, result.summary)
+        let address = "127.0.0.1:\(result.plan.ports.loadBalancer)"
+        XCTAssertTrue(diagnosis.evidence.contains("it could not reach its upstream (Proxy-Status error=connection_refused")
+                      && diagnosis.evidence.contains(address), diagnosis.evidence)
         XCTAssertFalse(result.report.policyHolds)
         let hop = try XCTUnwrap(ScenarioExpectation.loadBalancerHop(in: result.report))
         let first = try XCTUnwrap(result.report.exchanges.first)
         let cell = try XCTUnwrap(first.hops.first { $0.hop == hop.number })
         XCTAssertEqual(cell.verdict, .broken, result.summary)
-        let address = "127.0.0.1:\(result.plan.ports.loadBalancer)"
         XCTAssertTrue(cell.failures.contains { $0.tap == "tap-a" && "\($0)".contains(address) },
                       "the failure names tap A and the load balancer's address: \(cell.failures)")
     }

@@ -16,9 +16,9 @@ final class ScenarioCommandTests: XCTestCase {
         let run = intact(["scenario", "list", ScenarioFixtures.examples])
         XCTAssertEqual(run.status, 0, run.error)
         XCTAssertTrue(run.output.contains("""
-            nginx/hide-set-cookie: nginx hides Set-Cookie (proxy_hide_header Set-Cookie)
+            haproxy/del-set-cookie: HAProxy deletes Set-Cookie from JSON responses (http-response del-header if application/json)
                 breaks:   Step 11: the bootstrap response's session cookies; "both the request and response must remain unmodified"
-                expects:  the client fails with strip-set-cookie at token-exchange; verify finds token-exchange modified on tap-a → tap-b (response field-removed set-cookie)
+                expects:  the client fails with strip-set-cookie at token-exchange; verify finds bootstrap modified on tap-a → tap-b (response field-removed set-cookie)
             """), run.output)
         XCTAssertTrue(run.output.contains("haproxy/good: HAProxy terminates TLS and re-encrypts to the server, changing nothing\n"
                                           + "    expects:  the client signs in; the policy holds\n"), run.output)

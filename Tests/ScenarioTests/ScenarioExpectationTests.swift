@@ -19,17 +19,18 @@ final class ScenarioExpectationTests: XCTestCase {
     /// The load balancer's hop: tap-a.upstream → tap-b.downstream.
     static let loadBalancerHop = 3
 
-    private func cell(_ hop: Int, _ verdict: HopVerdict, response: [MessageDifference] = [], request: [MessageDifference] = []) -> HopResult {
+    private func cell(_ hop: Int, _ verdict: HopVerdict, response: [MessageDifference] = [], request: [MessageDifference] = [],
+                      failures: [RecordedFailure] = []) -> HopResult {
         let outcome: (HopVerdict, [MessageDifference]) -> MessageResult.Outcome = { verdict, differences in
             differences.isEmpty ? .identical : (verdict == .tolerated ? .tolerated : .modified)
         }
         return HopResult(hop: hop, verdict: verdict, pairing: .trace,
                          request: MessageResult(outcome: outcome(verdict, request), before: nil, after: nil, differences: request),
                          response: MessageResult(outcome: outcome(verdict, response), before: nil, after: nil, differences: response),
-                         injected: [], failures: [])
+                         injected: [], failures: failures)
     }
 
-    private func exchange(_ number: Int, _ step: FlowStep, _ cells: [Int: HopResult] = [:]) -> VerifiedExchange {
+    private func exchange(_ number: Int, _ step: AuthStep, _ cells: [Int: HopResult] = [:]) -> VerifiedExchange {
         let hops = Self.hops.map { cells[$0.number] ?? cell($0.number, .identical) }
         return VerifiedExchange(number: number, traceID: nil, step: step.rawValue, method: "GET", target: "/suite",
                                 authority: nil, started: nil, records: [], hops: hops)
@@ -50,12 +51,12 @@ final class ScenarioExpectationTests: XCTestCase {
     private let removedCookies = MessageDifference(kind: .fieldRemoved, field: "set-cookie", text: "Set-Cookie removed")
     private let strippedCookies = ScenarioExpectation(
         client: .fails(diagnosis: .stripSetCookie, step: .tokenExchange),
-        verify: .fails(.init(step: .tokenExchange, verdict: .modified,
+        verify: .fails(.init(step: .bootstrap, verdict: .modified,
                              difference: .init(message: .response, kind: .fieldRemoved, field: "set-cookie"))))
 
     private var strippedReport: VerificationReport {
-        report([exchange(1, .protectedRequest),
-                exchange(2, .tokenExchange, [Self.loadBalancerHop: cell(Self.loadBalancerHop, .modified, response: [removedCookies])])])
+        report([exchange(1, .challenge401),
+                exchange(2, .bootstrap, [Self.loadBalancerHop: cell(Self.loadBalancerHop, .modified, response: [removedCookies])])])
     }
 
     private func failedClient() throws -> ClientObservation {
@@ -66,7 +67,7 @@ final class ScenarioExpectationTests: XCTestCase {
     func testAGoodRunMatchesAGoodExpectation() throws {
         let good = ScenarioExpectation(client: .succeeds, verify: .holds(tolerated: []))
         let client = ClientObservation(termination: .exited(0), outcome: try outcome(nil))
-        XCTAssertEqual(good.mismatches(client: client, report: report([exchange(1, .protectedRequest)])), [])
+        XCTAssertEqual(good.mismatches(client: client, report: report([exchange(1, .challenge401)])), [])
         XCTAssertEqual(client.description, "success")
     }
 
@@ -92,33 +93,51 @@ final class ScenarioExpectationTests: XCTestCase {
 
     func testAFailureOnAnotherHopThanTheLoadBalancersIsAMismatch() throws {
         var exchanges = strippedReport.exchanges
-        exchanges[0] = exchange(1, .protectedRequest, [1: cell(1, .modified, request: [
+        exchanges[0] = exchange(1, .challenge401, [1: cell(1, .modified, request: [
             MessageDifference(kind: .fieldAdded, field: "via", text: "Via added")])])
         let found = strippedCookies.mismatches(client: try failedClient(), report: report(exchanges))
-        XCTAssertEqual(found, ["verify: exchange 1 (protected-request) fails on client → tap-a, not on the load balancer's hop tap-a → tap-b: modified"])
+        XCTAssertEqual(found, ["verify: exchange 1 (challenge-401) fails on client → tap-a, not on the load balancer's hop tap-a → tap-b: modified"])
+    }
+
+    func testTapAsOwnHopBrokenByTheLoadBalancersFailureIsThatOneFailure() throws {
+        let refused = ScenarioExpectation(client: .fails(diagnosis: .transportFailure, step: .protectedRequest),
+                                          verify: .fails(.init(step: .unauthenticatedRequest, verdict: .broken)))
+        let client = ClientObservation(termination: .exited(1), outcome: try outcome(
+            Diagnosis(mode: .transportFailure, step: .protectedRequest, evidence: "502 from proxy")))
+        let reset = RecordedFailure(tap: "tap-a", failure: .init(kind: .reset, location: "upstream https://127.0.0.1:2",
+                                                                 message: "connection reset by peer"))
+        let broken = { (inside: [RecordedFailure]) in
+            self.report([self.exchange(1, .unauthenticatedRequest, [2: self.cell(2, .broken, failures: inside),
+                                                                    3: self.cell(3, .broken, failures: [reset])])])
+        }
+        XCTAssertEqual(refused.mismatches(client: client, report: broken([reset])), [])
+        // A failure of tap A's own, not the load balancer's, is a second failure.
+        let own = RecordedFailure(tap: "tap-a", failure: .init(kind: .internal, location: "downstream", message: "bug"))
+        XCTAssertEqual(refused.mismatches(client: client, report: broken([own])),
+                       ["verify: exchange 1 (unauthenticated-request) fails on inside tap-a, not on the load balancer's hop tap-a → tap-b: broken"])
     }
 
     func testTheWrongDifferenceOrVerdictIsAMismatch() throws {
-        let otherDifference = report([exchange(1, .tokenExchange, [Self.loadBalancerHop: cell(
+        let otherDifference = report([exchange(1, .bootstrap, [Self.loadBalancerHop: cell(
             Self.loadBalancerHop, .modified, response: [MessageDifference(kind: .bodyChanged, text: "body changed (10 → 12 bytes)")])])])
         XCTAssertEqual(strippedCookies.mismatches(client: try failedClient(), report: otherDifference),
-                       ["verify: expected response field-removed set-cookie on tap-a → tap-b at token-exchange, got body-changed"])
-        let missing = report([exchange(1, .tokenExchange, [Self.loadBalancerHop: cell(Self.loadBalancerHop, .missing)])])
+                       ["verify: expected response field-removed set-cookie on tap-a → tap-b at bootstrap, got body-changed"])
+        let missing = report([exchange(1, .bootstrap, [Self.loadBalancerHop: cell(Self.loadBalancerHop, .missing)])])
         XCTAssertEqual(strippedCookies.mismatches(client: try failedClient(), report: missing),
-                       ["verify: expected token-exchange to be modified on tap-a → tap-b, got missing"])
+                       ["verify: expected bootstrap to be modified on tap-a → tap-b, got missing"])
     }
 
     func testAPolicyThatHoldsWhereItShouldFailIsAMismatch() throws {
-        let found = strippedCookies.mismatches(client: try failedClient(), report: report([exchange(1, .tokenExchange)]))
+        let found = strippedCookies.mismatches(client: try failedClient(), report: report([exchange(1, .bootstrap)]))
         XCTAssertEqual(found, ["verify: expected the policy to fail, it holds",
-                               "verify: expected token-exchange to be modified on tap-a → tap-b, got identical"])
+                               "verify: expected bootstrap to be modified on tap-a → tap-b, got identical"])
     }
 
     func testToleratedFieldsMustShowAsTolerated() throws {
         let tolerant = ScenarioExpectation(client: .succeeds, verify: .holds(tolerated: ["via", "x-forwarded-for"]))
         let via = MessageDifference(kind: .fieldAdded, field: "via", text: "Via added", toleratedBy: "field via added")
         let client = ClientObservation(termination: .exited(0), outcome: try outcome(nil))
-        let shown = report([exchange(1, .protectedRequest, [Self.loadBalancerHop: cell(Self.loadBalancerHop, .tolerated, request: [via])])])
+        let shown = report([exchange(1, .challenge401, [Self.loadBalancerHop: cell(Self.loadBalancerHop, .tolerated, request: [via])])])
         XCTAssertEqual(tolerant.mismatches(client: client, report: shown),
                        ["verify: expected x-forwarded-for to show as tolerated on tap-a → tap-b, it does not"])
     }

@@ -39,7 +39,7 @@ final class ScenarioTests: XCTestCase {
                 {"summary": "hides cookies", "loadBalancer": "haproxy", "config": "lb.cfg",
                  "breaks": "step 11", "policy": "p.json", "tapA": {"clientCertificate": true},
                  "expect": {"client": {"succeeds": false, "diagnosis": "strip-set-cookie", "step": "token-exchange"},
-                            "verify": {"holds": false, "exchange": "token-exchange", "verdict": "modified",
+                            "verify": {"holds": false, "exchange": "bootstrap", "verdict": "modified",
                                        "difference": {"message": "response", "kind": "field-removed", "field": "Set-Cookie"}}}}
                 """,
             "lb.cfg": "# x\n",
@@ -54,7 +54,7 @@ final class ScenarioTests: XCTestCase {
         XCTAssertTrue(scenario.tapAPresentsClientCertificate)
         XCTAssertEqual(scenario.expectation.client, .fails(diagnosis: .stripSetCookie, step: .tokenExchange))
         XCTAssertEqual(scenario.expectation.verify, .fails(.init(
-            step: .tokenExchange, verdict: .modified,
+            step: .bootstrap, verdict: .modified,
             difference: .init(message: .response, kind: .fieldRemoved, field: "set-cookie"))))
         XCTAssertFalse(scenario.expectation.isGood)
     }
@@ -101,6 +101,9 @@ final class ScenarioTests: XCTestCase {
              #"expect.verify.verdict: "equivalent" passes the policy; expected a failing verdict"#),
             (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": true}, "verify": {"holds": false, "exchange": "login-page", "verdict": "modified", "difference": {"message": "response", "kind": "field-moved"}}}}"#,
              #"expect.verify.difference.kind: unknown "field-moved" (expected one of status-changed, "#),
+            // The verifier labels exchanges as the taps record them (AuthStep), not with the client's steps.
+            (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": true}, "verify": {"holds": false, "exchange": "token-exchange", "verdict": "modified"}}}"#,
+             #"expect.verify.exchange: unknown "token-exchange" (expected one of unauthenticated-request, challenge-401, "#),
         ]
         for (manifest, expected) in cases {
             let directory = try makeScenarioDirectory(["scenario.json": manifest, "nginx.conf": "# x\n"])
