@@ -217,10 +217,11 @@ extension FaultPreset {
         reference: "Client Certificates",
         breaks: [.certificateGateway, .clientCertificateImport],
         clientSees: "without a certificate: a TLS failure with a diagnosis; with one: success",
-        parameters: [FaultPresetParameter(name: "ca", defaultValue: "certs/ca-cert.pem", meaning: "PEM file of the CA client certificates must chain to")]
+        parameters: [FaultPresetParameter(name: "ca", defaultValue: nil,
+                                           meaning: "PEM file of the CA client certificates must chain to (default: the proxy's own CA)")]
     ) { args throws(FaultPresetError) in
         [FaultRule(name: "client-cert-required", match: FaultMatch(leg: nil),
-                   actions: [.requireClientCertificate(caFile: try args.string("ca"))])]
+                   actions: [.requireClientCertificate(caFile: args.optionalString("ca"))])]
     }
 
     static let resetTokenPost = FaultPreset(

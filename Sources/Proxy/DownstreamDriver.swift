@@ -117,8 +117,8 @@ final class DownstreamDriver: @unchecked Sendable {
             acceptConnect(exchange, head)
         case .peekClientHello:
             peekClientHello()
-        case .startTLS(let name):
-            startTLS(certificateName: name)
+        case let .startTLS(name, changes):
+            startTLS(certificateName: name, changes: changes)
         case .openTunnel(let target):
             openTunnel(to: target)
         case .record(let record):
@@ -185,10 +185,10 @@ final class DownstreamDriver: @unchecked Sendable {
         }
     }
 
-    private func startTLS(certificateName name: String) {
+    private func startTLS(certificateName name: String, changes: DownstreamTLSChanges) {
         let context: TLSContext
         do {
-            context = try runtime.contexts.server(for: name)
+            context = try runtime.contexts.server(for: name, changes: changes)
         } catch {
             channel.abort()
             return
@@ -287,7 +287,10 @@ final class DownstreamDriver: @unchecked Sendable {
         let open = layer.activeExchanges.count
         feed(.connectionClosed(ProxyError(.internal, at: "proxy", "the proxy stopped before the exchange finished",
                                           status: .proxyInternalError)))
-        for streams in exchanges.values { streams.abandon() }
+        for streams in exchanges.values {
+            streams.abandon()
+            streams.cancelTimers()
+        }
         exchanges.removeAll()
         switch phase {
         case .serving(let server), .handshaking(let server), .openingTunnel(let server): server.abort()
