@@ -278,6 +278,10 @@ final class DownstreamDriver: @unchecked Sendable {
     func drain() {
         loop.preconditionOnLoop()
         close()
+        // A stalled exchange never ends by itself, and over HTTP/1.1 the
+        // proxy reads nothing while it owes an answer, so a client that gave
+        // up goes unnoticed: there is nothing to wait for.
+        if layer.hasOnlyStalledExchanges { _ = terminate() }
     }
 
     /// The proxy stops now: records every exchange still open as broken,

@@ -98,6 +98,9 @@ public struct DownstreamLayer {
     /// Exchanges still in progress.
     public var activeExchanges: [ExchangeID] { flows.keys.sorted { $0.sequence < $1.sequence } }
 
+    /// True when exchanges are in progress and every one of them is stalled by a hook.
+    public var hasOnlyStalledExchanges: Bool { !flows.isEmpty && flows.values.allSatisfy(\.isStalled) }
+
     /// The commands for a connection just accepted.
     public func start() -> [DownstreamCommand] {
         switch settings.mode {

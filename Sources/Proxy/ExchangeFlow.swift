@@ -105,6 +105,12 @@ public struct ExchangeFlow {
     var error: ProxyError?
     public private(set) var isFinished = false
 
+    /// True while a hook's stall keeps the client waiting (the exchange ends when the client leaves).
+    public var isStalled: Bool {
+        if case .stalled = responseLeg { return true }
+        return false
+    }
+
     /// The downstream stream an exchange arrived on.
     public struct ClientStream: Sendable {
         public var connection: ConnectionID

@@ -208,8 +208,13 @@ final class FaultPresetTests: XCTestCase {
                                request: Fixture.request("POST", "/t"), requestBody: [Array("token=abc".utf8)])
         XCTAssertEqual(request.requestOut.forwardedText(), "toke")
         XCTAssertEqual(request.requestOut.last, .network(.reset(.afterBodyBytes(4))))
-        let other = Exchange(try engine("reset-token-post"), step: .bootstrap, request: Fixture.request("GET", "/"), response: Fixture.response(200, body: ""))
+        let other = Exchange(try engine("reset-token-post"), step: .authenticatedRequest, request: Fixture.request("GET", "/"), response: Fixture.response(200, body: ""))
         XCTAssertEqual(other.responseOut.commands(), [])
+        // With a classifier the token POST's 200 is the bootstrap, and the response leg still resets it.
+        var bootstrap = try engine("reset-token-post").begin(ExchangeContext(request: Fixture.request("POST", "/suite/mobileAuthTokenConsumer"),
+                                                                             classifier: StepClassifier(contextPath: "suite")))
+        _ = bootstrap.request(.head(Fixture.request("POST", "/suite/mobileAuthTokenConsumer")))
+        XCTAssertEqual(bootstrap.response(.head(Fixture.response(200))), [.network(.reset(.beforeHeaders))])
     }
 
     func testLatency() throws {
