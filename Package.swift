@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "ScenarioTests", dependencies: ["Scenarios", "IntactCLI", "Evidence", "AuthFlow"]),
         .testTarget(name: "ProxyTests", dependencies: ["Proxy", "Evidence", "HTTP", "TLS", "Wire", "Transport", "Hashing", "AuthFlow", "Faults"]),
         // Every fault preset through the whole flow in one process (DemoRig): the client's diagnosis and the verifier's verdict.
-        .testTarget(name: "FaultFlowTests", dependencies: ["Demo", "Proxy", "Faults", "AuthFlow", "Evidence", "SignIn"]),
+        .testTarget(name: "FaultFlowTests", dependencies: ["Demo", "Proxy", "Faults", "AuthFlow", "Evidence", "SignIn", "TLS"]),
         .testTarget(name: "SignInTests", dependencies: ["SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
     ],
     swiftLanguageModes: [.v6]
