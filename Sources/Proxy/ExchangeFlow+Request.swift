@@ -158,21 +158,18 @@ extension ExchangeFlow {
 
     /// Resets the client's stream and abandons the upstream one.
     mutating func reset(_ problem: ProxyError, into commands: inout [ExchangeCommand]) {
-        noteFailure(problem)
-        stopRequest()
-        abandonUpstream(into: &commands)
-        switch responseLeg {
-        case .sent, .broken: break
-        case .awaitingHead, .streaming, .stalled: responseLeg = .broken
-        }
-        if client == .connected {
-            client = .gone
-            commands.append(.resetClientStream)
-        }
+        cutClient(problem, with: .resetClientStream, into: &commands)
     }
 
     /// Closes the client's connection without answering and abandons the upstream stream.
     mutating func closeClient(_ problem: ProxyError, into commands: inout [ExchangeCommand]) {
+        cutClient(problem, with: .closeClientConnection, into: &commands)
+    }
+
+    /// Ends the exchange for both sides: the upstream stream is abandoned and
+    /// the client, if still there, is cut off with `command` (a reset or a close).
+    private mutating func cutClient(_ problem: ProxyError, with command: ExchangeCommand,
+                                    into commands: inout [ExchangeCommand]) {
         noteFailure(problem)
         stopRequest()
         abandonUpstream(into: &commands)
@@ -182,7 +179,7 @@ extension ExchangeFlow {
         }
         if client == .connected {
             client = .gone
-            commands.append(.closeClientConnection)
+            commands.append(command)
         }
     }
 

@@ -14,6 +14,18 @@ final class FaultPresetFlowTests: XCTestCase {
                           "rewrite-set-cookie", "strip-cookie", "rewrite-urls", "drop-challenge", "alter-token-post",
                           "compress", "client-cert-required", "reset-token-post", "latency"]
 
+    /// Runs the flow with the preset (default parameters, HTTP/1.1): the
+    /// client's diagnosis at `step`, the verdict on the proxy's inside hop of
+    /// the exchange labelled `label`.
+    @discardableResult
+    private func assertPreset(_ preset: String, diagnosedAt step: FlowStep, verdict: HopVerdict, onExchange label: String,
+                              file: StaticString = #filePath, line: UInt = #line) throws -> (FaultFlowRun, VerifiedExchange) {
+        let run = try FaultFlowRun.run(preset: preset)
+        try assertDiagnosis(run, preset: preset, at: step, file: file, line: line)
+        let exchange = try assertVerdict(run, fault: preset, step: label, verdict: verdict, file: file, line: line)
+        return (run, exchange)
+    }
+
     func testEveryPresetOfTheCatalogHasAFlowTest() {
         XCTAssertEqual(Set(FaultPreset.catalog.map(\.name)), Set(Self.covered))
     }
@@ -29,71 +41,51 @@ final class FaultPresetFlowTests: XCTestCase {
     }
 
     func testAuthRedirect() throws {
-        let run = try FaultFlowRun.run(preset: "auth-redirect")
-        try assertDiagnosis(run, preset: "auth-redirect", at: .protectedRequest)
-        let exchange = try assertVerdict(run, fault: "auth-redirect", step: "unauthenticated-request", verdict: .modified)
+        let (run, exchange) = try assertPreset("auth-redirect", diagnosedAt: .protectedRequest, verdict: .modified,
+                                               onExchange: "unauthenticated-request")
         XCTAssertEqual(run.hop(run.proxyHop.map { $0 + 1 }, of: exchange)?.verdict, .identical, "the server's 401 left it intact")
     }
 
     func testHTML401() throws {
-        let run = try FaultFlowRun.run(preset: "html-401")
-        try assertDiagnosis(run, preset: "html-401", at: .protectedRequest)
-        try assertVerdict(run, fault: "html-401", step: "challenge-401", verdict: .modified)
+        try assertPreset("html-401", diagnosedAt: .protectedRequest, verdict: .modified, onExchange: "challenge-401")
     }
 
     func testForeignResponse() throws {
-        let run = try FaultFlowRun.run(preset: "foreign-response")
-        try assertDiagnosis(run, preset: "foreign-response", at: .protectedRequest)
-        let exchange = try assertVerdict(run, fault: "foreign-response", step: "unauthenticated-request", verdict: .foreign)
+        let (run, exchange) = try assertPreset("foreign-response", diagnosedAt: .protectedRequest, verdict: .foreign,
+                                               onExchange: "unauthenticated-request")
         XCTAssertEqual(run.hop(run.proxyHop.map { $0 + 1 }, of: exchange)?.verdict, .notReached, "the server was never asked")
     }
 
     func testGatewayCookie() throws {
-        let run = try FaultFlowRun.run(preset: "gateway-cookie")
-        try assertDiagnosis(run, preset: "gateway-cookie", at: .protectedRequest)
-        try assertVerdict(run, fault: "gateway-cookie", step: "unauthenticated-request", verdict: .foreign)
+        try assertPreset("gateway-cookie", diagnosedAt: .protectedRequest, verdict: .foreign, onExchange: "unauthenticated-request")
     }
 
     func testStripSetCookie() throws {
-        let run = try FaultFlowRun.run(preset: "strip-set-cookie")
-        try assertDiagnosis(run, preset: "strip-set-cookie", at: .tokenExchange)
-        try assertVerdict(run, fault: "strip-set-cookie", step: "bootstrap", verdict: .modified)
+        try assertPreset("strip-set-cookie", diagnosedAt: .tokenExchange, verdict: .modified, onExchange: "bootstrap")
     }
 
     func testRewriteSetCookie() throws {
-        let run = try FaultFlowRun.run(preset: "rewrite-set-cookie")
-        try assertDiagnosis(run, preset: "rewrite-set-cookie", at: .tokenExchange)
-        try assertVerdict(run, fault: "rewrite-set-cookie", step: "bootstrap", verdict: .modified)
+        try assertPreset("rewrite-set-cookie", diagnosedAt: .tokenExchange, verdict: .modified, onExchange: "bootstrap")
     }
 
     func testStripCookie() throws {
-        let run = try FaultFlowRun.run(preset: "strip-cookie")
-        try assertDiagnosis(run, preset: "strip-cookie", at: .credentials)
-        try assertVerdict(run, fault: "strip-cookie", step: "credentials-post", verdict: .modified)
+        try assertPreset("strip-cookie", diagnosedAt: .credentials, verdict: .modified, onExchange: "credentials-post")
     }
 
     func testRewriteURLs() throws {
-        let run = try FaultFlowRun.run(preset: "rewrite-urls")
-        try assertDiagnosis(run, preset: "rewrite-urls", at: .protectedRequest)
-        try assertVerdict(run, fault: "rewrite-urls", step: "challenge-401", verdict: .modified)
+        try assertPreset("rewrite-urls", diagnosedAt: .protectedRequest, verdict: .modified, onExchange: "challenge-401")
     }
 
     func testDropChallenge() throws {
-        let run = try FaultFlowRun.run(preset: "drop-challenge")
-        try assertDiagnosis(run, preset: "drop-challenge", at: .loginPage)
-        try assertVerdict(run, fault: "drop-challenge", step: "login-page", verdict: .modified)
+        try assertPreset("drop-challenge", diagnosedAt: .loginPage, verdict: .modified, onExchange: "login-page")
     }
 
     func testAlterTokenPost() throws {
-        let run = try FaultFlowRun.run(preset: "alter-token-post")
-        try assertDiagnosis(run, preset: "alter-token-post", at: .tokenExchange)
-        try assertVerdict(run, fault: "alter-token-post", step: "token-post", verdict: .modified)
+        try assertPreset("alter-token-post", diagnosedAt: .tokenExchange, verdict: .modified, onExchange: "token-post")
     }
 
     func testCompress() throws {
-        let run = try FaultFlowRun.run(preset: "compress")
-        try assertDiagnosis(run, preset: "compress", at: .protectedRequest)
-        try assertVerdict(run, fault: "compress", step: "challenge-401", verdict: .modified)
+        try assertPreset("compress", diagnosedAt: .protectedRequest, verdict: .modified, onExchange: "challenge-401")
     }
 
     func testClientCertRequiredWithoutACertificate() throws {

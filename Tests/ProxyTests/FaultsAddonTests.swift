@@ -25,15 +25,21 @@ final class FaultsAddonTests: XCTestCase {
         return FlowScript(hooks: addon.hook(for: context).map { [$0] } ?? [])
     }
 
+    /// `script` with the whole request sent and the upstream stream open.
+    func opened(_ addon: FaultsAddon, _ head: HTTPRequestHead = Script.get()) -> FlowScript {
+        var script = script(addon, head)
+        script.start(head)
+        script.send(.requestEnd(trailers: nil))
+        script.open()
+        return script
+    }
+
     func testAResetAfterBodyBytesSendsThoseBytesThenResetsAndRecordsTheRule() throws {
         let addon = try addon("""
             {"rules": [{"name": "cut", "match": {"leg": "response"},
                         "actions": [{"action": "reset", "at": "after-body-bytes", "bytes": 4}]}]}
             """)
-        var script = script(addon, Script.get())
-        script.start(Script.get())
-        script.send(.requestEnd(trailers: nil))
-        script.open()
+        var script = opened(addon)
         let head = Script.ok(length: 10)
         script.send(.responseHead(head, wire: Script.wire(head)))
         let commands = script.send(.responseBody(Script.bytes(10)))
@@ -49,10 +55,7 @@ final class FaultsAddonTests: XCTestCase {
     func testLatencyDelaysEveryResponseWithinItsJitterAndRecordsTheDrawnDelay() throws {
         let addon = try addon(preset: "latency:ms=300,jitter=100")
         for _ in 0..<5 {
-            var script = script(addon, Script.get())
-            script.start(Script.get())
-            script.send(.requestEnd(trailers: nil))
-            script.open()
+            var script = opened(addon)
             let commands = script.send(.responseHead(Script.ok(length: 0), wire: Script.wire(Script.ok(length: 0))))
             guard case .startTimer(.response, let delay)? = commands.first else { return XCTFail("no delay: \(commands)") }
             XCTAssertTrue((.milliseconds(200) ... .milliseconds(400)).contains(delay), "\(delay)")
@@ -69,10 +72,7 @@ final class FaultsAddonTests: XCTestCase {
             {"rules": [{"name": "rewrite", "match": {"leg": "response"},
                         "actions": [{"action": "regex-body", "pattern": "a", "template": "b"}]}]}
             """, bufferLimit: 8)
-        var script = script(addon, Script.get())
-        script.start(Script.get())
-        script.send(.requestEnd(trailers: nil))
-        script.open()
+        var script = opened(addon)
         let head = Script.ok(length: 20)
         script.send(.responseHead(head, wire: Script.wire(head)))
         XCTAssertTrue(script.clientHeads.isEmpty, "a buffering action holds the head")
@@ -102,10 +102,7 @@ final class FaultsAddonTests: XCTestCase {
         let addon = try addon(preset: "strip-set-cookie")
         let post = HTTPRequestHead(method: "POST", path: "/suite/mobileAuthTokenConsumer",
                                    fields: ["Host": "origin.test:8443", "Content-Length": "0"])
-        var script = script(addon, post)
-        script.start(post)
-        script.send(.requestEnd(trailers: nil))
-        script.open()
+        var script = opened(addon, post)
         let bootstrap = HTTPResponseHead(status: 200, fields: ["Content-Length": "0", "Set-Cookie": "JSESSIONID=x; Path=/suite"])
         script.send(.responseHead(bootstrap, wire: Script.wire(bootstrap)))
         XCTAssertEqual(script.clientHeads.first?.fields.values("Set-Cookie"), [])
