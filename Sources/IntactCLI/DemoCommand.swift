@@ -43,8 +43,7 @@ enum DemoCommand {
 
             Exit status: 0 when the sign-in succeeded and the policy holds, 1 otherwise
             (so 1 whenever a fault breaks the flow, as expected).
-
-            """ + FaultOptions.discussion,
+            """ + "\n\n" + FaultOptions.discussion,
         options: [
             .flag("http1", help: "the client offers HTTP/1.1 only"),
             .flag("http2", help: "the client offers HTTP/2 only"),

@@ -8,7 +8,7 @@ import Proxy
 struct FaultOptions {
     static let options: [CommandOption] = [
         .value("fault", valueName: "NAME[:key=value,...]",
-               help: "inject a fault preset (repeatable; 'intact faults' lists them, 'intact faults NAME' its parameters)",
+               help: "inject a fault preset ('intact faults' lists them, 'intact faults NAME' its parameters)",
                isRepeatable: true),
         .value("faults", valueName: "FILE.json", help: "inject the faults of a rule file (format below)"),
         .value("seed", valueName: "N", help: "seed of the probability and jitter draws (default: a random one, printed)"),

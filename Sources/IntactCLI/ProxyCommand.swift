@@ -23,8 +23,7 @@ enum ProxyCommand {
             Each finished exchange is logged on standard error; with --record it is also
             written to a JSON Lines recording (see the README for the format).
             SIGINT/SIGTERM stop accepting, drain in-flight exchanges, flush and exit 0.
-
-            """ + FaultOptions.discussion,
+            """ + "\n\n" + FaultOptions.discussion,
         options: [
             .value("listen", valueName: "ADDR:PORT", help: "address to listen on (an IP; port 0 picks one)",
                    defaultValue: "127.0.0.1:8080"),

@@ -83,6 +83,11 @@ public struct ProxyConfiguration: Sendable {
         if !passthroughHosts.isEmpty { options["passthrough"] = passthroughHosts.joined(separator: ",") }
         if let recording { options["recordBodies"] = String(recording.bodyStoreLimit) }
         if let identity = upstreamClientIdentity { options["upstreamClientCertificate"] = identity.subject }
+        let engines = addons.compactMap { ($0 as? FaultsAddon)?.engine }
+        if !engines.isEmpty {
+            options["faults"] = engines.flatMap { $0.rules.map(\.name) }.joined(separator: ",")
+            options["faultSeed"] = engines.map { String($0.seed) }.joined(separator: ",")
+        }
         return options
     }
 }

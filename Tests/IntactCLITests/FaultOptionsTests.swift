@@ -102,6 +102,8 @@ final class FaultOptionsTests: XCTestCase {
         XCTAssertEqual(addon.engine.seed, 42)
         XCTAssertEqual(addon.engine.rules.map(\.name), ["strip-set-cookie"])
         XCTAssertTrue(error.text.contains("injecting faults: --fault strip-set-cookie (1 rule); seed 42"), error.text)
+        XCTAssertEqual(configuration.recordedOptions["faults"], "strip-set-cookie", "the recording's header names the faults")
+        XCTAssertEqual(configuration.recordedOptions["faultSeed"], "42")
     }
 
     func testTheDemoShowsTheFailureAndSaysItIsWhatTheFaultCauses() {
