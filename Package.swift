@@ -34,7 +34,7 @@ let package = Package(
         // Load balancer scenarios: real nginx/HAProxy between two taps, run and judged end to end.
         .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow"]),
         // The intercepting proxy: sans-io layers (mode, TLS, HTTP, exchange) and their driver on Transport.
-        .target(name: "Proxy", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Transport", "AuthFlow"]),
+        .target(name: "Proxy", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Transport", "AuthFlow", "Faults"]),
         // The whole sign-in flow in one process (CA, mock server, proxy, client), then verified: `intact demo`.
         .target(name: "Demo", dependencies: ["AuthFlow", "Evidence", "Proxy", "SignIn", "TLS", "Wire"]),
         // Command-line parsing and the subcommands, as a library so tests can drive them.
@@ -58,7 +58,9 @@ let package = Package(
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Wire", "TLS", "HTTP", "Hashing"]),
         .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow"]),
         .testTarget(name: "ScenarioTests", dependencies: ["Scenarios", "IntactCLI", "Evidence", "AuthFlow", "Transport", "TLS", "HTTP", "Wire"]),
-        .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Wire", "Transport", "Hashing", "AuthFlow"]),
+        .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Wire", "Transport", "Hashing", "AuthFlow", "Faults"]),
+        // Every fault preset through the whole flow in one process (DemoRig): the client's diagnosis and the verifier's verdict.
+        .testTarget(name: "FaultFlowTests", dependencies: ["Demo", "Proxy", "Faults", "AuthFlow", "Evidence", "SignIn", "TLS"]),
         .testTarget(name: "SignInTests", dependencies: ["SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
     ],
     swiftLanguageModes: [.v6]

@@ -25,12 +25,7 @@ extension SignInFlow {
 
     /// Steps 2–5: the 401 with contextUrl and tokenUrl, then PKCE and the login URL.
     private mutating func afterProtectedRequest(_ r: Received, log: inout CheckLog, now: Date) throws(FlowFailure) -> State {
-        if r.isRedirect {
-            if !r.head.fields.values("Set-Cookie").isEmpty {
-                throw FlowFailure(mode: .gatewayCookie, evidence: "\(r.brief), setting a cookie of its own, instead of the server's 401")
-            }
-            throw FlowFailure(mode: .authRedirect, evidence: "\(r.brief) instead of 401 with contextUrl and tokenUrl")
-        }
+        if r.isRedirect { throw redirectInsteadOfChallenge(r) }
         try screen(r, log: &log)
         guard r.status == 401 else {
             throw FlowFailure(mode: configuration.expectsTraceEcho ? .unexpectedResponse : .foreignResponse,

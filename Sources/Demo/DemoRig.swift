@@ -34,6 +34,8 @@ public final class DemoRig: @unchecked Sendable {
     private var serverRecorder: TapRecorder?
     private var proxy: ProxyServer?
     private var endpoints: DemoEndpoints?
+    /// The client certificate the client presents, when the configuration asks for one.
+    private var clientIdentity: TLSIdentity?
 
     public init(configuration: DemoConfiguration) {
         self.configuration = configuration
@@ -57,6 +59,9 @@ public final class DemoRig: @unchecked Sendable {
             throw DemoError.certificateAuthority("\(error)")
         }
         self.authority = authority
+        if configuration.presentsClientCertificate {
+            clientIdentity = try DemoRig.importedClientIdentity(from: authority)
+        }
 
         let proxyPort = try DemoRig.reserveLoopbackPort()
         let publicOrigin = Origin(scheme: "https", host: "127.0.0.1", port: proxyPort)
@@ -126,7 +131,9 @@ public final class DemoRig: @unchecked Sendable {
         do {
             runner = try ClientRunner(
                 configuration: ClientRunner.Configuration(flow: flow, trust: .caFile(endpoints.caCertificatePath),
-                                                          protocols: configuration.protocols),
+                                                          clientIdentity: clientIdentity,
+                                                          protocols: configuration.protocols,
+                                                          exchangeTimeout: configuration.exchangeTimeout),
                 recorder: recorder)
         } catch {
             _ = recorder.close()
@@ -206,6 +213,18 @@ public final class DemoRig: @unchecked Sendable {
         }
     }
 
+    /// A client certificate from the demo CA, imported from its PKCS#12 form
+    /// as a user imports one into the app. Blocks on key generation.
+    static func importedClientIdentity(from authority: CertificateAuthority) throws -> TLSIdentity {
+        let password = "intact-demo"
+        do {
+            let issued = try authority.issueClient(commonName: "intact demo client", password: password)
+            return try PKCS12.importIdentity(issued.pkcs12, password: password)
+        } catch {
+            throw DemoError.certificateAuthority("cannot issue the client certificate: \(error)")
+        }
+    }
+
     /// A free loopback port: bound to port 0 and released at once. Another
     /// process could take it in between; on this machine's loopback that is
     /// a race the caller reports (the proxy's start then fails naming the
@@ -246,8 +265,13 @@ public struct DemoConfiguration: Sendable {
     public var directory: String
     /// Which HTTP versions the client offers.
     public var protocols: ClientRunner.Protocols
-    /// Add-ons the proxy runs every exchange through (the fault engine).
+    /// Add-ons the proxy runs every exchange through (the fault engine: `FaultsAddon`).
     public var proxyAddons: [any ProxyAddon]
+    /// The client imports a client certificate the demo CA issued (as
+    /// PKCS#12) and presents it whenever a server or gateway asks for one.
+    public var presentsClientCertificate: Bool
+    /// The most one exchange of the client may take; a stalled exchange ends there.
+    public var exchangeTimeout: Duration
     /// The policy the verification applies (strict: the document's rule).
     public var policy: VerificationPolicy
     public var contextPath: String
@@ -255,11 +279,14 @@ public struct DemoConfiguration: Sendable {
     public var toolVersion: String
 
     public init(directory: String, protocols: ClientRunner.Protocols = .http2OrHTTP1,
-                proxyAddons: [any ProxyAddon] = [], policy: VerificationPolicy = .strict,
+                proxyAddons: [any ProxyAddon] = [], presentsClientCertificate: Bool = false,
+                exchangeTimeout: Duration = .seconds(10), policy: VerificationPolicy = .strict,
                 contextPath: String = "suite", toolVersion: String) {
         self.directory = directory
         self.protocols = protocols
         self.proxyAddons = proxyAddons
+        self.presentsClientCertificate = presentsClientCertificate
+        self.exchangeTimeout = exchangeTimeout
         self.policy = policy
         self.contextPath = contextPath
         self.toolVersion = toolVersion

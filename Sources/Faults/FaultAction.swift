@@ -66,8 +66,9 @@ public enum FaultAction: Sendable, Hashable {
     case stall
 
     // TLS, decided when a client connects.
-    /// Demands a client certificate signed by the CA in this PEM file.
-    case requireClientCertificate(caFile: String)
+    /// Demands a client certificate signed by the CA in this PEM file, or
+    /// by the proxy's own CA (the one that mints its certificates) when nil.
+    case requireClientCertificate(caFile: String?)
     /// Presents a server certificate from a CA the client does not trust.
     case presentUnknownCA
 

@@ -58,7 +58,7 @@ public final class FaultEngine: Sendable {
                 case .requireClientCertificate(let caFile):
                     result.tls.append(.requireClientCertificate(caFile: caFile))
                     result.applied.append(AppliedFault(rule: firing.rule.name, action: action.kind, leg: nil,
-                                                       change: "client certificate signed by \(caFile) required"))
+                                                       change: "client certificate signed by \(caFile ?? "the proxy's CA") required"))
                 case .presentUnknownCA:
                     result.tls.append(.presentUnknownCA)
                     result.applied.append(AppliedFault(rule: firing.rule.name, action: action.kind, leg: nil,

@@ -89,8 +89,9 @@ public struct AppliedFault: Sendable, Hashable, Codable, CustomStringConvertible
 
 /// A TLS fault for the proxy's handshake with a client.
 public enum TLSFaultCommand: Sendable, Hashable {
-    /// Ask for a client certificate and accept only one signed by the CA in this PEM file.
-    case requireClientCertificate(caFile: String)
+    /// Ask for a client certificate and accept only one signed by the CA in
+    /// this PEM file, or by the proxy's own CA when nil.
+    case requireClientCertificate(caFile: String?)
     /// Present a server certificate minted by a throwaway CA the client does not trust.
     case presentUnknownCA
 }

@@ -182,7 +182,7 @@ extension FaultPreset {
         name: "alter-token-post",
         summary: "the token POST body changed, or re-encoded with the same meaning",
         reference: "steps 9–10; Network Requirements",
-        breaks: [.step9TokenURL, .unmodified],
+        breaks: [.step9TokenURL, .step10Session, .unmodified],
         clientSees: "the token rejected (alter), or a modified request reported (reencode)",
         parameters: [
             FaultPresetParameter(name: "mode", defaultValue: "alter", meaning: "alter the field's value, or reencode (percent-encode - and _)"),
@@ -217,10 +217,11 @@ extension FaultPreset {
         reference: "Client Certificates",
         breaks: [.certificateGateway, .clientCertificateImport],
         clientSees: "without a certificate: a TLS failure with a diagnosis; with one: success",
-        parameters: [FaultPresetParameter(name: "ca", defaultValue: "certs/ca-cert.pem", meaning: "PEM file of the CA client certificates must chain to")]
+        parameters: [FaultPresetParameter(name: "ca", defaultValue: nil,
+                                           meaning: "PEM file of the CA client certificates must chain to (default: the proxy's own CA)")]
     ) { args throws(FaultPresetError) in
         [FaultRule(name: "client-cert-required", match: FaultMatch(leg: nil),
-                   actions: [.requireClientCertificate(caFile: try args.string("ca"))])]
+                   actions: [.requireClientCertificate(caFile: args.optionalString("ca"))])]
     }
 
     static let resetTokenPost = FaultPreset(
@@ -242,7 +243,9 @@ extension FaultPreset {
         case .afterHeaders: point = .afterHeaders
         case .afterBodyBytes: point = .afterBodyBytes(try args.int("bytes", in: 0...Int.max))
         }
-        return [FaultRule(name: "reset-token-post", match: FaultMatch(leg: leg, steps: [.tokenPost]), actions: [.reset(point)])]
+        // The response leg sees the step the response tells: a token POST answered 200 is the bootstrap.
+        let steps: Set<AuthStep> = leg == .request ? [.tokenPost] : [.tokenPost, .bootstrap]
+        return [FaultRule(name: "reset-token-post", match: FaultMatch(leg: leg, steps: steps), actions: [.reset(point)])]
     }
 
     static let latency = FaultPreset(

@@ -111,7 +111,7 @@ extension FaultRuleFile {
         case .stall:
             return .stall
         case .requireClientCertificate:
-            return .requireClientCertificate(caFile: try a.required("caFile", a.name))
+            return .requireClientCertificate(caFile: try a.name("caFile"))
         case .unknownCACertificate:
             return .presentUnknownCA
         }

@@ -40,7 +40,7 @@ import AuthFlow
 /// (without `in`: every place on the rule's leg),
 /// `gate {cookie | header, status?: 302|401|403, location?}`, `delay {ms, jitter?}`,
 /// `throttle {bytesPerSecond}`, `reset {at: before-headers|after-headers|after-body-bytes,
-/// bytes?}`, `close {}`, `stall {}`, `require-client-certificate {caFile}`,
+/// bytes?}`, `close {}`, `stall {}`, `require-client-certificate {caFile?}` (default: the proxy's own CA),
 /// `unknown-ca-certificate {}`. Regexes use ICU syntax (NSRegularExpression),
 /// templates `$1` for groups. `Examples/faults/README.md` explains each with examples.
 public enum FaultRuleFile {

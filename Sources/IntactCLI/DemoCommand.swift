@@ -33,14 +33,24 @@ enum DemoCommand {
             to OUT/keep/) and the command prints curl commands that walk through the flow by
             hand; Ctrl-C stops them.
 
-            Exit status: 0 when the sign-in succeeded and the policy holds, 1 otherwise.
-            """,
+            With --fault or --faults the proxy injects faults, as a misconfigured load balancer
+            would: the run shows the failure as the client sees it (its diagnosis names the
+            failure mode and quotes the document's sentence) and as the verifier reports it
+            (the hop inside the proxy, with the injected fault), lists the faults applied from
+            the proxy's recording, and says whether the outcome is what they cause. For
+            client-cert-required, --client-cert makes the client present a certificate the
+            demo CA issued (imported as PKCS#12): the flow then succeeds.
+
+            Exit status: 0 when the sign-in succeeded and the policy holds, 1 otherwise
+            (so 1 whenever a fault breaks the flow, as expected).
+            """ + "\n\n" + FaultOptions.discussion,
         options: [
             .flag("http1", help: "the client offers HTTP/1.1 only"),
             .flag("http2", help: "the client offers HTTP/2 only"),
             .value("out", valueName: "DIR", help: "where the recordings and reports go (created; must be empty)"),
             .flag("keep", help: "afterwards keep a mock server and proxy running for curl, until Ctrl-C"),
-        ],
+            .flag("client-cert", help: "the client presents a client certificate from the demo CA when asked"),
+        ] + FaultOptions.options,
         run: run)
 
     private static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
@@ -50,8 +60,11 @@ enum DemoCommand {
         let protocols: ClientRunner.Protocols = arguments.flag("http1") ? .http1Only
             : arguments.flag("http2") ? .http2Only : .http2OrHTTP1
         let directory = arguments.value("out") ?? defaultDirectory()
-        let configuration = DemoConfiguration(directory: directory, protocols: protocols,
+        let faults = try FaultOptions.parse(arguments)
+        var configuration = DemoConfiguration(directory: directory, protocols: protocols,
+                                              presentsClientCertificate: arguments.flag("client-cert"),
                                               toolVersion: IntactVersion.string)
+        if let faults { configuration.proxyAddons = [try faults.addon(contextPath: configuration.contextPath)] }
         let out = context.standardOutput
         let rig = DemoRig(configuration: configuration)
         defer { rig.stopServers() }
@@ -62,6 +75,10 @@ enum DemoCommand {
             throw CommandFailure("\(error)")
         }
         describe(endpoints, protocols: protocols, to: out)
+        if let faults {
+            out.line("The proxy injects faults: \(faults.summary)")
+            out.line()
+        }
 
         out.line("The client (what the app and its browser see):")
         let counter = StepCounter()
@@ -86,6 +103,9 @@ enum DemoCommand {
         out.write(indent(TextReport.render(report)))
         out.line()
         describeFiles(rig.files, to: out)
+        if let faults {
+            try describeFaults(faults, outcome: outcome, proxyRecording: rig.files.proxyRecording, to: out)
+        }
 
         let passed = outcome.succeeded && report.policyHolds
         out.line(passed

@@ -23,7 +23,7 @@ enum ProxyCommand {
             Each finished exchange is logged on standard error; with --record it is also
             written to a JSON Lines recording (see the README for the format).
             SIGINT/SIGTERM stop accepting, drain in-flight exchanges, flush and exit 0.
-            """,
+            """ + "\n\n" + FaultOptions.discussion,
         options: [
             .value("listen", valueName: "ADDR:PORT", help: "address to listen on (an IP; port 0 picks one)",
                    defaultValue: "127.0.0.1:8080"),
@@ -49,7 +49,7 @@ enum ProxyCommand {
             .value("log-format", valueName: "FORMAT", help: "text or json", defaultValue: "text"),
             .value("drain-timeout", valueName: "SECONDS", help: "how long to let in-flight exchanges finish on stop",
                    defaultValue: "5"),
-        ],
+        ] + FaultOptions.options,
         run: run)
 
     private static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
@@ -84,6 +84,7 @@ enum ProxyCommand {
               let contextPath = arguments.value("context-path"), let formatText = arguments.value("log-format") else {
             preconditionFailure("these options have defaults")
         }
+        let faults = try FaultOptions.parse(arguments)
         let (host, port) = try listenAddress(listen, path: arguments.path)
         let mode: ProxyMode
         do {
@@ -129,6 +130,10 @@ enum ProxyCommand {
                 path: path, bodyStoreLimit: try bodyLimit(arguments), recordSecrets: arguments.flag("record-secrets"))
         } else if arguments.isGiven("record-bodies") || arguments.flag("record-secrets") {
             throw UsageError("--record-bodies and --record-secrets need --record FILE.jsonl", path: arguments.path)
+        }
+        if let faults {
+            configuration.addons.append(try faults.addon(contextPath: contextPath))
+            context.standardError.line("intact proxy: injecting faults: \(faults.summary)")
         }
         if !arguments.flag("quiet") {
             let log = context.standardError

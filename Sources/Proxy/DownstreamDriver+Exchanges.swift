@@ -17,9 +17,17 @@ final class ExchangeStreams {
 
     let client: HTTPServerStream
     var upstream = Upstream.none
+    /// The pacing timer of each message, while one runs.
+    var timers: [ExchangeTimer: LoopTimer] = [:]
 
     init(client: HTTPServerStream) {
         self.client = client
+    }
+
+    /// Stops the timers that still run: the exchange is over.
+    func cancelTimers() {
+        for timer in timers.values { timer.cancel() }
+        timers.removeAll()
     }
 
     /// Lets go of the upstream stream: resets an open one, and one still
@@ -102,10 +110,24 @@ extension DownstreamDriver {
             streams.client.reset(code: .internalError)
         case .abandonUpstream:
             streams.abandon()
+        case let .startTimer(timer, delay):
+            streams.timers[timer] = loop.schedule(after: delay) { [weak self] in
+                self?.timerFired(timer, exchange)
+            }
+        case .closeClientConnection:
+            channel.close()
         case .finished(let record):
+            streams.cancelTimers()
             exchanges[exchange] = nil
             runtime.sink.record(record)
         }
+    }
+
+    /// A pacing timer ran out; the exchange may be over meanwhile (its timers were cancelled then).
+    private func timerFired(_ timer: ExchangeTimer, _ exchange: ExchangeID) {
+        guard let streams = exchanges[exchange] else { return }
+        streams.timers[timer] = nil
+        feed(.exchange(exchange, .timerFired(timer)))
     }
 
     /// Sends a response part to the client; a head's wire form goes back to the flow.

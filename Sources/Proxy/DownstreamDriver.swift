@@ -117,8 +117,8 @@ final class DownstreamDriver: @unchecked Sendable {
             acceptConnect(exchange, head)
         case .peekClientHello:
             peekClientHello()
-        case .startTLS(let name):
-            startTLS(certificateName: name)
+        case let .startTLS(name, changes):
+            startTLS(certificateName: name, changes: changes)
         case .openTunnel(let target):
             openTunnel(to: target)
         case .record(let record):
@@ -185,10 +185,10 @@ final class DownstreamDriver: @unchecked Sendable {
         }
     }
 
-    private func startTLS(certificateName name: String) {
+    private func startTLS(certificateName name: String, changes: DownstreamTLSChanges) {
         let context: TLSContext
         do {
-            context = try runtime.contexts.server(for: name)
+            context = try runtime.contexts.server(for: name, changes: changes)
         } catch {
             channel.abort()
             return
@@ -278,6 +278,10 @@ final class DownstreamDriver: @unchecked Sendable {
     func drain() {
         loop.preconditionOnLoop()
         close()
+        // A stalled exchange never ends by itself, and over HTTP/1.1 the
+        // proxy reads nothing while it owes an answer, so a client that gave
+        // up goes unnoticed: there is nothing to wait for.
+        if layer.hasOnlyStalledExchanges { _ = terminate() }
     }
 
     /// The proxy stops now: records every exchange still open as broken,
@@ -287,7 +291,10 @@ final class DownstreamDriver: @unchecked Sendable {
         let open = layer.activeExchanges.count
         feed(.connectionClosed(ProxyError(.internal, at: "proxy", "the proxy stopped before the exchange finished",
                                           status: .proxyInternalError)))
-        for streams in exchanges.values { streams.abandon() }
+        for streams in exchanges.values {
+            streams.abandon()
+            streams.cancelTimers()
+        }
         exchanges.removeAll()
         switch phase {
         case .serving(let server), .handshaking(let server), .openingTunnel(let server): server.abort()

@@ -47,8 +47,10 @@ public enum DownstreamCommand: Sendable, Hashable {
     /// `.clientHello` (or `.tlsFailed` when they are not one).
     case peekClientHello
     /// Handshake with the client as a TLS server presenting a leaf minted
-    /// for `certificateName`, then serve HTTP/1.1 or HTTP/2 per ALPN.
-    case startTLS(certificateName: String)
+    /// for `certificateName` (with the add-ons' `changes`: a client
+    /// certificate demanded, an untrusted issuer), then serve HTTP/1.1 or
+    /// HTTP/2 per ALPN.
+    case startTLS(certificateName: String, changes: DownstreamTLSChanges = DownstreamTLSChanges())
     /// Serve plain HTTP/1.1 on the connection (a forward proxy's clients speak it first).
     case servePlainHTTP
     /// Relay bytes untouched between the client and the target (a TCP

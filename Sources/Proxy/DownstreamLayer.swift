@@ -77,11 +77,18 @@ public struct DownstreamLayer {
     var flows: [ExchangeID: ExchangeFlow] = [:]
     /// The highest exchange sequence seen, so a connection-level record gets a fresh one.
     var lastSequence = 0
+    /// What the add-ons decided when the connection was accepted.
+    let directives: ConnectionDirectives
+    /// The connection's faults once they took effect (the proxy's TLS
+    /// handshake began with its changes), written into every later record.
+    var appliedConnectionFaults: [ExchangeRecord.AppliedFault] = []
 
+    /// Asks every add-on about the new connection (`ProxyAddon.connectionAccepted`).
     public init(id: ConnectionID, localIP: String, settings: ProxyLayerSettings) {
         self.id = id
         self.localIP = localIP
         self.settings = settings
+        directives = settings.addons.reduce(ConnectionDirectives()) { $0.merged(with: $1.connectionAccepted(id)) }
         switch settings.mode {
         case .forward: phase = .plain
         case .reverse: phase = .peeking(nil)
@@ -90,6 +97,9 @@ public struct DownstreamLayer {
 
     /// Exchanges still in progress.
     public var activeExchanges: [ExchangeID] { flows.keys.sorted { $0.sequence < $1.sequence } }
+
+    /// True when exchanges are in progress and every one of them is stalled by a hook.
+    public var hasOnlyStalledExchanges: Bool { !flows.isEmpty && flows.values.allSatisfy(\.isStalled) }
 
     /// The commands for a connection just accepted.
     public func start() -> [DownstreamCommand] {
@@ -115,7 +125,7 @@ public struct DownstreamLayer {
             }
             let commands = flow.handle(event)
             flows[exchange] = flow.isFinished ? nil : flow
-            return commands.map { .exchange(exchange, $0) }
+            return wrap(commands, of: exchange)
         case let .malformedRequest(error, answer, wire):
             return malformedRequest(error, answer: answer, wire: wire)
         case .connectTargetReached:
@@ -145,7 +155,7 @@ public struct DownstreamLayer {
             case .plain, .probing, .intercepting, .tunnelling, .closed: return [.close]
             }
             phase = .closed
-            return [.record(connectionRecord(hello: hello, error: problem)), .close]
+            return [.record(annotated(connectionRecord(hello: hello, error: problem))), .close]
         case let .tunnelClosed(upstream, problem):
             guard case .tunnelling(let connect, let hello) = phase else { return [] }
             phase = .closed
@@ -193,7 +203,7 @@ public struct DownstreamLayer {
                                 settings: settings.recording)
         let commands = flow.start(head, wire: wire)
         if !flow.isFinished { flows[exchange] = flow }
-        return commands.map { .exchange(exchange, $0) }
+        return wrap(commands, of: exchange)
     }
 
     /// A CONNECT on the plain connection: probe the target before answering.
@@ -218,7 +228,7 @@ public struct DownstreamLayer {
             // Reverse mode: present a leaf for the name the client asked for, or the address it reached.
             guard case .reverse(let upstream) = settings.mode else { return [.close] }
             phase = .handshaking(route: upstream, hello: hello)
-            return [.startTLS(certificateName: hello.serverName ?? localIP)]
+            return [interceptTLS(certificateName: hello.serverName ?? localIP)]
         }
         let name = hello.serverName ?? connect.target.host
         if settings.isPassthrough(name) || settings.isPassthrough(connect.target.host) {
@@ -226,7 +236,30 @@ public struct DownstreamLayer {
             return [.openTunnel(connect.target)]
         }
         phase = .handshaking(route: connect.target, hello: hello)
-        return [.startTLS(certificateName: name)]
+        return [interceptTLS(certificateName: name)]
+    }
+
+    /// The handshake with the client, with the add-ons' TLS changes; from
+    /// now on the connection's faults are in effect and recorded.
+    private mutating func interceptTLS(certificateName: String) -> DownstreamCommand {
+        appliedConnectionFaults = directives.faults
+        return .startTLS(certificateName: certificateName, changes: directives.tls)
+    }
+
+    /// An exchange's commands as the connection's, its record carrying the connection's faults.
+    private func wrap(_ commands: [ExchangeCommand], of exchange: ExchangeID) -> [DownstreamCommand] {
+        commands.map { command in
+            guard case .finished(let record) = command else { return .exchange(exchange, command) }
+            return .exchange(exchange, .finished(annotated(record)))
+        }
+    }
+
+    /// The record with the connection's faults in effect ahead of its own.
+    func annotated(_ record: ExchangeRecord) -> ExchangeRecord {
+        guard !appliedConnectionFaults.isEmpty else { return record }
+        var record = record
+        record.faults = appliedConnectionFaults + record.faults
+        return record
     }
 
     private func loopError(_ target: UpstreamTarget) -> ProxyError {
@@ -253,7 +286,7 @@ public struct DownstreamLayer {
         var flow = ExchangeFlow(id: exchange, target: target, client: client, hooks: [], settings: settings.recording)
         let commands = flow.refuse(head, wire: wire, status: status, error: problem)
         if !flow.isFinished { flows[exchange] = flow }
-        return commands.map { .exchange(exchange, $0) }
+        return wrap(commands, of: exchange)
     }
 
     /// The client's TLS session, once intercepted.
@@ -269,8 +302,9 @@ public struct DownstreamLayer {
         let problem = ProxyError(.protocolError, at: "downstream request", error.reason, status: .httpRequestError)
         lastSequence += 1
         let exchange = ExchangeID(connection: id, sequence: lastSequence)
-        let record = malformedRecord(exchange, error: error, answer: answer.flatMap { head in wire.map { (head, $0) } },
-                                     problem: problem)
+        let record = annotated(malformedRecord(exchange, error: error,
+                                               answer: answer.flatMap { head in wire.map { (head, $0) } },
+                                               problem: problem))
         return [.record(record), .close]
     }
 

@@ -39,6 +39,16 @@ public enum ExchangeEvent: Sendable {
     case upstreamWritable(Bool)
     /// The client's stream stopped (false) or resumed (true) taking bytes.
     case clientWritable(Bool)
+    /// The timer a `.startTimer` asked for has run out.
+    case timerFired(ExchangeTimer)
+}
+
+/// The timer that paces one message of an exchange (a hook's delay, or the
+/// pause between the slices of a throttled body). Each message has at most
+/// one running.
+public enum ExchangeTimer: Sendable, Hashable {
+    case request
+    case response
 }
 
 /// What an `ExchangeFlow` asks its driver to do, in order.
@@ -68,6 +78,12 @@ public enum ExchangeCommand: Sendable, Hashable {
     /// being opened, reset it as soon as it opens. A stream that completed
     /// needs nothing: its connection goes back to the pool by itself.
     case abandonUpstream
+    /// Report `.timerFired(timer)` after `after` (on the exchange's loop);
+    /// a timer still running when the exchange finishes never fires.
+    case startTimer(ExchangeTimer, after: Duration)
+    /// Close the client's connection (gracefully: FIN, not RST) without
+    /// answering; every exchange on it ends.
+    case closeClientConnection
     /// The exchange is over; this is its record (hooks have annotated it).
     case finished(ExchangeRecord)
 }

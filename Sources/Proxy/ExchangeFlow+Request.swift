@@ -7,28 +7,42 @@ extension ExchangeFlow {
     /// Runs a request part from the client through the hooks and acts on what they say.
     mutating func passRequest(_ part: HTTPRequestPart, into commands: inout [ExchangeCommand]) {
         if case .discarding = requestLeg { return }
-        for output in HookChain.run(part, through: hooks[...], { $0.request($1) }) {
-            if let forwarded = act(on: output, leg: "request", into: &commands) {
+        requestPacer.hold(HookChain.run(part, through: hooks[...], { $0.request($1) }))
+        releaseRequest(into: &commands)
+    }
+
+    /// Carries out the request's held hook outputs in order, until one
+    /// waits for the timer or nothing more goes upstream.
+    mutating func releaseRequest(into commands: inout [ExchangeCommand]) {
+        while true {
+            if case .discarding = requestLeg { return requestPacer.discard() }
+            guard let step = requestPacer.next() else { return }
+            if let output = step.output, let forwarded = act(on: output, leg: "request", into: &commands) {
                 emitRequest(forwarded, into: &commands)
             }
-            if case .discarding = requestLeg { return }
+            if let wait = step.wait { commands.append(.startTimer(.request, after: wait)) }
         }
     }
 
     /// Carries out a hook output other than `.forward`; returns the part a
     /// `.forward` passes on. `leg` names the message in recorded failures.
     mutating func act<Part>(on output: HookOutput<Part>, leg: String, into commands: inout [ExchangeCommand]) -> Part? {
+        let location = "proxy hook on the \(leg)"
         switch output {
         case .forward(let part):
             return part
         case .answer(let parts):
             answer(parts, into: &commands)
         case .fail(let reason):
-            fail(ProxyError(.internal, at: "proxy hook on the \(leg)", reason, status: .proxyInternalError),
-                 status: 502, into: &commands)
+            fail(ProxyError(.internal, at: location, reason, status: .proxyInternalError), status: 502, into: &commands)
         case .reset(let reason):
-            reset(ProxyError(.reset, at: "proxy hook on the \(leg)", reason, status: .connectionTerminated),
-                  into: &commands)
+            reset(ProxyError(.reset, at: location, reason, status: .connectionTerminated), into: &commands)
+        case .close(let reason):
+            closeClient(ProxyError(.closedEarly, at: location, reason, status: .connectionTerminated), into: &commands)
+        case .stall(let reason):
+            stall(ProxyError(.timeout, at: location, reason, status: .connectionTimeout), into: &commands)
+        case .delay, .throttle:
+            break // The message's pacer carries these out before outputs get here.
         }
         return nil
     }
@@ -107,7 +121,7 @@ extension ExchangeFlow {
         case .sent, .broken:
             // The response was complete; a late reset changes nothing but a cut upload.
             if requestCut { noteFailure(problem) }
-        case .awaitingHead, .streaming:
+        case .awaitingHead, .streaming, .stalled:
             responseLeg = .broken
             noteFailure(problem)
         }
@@ -124,7 +138,7 @@ extension ExchangeFlow {
             answer(LocalResponse(status: status, error: problem).parts, into: &commands)
         case .streaming:
             reset(problem, into: &commands)
-        case .sent, .broken:
+        case .sent, .broken, .stalled:
             stopRequest()
             abandonUpstream(into: &commands)
         }
@@ -144,16 +158,40 @@ extension ExchangeFlow {
 
     /// Resets the client's stream and abandons the upstream one.
     mutating func reset(_ problem: ProxyError, into commands: inout [ExchangeCommand]) {
+        cutClient(problem, with: .resetClientStream, into: &commands)
+    }
+
+    /// Closes the client's connection without answering and abandons the upstream stream.
+    mutating func closeClient(_ problem: ProxyError, into commands: inout [ExchangeCommand]) {
+        cutClient(problem, with: .closeClientConnection, into: &commands)
+    }
+
+    /// Ends the exchange for both sides: the upstream stream is abandoned and
+    /// the client, if still there, is cut off with `command` (a reset or a close).
+    private mutating func cutClient(_ problem: ProxyError, with command: ExchangeCommand,
+                                    into commands: inout [ExchangeCommand]) {
         noteFailure(problem)
         stopRequest()
         abandonUpstream(into: &commands)
         switch responseLeg {
         case .sent, .broken: break
-        case .awaitingHead, .streaming: responseLeg = .broken
+        case .awaitingHead, .streaming, .stalled: responseLeg = .broken
         }
         if client == .connected {
             client = .gone
-            commands.append(.resetClientStream)
+            commands.append(command)
+        }
+    }
+
+    /// Sends nothing more, upstream or to the client, and keeps the client
+    /// waiting: the exchange ends when the client leaves.
+    mutating func stall(_ problem: ProxyError, into commands: inout [ExchangeCommand]) {
+        noteFailure(problem)
+        stopRequest()
+        abandonUpstream(into: &commands)
+        switch responseLeg {
+        case .awaitingHead, .streaming: responseLeg = .stalled
+        case .sent, .broken, .stalled: break
         }
     }
 

@@ -38,15 +38,24 @@ extension ExchangeFlow {
 
     /// Runs a response part from upstream through the hooks and acts on what they say.
     mutating func passResponse(_ part: HTTPResponsePart, into commands: inout [ExchangeCommand]) {
-        for output in HookChain.run(part, through: hooks[...], { $0.response($1) }) {
-            // After an answer, a failure or a reset, the rest of the outputs has nowhere to go.
+        responsePacer.hold(HookChain.run(part, through: hooks[...], { $0.response($1) }))
+        releaseResponse(into: &commands)
+    }
+
+    /// Carries out the response's held hook outputs in order, until one
+    /// waits for the timer or nothing more can reach the client.
+    mutating func releaseResponse(into commands: inout [ExchangeCommand]) {
+        while true {
+            // After an answer, a failure, a reset or a stall, the rest of the outputs has nowhere to go.
             switch responseLeg {
             case .awaitingHead, .streaming: break
-            case .sent, .broken: return
+            case .sent, .broken, .stalled: return responsePacer.discard()
             }
-            if let forwarded = act(on: output, leg: "response", into: &commands) {
+            guard let step = responsePacer.next() else { return }
+            if let output = step.output, let forwarded = act(on: output, leg: "response", into: &commands) {
                 sendToClient(forwarded, into: &commands)
             }
+            if let wait = step.wait { commands.append(.startTimer(.response, after: wait)) }
         }
     }
 

@@ -9,10 +9,15 @@ import TLS
 /// recorder digests what crossed each leg; it answers the client itself when
 /// the upstream cannot, and ends with the exchange's record.
 ///
+/// Hook outputs go through a pacer per message (`MessagePacer`): a delay
+/// or a throttled body asks the driver for a timer (`.startTimer`) and
+/// holds the message's later outputs until it fires (`.timerFired`).
+///
 /// Backpressure: reading the request from the client is paused while the
 /// upstream stream is being opened and a body chunk already waits, or while
 /// it is not writable; reading the response from upstream is paused while
-/// the client is not writable. So no body is ever buffered beyond one read.
+/// the client is not writable. Reading a message also pauses while its
+/// pacer holds outputs back. So no body is ever buffered beyond one read.
 ///
 /// A value owned by its downstream connection, used on that connection's
 /// loop only. After `.finished` it takes no more events (they are ignored).
@@ -44,6 +49,9 @@ public struct ExchangeFlow {
         case sent
         /// The client's stream ended before the response was whole.
         case broken
+        /// A hook stalled the exchange: nothing goes to the client, and the
+        /// exchange ends only when the client leaves.
+        case stalled
     }
 
     /// The exchange's hold on an upstream stream.
@@ -88,11 +96,20 @@ public struct ExchangeFlow {
     var client = ClientSide.connected
     var requestReading = Reading.flowing
     var responseReading = Reading.flowing
+    /// Hook outputs of each message waiting for a delay or a throttle's pause.
+    var requestPacer = MessagePacer<HTTPRequestHead>()
+    var responsePacer = MessagePacer<HTTPResponseHead>()
     var upstreamWritable = true
     var clientWritable = true
     /// The first failure; it is what the record says.
     var error: ProxyError?
     public private(set) var isFinished = false
+
+    /// True while a hook's stall keeps the client waiting (the exchange ends when the client leaves).
+    public var isStalled: Bool {
+        if case .stalled = responseLeg { return true }
+        return false
+    }
 
     /// The downstream stream an exchange arrived on.
     public struct ClientStream: Sendable {
@@ -188,6 +205,12 @@ public struct ExchangeFlow {
             upstreamWritable = writable
         case .clientWritable(let writable):
             clientWritable = writable
+        case .timerFired(.request):
+            requestPacer.timerFired()
+            releaseRequest(into: &commands)
+        case .timerFired(.response):
+            responsePacer.timerFired()
+            releaseResponse(into: &commands)
         }
         settle(&commands)
         return commands
@@ -214,7 +237,7 @@ public struct ExchangeFlow {
         switch responseLeg {
         case .sent: responseOver = recorder.downstream.response.hasHead
         case .broken: responseOver = true
-        case .awaitingHead, .streaming: responseOver = false
+        case .awaitingHead, .streaming, .stalled: responseOver = false
         }
         let requestOver = recorder.downstream.request.isEnded || client == .gone
         guard responseOver, requestOver else { return }
@@ -229,15 +252,16 @@ public struct ExchangeFlow {
     private mutating func adjustReading(_ commands: inout [ExchangeCommand]) {
         let request: Reading
         switch requestLeg {
-        case .opening(let pending, _): request = pending.isEmpty ? .flowing : .paused
-        case .forwarding: request = upstreamWritable ? .flowing : .paused
-        case .awaitingHead, .sent, .discarding: request = .flowing
+        case .opening(let pending, _): request = pending.isEmpty && !requestPacer.isHolding ? .flowing : .paused
+        case .forwarding: request = upstreamWritable && !requestPacer.isHolding ? .flowing : .paused
+        case .awaitingHead: request = requestPacer.isHolding ? .paused : .flowing
+        case .sent, .discarding: request = .flowing
         }
         if request != requestReading, client == .connected, !recorder.downstream.request.isEnded {
             requestReading = request
             commands.append(request == .paused ? .pauseRequestBody : .resumeRequestBody)
         }
-        let response: Reading = clientWritable ? .flowing : .paused
+        let response: Reading = clientWritable && !responsePacer.isHolding ? .flowing : .paused
         if response != responseReading, case .open = upstream {
             responseReading = response
             commands.append(response == .paused ? .pauseResponseBody : .resumeResponseBody)

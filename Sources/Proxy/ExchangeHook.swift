@@ -55,14 +55,40 @@ public enum HookOutput<Part: Sendable & Hashable>: Sendable, Hashable {
     /// Reset the client's stream (HTTP/2) or connection (HTTP/1.1) now and
     /// abandon the upstream exchange.
     case reset(reason: String)
+    /// Hold this leg's later outputs back this long (a timer on the loop);
+    /// reading the leg pauses meanwhile.
+    case delay(Duration)
+    /// Send the rest of this leg's body at most this fast: body chunks go
+    /// out in slices of a tenth of a second's worth, each followed by a pause.
+    case throttle(bytesPerSecond: Int)
+    /// Close the client's connection now (FIN, not RST) without answering,
+    /// and abandon the upstream exchange.
+    case close(reason: String)
+    /// Send nothing more and keep the connection open: the exchange ends
+    /// only when the client gives up (or the proxy stops).
+    case stall(reason: String)
 }
 
 /// Makes the hooks of each exchange; one add-on serves the whole proxy.
 ///
 /// `hook(for:)` is called on the exchange's event loop, once per exchange,
 /// when its request head has arrived; nil means "not interested".
+/// `connectionAccepted(_:)` is called on the connection's loop, once per
+/// client connection, before anything is read from it (the TLS client
+/// hello hook): it may change the proxy's handshake with that client.
 public protocol ProxyAddon: Sendable {
     func hook(for exchange: ExchangeHookContext) -> (any ExchangeHook)?
+    /// How the proxy's TLS handshake with this client differs, and the
+    /// faults to write into every record of the connection.
+    func connectionAccepted(_ connection: ConnectionID) -> ConnectionDirectives
+    /// True when `connectionAccepted` may ask for an untrusted certificate,
+    /// so the proxy makes its throwaway CA when it starts (off the loops).
+    var mayPresentUntrustedCertificates: Bool { get }
+}
+
+extension ProxyAddon {
+    public func connectionAccepted(_ connection: ConnectionID) -> ConnectionDirectives { ConnectionDirectives() }
+    public var mayPresentUntrustedCertificates: Bool { false }
 }
 
 /// What an add-on knows about an exchange when its hook is made.

@@ -52,7 +52,8 @@ public struct ProxyConfiguration: Sendable {
     public var recording: Recording?
     /// The sign-in flow's context path, for the auth-step labels.
     public var contextPath: String = "suite"
-    /// Add-ons run on every exchange, in order, before the auth-step labeller.
+    /// Add-ons run on every exchange, in order, after the auth-step labeller
+    /// (which so labels each exchange from what the client and the server sent).
     public var addons: [any ProxyAddon] = []
     /// Called with each finished exchange's record, on the exchange's loop
     /// (`intact proxy` logs a line). Must not block.
@@ -82,6 +83,11 @@ public struct ProxyConfiguration: Sendable {
         if !passthroughHosts.isEmpty { options["passthrough"] = passthroughHosts.joined(separator: ",") }
         if let recording { options["recordBodies"] = String(recording.bodyStoreLimit) }
         if let identity = upstreamClientIdentity { options["upstreamClientCertificate"] = identity.subject }
+        let engines = addons.compactMap { ($0 as? FaultsAddon)?.engine }
+        if !engines.isEmpty {
+            options["faults"] = engines.flatMap { $0.rules.map(\.name) }.joined(separator: ",")
+            options["faultSeed"] = engines.map { String($0.seed) }.joined(separator: ",")
+        }
         return options
     }
 }

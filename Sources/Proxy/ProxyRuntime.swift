@@ -22,7 +22,9 @@ final class ProxyRuntime: Sendable {
     /// The TLS settings of every upstream endpoint (one context, so pooled
     /// connections are shared by all client connections of a loop).
     let upstreamTLS: HTTPClientTLS
-    /// Every add-on, the configured ones first, then the auth-step labeller.
+    /// Every add-on: the auth-step labeller first (so it sees the request as
+    /// received and the response as the server sent it, before any fault),
+    /// then the configured ones.
     let addons: [any ProxyAddon]
     private let loopGuard: Mutex<LoopGuard>
     private let loopStates: [ObjectIdentifier: LoopState]
@@ -51,7 +53,7 @@ final class ProxyRuntime: Sendable {
             }
         }
         sink = RecordingSink(writer: writer, log: configuration.exchangeLog)
-        addons = configuration.addons + [AuthStepAddon(contextPath: configuration.contextPath)]
+        addons = [AuthStepAddon(contextPath: configuration.contextPath)] + configuration.addons
         loopGuard = Mutex(LoopGuard(listenIP: requested.ip, port: Int(requested.port)))
         var server = HTTPServerConnection.Configuration()
         server.automaticContinue = false

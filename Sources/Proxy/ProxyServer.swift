@@ -47,11 +47,20 @@ public final class ProxyServer: Sendable {
                   (0...65535).contains(configuration.listenPort) else {
                 throw ProxyStartError.badListenAddress("\(configuration.listenHost):\(configuration.listenPort)")
             }
+            var untrusted: CertificateAuthority?
+            if configuration.addons.contains(where: \.mayPresentUntrustedCertificates) {
+                do {
+                    untrusted = try TLSContexts.throwawayAuthority()
+                } catch {
+                    throw ProxyStartError.untrustedAuthority("\(error)")
+                }
+            }
             let contexts: TLSContexts
             do throws(TLSError) {
                 contexts = try TLSContexts(authority: configuration.authority, keyLog: configuration.keyLog,
                                            verification: configuration.upstreamVerification,
-                                           clientIdentity: configuration.upstreamClientIdentity)
+                                           clientIdentity: configuration.upstreamClientIdentity,
+                                           untrustedAuthority: untrusted)
             } catch {
                 throw ProxyStartError.tls(error)
             }
@@ -127,6 +136,8 @@ public enum ProxyStartError: Error, CustomStringConvertible {
     case listen(WireError)
     case tls(TLSError)
     case recording(RecordingWriteError)
+    /// The throwaway CA an untrusted-certificate fault needs could not be made.
+    case untrustedAuthority(String)
 
     public var description: String {
         switch self {
@@ -135,6 +146,7 @@ public enum ProxyStartError: Error, CustomStringConvertible {
         case .listen(let error): return "cannot listen: \(error)"
         case .tls(let error): return "cannot set up TLS: \(error)"
         case .recording(let error): return "\(error)"
+        case .untrustedAuthority(let reason): return "cannot make the throwaway CA for untrusted certificates: \(reason)"
         }
     }
 }

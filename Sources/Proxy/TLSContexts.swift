@@ -1,9 +1,11 @@
+import Foundation
 import Synchronization
 import TLS
 
 /// The TLS contexts of one proxy run: a server context per certificate name
-/// (each presenting a leaf the CA minted for that name), and one client
-/// context for every upstream.
+/// and set of TLS changes (each presenting a leaf the CA minted for that
+/// name, or the throwaway CA for an untrusted one; demanding a client
+/// certificate when a fault says so), and one client context for every upstream.
 ///
 /// Downstream contexts select `h2` or `http/1.1` by ALPN and refuse a
 /// client that offers only protocols the proxy does not speak (the
@@ -24,14 +26,25 @@ final class TLSContexts: Sendable {
     /// Stands in while a client's ClientHello is read (the channel needs a
     /// context up front); the handshake always goes on with `server(for:)`.
     let placeholder: TLSContext
-    private let servers = Mutex<(contexts: [String: TLSContext], order: [String])>(([:], []))
+    /// Mints the certificates no client trusts (`presentsUntrustedCertificate`); nil when no add-on asks for them.
+    let untrustedAuthority: CertificateAuthority?
+
+    /// What a server context is made for.
+    private struct ServerKey: Hashable {
+        let name: String
+        let changes: DownstreamTLSChanges
+    }
+
+    private let servers = Mutex<(contexts: [ServerKey: TLSContext], order: [ServerKey])>(([:], []))
 
     /// Builds the upstream context. Blocks on disk I/O (trust roots, key log):
     /// call off the event loops.
     init(authority: CertificateAuthority, keyLog: TLSKeyLogSetting,
-         verification: ProxyConfiguration.UpstreamVerification, clientIdentity: TLSIdentity?) throws(TLSError) {
+         verification: ProxyConfiguration.UpstreamVerification, clientIdentity: TLSIdentity?,
+         untrustedAuthority: CertificateAuthority? = nil) throws(TLSError) {
         self.authority = authority
         self.keyLog = keyLog
+        self.untrustedAuthority = untrustedAuthority
         let check: TLSServerVerification
         switch verification {
         case .systemStore: check = .verify(.systemStore)
@@ -47,6 +60,16 @@ final class TLSContexts: Sendable {
         placeholder = try TLSContext(server: stand)
     }
 
+    /// A CA made for this run only, known to no client: its files go to a
+    /// private temporary directory that is removed at once (the CA lives on
+    /// in memory). Blocks on key generation and disk I/O: call off the loops.
+    static func throwawayAuthority() throws -> CertificateAuthority {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("intact-untrusted-ca-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        return try CertificateAuthority.create(in: directory, leafCacheCapacity: 16)
+    }
+
     /// The CA's leaf for `name`, its minting error as a TLS configuration error.
     private static func leaf(_ authority: CertificateAuthority, _ name: String) throws(TLSError) -> TLSIdentity {
         do {
@@ -57,19 +80,37 @@ final class TLSContexts: Sendable {
     }
 
     /// The server context presenting a leaf for `name` (a host name or an IP
-    /// address), minted on first use. Cheap after the first call per name:
-    /// minting is one ECDSA signature with the CA's shared leaf key.
-    func server(for name: String) throws -> TLSContext {
-        if let cached = servers.withLock({ $0.contexts[name] }) { return cached }
-        var configuration = TLSServerConfiguration(identity: try authority.leaf(for: name))
+    /// address) with `changes`, made on first use. Cheap after the first
+    /// call per name and changes: minting is one ECDSA signature with the
+    /// CA's shared leaf key, and the client-certificate roots are in memory
+    /// (the proxy's CA, or PEM an add-on read when it was made).
+    func server(for name: String, changes: DownstreamTLSChanges = DownstreamTLSChanges()) throws -> TLSContext {
+        let key = ServerKey(name: name, changes: changes)
+        if let cached = servers.withLock({ $0.contexts[key] }) { return cached }
+        let issuer: CertificateAuthority
+        if changes.presentsUntrustedCertificate {
+            guard let untrustedAuthority else {
+                throw TLSError(kind: .invalidIdentity,
+                               explanation: "an untrusted certificate was asked for, but no add-on declared it at start")
+            }
+            issuer = untrustedAuthority
+        } else {
+            issuer = authority
+        }
+        var configuration = TLSServerConfiguration(identity: try issuer.leaf(for: name))
         configuration.alpnPreference = TLSContexts.alpn
         configuration.alpnMismatch = .fail
         configuration.keyLog = keyLog
+        switch changes.requiredClientCertificate {
+        case nil: break
+        case .proxyAuthority?: configuration.clientCertificate = .require(trustedBy: .caPEM(Array(authority.certificatePEM.utf8)))
+        case .roots(let roots)?: configuration.clientCertificate = .require(trustedBy: roots)
+        }
         let context = try TLSContext(server: configuration)
         return servers.withLock { cache in
-            if let raced = cache.contexts[name] { return raced }
-            cache.contexts[name] = context
-            cache.order.append(name)
+            if let raced = cache.contexts[key] { return raced }
+            cache.contexts[key] = context
+            cache.order.append(key)
             if cache.order.count > TLSContexts.serverCacheCapacity {
                 cache.contexts[cache.order.removeFirst()] = nil
             }

@@ -149,8 +149,9 @@ public final class ClientRunner: @unchecked Sendable {
     private func timedOut(_ number: Int) {
         guard let exchange = inFlight, exchange.number == number else { return }
         inFlight = nil
-        // Drop the agent's connections: the late answer, if any, must not reach the flow.
-        clients.removeValue(forKey: exchange.request.agent)?.close()
+        // Drop the agent's connections: the late answer, if any, must not reach the flow,
+        // and the peer learns at once that the request was given up (a reset, not a wait).
+        clients.removeValue(forKey: exchange.request.agent)?.close(resetting: true)
         flow.fail(.timedOut, elapsed: seconds(since: exchange.clock))
         record(exchange, response: nil, error: ExchangeRecord.Failure(
             kind: .timeout, location: "client exchange",

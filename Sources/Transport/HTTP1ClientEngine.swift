@@ -93,6 +93,14 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         guard !isClosed else { return }
         parser.finish()
         pump()
+        // The server finished sending before any response head, and every
+        // byte it sent was parsed: no response will come (an intermediary
+        // that closes without answering). Waiting would last until a timeout.
+        if let current = exchange, current.responseKeepAlive == nil, !waitsForConsumer {
+            exchange = nil
+            current.stream.fail(.peerClosed(during: .response))
+            close()
+        }
     }
 
     func channelClosed(_ error: TransportError?) -> TransportError? {

@@ -58,9 +58,10 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    /// Closes the pooled connections. Callable from any thread.
-    public func close() {
-        loop.execute { [self] in pool.close() }
+    /// Closes the pooled connections: gracefully, or reset at once when
+    /// `resetting` (a request given up on). Callable from any thread.
+    public func close(resetting: Bool = false) {
+        loop.execute { [self] in pool.close(resetting: resetting) }
     }
 
     /// The head completed with what `send` promises to fill in.

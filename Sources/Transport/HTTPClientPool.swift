@@ -83,9 +83,11 @@ public final class HTTPClientPool: @unchecked Sendable {
         return endpoints.values.reduce(0) { $0 + $1.connections.count + $1.dialing }
     }
 
-    /// Closes every connection (gracefully) and fails waiting requests; the
-    /// pool takes no more. Called only on the loop.
-    public func close() {
+    /// Closes every connection and fails waiting requests; the pool takes no
+    /// more. Gracefully (an exchange in progress finishes first) unless
+    /// `resetting`: then every connection is reset at once and its open
+    /// streams fail. Called only on the loop.
+    public func close(resetting: Bool = false) {
         loop.preconditionOnLoop()
         isClosed = true
         for pool in endpoints.values {
@@ -94,7 +96,7 @@ public final class HTTPClientPool: @unchecked Sendable {
             waiters.forEach { $0.completion(.failure(.invalidState("the connection pool is closed"))) }
             pool.idleTimers.values.forEach { $0.cancel() }
             pool.idleTimers.removeAll()
-            pool.connections.forEach { $0.close() }
+            pool.connections.forEach { resetting ? $0.abort() : $0.close() }
         }
     }
 

@@ -186,6 +186,22 @@ final class HTTPClientTests: XCTestCase {
         }
     }
 
+    func testAServerThatClosesWithoutAnsweringFailsTheRequestAtOnce() throws {
+        // Reads the request head, then closes its side without a byte of response.
+        let serverLoop = EventLoop(label: "closing-server")
+        let listener = try Listener(bindingTo: .loopbackIPv4(port: 0), on: serverLoop) { connection in
+            connection.start { event in
+                if case .received(let bytes) = event, String(decoding: bytes, as: UTF8.self).contains("\r\n\r\n") {
+                    connection.close()
+                }
+            }
+        }
+        defer { listener.close() }
+        let endpoint = HTTPEndpoint(host: "127.0.0.1", port: listener.localAddress.port, tls: nil)
+        // Before the fix the client waited for the response until the send helper gave up ("no answer in time").
+        XCTAssertEqual(send("GET", "/", to: endpoint).failure, .peerClosed(during: .response))
+    }
+
     func testClientCertificateIsPresentedWhenRequired() throws {
         let pki = try TestPKI.shared()
         let secured = try TestOrigin(clientCertificate: .require(trustedBy: .caFile(pki.caFile)))
