@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
 // Intact: an intercepting verification proxy for mobile sign-in flows.
-// Layers (dependencies point down only): C modules → Wire → TLS/HTTP → Evidence → Proxy/AuthFlow → IntactCLI → intact.
+// Layers (dependencies point down only): C modules → Wire, Hashing → TLS, HTTP →
+// Transport, Evidence, AuthFlow, Faults → Proxy, SignIn, Demo, Scenarios → IntactCLI → intact.
 import PackageDescription
 
 let package = Package(
@@ -15,32 +16,40 @@ let package = Package(
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2",
                        providers: [.apt(["libnghttp2-dev"])]),
 
-        // Bytes, event loops, sockets, connections. No C library but Glibc.
+        // Layer 1: bytes, event loops, sockets, connections. No C library but Glibc.
         .target(name: "Wire"),
-        // SHA-256 and friends over OpenSSL's EVP, for digests, PKCE and fingerprints.
+        // SHA-256 over OpenSSL's EVP, hex and base64url, secure random bytes.
         .target(name: "Hashing", dependencies: ["COpenSSL"]),
-        // TLS contexts, the sans-io engine, the local CA, client certificates.
+
+        // Layer 2: protocol engines (sans-io).
+        // TLS contexts, the sans-io engine, ClientHello peek, key log, the development CA, PKCS#12.
         .target(name: "TLS", dependencies: ["COpenSSL", "Wire", "Hashing"]),
         // Version-neutral HTTP model, HTTP/1.1 codec, HTTP/2 session, message digests.
         .target(name: "HTTP", dependencies: ["CNGHTTP2", "Wire", "Hashing"]),
+
+        // Layer 3: what the proxy, the mock server and the client share.
         // A byte channel over a connection (plaintext or TLS) and HTTP/1.1 or HTTP/2 on it, both roles.
         .target(name: "Transport", dependencies: ["Wire", "TLS", "HTTP"]),
         // Exchange records, recordings, HAR, the verifier and its reports.
         .target(name: "Evidence", dependencies: ["HTTP", "Hashing", "TLS"]),
-        // The mobile sign-in flow: step classifier, sans-io mock server and client simulator.
+        // The mobile sign-in flow with no I/O: mock server, client flow, step classifier, diagnoses.
         .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing"]),
-        // The fault engine: rules, presets and their effect on messages, as commands for the proxy.
+        // The fault engine: rules, presets and their effect on messages, as outputs for the proxy.
         .target(name: "Faults", dependencies: ["HTTP", "AuthFlow"]),
-        // Load balancer scenarios: real nginx/HAProxy between two taps, run and judged end to end.
-        .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow"]),
+
+        // Layer 4: the programs.
         // The intercepting proxy: sans-io layers (mode, TLS, HTTP, exchange) and their driver on Transport.
         .target(name: "Proxy", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Transport", "AuthFlow", "Faults"]),
-        // The whole sign-in flow in one process (CA, mock server, proxy, client), then verified: `intact demo`.
-        .target(name: "Demo", dependencies: ["AuthFlow", "Evidence", "Proxy", "SignIn", "TLS", "Wire"]),
-        // Command-line parsing and the subcommands, as a library so tests can drive them.
-        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Faults", "Scenarios", "AuthFlow", "SignIn", "Proxy", "Demo"]),
         // The sign-in flow on real connections: the mock server host and the client runner, both recording.
         .target(name: "SignIn", dependencies: ["AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire", "Hashing"]),
+        // The whole sign-in flow in one process (CA, mock server, proxy, client), then verified: `intact demo`.
+        .target(name: "Demo", dependencies: ["AuthFlow", "Evidence", "Proxy", "SignIn", "TLS", "Wire"]),
+        // Load balancer scenarios: real nginx/HAProxy between two taps, run and judged end to end.
+        .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow"]),
+
+        // Layer 5: the command line, as a library so tests can drive it, and the executable.
+        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "AuthFlow", "Faults", "Proxy",
+                                                  "SignIn", "Demo", "Scenarios"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
         // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
         .executableTarget(name: "intact-microbench", dependencies: ["HTTP", "Hashing"], path: "Benchmarks/Microbench"),
