@@ -26,8 +26,7 @@ public struct HTTPClientResponse: Sendable {
 /// pooled keep-alive connections on one loop.
 ///
 /// `send` suits small bodies: it sends the body at once and gathers the
-/// response. For streaming, use `pool.openStream` on the loop. Making a
-/// client ignores SIGPIPE for the process.
+/// response. For streaming, use `pool.openStream` on the loop.
 public final class HTTPClient: Sendable {
     public let loop: EventLoop
     /// The connections, for streaming requests. Use only on `loop`.
@@ -35,7 +34,6 @@ public final class HTTPClient: Sendable {
 
     public init(loop: EventLoop = EventLoop(label: "intact.http.client"),
                 configuration: HTTPClientPool.Configuration = HTTPClientPool.Configuration()) {
-        Signals.ignoreSIGPIPE()
         self.loop = loop
         self.pool = HTTPClientPool(loop: loop, configuration: configuration)
     }

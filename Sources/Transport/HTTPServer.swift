@@ -9,7 +9,7 @@ import Wire
 /// the mock server, test origins and anything else that only answers requests.
 ///
 /// `onStream` must install the stream's handler (or answer it) before it
-/// returns; see `HTTPServerStream`. Making a server ignores SIGPIPE for the process.
+/// returns; see `HTTPServerStream`.
 public final class HTTPServer: Sendable {
     /// How the server listens and speaks.
     public struct Configuration: Sendable {
@@ -46,7 +46,6 @@ public final class HTTPServer: Sendable {
     public init(group: EventLoopGroup, configuration: Configuration = Configuration(),
                 onConnectionEvent: (@Sendable (HTTPServerConnection, HTTPServerConnectionEvent) -> Void)? = nil,
                 onStream: @escaping @Sendable (HTTPServerStream) -> Void) {
-        Signals.ignoreSIGPIPE()
         self.group = group
         self.configuration = configuration
         self.onStream = onStream

@@ -30,7 +30,13 @@ public final class EventLoop: @unchecked Sendable {
     static let readSize = 64 * 1024
 
     /// Makes a loop with its own serial queue.
+    ///
+    /// Every socket write of `Wire` happens on a loop, so making one turns
+    /// SIGPIPE off for the process (`Signals.ignoreSIGPIPE`): a peer that
+    /// closed its end then makes a write fail with `EPIPE`, a value the
+    /// connection reports, instead of killing the process.
     public init(label: String = "intact.wire.loop") {
+        Signals.ignoreSIGPIPE()
         self.label = label
         self.queue = DispatchQueue(label: label)
         self.scratch = .allocate(byteCount: EventLoop.readSize, alignment: 16)

@@ -74,6 +74,31 @@ final class ProxyProcessTests: XCTestCase {
         XCTAssertEqual(record.leg(.downstream)?.response?.digest.body.length, 1 << 30)
     }
 
+    /// Clients that hang up while a response is still being written make the
+    /// proxy's writes fail; that must end their exchange, never the process.
+    /// (`make bench` found the proxy killed by SIGPIPE under wrk; the
+    /// deterministic check of that is EventLoopTests.testMakingALoopIgnoresSIGPIPE,
+    /// this is the end-to-end guard.)
+    func testClientsThatHangUpMidResponseDoNotTakeTheProxyDown() throws {
+        let origin = try XCTUnwrap(origin)
+        let path = origin.root + "/sixteen"
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: nil))
+        XCTAssertEqual(truncate(path, 16 << 20), 0)
+        let (proxy, port) = try startProxy(["--quiet"])
+        let url = origin.url("/sixteen")
+        for version in ["--http1.1", "--http2", "--http1.1", "--http2"] {
+            // curl reads a little, then head exits and curl dies on its closed pipe, closing its socket.
+            _ = try ToolRun.run("/bin/bash", ["-c", "curl -s \(version) -x http://127.0.0.1:\(port) "
+                + "--cacert '\(directory)/ca/ca-cert.pem' '\(url)' | head -c 1000 > /dev/null"])
+        }
+        usleep(200_000)
+        XCTAssertTrue(proxy.process.isRunning, "the proxy died: \(proxy.standardError)")
+        let after = try curl(port, "/sixteen", ["--http2"])
+        XCTAssertEqual(after.output, "200 \(16 << 20)", after.error)
+        proxy.signal(SIGTERM)
+        XCTAssertEqual(proxy.waitForExit(), 0, proxy.standardError)
+    }
+
     func testKill9LeavesEveryCompleteLineReadable() throws {
         let origin = try XCTUnwrap(origin)
         try origin.serve("small", size: 1000)

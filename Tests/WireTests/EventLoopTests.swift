@@ -1,8 +1,20 @@
+import Glibc
 import Dispatch
 import XCTest
 @testable import Wire
 
 final class EventLoopTests: XCTestCase {
+    /// Every socket write happens on a loop, so making one must leave SIGPIPE
+    /// ignored: a write to a peer that hung up is then EPIPE, not death.
+    func testMakingALoopIgnoresSIGPIPE() {
+        signal(SIGPIPE, SIG_DFL)
+        _ = EventLoop(label: "test.sigpipe")
+        var current = sigaction()
+        XCTAssertEqual(sigaction(SIGPIPE, nil, &current), 0)
+        XCTAssertEqual(unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self),
+                       unsafeBitCast(SIG_IGN, to: Int.self))
+    }
+
     func testExecuteRunsLaterOnTheLoopAndNeverInline() {
         let loop = EventLoop(label: "test.execute")
         XCTAssertFalse(loop.isOnLoop)
