@@ -29,7 +29,7 @@ cleanup() {
   for pid in "${PIDS[@]}"; do
     wait "$pid" 2>/dev/null || true
   done
-  rm -rf "$WORK"
+  [[ -n ${BENCH_KEEP:-} ]] && log "kept $WORK" || rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -100,8 +100,7 @@ http {
   fastcgi_temp_path $WORK/$1-tmp; uwsgi_temp_path $WORK/$1-tmp; scgi_temp_path $WORK/$1-tmp;
   keepalive_requests 1000000;
   keepalive_timeout 300s;
-  http2_max_requests 1000000;
-  $4
+  ${4:-}
   server {
     listen 127.0.0.1:$2 ssl http2;
     ssl_certificate $WORK/origin-cert.pem;
@@ -158,7 +157,7 @@ SPID[haproxy]=$PID_haproxy; TARGETS+=(haproxy)
 P=$(free_port); PORT[nginx]=$P
 nginx_conf nginx "$P" "proxy_pass https://origin; proxy_http_version 1.1; proxy_set_header Connection \"\";
     proxy_ssl_verify on; proxy_ssl_trusted_certificate $CA/ca-cert.pem; proxy_ssl_name localhost;
-    proxy_ssl_server_name on; proxy_ssl_session_reuse on;" \
+    proxy_ssl_server_name on; proxy_ssl_session_reuse on; proxy_ssl_protocols TLSv1.3;" \
   "upstream origin { server 127.0.0.1:$ORIGIN_PORT; keepalive 64; }"
 start nginx nginx -p "$WORK" -c "$WORK/nginx.conf"
 SPID[nginx]=$PID_nginx; TARGETS+=(nginx)
@@ -221,7 +220,7 @@ measure() { # SCENARIO TARGET REP PID CMD...
   case "$1" in
     wrk)
       reqs=$(awk '/requests in/ {print $1}' <<<"$out")
-      secs=$(awk '/requests in/ {sub(/s,$/, "", $5); print $5}' <<<"$out")
+      secs=$(awk '/requests in/ {sub(/s,$/, "", $4); print $4}' <<<"$out")
       p50=$(to_us "$(awk '$1 == "50%" {print $2}' <<<"$out")")
       grep -q 'Non-2xx\|Socket errors' <<<"$out" && log "$sc $t: $(grep 'Non-2xx\|Socket errors' <<<"$out")" ;;
     h2load)
@@ -236,8 +235,10 @@ measure() { # SCENARIO TARGET REP PID CMD...
   echo -e "$sc\t$t\t$rep\t${reqs:-0}\t${secs:-0}\t$(awk -v a="$c0" -v b="$c1" -v hz="$HZ" 'BEGIN{print (b-a)/hz}')\t${p50:-0}\t$peak" >>"$RESULTS"
 }
 
-url() { echo "https://127.0.0.1:${PORT[$1]}/$2"; }
-SCENARIOS=(h1_1k_c1 h1_1k_c50 h1_1m_c50 h2_1k_c10)
+# wrk sends the URL host as SNI, and an IP there is forbidden (RFC 6066): name it localhost
+# (only its 127.0.0.1 address listens).
+url() { echo "https://localhost:${PORT[$1]}/$2"; }
+SCENARIOS=(${BENCH_SCENARIOS:-h1_1k_c1 h1_1k_c50 h1_1m_c50 h2_1k_c10})
 [[ $MODE == full ]] && SCENARIOS+=(h1_1m_c10)
 run_scenario() { # SCENARIO TARGET REP
   local sc=$1 t=$2 rep=$3 pid=${SPID[$2]}
