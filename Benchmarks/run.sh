@@ -214,7 +214,11 @@ measure() { # SCENARIO TARGET REP PID CMD...
   sampler=$!
   c0=$(cpu_ticks "$pid")
   out=$("$@" 2>&1) || { kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true; die "$sc $t: load failed: $out"; }
-  c1=$(cpu_ticks "$pid")
+  c1=$(cpu_ticks "$pid" 2>/dev/null) || {
+    kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
+    log "$sc $t: the server (PID $pid) exited during the run: $(tail -3 "$WORK/$t.out" | tr '\n' ' ')"
+    return 0
+  }
   kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
   peak=$(cat "$WORK/peak" 2>/dev/null || echo 0)
   case "$1" in
@@ -242,6 +246,10 @@ SCENARIOS=(${BENCH_SCENARIOS:-h1_1k_c1 h1_1k_c50 h1_1m_c50 h2_1k_c10})
 [[ $MODE == full ]] && SCENARIOS+=(h1_1m_c10)
 run_scenario() { # SCENARIO TARGET REP
   local sc=$1 t=$2 rep=$3 pid=${SPID[$2]}
+  if ! kill -0 "$pid" 2>/dev/null; then
+    log "$sc $t: the server (PID $pid) is no longer running; skipped (see its output above)"
+    return 0
+  fi
   case "$sc" in
     h1_1k_c1)  measure "$sc" "$t" "$rep" "$pid" wrk -t1 -c1 -d"${DUR}s" --latency "$(url "$t" 1k)" ;;
     h1_1k_c50) measure "$sc" "$t" "$rep" "$pid" wrk -t2 -c50 -d"${DUR}s" --latency "$(url "$t" 1k)" ;;
@@ -257,7 +265,7 @@ for sc in "${SCENARIOS[@]}"; do
     for t in "${TARGETS[@]}"; do run_scenario "$sc" "$t" "$rep"; done
     if command -v hey >/dev/null && [[ $sc == h1_1k_c50 ]]; then
       measure fwd_1k_c50 forward "$rep" "$PID_forward" hey -z "${DUR}s" -c 50 -x "http://127.0.0.1:$FWD_PORT" \
-        "https://127.0.0.1:$ORIGIN_PORT/1k"
+        "https://localhost:$ORIGIN_PORT/1k"
     fi
   done
 done
@@ -266,6 +274,7 @@ done
 declare -A IDLE_KIB=()
 for t in "${TARGETS[@]}"; do
   pid=${SPID[$t]}
+  kill -0 "$pid" 2>/dev/null || { IDLE_KIB[$t]="(exited)"; continue; }
   before=$(rss_kib "$pid")
   mkfifo "$WORK/idle-in"
   python3 "$ROOT/Benchmarks/idle.py" 127.0.0.1 "${PORT[$t]}" "$IDLE" "$CA/ca-cert.pem" <"$WORK/idle-in" >"$WORK/idle-out" 2>&1 &
