@@ -8,7 +8,7 @@ BUILD_PACKAGES := pkg-config libssl-dev libnghttp2-dev
 # report's browser (chromium), and the load balancers of the scenarios.
 TEST_PACKAGES := openssl curl nghttp2-client chromium nginx haproxy
 
-.PHONY: deps test-deps build release demo test microbench clean
+.PHONY: deps test-deps build release demo test microbench bench-deps bench clean
 
 ## deps: install the build's Debian packages that are missing (needs root when any is missing).
 deps:
@@ -40,6 +40,15 @@ test: test-deps
 microbench: deps
 	$(SWIFT) build -c release --product intact-microbench
 	.build/release/intact-microbench
+
+## bench-deps: the load generators and peers of the benchmark (wrk, h2load, hey, nginx, haproxy).
+bench-deps:
+	@./scripts/install-deps.sh $(BUILD_PACKAGES) openssl curl wrk nghttp2-client hey nginx haproxy
+
+## bench: Intact against nginx direct, HAProxy and nginx re-encrypting (release build; prints, gates nothing).
+## BENCH_MODE=full for longer runs; quick by default (about three minutes).
+bench: bench-deps release
+	./Benchmarks/run.sh
 
 clean:
 	rm -rf .build
