@@ -1,4 +1,5 @@
 import Foundation
+import IntactTestSupport
 import XCTest
 @testable import IntactCLI
 
@@ -26,20 +27,6 @@ extension XCTestCase {
         addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
         return path
     }
-
-    /// Runs the `openssl` tool; its exit status and combined output.
-    func openssl(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
 }
 
 final class CACommandTests: XCTestCase {
@@ -51,7 +38,7 @@ final class CACommandTests: XCTestCase {
         XCTAssertTrue(run.output.hasPrefix("Created a development CA in \(directory).\n"), run.output)
         XCTAssertTrue(run.output.contains("curl --cacert \(directory)/ca-cert.pem"), run.output)
 
-        let text = try openssl(["x509", "-in", directory + "/ca-cert.pem", "-noout", "-text"])
+        let text = try runOpenSSL(["x509", "-in", directory + "/ca-cert.pem", "-noout", "-text"])
         XCTAssertEqual(text.status, 0, text.output)
         XCTAssertTrue(text.output.contains("CA:TRUE"), text.output)
         let attributes = try FileManager.default.attributesOfItem(atPath: directory)
@@ -110,7 +97,7 @@ final class CACommandTests: XCTestCase {
         let attributes = try FileManager.default.attributesOfItem(atPath: file)
         XCTAssertEqual(attributes[.posixPermissions] as? Int, 0o600)
 
-        let read = try openssl(["pkcs12", "-in", file, "-passin", "pass:intact", "-nokeys"])
+        let read = try runOpenSSL(["pkcs12", "-in", file, "-passin", "pass:intact", "-nokeys"])
         XCTAssertEqual(read.status, 0, read.output)
         XCTAssertTrue(read.output.contains("subject=CN = alice"), read.output)
 
@@ -123,7 +110,7 @@ final class CACommandTests: XCTestCase {
         XCTAssertEqual(withPassword.status, 0, withPassword.error)
         XCTAssertFalse(withPassword.output.contains("Created a development CA"), withPassword.output)
         XCTAssertTrue(withPassword.output.contains("Password:  as given with --password"), withPassword.output)
-        XCTAssertEqual(try openssl(["pkcs12", "-in", custom, "-passin", "pass:pw", "-nokeys"]).status, 0)
+        XCTAssertEqual(try runOpenSSL(["pkcs12", "-in", custom, "-passin", "pass:pw", "-nokeys"]).status, 0)
     }
 
     func testIssueClientUsageErrorsExitWithStatusTwoAndShowUsage() {

@@ -27,6 +27,12 @@ public struct ToolRun {
                        error: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
     }
 
+    /// Runs the `openssl` tool, the independent judge of what the TLS code
+    /// writes and presents.
+    public static func openssl(_ arguments: [String]) throws -> ToolRun {
+        try run("/usr/bin/openssl", arguments)
+    }
+
     public static func curl(_ arguments: [String]) throws -> ToolRun {
         try run("/usr/bin/curl", ["--silent", "--show-error", "--max-time", "120"] + arguments)
     }
@@ -134,4 +140,10 @@ public final class IntactProcess: @unchecked Sendable {
 public struct TestSetupFailure: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// `openssl` with its exit status and its standard output and error together.
+public func runOpenSSL(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    let run = try ToolRun.openssl(arguments)
+    return (run.status, run.output + run.error)
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import IntactTestSupport
 import XCTest
 @testable import TLS
 

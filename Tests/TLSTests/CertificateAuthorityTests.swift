@@ -1,21 +1,7 @@
 import Foundation
 import XCTest
+import IntactTestSupport
 @testable import TLS
-
-/// Runs the `openssl` command-line tool, the independent judge of what the
-/// CA writes. Returns its exit status and its standard output and error together.
-func runOpenSSL(_ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-}
 
 extension XCTestCase {
     /// A fresh directory under /tmp, removed when the test ends.

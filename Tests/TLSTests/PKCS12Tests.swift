@@ -1,4 +1,5 @@
 import Foundation
+import IntactTestSupport
 import XCTest
 @testable import TLS
 
