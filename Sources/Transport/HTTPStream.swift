@@ -179,8 +179,21 @@ public class HTTPStream: @unchecked Sendable {
 
     /// Fails the stream: held events are dropped and `.failed` is delivered
     /// (at once when a handler is installed). Ignored once failed or reset.
+    ///
+    /// A stream whose two messages had both ended is not failed: everything
+    /// of it already crossed, and only the delivery of held inbound events to
+    /// a paused consumer was pending. The connection closing then (a client
+    /// that hangs up once it has the whole response) changes nothing, so the
+    /// held events are handed over and the stream finishes as it would have.
     func fail(_ error: TransportError) {
         guard failure == nil, driver != nil else { return }
+        if inbound == .ended, outbound == .ended, handler != nil {
+            let pending = held
+            held.removeAll()
+            for event in pending where handler != nil { deliver(event) }
+            release()
+            return
+        }
         failure = error
         held.removeAll()
         let handler = self.handler
