@@ -25,7 +25,8 @@ enum DemoCommand {
             verified against each other ('intact verify'): every exchange must cross the
             proxy identical or equivalent.
 
-            Files (in --out, default ./intact-demo-DATE-TIME): client.jsonl, proxy.jsonl,
+            Files (in --out, default ./intact-demo-DATE-TIME, or -2, -3... when a run
+            started in the same second took that name): client.jsonl, proxy.jsonl,
             server.jsonl (the recordings), proxy.har (HAR 1.2), report.html (the
             verification as a sequence diagram), report.json.
 
@@ -59,7 +60,12 @@ enum DemoCommand {
         }
         let protocols: ClientRunner.Protocols = arguments.flag("http1") ? .http1Only
             : arguments.flag("http2") ? .http2Only : .http2OrHTTP1
-        let directory = arguments.value("out") ?? defaultDirectory()
+        let directory: String
+        do {
+            directory = try arguments.value("out") ?? DemoFiles.claimNewDirectory(defaultDirectory())
+        } catch {
+            throw CommandFailure("\(error)")
+        }
         let faults = try FaultOptions.parse(arguments)
         var configuration = DemoConfiguration(directory: directory, protocols: protocols,
                                               presentsClientCertificate: arguments.flag("client-cert"),
@@ -172,7 +178,7 @@ enum DemoCommand {
         return reasons.joined(separator: "; ") + "."
     }
 
-    /// `./intact-demo-YYYYMMDD-HHMMSS` (UTC).
+    /// `./intact-demo-YYYYMMDD-HHMMSS` (UTC); `claimNewDirectory` adds `-2`, `-3`… when it exists.
     private static func defaultDirectory() -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")

@@ -161,17 +161,11 @@ private struct ScenarioManifestReader {
             let fields = try dictionary(object, at: at, keys: ["message", "kind", "field"])
             difference = ScenarioExpectation.ExpectedDifference(
                 message: try named(ScenarioExpectation.ExpectedDifference.Message.allCases, fields["message"], at: at + ".message"),
-                kind: try named(Self.differenceKinds, fields["kind"], at: at + ".kind"),
+                kind: try named(MessageDifference.Kind.allCases, fields["kind"], at: at + ".kind"),
                 field: try string(fields["field"], at: at + ".field")?.lowercased())
         }
         return .fails(ScenarioExpectation.ExpectedFailure(step: step, verdict: verdict, difference: difference))
     }
-
-    /// Every `MessageDifference.Kind`, for parsing and for naming the choices in errors.
-    private static let differenceKinds: [MessageDifference.Kind] = [
-        .statusChanged, .methodChanged, .targetChanged, .fieldAdded, .fieldRemoved, .fieldChanged,
-        .bodyChanged, .trailersChanged, .unexplained,
-    ]
 
     // MARK: Values
 

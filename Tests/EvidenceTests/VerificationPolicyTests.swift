@@ -28,8 +28,46 @@ final class VerificationPolicyTests: XCTestCase {
             Toleration(.field("via"), changes: [.added, .changed], reason: "the load balancer announces itself"),
             Toleration(.field("x-forwarded-for"), changes: [.added, .changed], message: .request, reason: "client address"),
             Toleration(.field("x-forwarded-proto"), message: .request, reason: "original scheme"),
-            Toleration(.cookie("SERVERID"), changes: [.added, .changed], reason: "affinity cookie (needs cookies recorded in clear)"),
+            Toleration(.cookie("SERVERID"), changes: [.added, .removed, .changed],
+                       reason: "HAProxy affinity cookie (cookie SERVERID insert indirect)"),
+            Toleration(.cookie("route"), changes: [.added, .removed, .changed], reason: "nginx sticky route cookie"),
+            Toleration(.cookie("srv_id"), changes: [.added, .removed, .changed], reason: "nginx sticky cookie srv_id"),
+            Toleration(.cookie("AWSALB*"), changes: [.added, .removed, .changed],
+                       reason: "AWS load balancer stickiness cookies (AWSALB, AWSALBCORS, AWSALBTG, AWSALBTGCORS)"),
         ])
+        XCTAssertEqual(lb.intermediaryRequests, .allow)
+    }
+
+    func testIntermediaryRequestsRule() throws {
+        XCTAssertEqual(try decode("{}").intermediaryRequests, .allow, "strict allows the load balancer's own requests")
+        XCTAssertEqual(try decode(#"{"intermediaryRequests": "forbid"}"#).intermediaryRequests, .forbid)
+        let paths = try decode(#"{"intermediaryRequests": ["/health", "/ping"]}"#).intermediaryRequests
+        XCTAssertEqual(paths, .paths(["/health", "/ping"]))
+        XCTAssertTrue(paths.allows(target: "/health?full=1"))
+        XCTAssertFalse(paths.allows(target: "/suite/rest/a"))
+        XCTAssertEqual(paths.description, "allowed to /health, /ping only")
+    }
+
+    func testUnknownIntermediaryRequestsValueNamesLineAndAllowedValues() {
+        let text = "{\n  \"name\": \"p\",\n  \"intermediaryRequests\": \"deny\"\n}"
+        XCTAssertThrowsError(try decode(text)) { error in
+            XCTAssertEqual(error as? PolicyError, PolicyError(path: "p.json", line: 3, reason:
+                "intermediaryRequests: unknown value \"deny\" (expected \"allow\", \"forbid\" or a list of allowed paths such as [\"/health\"])"))
+            XCTAssertTrue("\(error)".hasPrefix("p.json:3: policy: intermediaryRequests: unknown value \"deny\""), "\(error)")
+        }
+        XCTAssertThrowsError(try decode(#"{"intermediaryRequests": ["health"]}"#)) { error in
+            XCTAssertTrue("\(error)".contains("a list must hold paths starting with \"/\""), "\(error)")
+        }
+        XCTAssertThrowsError(try decode(#"{"intermediaryRequests": true}"#)) { error in
+            XCTAssertTrue("\(error)".contains("p.json:1: policy: intermediaryRequests: expected"), "\(error)")
+        }
+    }
+
+    func testCookiePatternNamesEveryCookieWithThePrefix() {
+        XCTAssertTrue(Toleration.Subject.cookie("AWSALB*").names(cookie: "AWSALBCORS"))
+        XCTAssertTrue(Toleration.Subject.cookie("SERVERID").names(cookie: "SERVERID"))
+        XCTAssertFalse(Toleration.Subject.cookie("SERVERID").names(cookie: "SERVERID2"))
+        XCTAssertFalse(Toleration.Subject.field("serverid").names(cookie: "SERVERID"))
     }
 
     func testDefaultsAndDescriptions() throws {
@@ -46,7 +84,7 @@ final class VerificationPolicyTests: XCTestCase {
     func testBadPolicyFilesNameTheProblem() {
         assertRejected("not json", "not JSON")
         assertRejected("[]", "the top level: expected an object")
-        assertRejected(#"{"tolerate":[], "tolerance":1}"#, "the top level: unknown key \"tolerance\" (expected description, name, tolerate)")
+        assertRejected(#"{"tolerate":[], "tolerance":1}"#, "the top level: unknown key \"tolerance\" (expected description, intermediaryRequests, name, tolerate)")
         assertRejected(#"{"tolerate":{"field":"Via"}}"#, "tolerate: expected a list of rules")
         assertRejected(#"{"tolerate":[{"field":"Via","change":["added"]}]}"#,
                        "tolerate[0]: unknown key \"change\" (expected changes, cookie, field, message, reason)")

@@ -48,6 +48,12 @@ public enum HTMLReport {
             for exchange in group.exchanges { html += row(exchange, report.path.hops, geometry) }
             html += "</section>\n"
         }
+        if let heading = TextReport.intermediaryHeading(report) {
+            html += "<h2>\(escaped(heading))</h2>\n" + list(report.intermediaryRequests.lines, id: "intermediary-requests")
+        }
+        if let heading = TextReport.connectionsHeading(report) {
+            html += "<h2>\(escaped(heading))</h2>\n" + list(report.connections.flatMap(\.lines), id: "connections")
+        }
         html += "</body>\n</html>\n"
         return html
     }

@@ -25,11 +25,16 @@ public struct VerificationPolicy: Hashable, Sendable {
     public var name: String
     public var description: String?
     public var tolerations: [Toleration]
+    /// Whether requests an intermediary makes itself (health checks) are
+    /// allowed; `allow` unless the file says `"intermediaryRequests"`.
+    public var intermediaryRequests: IntermediaryRequestRule
 
-    public init(name: String, description: String? = nil, tolerations: [Toleration] = []) {
+    public init(name: String, description: String? = nil, tolerations: [Toleration] = [],
+                intermediaryRequests: IntermediaryRequestRule = .allow) {
         self.name = name
         self.description = description
         self.tolerations = tolerations
+        self.intermediaryRequests = intermediaryRequests
     }
 
     /// The document's rule: nothing but identical or equivalent messages.
@@ -56,7 +61,7 @@ public struct VerificationPolicy: Hashable, Sendable {
         } catch {
             throw PolicyError(path: path, reason: "not JSON")
         }
-        var reader = PolicyReader(path: path)
+        var reader = PolicyReader(path: path, text: String(decoding: data, as: UTF8.self))
         return try reader.policy(object)
     }
 }
@@ -68,10 +73,18 @@ public struct Toleration: Hashable, Sendable, CustomStringConvertible {
     public enum Subject: Hashable, Sendable {
         /// A field, by its name lowercased.
         case field(String)
-        /// A cookie by its exact name: a crumb of `Cookie` in requests, a
-        /// `Set-Cookie` line in responses. Needs values recorded in clear; a
-        /// redacted `Cookie` or `Set-Cookie` does not show which cookie changed.
+        /// A cookie by its exact name, or every name starting with a prefix
+        /// when it ends in `*` (`AWSALB*`): a crumb of `Cookie` in requests,
+        /// a `Set-Cookie` line in responses. Works on redacted recordings:
+        /// cookies are recorded part by part, only their values digested.
         case cookie(String)
+
+        /// Whether the subject names this cookie.
+        public func names(cookie name: String) -> Bool {
+            guard case .cookie(let pattern) = self else { return false }
+            if pattern.hasSuffix("*") { return name.hasPrefix(pattern.dropLast()) }
+            return pattern == name
+        }
     }
 
     public enum Change: String, Hashable, Sendable, CaseIterable {
@@ -114,33 +127,104 @@ public struct Toleration: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A policy file that cannot be used, naming the file and what is wrong.
+/// What a policy says about requests an intermediary makes itself (seen
+/// behind it, never in front of it): the document's rule is about the app's
+/// messages, so `strict` allows them; a policy may forbid them, or allow
+/// only some paths (`"intermediaryRequests": ["/health"]`).
+public enum IntermediaryRequestRule: Hashable, Sendable, CustomStringConvertible {
+    case allow
+    case forbid
+    /// Allowed when the request's path (without its query) is one of these.
+    case paths([String])
+
+    /// The words a policy file may give instead of a list.
+    public static let words = ["allow", "forbid"]
+
+    public func allows(target: String) -> Bool {
+        switch self {
+        case .allow: return true
+        case .forbid: return false
+        case .paths(let paths):
+            let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? target
+            return paths.contains(path)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .allow: return "allowed"
+        case .forbid: return "forbidden"
+        case .paths(let paths): return "allowed to " + paths.joined(separator: ", ") + " only"
+        }
+    }
+}
+
+/// A policy file that cannot be used, naming the file (and line, when known) and what is wrong.
 public struct PolicyError: Error, Hashable, Sendable, CustomStringConvertible {
     public var path: String
+    /// The 1-based line the problem is on, when known.
+    public var line: Int?
     public var reason: String
 
-    public init(path: String, reason: String) {
+    public init(path: String, line: Int? = nil, reason: String) {
         self.path = path
+        self.line = line
         self.reason = reason
     }
 
-    public var description: String { "\(path): policy: \(reason)" }
+    public var description: String { "\(path)\(line.map { ":\($0)" } ?? ""): policy: \(reason)" }
 }
 
 /// Reads the JSON object of a policy file, checking every key and type.
 private struct PolicyReader {
     let path: String
+    /// The file's text, to name the line of a top-level key in errors.
+    let text: String
 
-    func fail(_ reason: String) -> PolicyError { PolicyError(path: path, reason: reason) }
+    func fail(_ reason: String, line: Int? = nil) -> PolicyError { PolicyError(path: path, line: line, reason: reason) }
 
     mutating func policy(_ object: Any) throws -> VerificationPolicy {
-        let top = try dictionary(object, at: "the top level", keys: ["name", "description", "tolerate"])
+        let top = try dictionary(object, at: "the top level", keys: ["name", "description", "tolerate", "intermediaryRequests"])
         let name = try string(top["name"], at: "name") ?? URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
         let description = try string(top["description"], at: "description")
-        guard let rules = top["tolerate"] else { return VerificationPolicy(name: name, description: description) }
-        guard let list = rules as? [Any] else { throw fail("tolerate: expected a list of rules") }
-        let tolerations = try list.enumerated().map { try toleration($1, at: "tolerate[\($0)]") }
-        return VerificationPolicy(name: name, description: description, tolerations: tolerations)
+        let intermediaryRequests = try intermediaryRule(top["intermediaryRequests"])
+        var tolerations: [Toleration] = []
+        if let rules = top["tolerate"] {
+            guard let list = rules as? [Any] else { throw fail("tolerate: expected a list of rules") }
+            tolerations = try list.enumerated().map { try toleration($1, at: "tolerate[\($0)]") }
+        }
+        return VerificationPolicy(name: name, description: description, tolerations: tolerations,
+                                  intermediaryRequests: intermediaryRequests)
+    }
+
+    /// `"allow"`, `"forbid"`, or a non-empty list of paths (each starting with `/`).
+    private func intermediaryRule(_ value: Any?) throws -> IntermediaryRequestRule {
+        guard let value else { return .allow }
+        let expected = "expected " + IntermediaryRequestRule.words.map { "\"\($0)\"" }.joined(separator: ", ")
+            + " or a list of allowed paths such as [\"/health\"]"
+        let line = line(ofKey: "intermediaryRequests")
+        switch value {
+        case let word as String:
+            switch word {
+            case "allow": return .allow
+            case "forbid": return .forbid
+            default: throw fail("intermediaryRequests: unknown value \"\(word)\" (\(expected))", line: line)
+            }
+        case let list as [Any]:
+            let paths = list.compactMap { $0 as? String }
+            guard !paths.isEmpty, paths.count == list.count, paths.allSatisfy({ $0.hasPrefix("/") }) else {
+                throw fail("intermediaryRequests: a list must hold paths starting with \"/\" (\(expected))", line: line)
+            }
+            return .paths(paths)
+        default:
+            throw fail("intermediaryRequests: \(expected)", line: line)
+        }
+    }
+
+    /// The 1-based line where `"key"` first appears in the file; nil when it does not.
+    private func line(ofKey key: String) -> Int? {
+        guard let range = text.range(of: "\"\(key)\"") else { return nil }
+        return text[..<range.lowerBound].reduce(1) { $1 == "\n" ? $0 + 1 : $0 }
     }
 
     private func toleration(_ object: Any, at place: String) throws -> Toleration {
