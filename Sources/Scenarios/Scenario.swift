@@ -15,13 +15,23 @@ import Foundation
 ///       "config": "nginx.conf",                  // optional: nginx.conf / haproxy.cfg
 ///       "breaks": "Step 11 … (the sentence)",    // optional: what it breaks
 ///       "policy": "policy.json",                 // optional: verify policy (default strict)
-///       "tapA": {"clientCertificate": true},     // optional: tap A presents a client certificate
+///       "tapA": {"clientCertificate": true,      // optional: tap A presents a client certificate,
+///                "plainHTTP": true,              //   speaks plain HTTP to the load balancer,
+///                "recordSecrets": true,          //   records cookies in clear,
+///                "faults": ["strip-set-cookie"]},//   injects fault presets (`intact proxy --fault`)
+///       "tapB": {"recordSecrets": true, "faults": []},   // optional: the same for tap B
 ///       "expect": {
 ///         "client": {"succeeds": false, "diagnosis": "strip-set-cookie", "step": "token-exchange"},
 ///         "verify": {"holds": false, "exchange": "bootstrap", "verdict": "modified",
-///                    "difference": {"message": "response", "kind": "field-removed", "field": "set-cookie"}}
+///                    "difference": {"message": "response", "kind": "field-removed", "field": "set-cookie"},
+///                    "differences": [{"message": "response", "kind": "cookie-changed", "field": "set-cookie",
+///                                     "cookie": "JSESSIONID", "text": "JSESSIONID: Path changed (/suite → /)"}]}
 ///       }
 ///     }
+///
+/// A verification that holds may say `"tolerated": ["via"]` (fields that must
+/// show as tolerated) and `"intermediaryRequests": N` (at least N requests the
+/// load balancer made itself must be listed: its health checks).
 ///
 /// The two expectations name exchanges in their own words:
 /// - `expect.client.step` is the client's step (`FlowStep`: `protected-request`,
@@ -56,6 +66,9 @@ public struct Scenario: Hashable, Sendable {
     public var policyFile: String?
     /// Whether tap A presents a client certificate issued by the run's CA to the load balancer.
     public var tapAPresentsClientCertificate: Bool
+    /// How tap A (in front of the load balancer) and tap B (behind it) run.
+    public var tapA = ScenarioTapOptions()
+    public var tapB = ScenarioTapOptions()
     public var expectation: ScenarioExpectation
 
     /// Reads and checks the scenario in `directory`. Blocks on disk I/O.
@@ -102,7 +115,7 @@ private struct ScenarioManifestReader {
             throw fail("not JSON (\(error.localizedDescription))")
         }
         let top = try dictionary(object, at: "the top level",
-                                 keys: ["summary", "loadBalancer", "config", "breaks", "policy", "tapA", "expect"])
+                                 keys: ["summary", "loadBalancer", "config", "breaks", "policy", "tapA", "tapB", "expect"])
         let summary = try required(string(top["summary"], at: "summary"), at: "summary")
         let kindName = try required(string(top["loadBalancer"], at: "loadBalancer"), at: "loadBalancer")
         guard let kind = LoadBalancerKind(rawValue: kindName) else {
@@ -112,9 +125,15 @@ private struct ScenarioManifestReader {
         let config = try string(top["config"], at: "config") ?? kind.defaultConfigFileName
         let policy = try string(top["policy"], at: "policy")
         var presentsCertificate = false
-        if let tapA = top["tapA"] {
-            let options = try dictionary(tapA, at: "tapA", keys: ["clientCertificate"])
+        var tapA = ScenarioTapOptions(), tapB = ScenarioTapOptions()
+        if let object = top["tapA"] {
+            let options = try dictionary(object, at: "tapA", keys: ["clientCertificate", "plainHTTP", "recordSecrets", "faults"])
             presentsCertificate = try bool(options["clientCertificate"], at: "tapA.clientCertificate") ?? false
+            tapA = try tapOptions(options, at: "tapA")
+            tapA.plainHTTP = try bool(options["plainHTTP"], at: "tapA.plainHTTP") ?? false
+        }
+        if let object = top["tapB"] {
+            tapB = try tapOptions(dictionary(object, at: "tapB", keys: ["recordSecrets", "faults"]), at: "tapB")
         }
         let expect = try dictionary(required(top["expect"], at: "expect"), at: "expect", keys: ["client", "verify"])
         let expectation = ScenarioExpectation(
@@ -122,7 +141,15 @@ private struct ScenarioManifestReader {
             verify: try verifyOutcome(required(expect["verify"], at: "expect.verify")))
         return Scenario(name: "", directory: directory, summary: summary, breaks: try string(top["breaks"], at: "breaks"),
                         loadBalancer: kind, configFile: resolve(config), policyFile: policy.map(resolve),
-                        tapAPresentsClientCertificate: presentsCertificate, expectation: expectation)
+                        tapAPresentsClientCertificate: presentsCertificate, tapA: tapA, tapB: tapB, expectation: expectation)
+    }
+
+    /// `recordSecrets` and `faults` (preset names, as `intact proxy --fault` takes them) of one tap.
+    private func tapOptions(_ options: [String: Any], at place: String) throws(ScenarioError) -> ScenarioTapOptions {
+        var tap = ScenarioTapOptions()
+        tap.recordSecrets = try bool(options["recordSecrets"], at: place + ".recordSecrets") ?? false
+        tap.faults = try strings(options["faults"], at: place + ".faults") ?? []
+        return tap
     }
 
     private func clientOutcome(_ object: Any) throws(ScenarioError) -> ScenarioExpectation.ClientOutcome {
@@ -141,30 +168,51 @@ private struct ScenarioManifestReader {
 
     private func verifyOutcome(_ object: Any) throws(ScenarioError) -> ScenarioExpectation.VerifyOutcome {
         let place = "expect.verify"
-        let verify = try dictionary(object, at: place, keys: ["holds", "tolerated", "exchange", "verdict", "difference"])
+        let verify = try dictionary(object, at: place, keys: ["holds", "tolerated", "intermediaryRequests", "exchange", "verdict",
+                                                               "difference", "differences"])
         if try required(bool(verify["holds"], at: place + ".holds"), at: place + ".holds") {
-            guard verify["exchange"] == nil, verify["verdict"] == nil, verify["difference"] == nil else {
+            guard verify["exchange"] == nil, verify["verdict"] == nil, verify["difference"] == nil,
+                  verify["differences"] == nil else {
                 throw fail("\(place): a verification that holds has no failing exchange, verdict or difference")
             }
             let tolerated = try strings(verify["tolerated"], at: place + ".tolerated") ?? []
-            return .holds(tolerated: tolerated.map { $0.lowercased() })
+            var minimum = 0
+            if let value = verify["intermediaryRequests"] {
+                guard let count = value as? Int, count >= 0, !Self.isJSONBoolean(value) else {
+                    throw fail("\(place).intermediaryRequests: expected a whole number (the fewest the report must list)")
+                }
+                minimum = count
+            }
+            return .holds(tolerated: tolerated.map { $0.lowercased() }, intermediaryRequests: minimum)
         }
         guard verify["tolerated"] == nil else { throw fail("\(place).tolerated: only for a verification that holds") }
+        guard verify["intermediaryRequests"] == nil else {
+            throw fail("\(place).intermediaryRequests: only for a verification that holds")
+        }
         let step = try named(AuthStep.allCases, verify["exchange"], at: place + ".exchange")
         let verdict = try named(HopVerdict.allCases, verify["verdict"], at: place + ".verdict")
         guard !verdict.passes else {
             throw fail("\(place).verdict: \"\(verdict.rawValue)\" passes the policy; expected a failing verdict")
         }
-        var difference: ScenarioExpectation.ExpectedDifference?
-        if let object = verify["difference"] {
-            let at = place + ".difference"
-            let fields = try dictionary(object, at: at, keys: ["message", "kind", "field"])
-            difference = ScenarioExpectation.ExpectedDifference(
-                message: try named(ScenarioExpectation.ExpectedDifference.Message.allCases, fields["message"], at: at + ".message"),
-                kind: try named(MessageDifference.Kind.allCases, fields["kind"], at: at + ".kind"),
-                field: try string(fields["field"], at: at + ".field")?.lowercased())
+        var differences: [ScenarioExpectation.ExpectedDifference] = []
+        if let object = verify["difference"] { differences.append(try expectedDifference(object, at: place + ".difference")) }
+        if let object = verify["differences"] {
+            guard let list = object as? [Any], !list.isEmpty else { throw fail("\(place).differences: expected a non-empty list") }
+            for (index, item) in list.enumerated() {
+                differences.append(try expectedDifference(item, at: place + ".differences[\(index)]"))
+            }
         }
-        return .fails(ScenarioExpectation.ExpectedFailure(step: step, verdict: verdict, difference: difference))
+        return .fails(ScenarioExpectation.ExpectedFailure(step: step, verdict: verdict, differences: differences))
+    }
+
+    private func expectedDifference(_ object: Any, at place: String) throws(ScenarioError) -> ScenarioExpectation.ExpectedDifference {
+        let fields = try dictionary(object, at: place, keys: ["message", "kind", "field", "cookie", "text"])
+        return ScenarioExpectation.ExpectedDifference(
+            message: try named(ScenarioExpectation.ExpectedDifference.Message.allCases, fields["message"], at: place + ".message"),
+            kind: try named(MessageDifference.Kind.allCases, fields["kind"], at: place + ".kind"),
+            field: try string(fields["field"], at: place + ".field")?.lowercased(),
+            cookie: try string(fields["cookie"], at: place + ".cookie"),
+            text: try string(fields["text"], at: place + ".text"))
     }
 
     // MARK: Values
@@ -204,10 +252,16 @@ private struct ScenarioManifestReader {
 
     private func bool(_ value: Any?, at place: String) throws(ScenarioError) -> Bool? {
         guard let value else { return nil }
-        guard let flag = value as? Bool, !(value is Int && !(value is Bool)) else {
+        guard let flag = value as? Bool, Self.isJSONBoolean(value) else {
             throw fail("\(place): expected true or false")
         }
         return flag
+    }
+
+    /// True for `true` and `false` as JSONSerialization gives them: a boolean
+    /// NSNumber, which also casts to Int (and a number casts to Bool).
+    private static func isJSONBoolean(_ value: Any) -> Bool {
+        value is Bool && ["__NSCFBoolean", "Bool"].contains("\(type(of: value))")
     }
 
     /// A required value that must be the raw value of one of `known`.
@@ -220,5 +274,27 @@ private struct ScenarioManifestReader {
                        + known.map(\.rawValue).joined(separator: ", ") + ")")
         }
         return name
+    }
+}
+
+/// How one tap of a scenario runs, beyond recording.
+public struct ScenarioTapOptions: Hashable, Sendable {
+    /// Record cookies and other secrets in clear (`--record-secrets`).
+    public var recordSecrets = false
+    /// Fault presets the tap injects (`--fault NAME[:key=value,...]`, one each).
+    public var faults: [String] = []
+    /// Tap A only: speak plain HTTP to the load balancer (`reverse:http://…`),
+    /// for a load balancer that listens without TLS.
+    public var plainHTTP = false
+
+    public init(recordSecrets: Bool = false, faults: [String] = [], plainHTTP: Bool = false) {
+        self.recordSecrets = recordSecrets
+        self.faults = faults
+        self.plainHTTP = plainHTTP
+    }
+
+    /// The `intact proxy` options these settings add.
+    var proxyArguments: [String] {
+        (recordSecrets ? ["--record-secrets"] : []) + faults.flatMap { ["--fault", $0] }
     }
 }

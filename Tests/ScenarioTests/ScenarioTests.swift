@@ -59,6 +59,48 @@ final class ScenarioTests: XCTestCase {
         XCTAssertFalse(scenario.expectation.isGood)
     }
 
+    func testTapOptionsAndSeveralDifferencesAreRead() throws {
+        let directory = try makeScenarioDirectory([
+            "scenario.json": """
+                {"summary": "s", "loadBalancer": "nginx",
+                 "tapA": {"plainHTTP": true, "recordSecrets": true, "faults": ["strip-set-cookie"]},
+                 "tapB": {"faults": ["compress", "foreign-response:status=503"]},
+                 "expect": {"client": {"succeeds": true},
+                            "verify": {"holds": false, "exchange": "bootstrap", "verdict": "modified",
+                                       "difference": {"message": "response", "kind": "field-removed", "field": "Set-Cookie"},
+                                       "differences": [{"message": "response", "kind": "cookie-changed", "field": "set-cookie",
+                                                        "cookie": "JSESSIONID", "text": "JSESSIONID: Path changed (/suite → /)"}]}}}
+                """,
+            "nginx.conf": "# x\n",
+        ])
+        let scenario = try Scenario.load(from: directory)
+        XCTAssertEqual(scenario.tapA, ScenarioTapOptions(recordSecrets: true, faults: ["strip-set-cookie"], plainHTTP: true))
+        XCTAssertEqual(scenario.tapB, ScenarioTapOptions(faults: ["compress", "foreign-response:status=503"]))
+        guard case .fails(let failure) = scenario.expectation.verify else { return XCTFail("expected a failure") }
+        XCTAssertEqual(failure.differences.count, 2)
+        XCTAssertEqual(failure.differences[1].cookie, "JSESSIONID")
+        XCTAssertEqual(failure.differences[1].description,
+                       "response cookie-changed set-cookie JSESSIONID \"JSESSIONID: Path changed (/suite → /)\"")
+
+        let plan = ScenarioPlan(scenario: scenario, ports: ScenarioPorts(tapA: 1, loadBalancer: 2, tapB: 3, server: 4),
+                                runDirectory: "/run", intactExecutable: "/bin/intact", loadBalancerExecutable: "/bin/nginx")
+        let tapA = try XCTUnwrap(plan.services.first { $0.role == .tapA }).arguments
+        XCTAssertTrue(tapA.contains("reverse:http://127.0.0.1:2"), "\(tapA)")
+        XCTAssertTrue(tapA.contains("--record-secrets"))
+        XCTAssertEqual(tapA.firstIndex(of: "strip-set-cookie").map { tapA[$0 - 1] }, "--fault")
+        let tapB = try XCTUnwrap(plan.services.first { $0.role == .tapB }).arguments
+        XCTAssertEqual(tapB.filter { $0 == "--fault" }.count, 2)
+        XCTAssertFalse(tapB.contains("--record-secrets"))
+    }
+
+    func testAVerificationThatHoldsMayAskForIntermediaryRequests() throws {
+        let manifest = Self.minimalManifest.replacingOccurrences(of: #""holds": true"#,
+                                                                  with: #""holds": true, "intermediaryRequests": 3"#)
+        XCTAssertNotEqual(manifest, Self.minimalManifest)
+        let directory = try makeScenarioDirectory(["scenario.json": manifest, "nginx.conf": "# x\n"])
+        XCTAssertEqual(try Scenario.load(from: directory).expectation.verify, .holds(tolerated: [], intermediaryRequests: 3))
+    }
+
     func testDefaultsAreTheConventionalConfigFileAndTheStrictPolicy() throws {
         let directory = try makeScenarioDirectory(["scenario.json": Self.minimalManifest, "nginx.conf": "# x\n"])
         let scenario = try Scenario.load(from: directory)
@@ -84,7 +126,23 @@ final class ScenarioTests: XCTestCase {
         let cases: [(String, String)] = [
             ("not json", "not JSON"),
             (#"{"summary": "s", "loadBalancer": "nginx", "expect": {}, "extra": 1}"#,
-             #"the top level: unknown key "extra" (expected breaks, config, expect, loadBalancer, policy, summary, tapA)"#),
+             #"the top level: unknown key "extra" (expected breaks, config, expect, loadBalancer, policy, summary, tapA, tapB)"#),
+            (#"{"summary": "s", "loadBalancer": "nginx", "tapB": {"plainHTTP": true}, "expect": {}}"#,
+             #"tapB: unknown key "plainHTTP" (expected faults, recordSecrets)"#),
+            (#"{"summary": "s", "loadBalancer": "nginx", "tapA": {"faults": "strip-set-cookie"}, "expect": {}}"#,
+             "tapA.faults: expected a list of non-empty strings"),
+            (#"{"summary": "s", "loadBalancer": "nginx", "tapA": {"recordSecrets": 1}, "expect": {}}"#,
+             "tapA.recordSecrets: expected true or false"),
+            (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": true}, "verify": {"holds": true, "intermediaryRequests": "some"}}}"#,
+             "expect.verify.intermediaryRequests: expected a whole number (the fewest the report must list)"),
+            (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": true}, "verify": {"holds": true, "intermediaryRequests": true}}}"#,
+             "expect.verify.intermediaryRequests: expected a whole number"),
+            (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": true}, "verify": {"holds": false, "exchange": "login-page", "verdict": "modified", "intermediaryRequests": 1}}}"#,
+             "expect.verify.intermediaryRequests: only for a verification that holds"),
+            (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": true}, "verify": {"holds": false, "exchange": "login-page", "verdict": "modified", "differences": []}}}"#,
+             "expect.verify.differences: expected a non-empty list"),
+            (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": true}, "verify": {"holds": false, "exchange": "login-page", "verdict": "modified", "differences": [{"message": "response", "kind": "cookie-changed", "colour": "red"}]}}}"#,
+             #"expect.verify.differences[0]: unknown key "colour" (expected cookie, field, kind, message, text)"#),
             (#"{"summary": "s", "loadBalancer": "traefik", "expect": {}}"#,
              #"loadBalancer: unknown "traefik" (expected nginx or haproxy)"#),
             (#"{"loadBalancer": "nginx", "expect": {}}"#, "summary: missing"),
