@@ -21,7 +21,7 @@ final class ScenarioExpectationTests: XCTestCase {
 
     private func cell(_ hop: Int, _ verdict: HopVerdict, response: [MessageDifference] = [], request: [MessageDifference] = [],
                       failures: [RecordedFailure] = []) -> HopResult {
-        let outcome: (HopVerdict, [MessageDifference]) -> MessageResult.Outcome = { verdict, differences in
+        let outcome: (HopVerdict, [MessageDifference]) -> HopVerdict = { verdict, differences in
             differences.isEmpty ? .identical : (verdict == .tolerated ? .tolerated : .modified)
         }
         return HopResult(hop: hop, verdict: verdict, pairing: .trace,

@@ -13,7 +13,7 @@ struct MessageJudge {
     func judge(before: RecordedMessage?, after: RecordedMessage?, as kind: Toleration.Message) -> MessageResult {
         switch (before, after) {
         case (nil, nil):
-            return MessageResult(outcome: .absent, before: nil, after: nil)
+            return MessageResult(outcome: .notReached, before: nil, after: nil)
         case (let before?, nil):
             return MessageResult(outcome: .missing, before: MessageSummary(before), after: nil)
         case (nil, let after?):
@@ -21,14 +21,9 @@ struct MessageJudge {
         case (let before?, let after?):
             let comparison = DigestComparison(before: before.digest, after: after.digest)
             let differences = comparison.changes.flatMap { describe($0, before, after, kind) }
-            let outcome: MessageResult.Outcome
-            switch comparison.verdict {
-            case .identical: outcome = .identical
-            case .equivalent: outcome = .equivalent
-            case .modified: outcome = differences.allSatisfy { $0.toleratedBy != nil } ? .tolerated : .modified
-            }
-            return MessageResult(outcome: outcome, before: MessageSummary(before), after: MessageSummary(after),
-                                 reasons: comparison.reasons.map(MessageJudge.equivalence), differences: differences)
+            let tolerated = comparison.verdict == .modified && differences.allSatisfy { $0.toleratedBy != nil }
+            return MessageResult(outcome: tolerated ? .tolerated : comparison.verdict, before: MessageSummary(before),
+                                 after: MessageSummary(after), reasons: comparison.reasons, differences: differences)
         }
     }
 
@@ -90,24 +85,6 @@ struct MessageJudge {
     /// `scheme://authority/path` as recorded.
     private static func target(_ message: RecordedMessage) -> String {
         "\(message.scheme ?? "")://\(message.authority ?? message.firstValue("host") ?? "")\(message.path ?? "")"
-    }
-
-    private static func equivalence(_ reason: DigestComparison.Reason) -> Equivalence {
-        let kind: Equivalence.Kind
-        switch reason {
-        case .fieldNameCase: kind = .fieldNameCase
-        case .version: kind = .version
-        case .framing: kind = .framing
-        case .hopByHop: kind = .hopByHop
-        case .host: kind = .host
-        case .cookieCrumbs: kind = .cookieCrumbs
-        case .fieldOrder: kind = .fieldOrder
-        case .targetForm: kind = .targetForm
-        case .reasonPhrase: kind = .reasonPhrase
-        case .trailerFormatting: kind = .trailerFormatting
-        case .wireFormatting: kind = .wireFormatting
-        }
-        return Equivalence(kind: kind, text: reason.description)
     }
 
     // MARK: Tolerations

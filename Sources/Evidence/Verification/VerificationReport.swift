@@ -321,17 +321,10 @@ public struct RecordedFailure: Codable, Hashable, Sendable, CustomStringConverti
 /// One message (request or response) on one hop: before is the side it left,
 /// after the side it reached.
 public struct MessageResult: Codable, Hashable, Sendable {
-    public enum Outcome: String, Codable, Hashable, Sendable, CaseIterable, Comparable {
-        /// Neither side saw the message.
-        case absent
-        case identical, equivalent, tolerated, modified, missing, foreign
-
-        public static func < (a: Outcome, b: Outcome) -> Bool {
-            allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
-        }
-    }
-
-    public var outcome: Outcome
+    /// The message's verdict on the hop, in the same vocabulary as the hop's:
+    /// `not-reached` when neither side saw it; never `broken` (a hop is broken,
+    /// by a recorded failure, not a message).
+    public var outcome: HopVerdict
     /// The message as the side it left saw it, when it did.
     public var before: MessageSummary?
     /// The message as the side it reached saw it, when it did.
@@ -341,7 +334,7 @@ public struct MessageResult: Codable, Hashable, Sendable {
     /// Semantic differences, each marked when tolerated.
     public var differences: [MessageDifference]
 
-    public init(outcome: Outcome, before: MessageSummary?, after: MessageSummary?, reasons: [Equivalence] = [],
+    public init(outcome: HopVerdict, before: MessageSummary?, after: MessageSummary?, reasons: [Equivalence] = [],
                 differences: [MessageDifference] = []) {
         self.outcome = outcome
         self.before = before

@@ -259,13 +259,13 @@ public struct Verifier: Sendable {
         let injected = sides.flatMap { tap, record in
             path.ownHop(ofTap: tap) == index ? record?.faults ?? [] : []
         }
-        let crossedWhole = [request, response].allSatisfy { $0.outcome > .absent && $0.outcome < .missing }
+        let crossedWhole = [request, response].allSatisfy { $0.outcome > .notReached && $0.outcome < .missing }
             && [nearLeg?.request, farLeg?.request, nearLeg?.response, farLeg?.response].allSatisfy { $0?.complete ?? true }
         let verdict: HopVerdict
         if !failures.isEmpty && !crossedWhole {
             verdict = .broken
         } else {
-            verdict = Verifier.verdict(max(request.outcome, response.outcome))
+            verdict = max(request.outcome, response.outcome)
         }
         return HopResult(hop: info.number, verdict: verdict, pairing: pairing, request: request, response: response,
                          injected: injected, failures: failures)
@@ -282,18 +282,6 @@ public struct Verifier: Sendable {
             if hops.contains(where: { $0.verdict == .broken && $0.failures.contains(failure) }) { continue }
             hops[own].verdict = .broken
             if !hops[own].failures.contains(failure) { hops[own].failures.append(failure) }
-        }
-    }
-
-    private static func verdict(_ outcome: MessageResult.Outcome) -> HopVerdict {
-        switch outcome {
-        case .absent: return .notReached
-        case .identical: return .identical
-        case .equivalent: return .equivalent
-        case .tolerated: return .tolerated
-        case .modified: return .modified
-        case .missing: return .missing
-        case .foreign: return .foreign
         }
     }
 }
