@@ -45,11 +45,14 @@ public struct ConnectionEvent: Codable, Hashable, Sendable {
     }
 
     /// The event a record stands for: its `connection` value, else (a
-    /// recording of an older build) a record with no message whose failure is
-    /// a connection-level one. Nil for a record that carried a message.
+    /// recording of an older build, or the mock server's) a record with no
+    /// message whose failure is a connection-level one. Nil for a record that
+    /// carried a message, and for the client's: a request the client could
+    /// not send is still an exchange of the app, failed.
     public static func of(_ record: ExchangeRecord) -> ConnectionEvent? {
         guard !record.legs.contains(where: { $0.request != nil || $0.response != nil }) else { return nil }
         if let event = record.connection { return event }
+        guard record.traceID == nil, !record.legs.contains(where: { $0.role == .client }) else { return nil }
         guard let error = record.error else { return ConnectionEvent(outcome: .closed) }
         switch error.kind {
         case .closedEarly: return ConnectionEvent(outcome: .closed)

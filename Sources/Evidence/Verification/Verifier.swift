@@ -170,7 +170,10 @@ public struct Verifier: Sendable {
     /// Summarises each tap's connection events, pairing each handshake
     /// failure with the exchange whose request left the tap in front of it
     /// and never arrived (missing or broken on the hop into the tap), nearest
-    /// in time; that hop then shows the failure and is broken.
+    /// in time — or, for an exchange with no time (the client could not send
+    /// its request), one whose hop already shows a TLS or connect failure:
+    /// the other side's view of the same handshake. That hop then shows the
+    /// failure and is broken.
     private func pairConnectionFailures(_ events: [[RecordedEvent]], with exchanges: inout [VerifiedExchange],
                                         path: TapPath) -> [TapConnections] {
         var summaries: [TapConnections] = []
@@ -181,23 +184,37 @@ public struct Verifier: Sendable {
                 guard item.event.outcome == .handshakeFailed, let hop, let at = item.event.at else {
                     return (item.event, item.failure, nil)
                 }
+                // How far from the event an exchange started; untimed ones rank last.
+                func distance(_ index: Int) -> Double {
+                    exchanges[index].started.map { abs($0.milliseconds(until: at)) } ?? .infinity
+                }
                 let candidates = exchanges.indices.filter { index in
                     let result = exchanges[index].hops[hop]
-                    guard !taken.contains(index), [.missing, .broken].contains(result.verdict),
-                          let started = exchanges[index].started else { return false }
-                    return abs(started.milliseconds(until: at)) <= Verifier.connectionPairingWindow
+                    guard !taken.contains(index), [.missing, .broken].contains(result.verdict) else { return false }
+                    if exchanges[index].started == nil {
+                        return result.failures.contains { $0.stage == .tls || $0.stage == .connect }
+                    }
+                    return distance(index) <= Verifier.connectionPairingWindow
                 }
-                guard let best = candidates.min(by: { a, b in
-                    abs(exchanges[a].started!.milliseconds(until: at)) < abs(exchanges[b].started!.milliseconds(until: at))
-                }) else { return (item.event, item.failure, nil) }
+                guard let best = candidates.min(by: { distance($0) < distance($1) }) else { return (item.event, item.failure, nil) }
                 taken.insert(best)
-                if let failure = item.failure {
-                    var hops = exchanges[best].hops
-                    hops[hop].failures.append(RecordedFailure(tap: path.taps[tap].name, failure: failure))
+                var hops = exchanges[best].hops
+                let recorded = item.failure.map { RecordedFailure(tap: path.taps[tap].name, failure: $0) }
+                if let recorded {
+                    hops[hop].failures.append(recorded)
                     hops[hop].verdict = .broken
-                    exchanges[best].hops = hops
-                    exchanges[best].verdict = hops.map(\.verdict).max() ?? .notReached
                 }
+                // Faults the tap applied to the connection (a client certificate it demanded)
+                // show on its own hop, broken by the same failure, as for any exchange of the tap.
+                if !item.record.faults.isEmpty, let own = path.ownHop(ofTap: tap) {
+                    hops[own].injected += item.record.faults
+                    if let recorded, !hops[own].failures.contains(recorded) {
+                        hops[own].failures.append(recorded)
+                        hops[own].verdict = .broken
+                    }
+                }
+                exchanges[best].hops = hops
+                exchanges[best].verdict = hops.map(\.verdict).max() ?? .notReached
                 return (item.event, item.failure, exchanges[best].number)
             }
             summaries.append(TapConnections(tap: path.taps[tap].name, events: entries))
