@@ -22,6 +22,8 @@ let package = Package(
         .target(name: "Wire"),
         // SHA-256 over OpenSSL's EVP, hex and base64url, secure random bytes.
         .target(name: "Hashing", dependencies: ["COpenSSL"]),
+        // JSON configuration files read with line and column: fault rules, policies, scenario.json.
+        .target(name: "ConfigurationFile"),
         // gzip, zlib and raw DEFLATE both ways over zlib: streaming, bounded output, precise errors.
         .target(name: "Compression", dependencies: ["CZlib"]),
 
@@ -35,11 +37,11 @@ let package = Package(
         // A byte channel over a connection (plaintext or TLS) and HTTP/1.1 or HTTP/2 on it, both roles.
         .target(name: "Transport", dependencies: ["Wire", "TLS", "HTTP"]),
         // Exchange records, recordings, HAR, the verifier and its reports.
-        .target(name: "Evidence", dependencies: ["HTTP", "Hashing", "TLS"]),
+        .target(name: "Evidence", dependencies: ["HTTP", "Hashing", "TLS", "ConfigurationFile"]),
         // The mobile sign-in flow with no I/O: mock server, client flow, step classifier, diagnoses.
         .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing"]),
         // The fault engine: rules, presets and their effect on messages, as outputs for the proxy.
-        .target(name: "Faults", dependencies: ["HTTP", "AuthFlow", "Compression"]),
+        .target(name: "Faults", dependencies: ["HTTP", "AuthFlow", "Compression", "ConfigurationFile"]),
 
         // Layer 4: the programs.
         // The intercepting proxy: sans-io layers (mode, TLS, HTTP, exchange) and their driver on Transport.
@@ -49,11 +51,11 @@ let package = Package(
         // The whole sign-in flow in one process (CA, mock server, proxy, client), then verified: `intact demo`.
         .target(name: "Demo", dependencies: ["AuthFlow", "Evidence", "Proxy", "SignIn", "TLS", "Wire"]),
         // Load balancer scenarios: real nginx/HAProxy between two taps, run and judged end to end.
-        .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow"]),
+        .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow", "ConfigurationFile"]),
 
         // Layer 5: the command line, as a library so tests can drive it, and the executable.
         .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "AuthFlow", "Faults", "Proxy",
-                                                  "SignIn", "Demo", "Scenarios"]),
+                                                  "SignIn", "Demo", "Scenarios", "ConfigurationFile"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
         // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
         .executableTarget(name: "intact-microbench", dependencies: ["HTTP", "Hashing"], path: "Benchmarks/Microbench"),
@@ -62,6 +64,7 @@ let package = Package(
         .target(name: "IntactTestSupport", path: "Tests/IntactTestSupport"),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "IntactTestSupport", "Evidence", "SignIn"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
+        .testTarget(name: "ConfigurationFileTests", dependencies: ["ConfigurationFile"]),
         .testTarget(name: "CompressionTests", dependencies: ["Compression", "IntactTestSupport"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire", "Hashing"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
@@ -70,7 +73,7 @@ let package = Package(
         .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing"]),
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Hashing"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Wire", "TLS", "HTTP", "Hashing"]),
-        .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow", "Compression"]),
+        .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow", "Compression", "ConfigurationFile"]),
         .testTarget(name: "ScenarioTests", dependencies: ["Scenarios", "IntactCLI", "Evidence", "AuthFlow", "Transport", "TLS", "HTTP", "Wire"]),
         .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Wire", "Transport", "Hashing", "AuthFlow", "Faults"]),
         // Every fault preset through the whole flow in one process (DemoRig): the client's diagnosis and the verifier's verdict.
