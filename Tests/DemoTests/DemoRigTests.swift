@@ -62,4 +62,27 @@ final class DemoRigTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("is not empty"), "\(error)")
         }
     }
+
+    func testLifeCycleStepsOutOfOrderAreErrorsNotTraps() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("intact-demo-\(UUID().uuidString)").path
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
+        let rig = DemoRig(configuration: DemoConfiguration(directory: directory, toolVersion: "test"))
+        func assertOutOfOrder(_ step: () throws -> Any, _ words: String, line: UInt = #line) {
+            XCTAssertThrowsError(try step(), line: line) { error in
+                XCTAssertTrue("\(error)".hasPrefix("demo rig used out of order: \(words)"), "\(error)", line: line)
+            }
+        }
+        assertOutOfOrder({ try rig.runClient() }, "runClient() needs the servers running")
+        assertOutOfOrder({ try rig.finish() }, "finish() runs once, after start()")
+        rig.stopServers()
+        let endpoints = try rig.start()
+        assertOutOfOrder({ try rig.start() }, "start() runs once")
+        // The proxy serves on the port named to the mock server as its public origin.
+        XCTAssertEqual(endpoints.publicOrigin, "https://127.0.0.1:\(endpoints.proxy.port)")
+        rig.stopServers()
+        rig.stopServers()
+        assertOutOfOrder({ try rig.runClient() }, "runClient() needs the servers running")
+        _ = try rig.finish()
+        assertOutOfOrder({ try rig.finish() }, "finish() runs once")
+    }
 }
