@@ -1,6 +1,7 @@
 import Demo
 import Evidence
 import Foundation
+import IntactTestSupport
 import SignIn
 import XCTest
 
@@ -9,8 +10,7 @@ import XCTest
 /// identical or equivalent, with the files the demo promises.
 final class DemoRigTests: XCTestCase {
     private func run(_ protocols: ClientRunner.Protocols) throws -> (DemoRig, VerificationReport, Bool) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("intact-demo-\(UUID().uuidString)").path
-        addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = makeTemporaryDirectory(prefix: "intact-demo") + "/out"
         let rig = DemoRig(configuration: DemoConfiguration(directory: directory, protocols: protocols, toolVersion: "test"))
         _ = try rig.start()
         let outcome = try rig.runClient()
@@ -53,9 +53,7 @@ final class DemoRigTests: XCTestCase {
     }
 
     func testADirectoryThatIsNotEmptyIsRefusedBeforeAnythingStarts() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("intact-demo-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = makeTemporaryDirectory(prefix: "intact-demo")
         XCTAssertTrue(FileManager.default.createFile(atPath: directory + "/old.jsonl", contents: Data("x".utf8)))
         let rig = DemoRig(configuration: DemoConfiguration(directory: directory, toolVersion: "test"))
         XCTAssertThrowsError(try rig.start()) { error in
@@ -64,8 +62,7 @@ final class DemoRigTests: XCTestCase {
     }
 
     func testLifeCycleStepsOutOfOrderAreErrorsNotTraps() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("intact-demo-\(UUID().uuidString)").path
-        addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = makeTemporaryDirectory(prefix: "intact-demo") + "/out"
         let rig = DemoRig(configuration: DemoConfiguration(directory: directory, toolVersion: "test"))
         func assertOutOfOrder(_ step: () throws -> Any, _ words: String, line: UInt = #line) {
             XCTAssertThrowsError(try step(), line: line) { error in
