@@ -88,7 +88,7 @@ let package = Package(
         // preset through it (the client's diagnosis and the verifier's verdict), `intact demo --keep`.
         .testTarget(name: "IntegrationTests", dependencies: ["IntactTestSupport", "Demo", "Proxy", "Faults", "AuthFlow",
                                                              "Evidence", "SignIn", "TLS"]),
-        // The repository itself: no committed private key, dependencies as imported, the layer list true.
+        // The repository itself: no committed private key, dependencies as imported, the layer list true, links that lead somewhere.
         .testTarget(name: "RepositoryTests", dependencies: ["IntactTestSupport"]),
         .testTarget(name: "SignInTests", dependencies: ["IntactTestSupport", "SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
     ],
