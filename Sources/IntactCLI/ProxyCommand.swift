@@ -3,6 +3,7 @@ import Evidence
 import Glibc
 import Proxy
 import TLS
+import Wire
 
 /// `intact proxy`: run the intercepting proxy until SIGINT or SIGTERM.
 ///
@@ -49,6 +50,9 @@ enum ProxyCommand {
             .value("log-format", valueName: "FORMAT", help: "text or json", defaultValue: "text"),
             .value("drain-timeout", valueName: "SECONDS", help: "how long to let in-flight exchanges finish on stop",
                    defaultValue: "5"),
+            .value("loops", valueName: "N",
+                   help: "event loops (threads) serving connections; a client connection and its upstreams share one",
+                   defaultValue: String(EventLoopGroup.defaultLoopCount)),
         ] + FaultOptions.options,
         run: run)
 
@@ -108,6 +112,10 @@ enum ProxyCommand {
         configuration.tap = tap
         configuration.toolVersion = IntactVersion.string
         configuration.contextPath = contextPath
+        guard let loops = try arguments.integer("loops", in: 1...256) else {
+            preconditionFailure("--loops has a default")
+        }
+        configuration.loopCount = loops
 
         let insecure = arguments.flag("insecure-upstream")
         if let caFile = arguments.value("upstream-ca") {
