@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // Intact: an intercepting verification proxy for mobile sign-in flows.
 // Layers (dependencies point down only): C modules → Wire, Hashing → TLS, HTTP →
-// Transport, Evidence, AuthFlow, Faults → Proxy, SignIn, Demo, Scenarios → IntactCLI → intact.
+// Transport, Evidence, AuthFlow, Faults → Proxy, SignIn → ProxyAddons → Demo, Scenarios →
+// IntactCLI → intact. Proxy imports neither AuthFlow nor Faults: their add-ons live in ProxyAddons.
 import PackageDescription
 
 let package = Package(
@@ -39,17 +40,20 @@ let package = Package(
 
         // Layer 4: the programs.
         // The intercepting proxy: sans-io layers (mode, TLS, HTTP, exchange) and their driver on Transport.
-        .target(name: "Proxy", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Transport", "AuthFlow", "Faults"]),
+        // It knows no add-on by name: they plug in through `ProxyAddon`/`ExchangeHook`.
+        .target(name: "Proxy", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Transport"]),
+        // The sign-in flow's add-ons to the proxy: the auth-step labeller and the fault engine.
+        .target(name: "ProxyAddons", dependencies: ["Proxy", "AuthFlow", "Faults", "Evidence", "HTTP", "TLS"]),
         // The sign-in flow on real connections: the mock server host and the client runner, both recording.
         .target(name: "SignIn", dependencies: ["AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire", "Hashing"]),
         // The whole sign-in flow in one process (CA, mock server, proxy, client), then verified: `intact demo`.
-        .target(name: "Demo", dependencies: ["AuthFlow", "Evidence", "Proxy", "SignIn", "TLS", "Wire"]),
+        .target(name: "Demo", dependencies: ["AuthFlow", "Evidence", "Proxy", "ProxyAddons", "SignIn", "TLS", "Wire"]),
         // Load balancer scenarios: real nginx/HAProxy between two taps, run and judged end to end.
         .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow"]),
 
         // Layer 5: the command line, as a library so tests can drive it, and the executable.
         .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "AuthFlow", "Faults", "Proxy",
-                                                  "SignIn", "Demo", "Scenarios"]),
+                                                  "ProxyAddons", "SignIn", "Demo", "Scenarios"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
         // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
         .executableTarget(name: "intact-microbench", dependencies: ["HTTP", "Hashing"], path: "Benchmarks/Microbench"),
@@ -61,15 +65,15 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire", "Hashing"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "TLSTests", dependencies: ["IntactTestSupport", "TLS", "Wire", "Hashing"]),
-        .testTarget(name: "IntactCLITests", dependencies: ["IntactTestSupport", "IntactCLI", "Evidence", "HTTP", "SignIn", "AuthFlow", "TLS", "Proxy"]),
+        .testTarget(name: "IntactCLITests", dependencies: ["IntactTestSupport", "IntactCLI", "Evidence", "HTTP", "SignIn", "AuthFlow", "TLS", "Proxy", "ProxyAddons"]),
         .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing"]),
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Hashing"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Wire", "TLS", "HTTP", "Hashing"]),
         .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow"]),
         .testTarget(name: "ScenarioTests", dependencies: ["Scenarios", "IntactCLI", "Evidence", "AuthFlow", "Transport", "TLS", "HTTP", "Wire"]),
-        .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Wire", "Transport", "Hashing", "AuthFlow", "Faults"]),
+        .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Wire", "Transport", "Hashing", "AuthFlow", "Faults", "ProxyAddons"]),
         // Every fault preset through the whole flow in one process (DemoRig): the client's diagnosis and the verifier's verdict.
-        .testTarget(name: "FaultFlowTests", dependencies: ["Demo", "Proxy", "Faults", "AuthFlow", "Evidence", "SignIn", "TLS"]),
+        .testTarget(name: "FaultFlowTests", dependencies: ["Demo", "Proxy", "ProxyAddons", "Faults", "AuthFlow", "Evidence", "SignIn", "TLS"]),
         .testTarget(name: "SignInTests", dependencies: ["SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
     ],
     swiftLanguageModes: [.v6]

@@ -2,6 +2,7 @@ import Dispatch
 import Evidence
 import Glibc
 import Proxy
+import ProxyAddons
 import TLS
 import Wire
 
@@ -111,7 +112,6 @@ enum ProxyCommand {
         configuration.passthroughHosts = arguments.values("passthrough")
         configuration.tap = tap
         configuration.toolVersion = IntactVersion.string
-        configuration.contextPath = contextPath
         guard let loops = try arguments.integer("loops", in: 1...256) else {
             preconditionFailure("--loops has a default")
         }
@@ -139,8 +139,9 @@ enum ProxyCommand {
         } else if arguments.isGiven("record-bodies") || arguments.flag("record-secrets") {
             throw UsageError("--record-bodies and --record-secrets need --record FILE.jsonl", path: arguments.path)
         }
+        configuration.addons = ProxyConfiguration.signInAddons(
+            contextPath: contextPath, try faults.map { [try $0.addon(contextPath: contextPath)] } ?? [])
         if let faults {
-            configuration.addons.append(try faults.addon(contextPath: contextPath))
             context.standardError.line("intact proxy: injecting faults: \(faults.summary)")
         }
         if !arguments.flag("quiet") {
