@@ -19,7 +19,8 @@ import Foundation
 ///       "tapA": {"clientCertificate": true,      // optional: tap A presents a client certificate,
 ///                "plainHTTP": true,              //   speaks plain HTTP to the load balancer,
 ///                "recordSecrets": true,          //   records cookies in clear,
-///                "faults": ["strip-set-cookie"]},//   injects fault presets (`intact proxy --fault`)
+///                "faults": ["strip-set-cookie"],  //   injects fault presets (`intact proxy --fault`)
+///                "faultRules": "rules.json"},    //   and a fault rule file (`intact proxy --faults`)
 ///       "tapB": {"recordSecrets": true, "faults": []},   // optional: the same for tap B
 ///       "expect": {
 ///         "client": {"succeeds": false, "diagnosis": "strip-set-cookie", "step": "token-exchange"},
@@ -97,6 +98,10 @@ public struct Scenario: Hashable, Sendable {
         guard FileManager.default.fileExists(atPath: scenario.configFile) else {
             throw .configMissing(file: scenario.configFile)
         }
+        for rules in [scenario.tapA.faultRules, scenario.tapB.faultRules].compactMap({ $0 })
+            where !FileManager.default.fileExists(atPath: rules) {
+            throw .configMissing(file: rules)
+        }
         if let policy = scenario.policyFile {
             do {
                 _ = try VerificationPolicy.load(path: policy)
@@ -118,8 +123,8 @@ private struct ScenarioManifestReader {
     let directory: String
 
     static let scenarioFields = ["summary", "loadBalancer", "config", "breaks", "policy", "tapA", "tapB", "expect"]
-    static let tapAFields = ["clientCertificate", "plainHTTP", "recordSecrets", "faults"]
-    static let tapBFields = ["recordSecrets", "faults"]
+    static let tapAFields = ["clientCertificate", "plainHTTP", "recordSecrets", "faults", "faultRules"]
+    static let tapBFields = ["recordSecrets", "faults", "faultRules"]
     static let expectFields = ["client", "verify"]
     static let clientFields = ["succeeds", "diagnosis", "step"]
     static let verifyFields = ["holds", "tolerated", "intermediaryRequests", "exchange", "verdict", "difference", "differences"]
@@ -151,7 +156,8 @@ private struct ScenarioManifestReader {
         guard let reader else { return ScenarioTapOptions() }
         let faults = try reader.strings("faults") ?? []
         guard !faults.contains(where: \.isEmpty) else { throw reader.error(.invalid("expected fault preset names"), "faults") }
-        return ScenarioTapOptions(recordSecrets: try reader.bool("recordSecrets") ?? false, faults: faults)
+        return ScenarioTapOptions(recordSecrets: try reader.bool("recordSecrets") ?? false, faults: faults,
+                                  faultRules: try reader.name("faultRules").map(resolve))
     }
 
     private func clientOutcome(_ client: JSONFieldReader) throws(ConfigurationError) -> ScenarioExpectation.ClientOutcome {
@@ -230,18 +236,22 @@ public struct ScenarioTapOptions: Hashable, Sendable {
     public var recordSecrets = false
     /// Fault presets the tap injects (`--fault NAME[:key=value,...]`, one each).
     public var faults: [String] = []
+    /// A fault rule file the tap injects (`--faults FILE`, format in `Examples/faults/`), absolute.
+    public var faultRules: String?
     /// Tap A only: speak plain HTTP to the load balancer (`reverse:http://…`),
     /// for a load balancer that listens without TLS.
     public var plainHTTP = false
 
-    public init(recordSecrets: Bool = false, faults: [String] = [], plainHTTP: Bool = false) {
+    public init(recordSecrets: Bool = false, faults: [String] = [], faultRules: String? = nil, plainHTTP: Bool = false) {
         self.recordSecrets = recordSecrets
         self.faults = faults
+        self.faultRules = faultRules
         self.plainHTTP = plainHTTP
     }
 
     /// The `intact proxy` options these settings add.
     var proxyArguments: [String] {
         (recordSecrets ? ["--record-secrets"] : []) + faults.flatMap { ["--fault", $0] }
+            + (faultRules.map { ["--faults", $0] } ?? [])
     }
 }

@@ -65,7 +65,7 @@ final class ScenarioTests: XCTestCase {
             "scenario.json": """
                 {"summary": "s", "loadBalancer": "nginx",
                  "tapA": {"plainHTTP": true, "recordSecrets": true, "faults": ["strip-set-cookie"]},
-                 "tapB": {"faults": ["compress", "foreign-response:status=503"]},
+                 "tapB": {"faults": ["compress", "foreign-response:status=503"], "faultRules": "rules.json"},
                  "expect": {"client": {"succeeds": true},
                             "verify": {"holds": false, "exchange": "bootstrap", "verdict": "modified",
                                        "difference": {"message": "response", "kind": "field-removed", "field": "Set-Cookie"},
@@ -73,10 +73,12 @@ final class ScenarioTests: XCTestCase {
                                                         "cookie": "JSESSIONID", "text": "JSESSIONID: Path changed (/suite → /)"}]}}}
                 """,
             "nginx.conf": "# x\n",
+            "rules.json": #"{"rules": []}"#,
         ])
         let scenario = try Scenario.load(from: directory)
         XCTAssertEqual(scenario.tapA, ScenarioTapOptions(recordSecrets: true, faults: ["strip-set-cookie"], plainHTTP: true))
-        XCTAssertEqual(scenario.tapB, ScenarioTapOptions(faults: ["compress", "foreign-response:status=503"]))
+        XCTAssertEqual(scenario.tapB, ScenarioTapOptions(faults: ["compress", "foreign-response:status=503"],
+                                                         faultRules: directory + "/rules.json"))
         guard case .fails(let failure) = scenario.expectation.verify else { return XCTFail("expected a failure") }
         XCTAssertEqual(failure.differences.count, 2)
         XCTAssertEqual(failure.differences[1].cookie, "JSESSIONID")
@@ -91,6 +93,7 @@ final class ScenarioTests: XCTestCase {
         XCTAssertEqual(tapA.firstIndex(of: "strip-set-cookie").map { tapA[$0 - 1] }, "--fault")
         let tapB = try XCTUnwrap(plan.services.first { $0.role == .tapB }).arguments
         XCTAssertEqual(tapB.filter { $0 == "--fault" }.count, 2)
+        XCTAssertEqual(tapB.firstIndex(of: "--faults").map { tapB[$0 + 1] }, directory + "/rules.json")
         XCTAssertFalse(tapB.contains("--record-secrets"))
     }
 
@@ -102,10 +105,18 @@ final class ScenarioTests: XCTestCase {
         XCTAssertEqual(try Scenario.load(from: directory).expectation.verify, .holds(tolerated: [], intermediaryRequests: 3))
     }
 
+    func testAMissingFaultRuleFileIsReportedBeforeAnythingStarts() throws {
+        let manifest = Self.minimalManifest.replacingOccurrences(of: #""loadBalancer": "nginx","#,
+                                                                  with: #""loadBalancer": "nginx", "tapB": {"faultRules": "gone.json"},"#)
+        XCTAssertNotEqual(manifest, Self.minimalManifest)
+        let directory = try makeScenarioDirectory(["scenario.json": manifest, "nginx.conf": "# x\n"])
+        assertThrows(.configMissing(file: directory + "/gone.json")) { try Scenario.load(from: directory) }
+    }
+
     func testNewManifestFieldsNameWhatIsWrong() throws {
         let cases: [(String, String)] = [
             (#"{"summary": "s", "loadBalancer": "nginx", "tapB": {"plainHTTP": true}, "expect": {}}"#,
-             #"at tapB: unknown field "plainHTTP" (allowed: recordSecrets, faults)"#),
+             #"at tapB: unknown field "plainHTTP" (allowed: recordSecrets, faults, faultRules)"#),
             (#"{"summary": "s", "loadBalancer": "nginx", "tapA": {"faults": [1]}, "expect": {}}"#,
              "at tapA.faults[0]: expected a string, found a number"),
             (#"{"summary": "s", "loadBalancer": "nginx", "tapA": {"recordSecrets": 1}, "expect": {}}"#,
