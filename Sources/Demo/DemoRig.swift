@@ -2,6 +2,7 @@ import AuthFlow
 import Evidence
 import Foundation
 import Proxy
+import ProxyAddons
 import SignIn
 import TLS
 import Wire
@@ -135,8 +136,8 @@ public final class DemoRig: @unchecked Sendable {
         proxySettings.upstreamVerification = .caFile(authority.certificatePath)
         proxySettings.tap = "proxy"
         proxySettings.recording = ProxyConfiguration.Recording(path: files.proxyRecording)
-        proxySettings.contextPath = configuration.contextPath
-        proxySettings.addons = configuration.proxyAddons
+        proxySettings.addons = ProxyConfiguration.signInAddons(contextPath: configuration.contextPath,
+                                                               configuration.proxyAddons)
         proxySettings.toolVersion = configuration.toolVersion
         let proxy = ProxyServer(configuration: proxySettings)
         let proxyAddress: SocketAddress

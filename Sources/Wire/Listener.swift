@@ -69,8 +69,8 @@ public final class Listener: @unchecked Sendable {
         let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: loop.queue)
         self.state = .starting(SourceGate(source))
         // The handlers hold the listener until the source is cancelled.
-        source.setEventHandler { self.acceptable() }
-        source.setCancelHandler { self.sourceCancelled() }
+        source.setEventHandler { self.loop.runTurn { self.acceptable() } }
+        source.setCancelHandler { self.loop.runTurn { self.sourceCancelled() } }
         loop.execute { self.startAccepting() }
     }
 

@@ -4,6 +4,7 @@ import Evidence
 import Faults
 import Foundation
 import Proxy
+import ProxyAddons
 import SignIn
 import IntactTestSupport
 import XCTest
