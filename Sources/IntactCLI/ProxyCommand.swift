@@ -19,6 +19,7 @@ enum ProxyCommand {
     struct Options: OptionGroup {
         let listen = Option.value("listen", .socketAddress(), help: "address to listen on (an IP; port 0 picks one)",
                                   default: .loopbackIPv4(port: 8080))
+        let listenFD = InheritedListener.option()
         let caDirectory = Option.value("ca-dir", .string("DIR"),
                                        help: "the CA that mints the certificates shown to clients (created on first use)",
                                        default: CertificateAuthority.defaultDirectory)
@@ -74,12 +75,13 @@ enum ProxyCommand {
         run: run)
 
     private static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
+        let inherited = try InheritedListener.socket(arguments, descriptor: options.listenFD, address: options.listen)
         let configuration = try makeConfiguration(arguments, context)
         let drainSeconds = arguments[options.drainTimeout]
         let server = ProxyServer(configuration: configuration)
         let stopRequested = DispatchSemaphore(value: 0)
         let signals = SignalWatch(signals: [SIGINT, SIGTERM]) { stopRequested.signal() }
-        let address = try server.start()
+        let address = try inherited.map(server.start(on:)) ?? server.start()
         var banner = "intact proxy: listening on \(address) (\(configuration.mode) mode), CA \(configuration.authority.certificatePath)"
         if let recording = configuration.recording { banner += ", recording \(recording.path)" }
         context.standardError.line(banner)

@@ -46,9 +46,7 @@ public struct ScenarioPorts: Hashable, Sendable {
     /// (or holds bound), and `.portsUnavailable` for a port outside 1...65535.
     public func checkFree() throws(ScenarioError) {
         for (role, port) in listeners {
-            guard (1...65535).contains(port) else {
-                throw .portsUnavailable(reason: "port \(port) for \(role.displayName) is not between 1 and 65535")
-            }
+            try Self.checkRange(port, role: role)
             let descriptor: Int32
             do {
                 descriptor = try LoopbackSocket.bound(port: port)
@@ -56,6 +54,15 @@ public struct ScenarioPorts: Hashable, Sendable {
                 throw .portInUse(port: port, role: role.displayName)
             }
             close(descriptor)
+        }
+    }
+}
+
+extension ScenarioPorts {
+    /// Throws `.portsUnavailable` for a port outside 1...65535.
+    static func checkRange(_ port: Int, role: ProcessCommand.Role) throws(ScenarioError) {
+        guard (1...65535).contains(port) else {
+            throw .portsUnavailable(reason: "port \(port) for \(role.displayName) is not between 1 and 65535")
         }
     }
 }
@@ -79,6 +86,18 @@ enum LoopbackSocket {
             let reason = errorText()
             close(descriptor)
             throw .portsUnavailable(reason: "bind 127.0.0.1:\(port): \(reason)")
+        }
+        return descriptor
+    }
+
+    /// A socket bound to 127.0.0.1:`port` (0: one the kernel picks) and
+    /// listening, close-on-exec: a reservation to hand to a child.
+    static func listening(port: Int) throws(ScenarioError) -> Int32 {
+        let descriptor = try bound(port: port)
+        guard listen(descriptor, 1024) == 0 else {
+            let reason = errorText()
+            close(descriptor)
+            throw .portsUnavailable(reason: "listen on 127.0.0.1:\(port): \(reason)")
         }
         return descriptor
     }
