@@ -18,7 +18,8 @@ enum ProxyCommand {
         summary: "Run the intercepting proxy (forward or reverse) and record every exchange.",
         discussion: """
             Forward mode: point clients at it as an HTTP proxy and make them trust the CA
-            (curl -x http://127.0.0.1:8080 --cacert certs/ca-cert.pem https://HOST/).
+            (intact ca show says where it is; curl -x http://127.0.0.1:8080 --cacert CA.pem https://HOST/).
+            A device set to use the proxy gets the CA and install steps at http://intact.proxy/.
             Reverse mode: clients connect to it as if it were the upstream.
             Each finished exchange is logged on standard error; with --record it is also
             written to a JSON Lines recording (see the README for the format).
@@ -27,8 +28,7 @@ enum ProxyCommand {
         options: [
             .value("listen", valueName: "ADDR:PORT", help: "address to listen on (an IP; port 0 picks one)",
                    defaultValue: "127.0.0.1:8080"),
-            .value("ca-dir", valueName: "DIR", help: "the CA that mints the certificates shown to clients (created on first use)",
-                   defaultValue: CertificateAuthority.defaultDirectory),
+            CADirectoryOption.option,
             .value("mode", valueName: "MODE", help: "forward, or reverse:https://HOST:PORT", defaultValue: "forward"),
             .value("passthrough", valueName: "HOST", help: "tunnel this host without interception (repeatable; *.domain allowed)",
                    isRepeatable: true),
@@ -79,7 +79,8 @@ enum ProxyCommand {
 
     /// The server's configuration from the options; warnings go to standard error.
     static func makeConfiguration(_ arguments: ParsedArguments, _ context: CommandContext) throws -> ProxyConfiguration {
-        guard let listen = arguments.value("listen"), let directory = arguments.value("ca-dir"),
+        let directory = try CADirectoryOption.directory(arguments, context)
+        guard let listen = arguments.value("listen"),
               let modeText = arguments.value("mode"), let tap = arguments.value("tap"),
               let contextPath = arguments.value("context-path"), let formatText = arguments.value("log-format") else {
             preconditionFailure("these options have defaults")

@@ -41,8 +41,7 @@ enum ServerCommand {
                    defaultValue: MockServerConfiguration.defaultCallbackSchemes.joined(separator: ",")),
             .value("require-client-cert", valueName: "CA",
                    help: "require a TLS client certificate issued by the CA in this PEM file"),
-            .value("ca-dir", valueName: "DIR", help: "development CA that mints the server certificate",
-                   defaultValue: CertificateAuthority.defaultDirectory),
+            CADirectoryOption.option,
             .value("cert", valueName: "FILE", help: "server certificate (PEM, with its chain) instead of minting one"),
             .value("key", valueName: "FILE", help: "private key (PEM) of --cert"),
             .value("max-body", valueName: "BYTES", help: "request bodies above this get 413",
@@ -58,7 +57,7 @@ enum ServerCommand {
     /// closes the recording. Blocks: runs on the main thread of `intact`, or a test's.
     static func serve(_ arguments: ParsedArguments, _ context: CommandContext,
                       waitForStop: (MockServerHost.Started) -> Void) throws -> Int32 {
-        let configuration = try hostConfiguration(arguments)
+        let configuration = try hostConfiguration(arguments, context)
         let recorder = try SignInOptions.recorder(arguments, role: .server, mode: "server",
                                                   options: recordedOptions(arguments))
         let host = MockServerHost(configuration: configuration, recorder: recorder)
@@ -84,7 +83,8 @@ enum ServerCommand {
     }
 
     /// The host configuration the options describe. Reads the users file.
-    static func hostConfiguration(_ arguments: ParsedArguments) throws -> MockServerHost.Configuration {
+    static func hostConfiguration(_ arguments: ParsedArguments,
+                                  _ context: CommandContext = .standard) throws -> MockServerHost.Configuration {
         let path = arguments.path
         guard let listenText = arguments.value("listen"), let listen = SocketAddress(listenText) else {
             throw UsageError("option --listen expects an IP address and port such as 127.0.0.1:8443 or [::1]:8443, "
@@ -133,7 +133,7 @@ enum ServerCommand {
             }
             certificate = .files(certificate: certificateFile, key: keyFile)
         case (nil, nil):
-            certificate = .developmentCA(directory: arguments.value("ca-dir") ?? CertificateAuthority.defaultDirectory)
+            certificate = .developmentCA(directory: try CADirectoryOption.directory(arguments, context))
         default:
             throw UsageError("--cert and --key go together", path: path)
         }
