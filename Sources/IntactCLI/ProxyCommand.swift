@@ -102,6 +102,7 @@ enum ProxyCommand {
                                        + "clients must trust \(authority.certificatePath)")
         }
         var configuration = ProxyConfiguration(authority: authority)
+        if case .forward = mode { configuration.localSite = try CAPage(authority: authority) }
         configuration.listenHost = host
         configuration.listenPort = port
         configuration.mode = mode

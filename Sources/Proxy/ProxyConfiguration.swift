@@ -55,6 +55,9 @@ public struct ProxyConfiguration: Sendable {
     /// Add-ons run on every exchange, in order, after the auth-step labeller
     /// (which so labels each exchange from what the client and the server sent).
     public var addons: [any ProxyAddon] = []
+    /// Answers forward-mode requests addressed to the proxy itself
+    /// (`http://intact.proxy/`, `http://PROXY:PORT/`): the CA page. Nil: none.
+    public var localSite: (any LocalSite)?
     /// Called with each finished exchange's record, on the exchange's loop
     /// (`intact proxy` logs a line). Must not block.
     public var exchangeLog: (@Sendable (ExchangeRecord) -> Void)?

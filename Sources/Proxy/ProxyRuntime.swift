@@ -95,7 +95,8 @@ final class ProxyRuntime: Sendable {
         let recording = RecordingSettings(tap: configuration.tap, redaction: redaction,
                                           bodyStoreLimit: configuration.recording?.bodyStoreLimit ?? 0)
         return ProxyLayerSettings(mode: configuration.mode, passthroughHosts: configuration.passthroughHosts,
-                                  loopGuard: loopGuard.withLock { $0 }, addons: addons, recording: recording)
+                                  loopGuard: loopGuard.withLock { $0 }, addons: addons, recording: recording,
+                                  localSite: configuration.localSite)
     }
 
     var currentLoopGuard: LoopGuard { loopGuard.withLock { $0 } }
