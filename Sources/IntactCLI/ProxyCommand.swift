@@ -3,6 +3,7 @@ import Evidence
 import Glibc
 import Proxy
 import TLS
+import Wire
 
 /// `intact proxy`: run the intercepting proxy until SIGINT or SIGTERM.
 ///
@@ -26,8 +27,11 @@ enum ProxyCommand {
             SIGINT/SIGTERM stop accepting, drain in-flight exchanges, flush and exit 0.
             """ + "\n\n" + FaultOptions.discussion,
         options: [
-            .value("listen", valueName: "ADDR:PORT", help: "address to listen on (an IP; port 0 picks one)",
+            .value("listen", valueName: "HOST:PORT",
+                   help: "where to listen: an IP, [IPv6] or a host name (every address bound); port 0 picks one",
                    defaultValue: "127.0.0.1:8080"),
+            .value("allow", valueName: "CIDR", help: "only clients in this range may connect (repeatable; e.g. 192.0.2.0/24)",
+                   isRepeatable: true),
             CADirectoryOption.option,
             .value("mode", valueName: "MODE", help: "forward, or reverse:https://HOST:PORT", defaultValue: "forward"),
             .value("passthrough", valueName: "HOST", help: "tunnel this host without interception (repeatable; *.domain allowed)",
@@ -60,10 +64,15 @@ enum ProxyCommand {
         let server = ProxyServer(configuration: configuration)
         let stopRequested = DispatchSemaphore(value: 0)
         let signals = SignalWatch(signals: [SIGINT, SIGTERM]) { stopRequested.signal() }
-        let address = try server.start()
-        var banner = "intact proxy: listening on \(address) (\(configuration.mode) mode), CA \(configuration.authority.certificatePath)"
+        _ = try server.start()
+        let addresses = server.listeningAddresses
+        var banner = "intact proxy: listening on \(addresses.map(\.description).joined(separator: " and ")) "
+            + "(\(configuration.mode) mode), CA \(configuration.authority.certificatePath)"
         if let recording = configuration.recording { banner += ", recording \(recording.path)" }
         context.standardError.line(banner)
+        if let warning = exposureWarning(addresses, allowed: configuration.allowedClients) {
+            context.standardError.line(warning)
+        }
         stopRequested.wait()
         signals.cancel()
         context.standardError.line("intact proxy: stopping; draining in-flight exchanges (up to \(drainSeconds) s)")
@@ -105,6 +114,11 @@ enum ProxyCommand {
         if case .forward = mode { configuration.localSite = try CAPage(authority: authority) }
         configuration.listenHost = host
         configuration.listenPort = port
+        configuration.allowedClients = try allowList(arguments)
+        let log = context.standardError
+        configuration.refusedClientLog = { address in
+            log.line("intact proxy: refused a connection from \(address.ip): not in --allow")
+        }
         configuration.mode = mode
         configuration.passthroughHosts = arguments.values("passthrough")
         configuration.tap = tap
@@ -141,23 +155,40 @@ enum ProxyCommand {
             let log = context.standardError
             configuration.exchangeLog = { record in log.line(ExchangeLogLine(record).rendered(format)) }
         }
-        if !LoopGuard.isLoopbackLiteral(host) {
-            context.standardError.line("intact proxy: WARNING: listening on \(host), not loopback: anyone who can reach "
-                                       + "this address can use the proxy")
-        }
         return configuration
     }
 
-    /// `IP:PORT` or `[IPv6]:PORT`, the IP a literal.
+    /// `HOST:PORT` or `[IPv6]:PORT`; the host an IP literal or a name (resolved when the proxy starts).
     static func listenAddress(_ text: String, path: CommandPath) throws -> (host: String, port: Int) {
-        let usage = UsageError("option --listen expects IP:PORT (for example 127.0.0.1:8080 or [::1]:0), got '\(text)'",
-                               path: path)
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-              (0...65535).contains(port) else { throw usage }
-        var host = String(text[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard IPLiteral.isValid(host) else { throw usage }
-        return (host, port)
+        guard let endpoint = HostPort(text) else {
+            throw UsageError("option --listen expects HOST:PORT (for example 127.0.0.1:8080, localhost:8080 or [::1]:0), "
+                             + "got '\(text)'", path: path)
+        }
+        return (endpoint.host, Int(endpoint.port))
+    }
+
+    /// Every `--allow CIDR`; a malformed one is a usage error.
+    static func allowList(_ arguments: ParsedArguments) throws -> ClientAllowList {
+        ClientAllowList(try arguments.values("allow").map { text in
+            guard let range = AddressRange(text) else {
+                throw UsageError("option --allow expects an address or CIDR block such as 192.0.2.0/24 or ::1/128 "
+                                 + "(no host bits past the prefix), got '\(text)'", path: arguments.path)
+            }
+            return range
+        })
+    }
+
+    /// The warning for a listener others can reach: any bound address that is not loopback.
+    static func exposureWarning(_ addresses: [SocketAddress], allowed: ClientAllowList) -> String? {
+        let exposed = addresses.filter { !$0.isLoopback }
+        guard !exposed.isEmpty else { return nil }
+        let names = exposed.map(\.description).joined(separator: ", ")
+        if allowed.isEmpty {
+            return "intact proxy: WARNING: listening on \(names), not loopback: anyone who can reach this address "
+                + "can use the proxy and read what it records; limit clients with --allow CIDR"
+        }
+        return "intact proxy: WARNING: listening on \(names), not loopback; only clients in "
+            + "\(allowed.ranges.map(\.description).joined(separator: ", ")) may connect (--allow)"
     }
 
     /// `--record-bodies` alone (1 MiB), or `--record-bodies=N[K|M|G]`; absent: 0.
