@@ -41,6 +41,11 @@ enum ProxyCommand {
             .value("upstream-client-cert", valueName: "FILE.p12", help: "client certificate for upstreams that ask for one"),
             .value("upstream-client-cert-password", valueName: "PASSWORD", help: "password of the PKCS#12 file",
                    defaultValue: CACommand.defaultPassword),
+            .value("upstream-proxy", valueName: "URL",
+                   help: "tunnel every upstream connection through this proxy with CONNECT: http://[USER:PASSWORD@]HOST:PORT "
+                       + "(default: $HTTPS_PROXY, minus $NO_PROXY)"),
+            .value("no-upstream-proxy", valueName: "HOST",
+                   help: "reach this host directly (repeatable; .domain suffixes, IP literals, * for all)", isRepeatable: true),
             .value("keylog", valueName: "FILE", help: "write both legs' TLS secrets for Wireshark (default: $SSLKEYLOGFILE)"),
             .value("record", valueName: "FILE.jsonl", help: "write every exchange to this recording (never overwritten)"),
             .value("tap", valueName: "NAME", help: "the tap name in the recording", defaultValue: "proxy"),
@@ -140,6 +145,10 @@ enum ProxyCommand {
             configuration.upstreamClientIdentity = try PKCS12.importIdentity(
                 file: file, password: arguments.value("upstream-client-cert-password") ?? CACommand.defaultPassword)
         }
+        if let (proxy, note) = try upstreamProxy(arguments, environment: context.environment) {
+            configuration.upstreamProxy = proxy
+            context.standardError.line(note)
+        }
         if let keyLog = arguments.value("keylog") { configuration.keyLog = .file(keyLog) }
         if let path = arguments.value("record") {
             configuration.recording = ProxyConfiguration.Recording(
@@ -189,6 +198,38 @@ enum ProxyCommand {
         }
         return "intact proxy: WARNING: listening on \(names), not loopback; only clients in "
             + "\(allowed.ranges.map(\.description).joined(separator: ", ")) may connect (--allow)"
+    }
+
+    /// `--upstream-proxy` with `--no-upstream-proxy` exemptions, else
+    /// `HTTPS_PROXY`/`https_proxy` with `NO_PROXY`/`no_proxy`; and the line that says so at start.
+    static func upstreamProxy(_ arguments: ParsedArguments, environment: [String: String]) throws
+        -> (UpstreamProxy, String)?
+    {
+        let exemptions = arguments.values("no-upstream-proxy")
+        if let text = arguments.value("upstream-proxy") {
+            guard let proxy = UpstreamProxy(url: text, exemptions: exemptions) else {
+                throw UsageError("option --upstream-proxy expects http://[USER:PASSWORD@]HOST:PORT, got '\(text)'",
+                                 path: arguments.path)
+            }
+            let except = exemptions.isEmpty ? "" : " except to \(exemptions.joined(separator: ", "))"
+            return (proxy, "intact proxy: upstream connections go through \(proxy)\(except) (--upstream-proxy)")
+        }
+        guard let text = environment["HTTPS_PROXY"] ?? environment["https_proxy"], !text.isEmpty else {
+            if !exemptions.isEmpty {
+                throw UsageError("--no-upstream-proxy needs --upstream-proxy (or HTTPS_PROXY)", path: arguments.path)
+            }
+            return nil
+        }
+        let noProxy = (environment["NO_PROXY"] ?? environment["no_proxy"] ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let all = noProxy + exemptions
+        guard let proxy = UpstreamProxy(url: text, exemptions: all) else {
+            throw CommandFailure("HTTPS_PROXY is not http://[USER:PASSWORD@]HOST:PORT: '\(text)'; "
+                                 + "fix it, or give --upstream-proxy")
+        }
+        let except = all.isEmpty ? "" : " except to \(all.joined(separator: ", "))"
+        return (proxy, "intact proxy: upstream connections go through \(proxy)\(except) (from HTTPS_PROXY"
+                    + (noProxy.isEmpty ? "" : " and NO_PROXY") + "; --upstream-proxy overrides)")
     }
 
     /// `--record-bodies` alone (1 MiB), or `--record-bodies=N[K|M|G]`; absent: 0.

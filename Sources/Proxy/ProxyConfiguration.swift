@@ -57,6 +57,9 @@ public struct ProxyConfiguration: Sendable {
     /// Add-ons run on every exchange, in order, after the auth-step labeller
     /// (which so labels each exchange from what the client and the server sent).
     public var addons: [any ProxyAddon] = []
+    /// The HTTP proxy every upstream connection is tunnelled through with
+    /// CONNECT (`--upstream-proxy`, or `HTTPS_PROXY`); nil: direct.
+    public var upstreamProxy: UpstreamProxy?
     /// Clients allowed to connect (`--allow`); empty: everyone.
     public var allowedClients = ClientAllowList()
     /// Called with the address of each client `allowedClients` refused, on
@@ -89,6 +92,10 @@ public struct ProxyConfiguration: Sendable {
         case .systemStore: options["upstreamVerification"] = "system"
         case .caFile(let path): options["upstreamVerification"] = "ca-file:\(path)"
         case .insecure: options["upstreamVerification"] = "insecure"
+        }
+        if let upstreamProxy {
+            options["upstreamProxy"] = upstreamProxy.address.description
+            if !upstreamProxy.exemptions.isEmpty { options["noUpstreamProxy"] = upstreamProxy.exemptions.joined(separator: ",") }
         }
         if !allowedClients.isEmpty { options["allow"] = allowedClients.ranges.map(\.description).joined(separator: ",") }
         if !passthroughHosts.isEmpty { options["passthrough"] = passthroughHosts.joined(separator: ",") }
