@@ -11,8 +11,34 @@ enum CACommand {
     /// The password of PKCS#12 files when `--password` is not given.
     static let defaultPassword = "intact"
 
-    /// `--ca-dir DIR` and its older spelling `--dir DIR`.
-    static let directoryOptions = [CADirectoryOption.option, CADirectoryOption.legacyOption]
+
+    /// The options of `intact ca issue-client`, in `--help` order.
+    struct IssueClientOptions: OptionGroup {
+        let out = Option.required("out", .string("FILE"), help: "PKCS#12 file to write (mode 0600, never overwritten)")
+        let password = Option.value("password", .string("PASSWORD"), help: "password that protects the PKCS#12 file",
+                                    default: defaultPassword)
+        let validityDays = Option.value(
+            "validity-days", .integer(in: CertificateAuthority.clientValidityRange),
+            help: "days the certificate is valid (\(CertificateAuthority.clientValidityRange.lowerBound)-"
+                + "\(CertificateAuthority.clientValidityRange.upperBound))",
+            default: 365)
+        let directory = CASubcommandDirectoryOptions()
+    }
+
+    /// The options of `intact ca export`.
+    struct ExportOptions: OptionGroup {
+        let format = Option.value("format", .choice(CAExportFormat.allCases, "FORMAT"),
+                                  help: CAExportFormat.allCases.map(\.rawValue).joined(separator: ", "), default: .pem,
+                                  shownDefault: "pem")
+        let out = Option.optional("out", .string("FILE"),
+                                  help: "file to write (never overwritten; a directory gets the format's file name); "
+                                      + "default: standard output")
+        let directory = CASubcommandDirectoryOptions()
+    }
+
+    static let directoryOptions = CASubcommandDirectoryOptions()
+    static let issueClientOptions = IssueClientOptions()
+    static let exportOptions = ExportOptions()
 
     static let command = Command(
         name: "ca",
@@ -41,16 +67,7 @@ enum CACommand {
             when the directory holds none.
             """,
         arguments: [CommandArgument("NAME", help: "common name (CN) of the certificate")],
-        options: [
-            .value("out", valueName: "FILE", help: "PKCS#12 file to write (mode 0600, never overwritten)",
-                   isRequired: true),
-            .value("password", valueName: "PASSWORD", help: "password that protects the PKCS#12 file",
-                   defaultValue: defaultPassword),
-            .value("validity-days", valueName: "N",
-                   help: "days the certificate is valid (\(CertificateAuthority.clientValidityRange.lowerBound)-"
-                       + "\(CertificateAuthority.clientValidityRange.upperBound))",
-                   defaultValue: "365"),
-        ] + directoryOptions,
+        options: issueClientOptions,
         run: runIssueClient)
 
     static let showCommand = Command(
@@ -70,17 +87,13 @@ enum CACommand {
             file of Android's system store, for rooted emulators). No form holds a key.
             Creates the CA first when the directory holds none.
             """,
-        options: [
-            .value("format", valueName: "FORMAT",
-                   help: CAExportFormat.allCases.map(\.rawValue).joined(separator: ", "), defaultValue: "pem"),
-            .value("out", valueName: "FILE", help: "file to write (never overwritten; a directory gets the format's file name); default: standard output"),
-        ] + directoryOptions,
+        options: exportOptions,
         run: runExport)
 
     // MARK: Running
 
     private static func runInit(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
-        let directory = try CADirectoryOption.directory(arguments, context)
+        let directory = try directoryOptions.directory(arguments, context)
         let output = context.standardOutput
         let (authority, created) = try CertificateAuthority.loadOrCreate(in: directory)
         output.line(created ? "Created a development CA in \(directory)."
@@ -90,13 +103,12 @@ enum CACommand {
     }
 
     private static func runIssueClient(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
-        guard let name = arguments.argument("NAME"), let file = arguments.value("out"),
-              let password = arguments.value("password"),
-              let days = try arguments.integer("validity-days", in: CertificateAuthority.clientValidityRange)
-        else {
-            preconditionFailure("NAME and --out are required; --password and --validity-days have defaults")
-        }
-        let directory = try CADirectoryOption.directory(arguments, context)
+        let options = issueClientOptions
+        let name = arguments.requiredArgument("NAME")
+        let file = arguments[options.out]
+        let password = arguments[options.password]
+        let days = arguments[options.validityDays]
+        let directory = try options.directory.directory(arguments, context)
         let output = context.standardOutput
         let (authority, created) = try CertificateAuthority.loadOrCreate(in: directory)
         if created {
@@ -104,7 +116,7 @@ enum CACommand {
         }
         let issued = try authority.issueClient(commonName: name, validityDays: days, password: password)
         try PKCS12.write(issued.pkcs12, toFile: file)
-        let passwordGiven = arguments.isGiven("password")
+        let passwordGiven = arguments.isGiven(options.password)
         output.line("Issued a client certificate for \(issued.identity.subject): \(file) (PKCS#12, mode 0600).")
         output.line("  SHA-256:   \(issued.identity.sha256Fingerprint)")
         output.line("  Valid:     \(timestamp(issued.identity.notBefore)) to \(timestamp(issued.identity.notAfter))")
@@ -116,7 +128,7 @@ enum CACommand {
     }
 
     private static func runShow(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
-        let directory = try CADirectoryOption.directory(arguments, context)
+        let directory = try directoryOptions.directory(arguments, context)
         guard CertificateAuthority.exists(in: directory) else {
             throw CommandFailure("no development CA in \(directory) (no \(CertificateAuthority.certificateFileName)); "
                                  + "create one with: intact ca init --ca-dir \(directory)")
@@ -127,16 +139,12 @@ enum CACommand {
     }
 
     private static func runExport(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
-        let formatText = arguments.value("format") ?? CAExportFormat.pem.rawValue
-        guard let format = CAExportFormat(rawValue: formatText) else {
-            throw UsageError("option --format expects one of \(CAExportFormat.allCases.map(\.rawValue).joined(separator: ", ")), "
-                             + "got '\(formatText)'", path: arguments.path)
-        }
-        let directory = try CADirectoryOption.directory(arguments, context)
+        let format = arguments[exportOptions.format]
+        let directory = try exportOptions.directory.directory(arguments, context)
         let (authority, created) = try CertificateAuthority.loadOrCreate(in: directory)
         if created { context.standardError.line("Created a development CA in \(directory).") }
         let bytes = try authority.export(format)
-        guard var file = arguments.value("out") else {
+        guard var file = arguments[exportOptions.out] else {
             context.standardOutput.write(bytes)
             if format == .androidSystem {
                 context.standardError.line("Save it as \(authority.exportFileName(format)) (the name Android's system store needs).")

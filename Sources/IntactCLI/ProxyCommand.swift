@@ -14,6 +14,55 @@ enum ProxyCommand {
     /// Bytes stored per body when `--record-bodies` is given without a limit.
     static let defaultBodyLimit = 1 << 20
 
+    /// The options of `intact proxy`, in `--help` order.
+    struct Options: OptionGroup {
+        let listen = Option.value("listen", .hostPort,
+                                  help: "where to listen: an IP, [IPv6] or a host name (every address bound); port 0 picks one",
+                                  default: HostPort(host: "127.0.0.1", port: 8080)!)
+        let allow = Option.repeatable("allow", .addressRange,
+                                      help: "only clients in this range may connect (repeatable; e.g. 192.0.2.0/24)")
+        let caDirectory = CADirectoryOptions()
+        let mode = Option.value("mode", .proxyMode, help: "forward, or reverse:https://HOST:PORT", default: .forward,
+                                shownDefault: "forward")
+        let passthrough = Option.repeatable("passthrough", .string("HOST"),
+                                            help: "tunnel this host without interception (repeatable; *.domain allowed)")
+        let upstreamCA = Option.optional("upstream-ca", .string("FILE"),
+                                         help: "PEM file of the CAs upstream certificates must lead to (default: system store)")
+        let insecureUpstream = Option.flag("insecure-upstream",
+                                           help: "do not verify upstream certificates (recorded, and warned about)")
+        let upstreamClientCertificate = Option.optional("upstream-client-cert", .string("FILE.p12"),
+                                                        help: "client certificate for upstreams that ask for one")
+        let upstreamClientCertificatePassword = Option.value("upstream-client-cert-password", .string("PASSWORD"),
+                                                             help: "password of the PKCS#12 file",
+                                                             default: CACommand.defaultPassword)
+        let upstreamProxy = Option.optional(
+            "upstream-proxy", .string("URL"),
+            help: "tunnel every upstream connection through this proxy with CONNECT: http://[USER:PASSWORD@]HOST:PORT "
+                + "(default: $HTTPS_PROXY, minus $NO_PROXY)")
+        let noUpstreamProxy = Option.repeatable(
+            "no-upstream-proxy", .string("HOST"),
+            help: "reach this host directly (repeatable; .domain suffixes, IP literals, * for all)")
+        let keyLog = Option.optional("keylog", .string("FILE"),
+                                     help: "write both legs' TLS secrets for Wireshark (default: $SSLKEYLOGFILE)")
+        let record = Option.optional("record", .string("FILE.jsonl"),
+                                     help: "write every exchange to this recording (never overwritten)")
+        let tap = Option.value("tap", .string("NAME"), help: "the tap name in the recording", default: "proxy")
+        let recordBodies = Option.optionalValue(
+            "record-bodies", .byteSize("LIMIT"), whenAlone: ProxyCommand.defaultBodyLimit,
+            help: "store bodies in the recording, up to LIMIT bytes each (K/M/G suffixes; default 1M)")
+        let recordSecrets = Option.flag("record-secrets", help: "record cookies, Authorization and other secrets in clear")
+        let contextPath = Option.value("context-path", .string("PATH"),
+                                       help: "the sign-in flow's context path, for step labels", default: "suite")
+        let quiet = Option.flag("quiet", short: "q", help: "no log line per exchange")
+        let logFormat = Option.value("log-format", .choice([ExchangeLogFormat.text, .json], "FORMAT"),
+                                     help: "text or json", default: .text)
+        let drainTimeout = Option.value("drain-timeout", .integer(in: 0...3600, "SECONDS"),
+                                        help: "how long to let in-flight exchanges finish on stop", default: 5)
+        let faults = FaultOptions.Group()
+    }
+
+    static let options = Options()
+
     static let command = Command(
         name: "proxy",
         summary: "Run the intercepting proxy (forward or reverse) and record every exchange.",
@@ -26,46 +75,12 @@ enum ProxyCommand {
             written to a JSON Lines recording (see the README for the format).
             SIGINT/SIGTERM stop accepting, drain in-flight exchanges, flush and exit 0.
             """ + "\n\n" + FaultOptions.discussion,
-        options: [
-            .value("listen", valueName: "HOST:PORT",
-                   help: "where to listen: an IP, [IPv6] or a host name (every address bound); port 0 picks one",
-                   defaultValue: "127.0.0.1:8080"),
-            .value("allow", valueName: "CIDR", help: "only clients in this range may connect (repeatable; e.g. 192.0.2.0/24)",
-                   isRepeatable: true),
-            CADirectoryOption.option,
-            .value("mode", valueName: "MODE", help: "forward, or reverse:https://HOST:PORT", defaultValue: "forward"),
-            .value("passthrough", valueName: "HOST", help: "tunnel this host without interception (repeatable; *.domain allowed)",
-                   isRepeatable: true),
-            .value("upstream-ca", valueName: "FILE", help: "PEM file of the CAs upstream certificates must lead to (default: system store)"),
-            .flag("insecure-upstream", help: "do not verify upstream certificates (recorded, and warned about)"),
-            .value("upstream-client-cert", valueName: "FILE.p12", help: "client certificate for upstreams that ask for one"),
-            .value("upstream-client-cert-password", valueName: "PASSWORD", help: "password of the PKCS#12 file",
-                   defaultValue: CACommand.defaultPassword),
-            .value("upstream-proxy", valueName: "URL",
-                   help: "tunnel every upstream connection through this proxy with CONNECT: http://[USER:PASSWORD@]HOST:PORT "
-                       + "(default: $HTTPS_PROXY, minus $NO_PROXY)"),
-            .value("no-upstream-proxy", valueName: "HOST",
-                   help: "reach this host directly (repeatable; .domain suffixes, IP literals, * for all)", isRepeatable: true),
-            .value("keylog", valueName: "FILE", help: "write both legs' TLS secrets for Wireshark (default: $SSLKEYLOGFILE)"),
-            .value("record", valueName: "FILE.jsonl", help: "write every exchange to this recording (never overwritten)"),
-            .value("tap", valueName: "NAME", help: "the tap name in the recording", defaultValue: "proxy"),
-            .optionalValue("record-bodies", valueName: "LIMIT",
-                           help: "store bodies in the recording, up to LIMIT bytes each (K/M/G suffixes; default 1M)"),
-            .flag("record-secrets", help: "record cookies, Authorization and other secrets in clear"),
-            .value("context-path", valueName: "PATH", help: "the sign-in flow's context path, for step labels",
-                   defaultValue: "suite"),
-            .flag("quiet", short: "q", help: "no log line per exchange"),
-            .value("log-format", valueName: "FORMAT", help: "text or json", defaultValue: "text"),
-            .value("drain-timeout", valueName: "SECONDS", help: "how long to let in-flight exchanges finish on stop",
-                   defaultValue: "5"),
-        ] + FaultOptions.options,
+        options: options,
         run: run)
 
     private static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
         let configuration = try makeConfiguration(arguments, context)
-        guard let drainSeconds = try arguments.integer("drain-timeout", in: 0...3600) else {
-            preconditionFailure("--drain-timeout has a default")
-        }
+        let drainSeconds = arguments[options.drainTimeout]
         let server = ProxyServer(configuration: configuration)
         let stopRequested = DispatchSemaphore(value: 0)
         let signals = SignalWatch(signals: [SIGINT, SIGTERM]) { stopRequested.signal() }
@@ -93,45 +108,32 @@ enum ProxyCommand {
 
     /// The server's configuration from the options; warnings go to standard error.
     static func makeConfiguration(_ arguments: ParsedArguments, _ context: CommandContext) throws -> ProxyConfiguration {
-        let directory = try CADirectoryOption.directory(arguments, context)
-        guard let listen = arguments.value("listen"),
-              let modeText = arguments.value("mode"), let tap = arguments.value("tap"),
-              let contextPath = arguments.value("context-path"), let formatText = arguments.value("log-format") else {
-            preconditionFailure("these options have defaults")
-        }
-        let faults = try FaultOptions.parse(arguments)
-        let (host, port) = try listenAddress(listen, path: arguments.path)
-        let mode: ProxyMode
-        do {
-            mode = try ProxyMode(parsing: modeText)
-        } catch {
-            throw UsageError("option --mode: \(error)", path: arguments.path)
-        }
-        guard let format = ExchangeLogFormat(rawValue: formatText) else {
-            throw UsageError("option --log-format expects text or json, got '\(formatText)'", path: arguments.path)
-        }
+        let faults = try FaultOptions.parse(arguments, options.faults)
+        let directory = options.caDirectory.directory(arguments, context)
+        let listen = arguments[options.listen]
+        let contextPath = arguments[options.contextPath]
         let (authority, created) = try CertificateAuthority.loadOrCreate(in: directory)
         if created {
             context.standardError.line("intact proxy: created a development CA in \(directory); "
                                        + "clients must trust \(authority.certificatePath)")
         }
         var configuration = ProxyConfiguration(authority: authority)
-        if case .forward = mode { configuration.localSite = try CAPage(authority: authority) }
-        configuration.listenHost = host
-        configuration.listenPort = port
-        configuration.allowedClients = try allowList(arguments)
+        configuration.listenHost = listen.host
+        configuration.listenPort = Int(listen.port)
+        configuration.allowedClients = ClientAllowList(arguments[options.allow])
         let log = context.standardError
         configuration.refusedClientLog = { address in
             log.line("intact proxy: refused a connection from \(address.ip): not in --allow")
         }
-        configuration.mode = mode
-        configuration.passthroughHosts = arguments.values("passthrough")
-        configuration.tap = tap
+        configuration.mode = arguments[options.mode]
+        if case .forward = configuration.mode { configuration.localSite = try CAPage(authority: authority) }
+        configuration.passthroughHosts = arguments[options.passthrough]
+        configuration.tap = arguments[options.tap]
         configuration.toolVersion = IntactVersion.string
         configuration.contextPath = contextPath
 
-        let insecure = arguments.flag("insecure-upstream")
-        if let caFile = arguments.value("upstream-ca") {
+        let insecure = arguments[options.insecureUpstream]
+        if let caFile = arguments[options.upstreamCA] {
             guard !insecure else {
                 throw UsageError("--upstream-ca and --insecure-upstream contradict each other", path: arguments.path)
             }
@@ -141,63 +143,32 @@ enum ProxyCommand {
             context.standardError.line("intact proxy: WARNING: upstream certificates are NOT verified (--insecure-upstream); "
                                        + "any server can impersonate any upstream")
         }
-        if let file = arguments.value("upstream-client-cert") {
+        if let file = arguments[options.upstreamClientCertificate] {
             configuration.upstreamClientIdentity = try PKCS12.importIdentity(
-                file: file, password: arguments.value("upstream-client-cert-password") ?? CACommand.defaultPassword)
+                file: file, password: arguments[options.upstreamClientCertificatePassword])
         }
         if let (proxy, note) = try upstreamProxy(arguments, environment: context.environment) {
             configuration.upstreamProxy = proxy
             context.standardError.line(note)
         }
-        if let keyLog = arguments.value("keylog") { configuration.keyLog = .file(keyLog) }
-        if let path = arguments.value("record") {
+        if let keyLog = arguments[options.keyLog] { configuration.keyLog = .file(keyLog) }
+        if let path = arguments[options.record] {
             configuration.recording = ProxyConfiguration.Recording(
-                path: path, bodyStoreLimit: try bodyLimit(arguments), recordSecrets: arguments.flag("record-secrets"))
-        } else if arguments.isGiven("record-bodies") || arguments.flag("record-secrets") {
+                path: path, bodyStoreLimit: arguments[options.recordBodies] ?? 0,
+                recordSecrets: arguments[options.recordSecrets])
+        } else if arguments.isGiven(options.recordBodies) || arguments[options.recordSecrets] {
             throw UsageError("--record-bodies and --record-secrets need --record FILE.jsonl", path: arguments.path)
         }
         if let faults {
             configuration.addons.append(try faults.addon(contextPath: contextPath))
             context.standardError.line("intact proxy: injecting faults: \(faults.summary)")
         }
-        if !arguments.flag("quiet") {
+        if !arguments[options.quiet] {
+            let format = arguments[options.logFormat]
             let log = context.standardError
             configuration.exchangeLog = { record in log.line(ExchangeLogLine(record).rendered(format)) }
         }
         return configuration
-    }
-
-    /// `HOST:PORT` or `[IPv6]:PORT`; the host an IP literal or a name (resolved when the proxy starts).
-    static func listenAddress(_ text: String, path: CommandPath) throws -> (host: String, port: Int) {
-        guard let endpoint = HostPort(text) else {
-            throw UsageError("option --listen expects HOST:PORT (for example 127.0.0.1:8080, localhost:8080 or [::1]:0), "
-                             + "got '\(text)'", path: path)
-        }
-        return (endpoint.host, Int(endpoint.port))
-    }
-
-    /// Every `--allow CIDR`; a malformed one is a usage error.
-    static func allowList(_ arguments: ParsedArguments) throws -> ClientAllowList {
-        ClientAllowList(try arguments.values("allow").map { text in
-            guard let range = AddressRange(text) else {
-                throw UsageError("option --allow expects an address or CIDR block such as 192.0.2.0/24 or ::1/128 "
-                                 + "(no host bits past the prefix), got '\(text)'", path: arguments.path)
-            }
-            return range
-        })
-    }
-
-    /// The warning for a listener others can reach: any bound address that is not loopback.
-    static func exposureWarning(_ addresses: [SocketAddress], allowed: ClientAllowList) -> String? {
-        let exposed = addresses.filter { !$0.isLoopback }
-        guard !exposed.isEmpty else { return nil }
-        let names = exposed.map(\.description).joined(separator: ", ")
-        if allowed.isEmpty {
-            return "intact proxy: WARNING: listening on \(names), not loopback: anyone who can reach this address "
-                + "can use the proxy and read what it records; limit clients with --allow CIDR"
-        }
-        return "intact proxy: WARNING: listening on \(names), not loopback; only clients in "
-            + "\(allowed.ranges.map(\.description).joined(separator: ", ")) may connect (--allow)"
     }
 
     /// `--upstream-proxy` with `--no-upstream-proxy` exemptions, else
@@ -205,8 +176,8 @@ enum ProxyCommand {
     static func upstreamProxy(_ arguments: ParsedArguments, environment: [String: String]) throws
         -> (UpstreamProxy, String)?
     {
-        let exemptions = arguments.values("no-upstream-proxy")
-        if let text = arguments.value("upstream-proxy") {
+        let exemptions = arguments[options.noUpstreamProxy]
+        if let text = arguments[options.upstreamProxy] {
             guard let proxy = UpstreamProxy(url: text, exemptions: exemptions) else {
                 throw UsageError("option --upstream-proxy expects http://[USER:PASSWORD@]HOST:PORT, got '\(text)'",
                                  path: arguments.path)
@@ -232,29 +203,47 @@ enum ProxyCommand {
                     + (noProxy.isEmpty ? "" : " and NO_PROXY") + "; --upstream-proxy overrides)")
     }
 
-    /// `--record-bodies` alone (1 MiB), or `--record-bodies=N[K|M|G]`; absent: 0.
-    static func bodyLimit(_ arguments: ParsedArguments) throws -> Int {
-        guard arguments.isGiven("record-bodies") else { return 0 }
-        guard let text = arguments.value("record-bodies"), !text.isEmpty else { return defaultBodyLimit }
-        let multipliers: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
-        var digits = text.uppercased()
-        var multiplier = 1
-        if let last = digits.last, let factor = multipliers[last] {
-            multiplier = factor
-            digits.removeLast()
+    /// The warning for a listener others can reach: any bound address that is not loopback.
+    static func exposureWarning(_ addresses: [SocketAddress], allowed: ClientAllowList) -> String? {
+        let exposed = addresses.filter { !$0.isLoopback }
+        guard !exposed.isEmpty else { return nil }
+        let names = exposed.map(\.description).joined(separator: ", ")
+        if allowed.isEmpty {
+            return "intact proxy: WARNING: listening on \(names), not loopback: anyone who can reach this address "
+                + "can use the proxy and read what it records; limit clients with --allow CIDR"
         }
-        guard let number = Int(digits), number > 0, number <= Int.max / multiplier else {
-            throw UsageError("option --record-bodies expects a size such as 65536, 64K or 1M, got '\(text)'",
-                             path: arguments.path)
-        }
-        return number * multiplier
+        return "intact proxy: WARNING: listening on \(names), not loopback; only clients in "
+            + "\(allowed.ranges.map(\.description).joined(separator: ", ")) may connect (--allow)"
     }
 }
 
-/// Whether text is an IPv4 or IPv6 address literal (`inet_pton` decides).
-enum IPLiteral {
-    static func isValid(_ text: String) -> Bool {
-        var storage = in6_addr()
-        return inet_pton(AF_INET, text, &storage) == 1 || inet_pton(AF_INET6, text, &storage) == 1
+extension ValueParser where T == HostPort {
+    /// `HOST:PORT` or `[IPv6]:PORT`; the host an IP literal or a name (resolved when the proxy starts).
+    static var hostPort: ValueParser<HostPort> {
+        ValueParser(valueName: "HOST:PORT",
+                    expected: "HOST:PORT (for example 127.0.0.1:8080, localhost:8080 or [::1]:0)") { HostPort($0) }
+    }
+}
+
+extension ValueParser where T == AddressRange {
+    /// An address or CIDR block, no host bits set past the prefix.
+    static var addressRange: ValueParser<AddressRange> {
+        ValueParser(valueName: "CIDR",
+                    expected: "an address or CIDR block such as 192.0.2.0/24 or ::1/128 (no host bits past the prefix)") {
+            AddressRange($0)
+        }
+    }
+}
+
+extension ValueParser where T == ProxyMode {
+    /// `forward` or `reverse:https://HOST:PORT`.
+    static var proxyMode: ValueParser<ProxyMode> {
+        ValueParser(valueName: "MODE") { (text: String) throws(Rejection) -> ProxyMode in
+            do {
+                return try ProxyMode(parsing: text)
+            } catch {
+                throw Rejection(expected: "forward or reverse:https://HOST:PORT (\(error))")
+            }
+        }
     }
 }

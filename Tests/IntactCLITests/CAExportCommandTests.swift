@@ -64,7 +64,7 @@ final class CAExportCommandTests: XCTestCase {
         XCTAssertEqual(again.error, "intact: \(directory)/intact-ca.crt already exists; refusing to overwrite it\n")
         let bad = intact(["ca", "export", "--ca-dir", ca, "--format", "cer"])
         XCTAssertEqual(bad.status, 2)
-        XCTAssertTrue(bad.error.contains("option --format expects one of pem, der, p12, mobileconfig, android-system, got 'cer'"),
+        XCTAssertTrue(bad.error.contains("option --format expects pem, der, p12, mobileconfig or android-system, got 'cer'"),
                       bad.error)
     }
 

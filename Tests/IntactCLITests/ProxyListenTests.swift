@@ -9,14 +9,16 @@ import XCTest
 /// can reach, and `--allow`. Only loopback addresses are ever bound.
 final class ProxyListenTests: XCTestCase {
     func testListenTakesNamesAndBracketedIPv6() throws {
-        XCTAssertTrue(try ProxyCommand.listenAddress("localhost:8080", path: parsed(["proxy"]).path) == ("localhost", 8080))
-        XCTAssertTrue(try ProxyCommand.listenAddress("[::1]:0", path: parsed(["proxy"]).path) == ("::1", 0))
-        XCTAssertTrue(try ProxyCommand.listenAddress("127.0.0.1:9", path: parsed(["proxy"]).path) == ("127.0.0.1", 9))
+        let listen = { (text: String) in try parsed(["proxy", "--listen", text])[ProxyCommand.options.listen] }
+        XCTAssertEqual(try listen("localhost:8080"), HostPort(host: "localhost", port: 8080))
+        XCTAssertEqual(try listen("[::1]:0"), HostPort(host: "::1", port: 0))
+        XCTAssertEqual(try listen("127.0.0.1:9"), HostPort(host: "127.0.0.1", port: 9))
+        XCTAssertEqual(try parsed(["proxy"])[ProxyCommand.options.listen], HostPort(host: "127.0.0.1", port: 8080))
     }
 
     func testAllowRangesParseAndMatch() throws {
-        let list = try ProxyCommand.allowList(parsed(["proxy", "--allow", "192.0.2.0/24", "--allow", "::1",
-                                                      "--allow", "10.1.0.0/16"]))
+        let list = ClientAllowList(try parsed(["proxy", "--allow", "192.0.2.0/24", "--allow", "::1",
+                                               "--allow", "10.1.0.0/16"])[ProxyCommand.options.allow])
         XCTAssertEqual(list.ranges.map(\.description), ["192.0.2.0/24", "::1/128", "10.1.0.0/16"])
         for (address, admitted) in [("192.0.2.77:1", true), ("192.0.3.1:1", false), ("[::1]:1", true),
                                     ("[::ffff:10.1.2.3]:1", true), ("10.2.0.1:1", false), ("127.0.0.1:1", false)] {

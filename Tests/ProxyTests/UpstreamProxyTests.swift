@@ -2,7 +2,6 @@ import Evidence
 import Foundation
 import Glibc
 import IntactTestSupport
-import Transport
 import XCTest
 @testable import Proxy
 
