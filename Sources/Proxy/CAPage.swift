@@ -69,19 +69,7 @@ public struct CAPage: LocalSite {
         return pairs.joined(separator: ":")
     }
 
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    static func escaped(_ text: String) -> String { text.htmlEscaped }
 
     private static func render(_ authority: CertificateAuthority, downloads: [Download]) -> String {
         func link(_ format: CAExportFormat) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// An HTTP forward proxy (plaintext) that accepts CONNECT, optionally with
 /// Basic credentials sent as `Proxy-Authorization` on every CONNECT.
@@ -39,21 +40,8 @@ public struct HTTPProxyAddress: Hashable, Sendable, CustomStringConvertible {
             authorization = "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
             rest = rest[rest.index(after: at)...]
         }
-        let hostPart: Substring
-        let portPart: Substring
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]"), rest[rest.index(after: close)...].hasPrefix(":") else { return nil }
-            hostPart = rest[rest.index(after: rest.startIndex)..<close]
-            portPart = rest[rest.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = rest.lastIndex(of: ":") else { return nil }
-            hostPart = rest[..<colon]
-            portPart = rest[rest.index(after: colon)...]
-            guard !hostPart.contains(":") else { return nil }
-        }
-        guard !hostPart.isEmpty, portPart.allSatisfy({ $0.isASCII && $0.isNumber }),
-              let port = Int(portPart), (1...65535).contains(port) else { return nil }
-        self.init(host: String(hostPart), port: UInt16(port), authorization: authorization)
+        guard let endpoint = HostPort(String(rest)), endpoint.port != 0 else { return nil }
+        self.init(host: endpoint.host, port: endpoint.port, authorization: authorization)
     }
 
     /// `http://host:port`, credentials left out.
