@@ -88,7 +88,7 @@ public final class ProxyServer: Sendable {
                 runtime.abandon()
                 throw ProxyStartError.listen(error)
             }
-            runtime.bound(to: listeners[0].localAddress)
+            runtime.bound(to: listeners.map(\.localAddress))
             state = .running(listeners, runtime)
             boundAddresses.withLock { $0 = listeners.map(\.localAddress) }
             return listeners[0].localAddress

@@ -59,6 +59,10 @@ final class ProxyListenTests: XCTestCase {
         for host in ["127.0.0.1", "[::1]"] {
             let page = try ToolRun.curl(["-o", "/dev/null", "-w", "%{http_code}", "http://\(host):\(port)/"])
             XCTAssertEqual(page.output, "200", host + page.error)
+            // Through the proxy, each of its addresses is the proxy itself: its page, never a loop.
+            let viaProxy = try ToolRun.curl(["-x", "http://127.0.0.1:\(port)", "-w", "\n%{http_code}", "http://\(host):\(port)/"])
+            XCTAssertTrue(viaProxy.output.hasSuffix("\n200") && viaProxy.output.contains("Install Intact"),
+                          host + viaProxy.output + viaProxy.error)
         }
         proxy.signal(SIGINT)
         XCTAssertEqual(proxy.waitForExit(), 0, proxy.standardError)
