@@ -41,9 +41,22 @@ public final class ProxyServer: Sendable {
     ///
     /// Throws `ProxyStartError` naming what could not be set up.
     public func start() throws -> SocketAddress {
-        try state.withLock { state in
+        try start(listeningOn: nil)
+    }
+
+    /// As `start()`, serving on `socket`, bound and listening already (the
+    /// demo reserves the proxy's port before the server behind it starts, and
+    /// never releases it); `listenHost` and `listenPort` are not used. The
+    /// server takes the socket over, also when it fails to start.
+    public func start(on socket: ListeningSocket) throws -> SocketAddress {
+        try start(listeningOn: socket)
+    }
+
+    private func start(listeningOn socket: ListeningSocket?) throws -> SocketAddress {
+        defer { socket?.close() }  // a no-op once the listener adopted it
+        return try state.withLock { state in
             guard case .idle = state else { throw ProxyStartError.alreadyStarted }
-            let addresses = try listenAddresses()
+            let addresses: [SocketAddress] = socket.map { [$0.localAddress] } ?? (try listenAddresses())
             let requested = addresses[0]
             var untrusted: CertificateAuthority?
             if configuration.addons.contains(where: \.mayPresentUntrustedCertificates) {
@@ -69,17 +82,22 @@ public final class ProxyServer: Sendable {
             let refusedLog = configuration.refusedClientLog
             var listeners: [Listener] = []
             do throws(WireError) {
+                let accept: @Sendable (Connection) -> Void = { connection in
+                    guard allowed.admits(connection.remoteAddress) else {
+                        refusedLog?(connection.remoteAddress)
+                        return connection.abort()
+                    }
+                    runtime.accept(connection)
+                }
+                if let socket {
+                    listeners.append(try Listener(adopting: socket, on: group.loops[0], connectionLoops: group,
+                                                  onAccept: accept))
+                }
                 // Every address of a name gets the port the first one got (an ephemeral one for port 0).
                 var port = requested.port
-                for address in addresses {
+                for address in addresses where socket == nil {
                     let listener = try Listener(bindingTo: address.withPort(port), on: group.loops[0],
-                                                connectionLoops: group) { connection in
-                        guard allowed.admits(connection.remoteAddress) else {
-                            refusedLog?(connection.remoteAddress)
-                            return connection.abort()
-                        }
-                        runtime.accept(connection)
-                    }
+                                                connectionLoops: group, onAccept: accept)
                     port = listener.localAddress.port
                     listeners.append(listener)
                 }
