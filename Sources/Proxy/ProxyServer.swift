@@ -56,7 +56,8 @@ public final class ProxyServer: Sendable {
         defer { socket?.close() }  // a no-op once the listener adopted it
         return try state.withLock { state in
             guard case .idle = state else { throw ProxyStartError.alreadyStarted }
-            let addresses: [SocketAddress] = socket.map { [$0.localAddress] } ?? (try listenAddresses())
+            let addresses: [SocketAddress]
+            if let socket { addresses = [socket.localAddress] } else { addresses = try listenAddresses() }
             let requested = addresses[0]
             var untrusted: CertificateAuthority?
             if configuration.addons.contains(where: \.mayPresentUntrustedCertificates) {
