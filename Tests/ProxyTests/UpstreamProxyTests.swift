@@ -49,7 +49,7 @@ final class UpstreamProxyTests: XCTestCase {
     }
 
     func testPlainHTTPAndExemptHostsThroughTheUpstreamProxy() throws {
-        let refusing = try RefusingProxy(status: 403, reason: "Forbidden")
+        let refusing = try RefusingProxy.start(status: 403, reason: "Forbidden")
         defer { refusing.stop() }
         let origin = try RawOrigin(.swallow)
         defer { origin.stop() }
@@ -63,14 +63,14 @@ final class UpstreamProxyTests: XCTestCase {
         let direct = try ToolRun.curl(["-x", proxy.proxyURL, "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2",
                                        "http://127.0.0.1:\(origin.port)/"])
         XCTAssertNotEqual(direct.output, "502", "an exempt host is reached directly")
-        XCTAssertEqual(refusing.requests.count, 0)
+        XCTAssertEqual(refusing.requestHeads.count, 0)
     }
 
     func testRefusalsGiveTheClient502NamingTheUpstreamProxyAndItsAnswerRecorded() throws {
         for (status, reason, type) in [(407, "Proxy Authentication Required", "proxy_configuration_error"),
                                        (403, "Forbidden", "destination_unavailable"),
                                        (502, "Bad Gateway", "destination_unavailable")] {
-            let refusing = try RefusingProxy(status: status, reason: reason)
+            let refusing = try RefusingProxy.start(status: status, reason: reason)
             defer { refusing.stop() }
             let upstream = "http://127.0.0.1:\(refusing.port)"
             let proxy = try ProxyHarness {
@@ -99,7 +99,7 @@ final class UpstreamProxyTests: XCTestCase {
                               "\(record.error.map { "\($0)" } ?? "no error")")
             }
             // Both CONNECTs carried the credentials, percent-decoded then Base64.
-            let requests = refusing.requests
+            let requests = refusing.requestHeads
             XCTAssertEqual(requests.count, 2)
             XCTAssertEqual(Set(requests.map { $0.split(separator: "\r\n").first.map(String.init) ?? "" }),
                            ["CONNECT origin.test:8080 HTTP/1.1", "CONNECT origin.test:443 HTTP/1.1"])
@@ -110,36 +110,10 @@ final class UpstreamProxyTests: XCTestCase {
 }
 
 /// A forward proxy that answers every CONNECT with one refusal, keeping each request head.
-final class RefusingProxy: @unchecked Sendable {
-    let port: Int
-    private let listener: Int32
-    private let answer: String
-    private let lock = NSLock()
-    private var heads: [String] = []
-
-    init(status: Int, reason: String) throws {
-        answer = "HTTP/1.1 \(status) \(reason)\r\n"
+enum RefusingProxy {
+    static func start(status: Int, reason: String) throws -> RawOrigin {
+        try RawOrigin(.answer("HTTP/1.1 \(status) \(reason)\r\n"
             + (status == 407 ? "Proxy-Authenticate: Basic realm=\"corp\"\r\n" : "")
-            + "Content-Length: 0\r\nConnection: close\r\n\r\n"
-        (listener, port) = try RawSocket.bindLoopback()
-        guard listen(listener, 16) == 0 else { throw TestSetupFailure("refusing proxy cannot listen") }
-        Thread.detachNewThread { [self] in serve() }
-    }
-
-    var requests: [String] { lock.withLock { heads } }
-
-    func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
-
-    private func serve() {
-        while true {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }
-            var timeout = timeval(tv_sec: 10, tv_usec: 0)
-            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            let head = RawSocket.read(client, until: "\r\n\r\n")
-            lock.withLock { heads.append(head) }
-            RawSocket.send(client, Array(answer.utf8))
-            close(client)
-        }
+            + "Content-Length: 0\r\nConnection: close\r\n\r\n"))
     }
 }
