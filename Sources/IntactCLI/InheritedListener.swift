@@ -14,8 +14,8 @@ enum InheritedListener {
     /// The inherited socket when `--listen-fd` is given, nil when not.
     /// Throws a usage error when `--listen` is given too, and a failure
     /// naming what the descriptor is when it is not a listening TCP socket.
-    static func socket(_ arguments: ParsedArguments, descriptor option: Option<Int?>,
-                       address listen: Option<SocketAddress>) throws -> ListeningSocket? {
+    static func socket<Address>(_ arguments: ParsedArguments, descriptor option: Option<Int?>,
+                                address listen: Option<Address>) throws -> ListeningSocket? {
         guard let descriptor = arguments[option] else { return nil }
         guard !arguments.isGiven(listen) else {
             throw UsageError("give either --\(listen.long) or --\(option.long), not both", path: arguments.path)
