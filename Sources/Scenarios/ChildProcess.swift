@@ -158,29 +158,6 @@ public final class ChildProcess: Sendable {
         }
     }
 
-    /// Waits until something listens on 127.0.0.1:`port`, at most `timeout`
-    /// seconds. Throws `.exitedBeforeReady` when the child ends first and
-    /// `.notReady` when the time runs out (the child is left running: its
-    /// owner stops it), each naming it `name` and quoting the tail of `log`.
-    /// Blocks the calling thread.
-    public func waitUntilListening(port: Int, name: String, log: String, timeout: Double) throws(ScenarioError) {
-        let address = "127.0.0.1:\(port)"
-        let deadline = Clock.now + timeout
-        var pause = 0.005
-        while !LoopbackSocket.isListening(port: port) {
-            if let ended = termination {
-                throw .exitedBeforeReady(role: name, address: address, termination: ended,
-                                         logTail: ScenarioRunner.tail(of: log, lines: 20))
-            }
-            guard Clock.now < deadline else {
-                throw .notReady(role: name, address: address, seconds: Int(timeout),
-                                logTail: ScenarioRunner.tail(of: log, lines: 20))
-            }
-            Clock.sleep(pause)
-            pause = min(pause * 2, 0.05)
-        }
-    }
-
     /// Asks the child to stop (SIGTERM), gives it `grace` seconds to exit,
     /// then kills it (SIGKILL). Returns how it ended. Does nothing to a child
     /// that already ended.

@@ -27,9 +27,10 @@ public struct ScenarioPorts: Hashable, Sendable {
         [(.server, server), (.tapB, tapB), (.loadBalancer, loadBalancer), (.tapA, tapA)]
     }
 
-    /// Four distinct ports the kernel reports free now (bound together to port 0, then released).
-    /// Another process could take one before the scenario binds it; the
-    /// listener that loses the race then fails to start, with its log quoted.
+    /// Four distinct ports the kernel reports free now (bound together to port 0, then released),
+    /// for a run a user starts by hand (`intact scenario prepare`), whose
+    /// services bind their own ports. Another process could take one
+    /// meanwhile; the runner never uses this, it reserves sockets (`ReservedListeners`).
     public static func ephemeral() throws(ScenarioError) -> ScenarioPorts {
         var descriptors: [Int32] = []
         defer { descriptors.forEach { _ = close($0) } }
@@ -67,7 +68,7 @@ extension ScenarioPorts {
     }
 }
 
-/// Blocking IPv4 loopback socket helpers for port checks and readiness probes.
+/// Blocking IPv4 loopback socket helpers: port checks, reservations, and whether a port listens.
 enum LoopbackSocket {
     /// A TCP socket bound (not listening) to 127.0.0.1:`port`, with
     /// SO_REUSEADDR as servers set it, so a port in TIME_WAIT counts as free.
