@@ -280,13 +280,13 @@ run_scenario() { # SCENARIO TARGET REP
     return 0
   fi
   case "$sc" in
-    h1_1k_c1)  measure "$sc" "$t" "$rep" "$pid" wrk -t1 -c1 -d"${DUR}s" --latency "$(url "$t" 1k)" ;;
-    h1_1k_c50) measure "$sc" "$t" "$rep" "$pid" wrk -t2 -c50 -d"${DUR}s" --latency "$(url "$t" 1k)" ;;
-    h1_1m_c10) measure "$sc" "$t" "$rep" "$pid" wrk -t2 -c10 -d"${DUR}s" --latency "$(url "$t" 1m)" ;;
-    h1_1m_c50) measure "$sc" "$t" "$rep" "$pid" wrk -t2 -c50 -d"${DUR}s" --latency "$(url "$t" 1m)" ;;
+    h1_1k_c1)  measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t1 -c1 -d"${DUR}s" --latency "$(url "$t" 1k)" ;;
+    h1_1k_c50) measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t2 -c50 -d"${DUR}s" --latency "$(url "$t" 1k)" ;;
+    h1_1m_c10) measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t2 -c10 -d"${DUR}s" --latency "$(url "$t" 1m)" ;;
+    h1_1m_c50) measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t2 -c50 -d"${DUR}s" --latency "$(url "$t" 1m)" ;;
     h2_1k_c10) measure "$sc" "$t" "$rep" "$pid" h2load -c10 -m10 -t1 -D "$DUR" "$(url "$t" 1k)" ;;
     # A full TLS handshake per request (no tickets anywhere): wrk reconnects after each answer.
-    hs_1k_c10) measure "$sc" "$t" "$rep" "$pid" wrk -t2 -c10 -d"${DUR}s" --latency -H 'Connection: close' "$(url "$t" 1k)" ;;
+    hs_1k_c10) measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t2 -c10 -d"${DUR}s" --latency -H 'Connection: close' "$(url "$t" 1k)" ;;
     # The same one connection at a time, naming localhost (leaf cache warm) or a new name each time (cold).
     hs_warm|hs_cold) measure "$sc" "$t" "$rep" "$pid" python3 "$ROOT/Benchmarks/handshakes.py" 127.0.0.1 \
       "${PORT[$t]}" "$HANDSHAKES" "$CA/ca-cert.pem" "${sc#hs_}" ;;
