@@ -77,7 +77,6 @@ let package = Package(
 
         // Helpers shared by test targets: child processes (intact, curl), tool runs.
         .target(name: "IntactTestSupport", path: "Tests/IntactTestSupport"),
-        .testTarget(name: "DemoTests", dependencies: ["Demo", "IntactTestSupport", "Evidence", "SignIn"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "ConfigurationFileTests", dependencies: ["ConfigurationFile"]),
         .testTarget(name: "CompressionTests", dependencies: ["Compression", "IntactTestSupport"]),
@@ -85,17 +84,19 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "TLSTests", dependencies: ["IntactTestSupport", "TLS", "Hashing"]),
         .testTarget(name: "IntactCLITests", dependencies: ["IntactTestSupport", "IntactCLI", "Evidence", "HTTP", "SignIn", "AuthFlow", "Proxy", "ProxyAddons"]),
-        .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "ConfigurationFile"]),
+        .testTarget(name: "EvidenceTests", dependencies: ["IntactTestSupport", "Evidence", "HTTP", "ConfigurationFile"]),
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP"]),
-        .testTarget(name: "TransportTests", dependencies: ["Transport", "Wire", "TLS", "HTTP", "Hashing"]),
+        .testTarget(name: "TransportTests", dependencies: ["IntactTestSupport", "Transport", "Wire", "TLS", "HTTP", "Hashing"]),
         .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow", "Compression", "ConfigurationFile"]),
-        .testTarget(name: "ScenarioTests", dependencies: ["Scenarios", "IntactCLI", "Evidence", "AuthFlow", "Transport", "TLS", "HTTP", "Wire"]),
+        .testTarget(name: "ScenariosTests", dependencies: ["IntactTestSupport", "Scenarios", "IntactCLI", "Evidence", "AuthFlow", "Transport", "TLS", "HTTP", "Wire"]),
         .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Wire", "Hashing", "AuthFlow", "Faults", "ProxyAddons"]),
-        // Every fault preset through the whole flow in one process (DemoRig): the client's diagnosis and the verifier's verdict.
-        .testTarget(name: "FaultFlowTests", dependencies: ["Demo", "Proxy", "ProxyAddons", "Faults", "AuthFlow", "Evidence", "SignIn", "TLS"]),
-        // The repository itself: no committed private key.
+        // Flow-level tests across modules: the demo's whole flow in one process (DemoRig), every fault
+        // preset through it (the client's diagnosis and the verifier's verdict), `intact demo --keep`.
+        .testTarget(name: "IntegrationTests", dependencies: ["IntactTestSupport", "Demo", "Proxy", "ProxyAddons", "Faults", "AuthFlow",
+                                                             "Evidence", "SignIn", "TLS"]),
+        // The repository itself: no committed private key, dependencies as imported, the layer list true, links that lead somewhere.
         .testTarget(name: "RepositoryTests", dependencies: ["IntactTestSupport"]),
-        .testTarget(name: "SignInTests", dependencies: ["SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
+        .testTarget(name: "SignInTests", dependencies: ["IntactTestSupport", "SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
     ],
     swiftLanguageModes: [.v6]
 )

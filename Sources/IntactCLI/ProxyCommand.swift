@@ -67,7 +67,7 @@ enum ProxyCommand {
             (curl -x http://127.0.0.1:8080 --cacert certs/ca-cert.pem https://HOST/).
             Reverse mode: clients connect to it as if it were the upstream.
             Each finished exchange is logged on standard error; with --record it is also
-            written to a JSON Lines recording (see the README for the format).
+            written to a JSON Lines recording (format: Docs/recording-format.md).
             SIGINT/SIGTERM stop accepting, drain in-flight exchanges, flush and exit 0.
             """ + "\n\n" + FaultOptions.discussion,
         options: options,

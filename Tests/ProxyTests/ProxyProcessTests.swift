@@ -13,8 +13,7 @@ final class ProxyProcessTests: XCTestCase {
     private var origin: NginxOrigin?
 
     override func setUpWithError() throws {
-        var template = Array("/tmp/intact-process-XXXXXX".utf8CString)
-        directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        directory = TemporaryDirectory.create(prefix: "intact-process")
         origin = try NginxOrigin()
     }
 

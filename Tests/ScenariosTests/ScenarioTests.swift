@@ -1,6 +1,7 @@
 import AuthFlow
 import Evidence
 import Foundation
+import IntactTestSupport
 import XCTest
 @testable import Scenarios
 
@@ -71,7 +72,7 @@ final class ScenarioTests: XCTestCase {
     func testADirectoryWithoutAManifestIsNotAScenario() throws {
         let directory = try makeScenarioDirectory(["nginx.conf": "# x\n"])
         assertThrows(.manifestMissing(directory: directory)) { try Scenario.load(from: directory) }
-        let empty = makeScenarioTemporaryDirectory()
+        let empty = makeTemporaryDirectory(prefix: "intact-scenario-test")
         assertThrows(.manifestMissing(directory: empty)) { try ScenarioCatalog.directories(at: empty) }
     }
 
@@ -128,7 +129,7 @@ final class ScenarioTests: XCTestCase {
     }
 
     func testTheCatalogFindsNestedScenariosInOrderOnce() throws {
-        let root = makeScenarioTemporaryDirectory()
+        let root = makeTemporaryDirectory(prefix: "intact-scenario-test")
         for name in ["b/two", "a/one", "a/three"] {
             try FileManager.default.createDirectory(atPath: root + "/" + name, withIntermediateDirectories: true)
             try Data(Self.minimalManifest.utf8).write(to: URL(fileURLWithPath: root + "/\(name)/scenario.json"))
