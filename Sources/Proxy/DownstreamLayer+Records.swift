@@ -7,9 +7,31 @@ import TLS
 extension DownstreamLayer {
     /// A failed handshake with the client, as exchange 0 of the connection:
     /// the downstream leg's TLS details hold what the ClientHello said, if it came.
+    /// A connection event (`ConnectionEvent`): closed or reset before a
+    /// ClientHello, else a handshake that failed after the client spoke.
     func connectionRecord(hello: ClientHelloSummary?, error: ProxyError) -> ExchangeRecord {
         var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: hello.map { TLSDetails($0) })
-        return recorder.finish(error: error)
+        let outcome: ConnectionEvent.Outcome
+        if hello != nil {
+            outcome = .handshakeFailed
+        } else {
+            outcome = error.failure.kind == .reset ? .reset : .closed
+        }
+        let time = recorder.now
+        var record = recorder.finish(error: error)
+        record.connection = ConnectionEvent(outcome: outcome, peer: peer, at: time)
+        return record
+    }
+
+    /// A connection whose TLS handshake completed and that closed before any
+    /// request: a connection event, with no failure unless the close was one.
+    func handshakeOnlyRecord(tls: TLSConnectionInfo?, error: ProxyError?) -> ExchangeRecord {
+        var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: tls.map { TLSDetails($0) })
+        let time = recorder.now
+        var record = recorder.finish(error: error)
+        record.connection = ConnectionEvent(outcome: .handshakeOnly, peer: peer, at: time,
+                                            tlsVersion: record.legs.first?.tls?.version)
+        return record
     }
 
     /// A passthrough tunnel: the CONNECT and its 200 on the downstream leg,
