@@ -81,7 +81,9 @@ extension ExchangeFlow {
         case .head:
             break
         case .body(let chunk):
-            recorder.upstream?.request.recordBody(chunk)
+            // A chunk forwarded as the client sent it is hashed once, for both legs.
+            let source = recorder.downstream.request.bodyEndingWith(chunk)
+            recorder.upstream?.request.recordBody(chunk, following: source)
             commands.append(.sendRequestBody(chunk))
         case .end(let trailers):
             recorder.upstream?.request.recordEnd(trailers: trailers, at: clock())
