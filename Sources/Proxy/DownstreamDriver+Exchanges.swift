@@ -133,11 +133,11 @@ extension DownstreamDriver {
     /// Sends a response part to the client; a head's wire form goes back to the flow.
     private func sendResponse(_ part: HTTPResponsePart, on stream: HTTPServerStream, for exchange: ExchangeID) {
         switch part {
-        case .head(var head):
+        case .head(let head):
             do {
                 let wire = try stream.sendHead(head)
-                head.version = stream.version == .http2 ? .http2 : .http1_1
-                feed(.exchange(exchange, .responseHeadSent(head, wire: wire)))
+                // The record holds the head as the engine wrote it (version, reason, framing fields).
+                feed(.exchange(exchange, .responseHeadSent(stream.lastSentHead ?? head, wire: wire)))
             } catch {
                 feed(.exchange(exchange, .clientGone(.transport(error, at: "downstream response head"))))
             }

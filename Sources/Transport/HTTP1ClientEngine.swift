@@ -201,10 +201,11 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         phase = .closed
     }
 
-    override func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) {
+    override func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) -> HTTPFields? {
         guard exchange?.stream === stream, !isClosed else { throw .invalidState("the exchange is over") }
-        try writeEnd(trailers: trailers)
+        let sent = try writeEnd(trailers: trailers)
         stream.outboundEnded()
         completeIfDone()
+        return sent
     }
 }

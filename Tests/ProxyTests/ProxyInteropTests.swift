@@ -1,0 +1,159 @@
+import Evidence
+import Foundation
+import HTTP
+import IntactTestSupport
+import XCTest
+@testable import Proxy
+
+/// Third-party clients through the proxy on what real traffic contains
+/// beyond a plain request: reason phrases across versions (h2load --h1,
+/// curl), HTTP/1.0 (curl -0, openssl s_client with ALPN http/1.0), requests
+/// without Host. Each test checks the client's outcome and the record.
+final class ProxyInteropTests: XCTestCase {
+    /// An nginx origin speaking HTTP/2 (and HTTP/1.1) for the whole class.
+    nonisolated(unsafe) static var origin: NginxOrigin?
+    nonisolated(unsafe) static var digests: [String: String] = [:]
+
+    override class func setUp() {
+        super.setUp()
+        do {
+            (origin, digests) = try NginxOrigin.serving([("one-kib", 1024)])
+        } catch {
+            XCTFail("cannot start the nginx origin: \(error)")
+        }
+    }
+
+    override class func tearDown() {
+        origin?.stop()
+        origin = nil
+        super.tearDown()
+    }
+
+    private func reverseProxyToNginx() throws -> ProxyHarness {
+        let origin = try XCTUnwrap(Self.origin, "no nginx origin")
+        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: origin.port))
+        return try ProxyHarness(mode: .reverse(upstream)) { $0.upstreamVerification = .caFile(origin.caFile) }
+    }
+
+    private func reverseProxy(to raw: RawOrigin) throws -> ProxyHarness {
+        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .http, host: "127.0.0.1", port: raw.port))
+        return try ProxyHarness(mode: .reverse(upstream))
+    }
+
+    /// The status line curl received (`-D`), without its CRLF.
+    private func statusLine(_ arguments: [String], in directory: String) throws -> (ToolRun, String) {
+        let headers = directory + "/headers-\(UUID().uuidString)"
+        let run = try ToolRun.curl(["-D", headers, "-o", "/dev/null"] + arguments)
+        let text = (try? String(contentsOfFile: headers, encoding: .isoLatin1)) ?? ""
+        let line = text.components(separatedBy: "\r\n").first ?? ""
+        return (run, line)
+    }
+
+    /// Both legs' responses agree (semantic head, body) and are complete. For
+    /// a plain-HTTP upstream behind TLS, where the request's scheme differs
+    /// between the legs by design.
+    private func assertSameResponse(_ record: ExchangeRecord, file: StaticString = #filePath, line: UInt = #line) {
+        let down = record.leg(.downstream)?.response, up = record.leg(.upstream)?.response
+        XCTAssertNil(record.error, file: file, line: line)
+        XCTAssertNotNil(down, file: file, line: line)
+        XCTAssertEqual(down?.digest.head.semantic, up?.digest.head.semantic, file: file, line: line)
+        XCTAssertEqual(down?.digest.body, up?.digest.body, file: file, line: line)
+        XCTAssertEqual(down?.complete, true, file: file, line: line)
+    }
+
+    // MARK: Reason phrases
+
+    /// HTTP/2 has no reason phrase: the HTTP/1.1 client gets RFC 9110's
+    /// (`h2load --h1` counts a response with an empty one as failed), and
+    /// the record shows the phrase that went out.
+    func testHTTP2ResponsesReachHTTP1ClientsWithTheStandardReasonPhrase() throws {
+        let proxy = try reverseProxyToNginx()
+        let url = "https://127.0.0.1:\(proxy.port)/one-kib"
+        let (run, line) = try statusLine(["--http1.1", "--cacert", proxy.caFile, url], in: proxy.directory)
+        XCTAssertEqual(run.status, 0, run.error)
+        XCTAssertEqual(line, "HTTP/1.1 200 OK")
+        let missing = try ToolRun.curl(["--http1.1", "--cacert", proxy.caFile, "-o", "/dev/null", "-w", "%{http_code}",
+                                        "https://127.0.0.1:\(proxy.port)/absent"])
+        XCTAssertEqual(missing.output, "404")
+        let h2load = try ToolRun.run("/usr/bin/h2load", ["--h1", "-n", "20", "-c", "2", url])
+        XCTAssertEqual(h2load.status, 0, h2load.error)
+        XCTAssertTrue(h2load.output.contains("20 succeeded, 0 failed"), h2load.output)
+        XCTAssertTrue(h2load.output.contains("20 2xx"), h2load.output)
+
+        let records = try proxy.stopAndRead().records
+        XCTAssertEqual(records.count, 22)
+        for record in records {
+            let down = try XCTUnwrap(record.leg(.downstream)?.response)
+            let up = try XCTUnwrap(record.leg(.upstream)?.response)
+            XCTAssertEqual(up.version, .http2)
+            XCTAssertEqual(down.version, .http1_1)
+            XCTAssertEqual(down.reason, HTTPResponseHead.rfc9110Reason(down.status ?? 0), "\(record.exchangeID)")
+            assertCleanHop(record)
+        }
+    }
+
+    /// HTTP/1.1 to HTTP/1.1: the upstream's own phrase, even an odd one, goes
+    /// to the client byte for byte, and both legs' exact head digests agree.
+    func testTheUpstreamsReasonPhraseIsRelayedByteForByte() throws {
+        let raw = try RawOrigin(.answer(Array("HTTP/1.1 200 Fine  By Me\r\nContent-Length: 2\r\n\r\nok".utf8)))
+        defer { raw.stop() }
+        let proxy = try reverseProxy(to: raw)
+        let (run, line) = try statusLine(["--http1.1", "--cacert", proxy.caFile, "https://127.0.0.1:\(proxy.port)/"],
+                                         in: proxy.directory)
+        XCTAssertEqual(run.status, 0, run.error)
+        XCTAssertEqual(line, "HTTP/1.1 200 Fine  By Me")
+        let record = try XCTUnwrap(proxy.stopAndRead().records.first)
+        XCTAssertEqual(record.leg(.upstream)?.response?.reason, "Fine  By Me")
+        XCTAssertEqual(record.leg(.downstream)?.response?.reason, "Fine  By Me")
+        XCTAssertEqual(record.leg(.downstream)?.response?.digest.head.exact,
+                       record.leg(.upstream)?.response?.digest.head.exact)
+        assertSameResponse(record)
+    }
+
+    // MARK: HTTP/1.0
+
+    /// `curl -0` offers ALPN `http/1.0`: the proxy accepts it (it used to
+    /// send no_application_protocol), speaks HTTP/1.0 framing to it, and the
+    /// record says so.
+    func testCurlHTTP10ThroughTheForwardProxy() throws {
+        let origin = try XCTUnwrap(Self.origin)
+        let proxy = try ProxyHarness { $0.upstreamVerification = .caFile(origin.caFile) }
+        let output = proxy.directory + "/http10"
+        let run = try ToolRun.curl(["-0", "-x", proxy.proxyURL, "--cacert", proxy.caFile, "-o", output,
+                                    "-w", "%{http_code}", origin.url("/one-kib")])
+        XCTAssertEqual(run.status, 0, run.error)
+        XCTAssertEqual(run.output, "200")
+        XCTAssertEqual(try NginxOrigin.sha256(ofFile: output), Self.digests["one-kib"])
+        let record = try XCTUnwrap(proxy.stopAndRead().records.first { $0.leg(.downstream)?.request?.method == "GET" })
+        XCTAssertEqual(record.leg(.downstream)?.tls?.alpn, "http/1.0")
+        XCTAssertEqual(record.leg(.downstream)?.request?.version, .http1_0)
+        assertCleanHop(record)
+    }
+
+    /// An HTTP/1.0 request without `Host`, over TLS with ALPN `http/1.0`
+    /// (openssl s_client), to an HTTP/1.0 origin answering close-delimited:
+    /// the origin gets no Host the client did not send, the client gets the
+    /// close-delimited body, and the record shows no authority on either leg.
+    func testAnHTTP10RequestWithoutHostIsForwardedWithoutAnInventedAuthority() throws {
+        let body = "a body that ends when the connection does"
+        let raw = try RawOrigin(.answer(Array("HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n\(body)".utf8)))
+        defer { raw.stop() }
+        let proxy = try reverseProxy(to: raw)
+        let run = try ToolRun.run("/bin/sh", ["-c", "printf 'GET /plain HTTP/1.0\\r\\nAccept: */*\\r\\n\\r\\n' | "
+            + "openssl s_client -quiet -connect 127.0.0.1:\(proxy.port) -alpn http/1.0 -CAfile \(proxy.caFile) 2>/dev/null"])
+        XCTAssertTrue(run.output.hasPrefix("HTTP/1.0 200 OK\r\n"), run.output)
+        XCTAssertTrue(run.output.hasSuffix("\r\n\r\n" + body), run.output)
+        XCTAssertFalse(run.output.lowercased().contains("transfer-encoding"), run.output)
+        let head = try XCTUnwrap(raw.requestHeads.first)
+        XCTAssertTrue(head.hasPrefix("GET /plain HTTP/1.0\r\n"), head)
+        XCTAssertFalse(head.lowercased().contains("host:"), head)
+
+        let record = try XCTUnwrap(proxy.stopAndRead().records.first)
+        XCTAssertNil(record.leg(.downstream)?.request?.authority)
+        XCTAssertNil(record.leg(.upstream)?.request?.authority)
+        XCTAssertEqual(record.leg(.upstream)?.request?.version, .http1_0)
+        XCTAssertEqual(record.leg(.downstream)?.response?.digest.body.length, body.utf8.count)
+        XCTAssertEqual(record.leg(.downstream)?.request?.fields, record.leg(.upstream)?.request?.fields)
+        assertSameResponse(record)
+    }
+}
