@@ -5,11 +5,26 @@ import TLS
 /// Records of what happens on a client connection outside an `ExchangeFlow`:
 /// a failed TLS handshake, a passthrough tunnel, a request the codec rejected.
 extension DownstreamLayer {
-    /// A failed handshake with the client, as exchange 0 of the connection:
-    /// the downstream leg's TLS details hold what the ClientHello said, if it came.
-    func connectionRecord(hello: ClientHelloSummary?, error: ProxyError) -> ExchangeRecord {
-        var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: hello.map { TLSDetails($0) })
+    /// A failed handshake with the client: the downstream leg's TLS details
+    /// hold what the ClientHello said, if it came. After a CONNECT the record
+    /// is that exchange's, with the CONNECT and its 200 (so the target shows);
+    /// in reverse mode it is exchange 0 of the connection.
+    func connectionRecord(connect: PendingConnect?, hello: ClientHelloSummary?, error: ProxyError) -> ExchangeRecord {
+        var recorder = makeRecorder(connect?.id ?? ExchangeID(connection: id, sequence: 0), tls: hello.map { TLSDetails($0) })
+        if let connect { Self.recordConnect(connect, into: &recorder) }
         return recorder.finish(error: error)
+    }
+
+    /// The CONNECT request and the 200 that accepted it, on the downstream leg.
+    private static func recordConnect(_ connect: PendingConnect, into recorder: inout ExchangeRecorder) {
+        let time = recorder.now
+        recorder.downstream.request.recordRequest(connect.head, wire: connect.wire, connectionScheme: "http", at: time)
+        recorder.downstream.request.recordEnd(trailers: nil, at: time)
+        let accepted = HTTPResponseHead(status: 200, reason: "Connection established")
+        recorder.downstream.response.recordResponse(accepted, wire: Self.http1Wire(accepted, requestMethod: "CONNECT"),
+                                                    at: time)
+        recorder.downstream.response.recordEnd(trailers: nil, at: time)
+        recorder.traceID = nil
     }
 
     /// A passthrough tunnel: the CONNECT and its 200 on the downstream leg,
@@ -18,15 +33,8 @@ extension DownstreamLayer {
     func tunnelRecord(_ connect: PendingConnect, hello: ClientHelloSummary?, upstream: ConnectionID?,
                       error: ProxyError?) -> ExchangeRecord {
         var recorder = makeRecorder(connect.id, tls: hello.map { TLSDetails($0) })
-        let time = recorder.now
-        recorder.downstream.request.recordRequest(connect.head, wire: connect.wire, connectionScheme: "http", at: time)
-        recorder.downstream.request.recordEnd(trailers: nil, at: time)
-        let accepted = HTTPResponseHead(status: 200, reason: "Connection established")
-        recorder.downstream.response.recordResponse(accepted, wire: Self.http1Wire(accepted, requestMethod: "CONNECT"),
-                                                    at: time)
-        recorder.downstream.response.recordEnd(trailers: nil, at: time)
+        Self.recordConnect(connect, into: &recorder)
         if let upstream { recorder.beginUpstream(connection: upstream, tls: nil) }
-        recorder.traceID = nil
         return recorder.finish(error: error)
     }
 
@@ -61,8 +69,9 @@ extension DownstreamLayer {
 }
 
 extension TLSDetails {
-    /// What a ClientHello says, before (or without) a handshake: the SNI only.
+    /// What a ClientHello says, before (or without) a handshake: the SNI
+    /// only, as sent (escaped), and what is wrong with it if anything.
     init(_ hello: ClientHelloSummary) {
-        self.init(sni: hello.serverName)
+        self.init(sni: hello.escapedServerNameSent, sniIssue: hello.serverNameIssue)
     }
 }
