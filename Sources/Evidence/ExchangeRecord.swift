@@ -68,9 +68,15 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
         public var request: RecordedMessage?
         /// Nil when no response crossed this leg.
         public var response: RecordedMessage?
+        /// The interim (1xx other than 101) responses that crossed this leg
+        /// before the final one, in order (`100 Continue`, `103 Early Hints`);
+        /// head digests only. Nil when there were none.
+        public var interimResponses: [RecordedMessage]?
 
         public init(role: Role, connectionID: String, streamID: Int? = nil, tls: TLSDetails? = nil,
-                    request: RecordedMessage? = nil, response: RecordedMessage? = nil) {
+                    request: RecordedMessage? = nil, response: RecordedMessage? = nil,
+                    interimResponses: [RecordedMessage]? = nil) {
+            self.interimResponses = interimResponses
             self.role = role
             self.connectionID = connectionID
             self.streamID = streamID

@@ -212,6 +212,12 @@ extension DownstreamDriver {
             feed(.exchange(exchange, .upstreamOpened(
                 connection: ConnectionID(.upstream, connection?.channel.id ?? 0), tls: connection?.channel.tlsInfo,
                 streamID: stream.version == .http2 ? stream.streamID : nil, sent: sent, wire: stream.requestWire)))
+            // An HTTP/2 origin answers no `Expect: 100-continue` (the body flows under flow
+            // control): the client waiting for a 100 gets the proxy's own, and the record shows it.
+            if stream.version == .http2, let exchangeStreams = exchanges[exchange],
+               let wire = exchangeStreams.client.sendContinueIfOwed(), let head = exchangeStreams.client.lastSentHead {
+                feed(.exchange(exchange, .responseHeadSent(head, wire: wire)))
+            }
         }
     }
 }

@@ -32,7 +32,8 @@ public enum ExchangeEvent: Sendable {
     case responseBody([UInt8])
     /// The upstream response is complete.
     case responseEnd(trailers: HTTPFields?)
-    /// A final response head went to the client in this form.
+    /// A response head went to the client in this form: the final one, or an
+    /// interim one (relayed, or the proxy's own `100 Continue`).
     case responseHeadSent(HTTPResponseHead, wire: HeadDigest.WireForm)
 
     /// The upstream stream stopped (false) or resumed (true) taking bytes.

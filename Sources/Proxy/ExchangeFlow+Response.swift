@@ -8,6 +8,8 @@ extension ExchangeFlow {
         guard case .open = upstream else { return }
         if !head.isInformational || head.status == 101 {
             recorder.upstream?.response.recordResponse(head, wire: wire, at: clock())
+        } else {
+            recorder.upstream?.recordInterim(head, wire: wire, at: clock())
         }
         passResponse(.head(head), into: &commands)
     }

@@ -200,6 +200,8 @@ public struct ExchangeFlow {
         case .responseHeadSent(let head, let wire):
             if !head.isInformational || head.status == 101 {
                 recorder.downstream.response.recordResponse(head, wire: wire, at: clock())
+            } else {
+                recorder.downstream.recordInterim(head, wire: wire, at: clock())
             }
         case .upstreamWritable(let writable):
             upstreamWritable = writable

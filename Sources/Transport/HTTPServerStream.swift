@@ -100,8 +100,20 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
     /// Sends `100 Continue` if the client waits for it and no response head
     /// went out. Called by engines when the stream starts wanting its body.
     func answerContinueIfOwed(automatic: Bool) {
-        guard automatic, continueOwed, wantsInbound else { return }
+        guard automatic, wantsInbound else { return }
+        sendContinueIfOwed()
+    }
+
+    /// Sends `100 Continue` now if the client waits for it (it asked, and no
+    /// response head went out yet); returns its wire form, nil when none was
+    /// owed. A proxy whose next hop will not answer the expectation (HTTP/2
+    /// origins send no 100: the body flows under flow control) calls this
+    /// once that hop is ready for the body. Called only on the loop.
+    @discardableResult
+    public func sendContinueIfOwed() -> HeadDigest.WireForm? {
+        loop.preconditionOnLoop()
+        guard continueOwed else { return nil }
         continueOwed = false
-        _ = try? sendHead(HTTPResponseHead(status: 100, version: request.version == .http2 ? .http2 : .http1_1))
+        return try? sendHead(HTTPResponseHead(status: 100, version: request.version == .http2 ? .http2 : .http1_1))
     }
 }

@@ -110,6 +110,40 @@ final class ProxyInteropTests: XCTestCase {
         assertSameResponse(record)
     }
 
+    // MARK: Interim responses
+
+    /// `103 Early Hints` before the final response: relayed to HTTP/1.1 and
+    /// HTTP/2 clients (curl shows both heads) and listed on both legs.
+    func testEarlyHintsAreRelayedAndRecorded() throws {
+        let answer = "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+            + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        let raw = try RawOrigin(.answer(Array(answer.utf8)))
+        defer { raw.stop() }
+        let proxy = try reverseProxy(to: raw)
+        for version in ["--http1.1", "--http2"] {
+            let headers = proxy.directory + "/headers\(version)"
+            let run = try ToolRun.curl([version, "--cacert", proxy.caFile, "-D", headers, "https://127.0.0.1:\(proxy.port)/"])
+            XCTAssertEqual(run.status, 0, run.error)
+            XCTAssertEqual(run.output, "ok")
+            let text = try String(contentsOfFile: headers, encoding: .isoLatin1).lowercased()
+            let statusLines = text.components(separatedBy: "\r\n").filter { $0.hasPrefix("http/") }
+            XCTAssertEqual(statusLines.map { $0.split(separator: " ")[1] }, ["103", "200"], "\(version): \(text)")
+            XCTAssertTrue(text.contains("link: </style.css>; rel=preload"), text)
+        }
+        let records = try proxy.stopAndRead().records
+        XCTAssertEqual(records.count, 2)
+        for record in records {
+            for role in [ExchangeRecord.Leg.Role.downstream, .upstream] {
+                let interim = try XCTUnwrap(record.leg(role)?.interimResponses, "\(record.exchangeID) \(role)")
+                XCTAssertEqual(interim.map(\.status), [103])
+                XCTAssertEqual(interim.first?.fields.map(\.value), ["</style.css>; rel=preload"])
+            }
+            XCTAssertEqual(record.leg(.downstream)?.interimResponses?.first?.digest.head.semantic,
+                           record.leg(.upstream)?.interimResponses?.first?.digest.head.semantic)
+            assertSameResponse(record)
+        }
+    }
+
     // MARK: HTTP/1.0
 
     /// `curl -0` offers ALPN `http/1.0`: the proxy accepts it (it used to
@@ -155,5 +189,49 @@ final class ProxyInteropTests: XCTestCase {
         XCTAssertEqual(record.leg(.downstream)?.response?.digest.body.length, body.utf8.count)
         XCTAssertEqual(record.leg(.downstream)?.request?.fields, record.leg(.upstream)?.request?.fields)
         assertSameResponse(record)
+    }
+}
+
+/// `Expect: 100-continue` through the proxy, with curl: the origin's
+/// `100 Continue` reaches the client (which would otherwise wait for its
+/// timeout before sending the body), the expectation goes upstream, and a
+/// client that sends the body without waiting works too.
+final class ProxyContinueTests: XCTestCase {
+    /// Uploads 1 KiB with the expectation through `proxy` to `origin`; the run and its seconds.
+    private func upload(via proxy: ProxyHarness, to origin: NginxOrigin, path: String, wait: Bool) throws -> (ToolRun, Double) {
+        let source = proxy.directory + "/upload-\(UUID().uuidString)"
+        _ = try NginxOrigin.writePatternFile(source, size: 1024)
+        defer { try? FileManager.default.removeItem(atPath: source) }
+        let run = try ToolRun.curl(["-x", proxy.proxyURL, "--cacert", proxy.caFile, "--http1.1", "-T", source,
+                                    "-H", "Expect: 100-continue", "--expect100-timeout", wait ? "30" : "0",
+                                    "-w", "%{http_code} %{time_total}", "-o", "/dev/null", origin.url(path)])
+        let parts = run.output.split(separator: " ")
+        return (run, parts.count == 2 ? Double(parts[1]) ?? 99 : 99)
+    }
+
+    func testContinueIsRelayedFromHTTP1AndHTTP2Origins() throws {
+        for http2 in [false, true] {
+            let origin = try NginxOrigin(http2: http2)
+            defer { origin.stop() }
+            let proxy = try ProxyHarness { $0.upstreamVerification = .caFile(origin.caFile) }
+            let (run, seconds) = try upload(via: proxy, to: origin, path: "/continued", wait: true)
+            XCTAssertEqual(run.status, 0, run.error)
+            XCTAssertTrue(run.output.hasPrefix("201 "), "h2 \(http2): \(run.output)")
+            // Without the 100 curl would wait the whole 30 s timeout before sending the body.
+            XCTAssertLessThan(seconds, 15, "h2 \(http2): the 100 Continue did not reach the client")
+            let (eager, _) = try upload(via: proxy, to: origin, path: "/eager", wait: false)
+            XCTAssertTrue(eager.output.hasPrefix("201 "), "h2 \(http2): \(eager.output) \(eager.error)")
+            let records = try proxy.stopAndRead().records.filter { $0.leg(.downstream)?.request?.method == "PUT" }
+            XCTAssertEqual(records.count, 2)
+            for record in records {
+                XCTAssertTrue(record.leg(.upstream)?.request?.fields.contains { $0.name.lowercased() == "expect" } == true)
+                assertCleanHop(record)
+            }
+            // The client got a 100 (from nginx over HTTP/1.1, from the proxy over HTTP/2, which nginx does not
+            // answer with one): each leg's record lists the 100s that crossed it.
+            let waited = try XCTUnwrap(records.first { $0.leg(.downstream)?.request?.path == "/continued" })
+            XCTAssertEqual(waited.leg(.downstream)?.interimResponses?.map(\.status), [100], "h2 \(http2)")
+            XCTAssertEqual(waited.leg(.upstream)?.interimResponses?.map(\.status), http2 ? nil : [100], "h2 \(http2)")
+        }
     }
 }
