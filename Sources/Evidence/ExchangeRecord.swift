@@ -21,6 +21,11 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
     public var faults: [AppliedFault]
     /// Why the exchange broke, when it did.
     public var error: Failure?
+    /// Upstream attempts that failed before the one the upstream leg shows,
+    /// each with why: a request the upstream never processed (GOAWAY,
+    /// REFUSED_STREAM, a reused connection closed unanswered) is sent once
+    /// more. Nil when the first attempt carried the exchange.
+    public var retries: [Failure]?
 
     public init(exchangeID: String, traceID: String? = nil, tap: String, legs: [Leg], authFlowStep: String? = nil,
                 faults: [AppliedFault] = [], error: Failure? = nil) {

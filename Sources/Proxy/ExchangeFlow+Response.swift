@@ -35,6 +35,7 @@ extension ExchangeFlow {
         case .opening, .open: upstream = .closed
         case .none, .closed: return
         }
+        if retryUpstream(problem, into: &commands) { return }
         fail(problem, status: 502, into: &commands)
     }
 

@@ -103,6 +103,8 @@ public struct ExchangeFlow {
     var clientWritable = true
     /// The first failure; it is what the record says.
     var error: ProxyError?
+    /// What is kept to send the request again if the upstream never processed it.
+    var replay = UpstreamReplay()
     public private(set) var isFinished = false
 
     /// True while a hook's stall keeps the client waiting (the exchange ends when the client leaves).

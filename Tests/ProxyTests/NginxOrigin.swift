@@ -25,8 +25,10 @@ final class NginxOrigin {
 
     /// Starts nginx and waits until it accepts connections. `http2`: offer h2
     /// by ALPN (else HTTP/1.1 only); `requireClientCertificate`: refuse
-    /// requests without a client certificate issued by `authority`.
-    init(http2: Bool = true, requireClientCertificate: Bool = false) throws {
+    /// requests without a client certificate issued by `authority`;
+    /// `keepaliveRequests`: the requests nginx serves on one connection before
+    /// it closes it (HTTP/1.1) or sends GOAWAY (HTTP/2).
+    init(http2: Bool = true, requireClientCertificate: Bool = false, keepaliveRequests: Int = 100000) throws {
         var template = Array("/tmp/intact-origin-XXXXXX".utf8CString)
         directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
         for sub in ["www", "tmp", "logs"] {
@@ -53,7 +55,7 @@ final class NginxOrigin {
                 uwsgi_temp_path \(directory)/tmp/uwsgi;
                 scgi_temp_path \(directory)/tmp/scgi;
                 default_type application/octet-stream;
-                keepalive_requests 100000;
+                keepalive_requests \(keepaliveRequests);
                 server {
                     listen 127.0.0.1:\(port) ssl\(http2 ? " http2" : "");
                     ssl_certificate \(directory)/origin.pem;

@@ -235,3 +235,81 @@ final class ProxyContinueTests: XCTestCase {
         }
     }
 }
+
+/// Requests the upstream never processed are sent again: nginx with
+/// `keepalive_requests 50` ends each connection after 50 requests (GOAWAY
+/// on HTTP/2, a close on HTTP/1.1) while the proxy may have more on it.
+/// h2load through the reverse proxy must see no failure, and the records
+/// name each retry.
+final class ProxyRetryTests: XCTestCase {
+    private func run(http2Upstream: Bool, h2loadArguments: [String]) throws -> (ToolRun, [ExchangeRecord]) {
+        let origin = try NginxOrigin(http2: http2Upstream, keepaliveRequests: 50)
+        defer { origin.stop() }
+        _ = try origin.serve("one-kib", size: 1024)
+        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: origin.port))
+        let proxy = try ProxyHarness(mode: .reverse(upstream)) { $0.upstreamVerification = .caFile(origin.caFile) }
+        let load = try ToolRun.run("/usr/bin/h2load", h2loadArguments + ["https://127.0.0.1:\(proxy.port)/one-kib"])
+        return (load, try proxy.stopAndRead().records)
+    }
+
+    func testGoAwayAfterFiftyRequestsLosesNoneOfThreeThousand() throws {
+        let (load, records) = try run(http2Upstream: true, h2loadArguments: ["-n", "3000", "-c", "4", "-m", "10"])
+        XCTAssertEqual(load.status, 0, load.error)
+        XCTAssertTrue(load.output.contains("3000 succeeded, 0 failed"), load.output)
+        XCTAssertTrue(load.output.contains("3000 2xx"), load.output)
+        XCTAssertEqual(records.count, 3000)
+        XCTAssertTrue(records.allSatisfy { $0.error == nil && $0.leg(.upstream)?.response?.status == 200 })
+        let retried = records.filter { $0.retries != nil }
+        XCTAssertFalse(retried.isEmpty, "no GOAWAY met a stream in flight: the retry was not exercised")
+        // 3000 requests over connections that each take 50: GOAWAY leaves streams unprocessed now and then.
+        for record in retried {
+            XCTAssertEqual(record.retries?.count, 1)
+            XCTAssertTrue(record.retries?.first?.message.contains("GOAWAY") == true
+                          || record.retries?.first?.message.contains("REFUSED_STREAM") == true,
+                          "\(String(describing: record.retries))")
+        }
+    }
+
+    /// A reused HTTP/1.1 connection that the origin closes on the next request
+    /// without a byte of answer: a GET goes again on a fresh connection (and
+    /// the record says so), a POST is not resent (502, Proxy-Status names why).
+    func testAnUnansweredRequestOnAReusedHTTP1ConnectionIsResentOnlyWhenIdempotent() throws {
+        let raw = try RawOrigin(.answerOnceThenDropNext(Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8)))
+        defer { raw.stop() }
+        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .http, host: "127.0.0.1", port: raw.port))
+        let proxy = try ProxyHarness(mode: .reverse(upstream))
+        let url = "https://127.0.0.1:\(proxy.port)/"
+        for _ in 0..<2 {
+            let get = try ToolRun.curl(["--http1.1", "--cacert", proxy.caFile, "-w", " %{http_code}", url])
+            XCTAssertEqual(get.output, "ok 200", get.error)
+        }
+        let post = try ToolRun.curl(["--http1.1", "--cacert", proxy.caFile, "-d", "x=1", "-D", "-", "-o", "/dev/null", url])
+        XCTAssertTrue(post.output.hasPrefix("HTTP/1.1 502 Bad Gateway"), post.output)
+        // The origin closed with the body unread: a FIN or a reset, by timing. Either way, no second POST.
+        XCTAssertTrue(post.output.contains("Proxy-Status: intact; error=connection_terminated"), post.output)
+
+        let records = try proxy.stopAndRead().records
+        XCTAssertEqual(records.count, 3)
+        XCTAssertNil(records[0].retries)
+        XCTAssertEqual(records[1].retries?.count, 1)
+        XCTAssertTrue(records[1].retries?.first?.message.contains("reused connection") == true, "\(records[1])")
+        XCTAssertNil(records[1].error)
+        XCTAssertEqual(records[1].leg(.upstream)?.response?.status, 200)
+        XCTAssertNil(records[2].retries)
+        XCTAssertNotNil(records[2].error)
+        // The origin saw: GET (answered), GET (dropped), GET again on a new connection (answered), POST (dropped).
+        XCTAssertEqual(raw.requestHeads.filter { $0.hasPrefix("POST") }.count, 1)
+    }
+
+    func testAClosedReusedHTTP1ConnectionLosesNoRequest() throws {
+        let (load, records) = try run(http2Upstream: false, h2loadArguments: ["--h1", "-n", "600", "-c", "4"])
+        XCTAssertEqual(load.status, 0, load.error)
+        XCTAssertTrue(load.output.contains("600 succeeded, 0 failed"), load.output)
+        XCTAssertEqual(records.count, 600)
+        XCTAssertTrue(records.allSatisfy { $0.error == nil && $0.leg(.upstream)?.response?.status == 200 })
+        for record in records where record.retries != nil {
+            XCTAssertTrue(record.retries?.first?.message.contains("reused connection") == true,
+                          "\(String(describing: record.retries))")
+        }
+    }
+}

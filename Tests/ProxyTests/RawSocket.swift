@@ -108,6 +108,10 @@ final class RawOrigin: @unchecked Sendable {
         case swallow
         /// Answers with exactly these bytes, then closes (a close-delimited body ends there).
         case answer([UInt8])
+        /// Answers the first request with these bytes (keeping the connection),
+        /// then reads the next request's head and closes without answering it:
+        /// an idle-timeout race as a reused connection meets it.
+        case answerOnceThenDropNext([UInt8])
     }
 
     let port: Int
@@ -151,6 +155,11 @@ final class RawOrigin: @unchecked Sendable {
             RawSocket.send(client, [UInt8](repeating: 0x61, count: sent))
             usleep(100_000)
             RawSocket.reset(client)
+        case .answerOnceThenDropNext(let bytes):
+            RawSocket.send(client, bytes)
+            let next = RawSocket.read(client, until: "\r\n\r\n")
+            if !next.isEmpty { lock.withLock { heads.append(next) } }
+            close(client)
         case .answer(let bytes):
             RawSocket.send(client, bytes)
             shutdown(client, Int32(SHUT_WR))
