@@ -150,7 +150,8 @@ extension DownstreamDriver {
             }
         case .end(let trailers):
             do {
-                try stream.sendEnd(trailers: trailers)
+                let sent = try stream.sendEnd(trailers: trailers)
+                feed(.exchange(exchange, .responseEndSent(trailers: sent)))
             } catch {
                 feed(.exchange(exchange, .clientGone(.transport(error, at: "downstream response end"))))
             }

@@ -63,7 +63,7 @@ extension ExchangeFlow {
     }
 
     /// Sends one response part to the client and records it as sent (the
-    /// head is recorded when the driver reports its wire form).
+    /// head and the end are recorded when the driver reports them as written).
     mutating func sendToClient(_ part: HTTPResponsePart, into commands: inout [ExchangeCommand]) {
         guard client == .connected else { return }
         switch (responseLeg, part) {
@@ -74,8 +74,7 @@ extension ExchangeFlow {
         case (.streaming, .body(let chunk)):
             recorder.downstream.response.recordBody(chunk)
             commands.append(.sendResponse(part))
-        case (.streaming, .end(let trailers)):
-            recorder.downstream.response.recordEnd(trailers: trailers, at: clock())
+        case (.streaming, .end):
             commands.append(.sendResponse(part))
             responseLeg = .sent
         default:

@@ -205,6 +205,10 @@ public struct ExchangeFlow {
             } else {
                 recorder.downstream.recordInterim(head, wire: wire, at: clock())
             }
+        case .responseEndSent(let trailers):
+            if case .sent = responseLeg, !recorder.downstream.response.isEnded {
+                recorder.downstream.response.recordEnd(trailers: trailers, at: clock())
+            }
         case .upstreamWritable(let writable):
             upstreamWritable = writable
         case .clientWritable(let writable):
@@ -236,10 +240,12 @@ public struct ExchangeFlow {
         guard !isFinished else { return }
         adjustReading(&commands)
         // A response that went out is over once the driver reported its head
-        // as sent (the record needs its wire form).
+        // and its end as sent (the record holds them as the engine wrote them),
+        // or the client left meanwhile.
         let responseOver: Bool
         switch responseLeg {
         case .sent: responseOver = recorder.downstream.response.hasHead
+            && (recorder.downstream.response.isEnded || client == .gone)
         case .broken: responseOver = true
         case .awaitingHead, .streaming, .stalled: responseOver = false
         }

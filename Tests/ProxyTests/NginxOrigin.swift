@@ -28,7 +28,9 @@ final class NginxOrigin {
     /// requests without a client certificate issued by `authority`;
     /// `keepaliveRequests`: the requests nginx serves on one connection before
     /// it closes it (HTTP/1.1) or sends GOAWAY (HTTP/2).
-    init(http2: Bool = true, requireClientCertificate: Bool = false, keepaliveRequests: Int = 100000) throws {
+    /// `serverExtra`: more directives for the `server` block.
+    init(http2: Bool = true, requireClientCertificate: Bool = false, keepaliveRequests: Int = 100000,
+         serverExtra: String = "") throws {
         var template = Array("/tmp/intact-origin-XXXXXX".utf8CString)
         directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
         for sub in ["www", "tmp", "logs"] {
@@ -65,6 +67,7 @@ final class NginxOrigin {
                     client_max_body_size 0;
                     dav_methods PUT;
                     create_full_put_path on;
+                    \(serverExtra)
                 }
             }
             """

@@ -313,3 +313,40 @@ final class ProxyRetryTests: XCTestCase {
         }
     }
 }
+
+/// HTTP/2 trailers to an HTTP/1.1 client (nginx `add_trailer` over h2,
+/// curl over HTTP/1.1): with `TE: trailers` the response goes out chunked
+/// and carries them; without, a response with a length cannot, and the
+/// record of the client's leg says they were not sent, so the proxy's own
+/// hop compares as modified ("trailers changed").
+final class ProxyTrailerTests: XCTestCase {
+    func testHTTP2TrailersReachAnHTTP1ClientAsChunkedTrailersOrAreRecordedAsDropped() throws {
+        let origin = try NginxOrigin(http2: true, serverExtra: "add_trailer X-Checksum abc123 always;")
+        defer { origin.stop() }
+        _ = try origin.serve("one-kib", size: 1024)
+        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: origin.port))
+        let proxy = try ProxyHarness(mode: .reverse(upstream)) { $0.upstreamVerification = .caFile(origin.caFile) }
+        let url = "https://127.0.0.1:\(proxy.port)/one-kib"
+        // --raw: curl shows the chunked framing and the trailer section as they came.
+        let asked = try ToolRun.run("/bin/sh", ["-c", "curl -s --http1.1 --raw -i -H 'TE: trailers' --cacert '\(proxy.caFile)' '\(url)' "
+                                                 + "| tr -d '\\000-\\011\\013\\014\\016-\\037\\177-\\377'"])
+        XCTAssertTrue(asked.output.lowercased().contains("transfer-encoding: chunked"), asked.output)
+        XCTAssertTrue(asked.output.hasSuffix("\r\n0\r\nx-checksum: abc123\r\n\r\n"), String(asked.output.suffix(80)))
+        let plain = try ToolRun.curl(["--http1.1", "-D", "-", "-o", "/dev/null", "--cacert", proxy.caFile, url])
+        XCTAssertTrue(plain.output.lowercased().contains("content-length: 1024"), plain.output)
+
+        let records = try proxy.stopAndRead().records
+        XCTAssertEqual(records.count, 2)
+        for record in records {
+            XCTAssertEqual(record.leg(.upstream)?.response?.trailers?.map(\.value), ["abc123"])
+        }
+        XCTAssertEqual(records[0].leg(.downstream)?.response?.trailers?.map(\.value), ["abc123"])
+        assertCleanHop(records[0])
+        XCTAssertNil(records[1].leg(.downstream)?.response?.trailers, "the record lists only what was sent")
+        let down = try XCTUnwrap(records[1].leg(.downstream)?.response?.digest)
+        let up = try XCTUnwrap(records[1].leg(.upstream)?.response?.digest)
+        let comparison = DigestComparison(before: up, after: down)
+        XCTAssertEqual(comparison.verdict, .modified)
+        XCTAssertEqual(comparison.changes, [.trailersChanged])
+    }
+}
