@@ -2,7 +2,9 @@ import Dispatch
 import Evidence
 import Glibc
 import Proxy
+import ProxyAddons
 import TLS
+import Wire
 
 /// `intact proxy`: run the intercepting proxy until SIGINT or SIGTERM.
 ///
@@ -49,6 +51,9 @@ enum ProxyCommand {
                                      help: "text or json", default: .text)
         let drainTimeout = Option.value("drain-timeout", .integer(in: 0...3600, "SECONDS"),
                                         help: "how long to let in-flight exchanges finish on stop", default: 5)
+        let loops = Option.value("loops", .integer(in: 1...256, "N"),
+                                 help: "event loops (threads) serving connections; a client connection and its upstreams share one",
+                                 default: EventLoopGroup.defaultLoopCount)
         let faults = FaultOptions.Group()
     }
 
@@ -62,7 +67,7 @@ enum ProxyCommand {
             (curl -x http://127.0.0.1:8080 --cacert certs/ca-cert.pem https://HOST/).
             Reverse mode: clients connect to it as if it were the upstream.
             Each finished exchange is logged on standard error; with --record it is also
-            written to a JSON Lines recording (see the README for the format).
+            written to a JSON Lines recording (format: Docs/recording-format.md).
             SIGINT/SIGTERM stop accepting, drain in-flight exchanges, flush and exit 0.
             """ + "\n\n" + FaultOptions.discussion,
         options: options,
@@ -109,7 +114,7 @@ enum ProxyCommand {
         configuration.passthroughHosts = arguments[options.passthrough]
         configuration.tap = arguments[options.tap]
         configuration.toolVersion = IntactVersion.string
-        configuration.contextPath = contextPath
+        configuration.loopCount = arguments[options.loops]
 
         let insecure = arguments[options.insecureUpstream]
         if let caFile = arguments[options.upstreamCA] {
@@ -134,8 +139,9 @@ enum ProxyCommand {
         } else if arguments.isGiven(options.recordBodies) || arguments[options.recordSecrets] {
             throw UsageError("--record-bodies and --record-secrets need --record FILE.jsonl", path: arguments.path)
         }
+        configuration.addons = ProxyConfiguration.signInAddons(
+            contextPath: contextPath, try faults.map { [try $0.addon(contextPath: contextPath)] } ?? [])
         if let faults {
-            configuration.addons.append(try faults.addon(contextPath: contextPath))
             context.standardError.line("intact proxy: injecting faults: \(faults.summary)")
         }
         if !arguments[options.quiet] {

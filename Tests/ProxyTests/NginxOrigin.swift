@@ -31,8 +31,7 @@ final class NginxOrigin {
     /// `serverExtra`: more directives for the `server` block.
     init(http2: Bool = true, requireClientCertificate: Bool = false, keepaliveRequests: Int = 100000,
          serverExtra: String = "") throws {
-        var template = Array("/tmp/intact-origin-XXXXXX".utf8CString)
-        directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        directory = TemporaryDirectory.create(prefix: "intact-origin")
         for sub in ["www", "tmp", "logs"] {
             try FileManager.default.createDirectory(atPath: directory + "/" + sub, withIntermediateDirectories: true)
         }

@@ -2,6 +2,7 @@ import Foundation
 import TLS
 import Transport
 import Wire
+import IntactTestSupport
 import XCTest
 
 /// `ByteChannel` over loopback: TLS both ways, real peers (openssl s_client),
@@ -56,11 +57,11 @@ final class ByteChannelTests: XCTestCase {
         let pki = try TestPKI.shared()
         let server = try tlsServer()
         defer { server.close() }
-        let output = try runTool(["openssl", "s_client", "-connect", "127.0.0.1:\(server.address.port)",
+        let output = try ToolRun.run("openssl", ["s_client", "-connect", "127.0.0.1:\(server.address.port)",
                                   "-servername", TestPKI.hostName, "-alpn", "h2", "-CAfile", pki.caFile,
                                   "-verify_return_error"])
-        XCTAssertTrue(output.stdout.contains("Verify return code: 0 (ok)"), output.stdout + output.stderr)
-        XCTAssertTrue(output.stdout.contains("ALPN protocol: h2"), output.stdout)
+        XCTAssertTrue(output.output.contains("Verify return code: 0 (ok)"), output.output + output.error)
+        XCTAssertTrue(output.output.contains("ALPN protocol: h2"), output.output)
         let record = try XCTUnwrap(server.nextClosed())
         XCTAssertEqual(record.tls?.alpn, "h2")
         XCTAssertEqual(record.tls?.serverName, TestPKI.hostName)
@@ -112,9 +113,9 @@ final class ByteChannelTests: XCTestCase {
     func testSNIThatIsNotAHostNameIsAcceptedAndNoted() throws {
         let server = try tlsServer()
         defer { server.close() }
-        let output = try runTool(["openssl", "s_client", "-connect", "127.0.0.1:\(server.address.port)",
+        let output = try ToolRun.run("openssl", ["s_client", "-connect", "127.0.0.1:\(server.address.port)",
                                   "-servername", "bad_name.example"])
-        XCTAssertFalse(output.stderr.contains("unrecognized name"), output.stderr)
+        XCTAssertFalse(output.error.contains("unrecognized name"), output.error)
         let record = try XCTUnwrap(server.nextClosed())
         XCTAssertTrue(record.established)
         XCTAssertNil(record.clientHello?.serverName)

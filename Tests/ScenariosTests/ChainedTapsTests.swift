@@ -1,6 +1,7 @@
 import AuthFlow
 import Evidence
 import Foundation
+import IntactTestSupport
 import XCTest
 @testable import Scenarios
 
@@ -25,7 +26,7 @@ final class ChainedTapsTests: XCTestCase {
         if !missing.isEmpty {
             throw XCTSkip("this intact has no \(missing.map { "'intact \($0)'" }.joined(separator: ", ")) yet")
         }
-        return try TapChain(intact: intact, directory: makeScenarioTemporaryDirectory())
+        return try TapChain(intact: intact, directory: makeTemporaryDirectory(prefix: "intact-scenario-test"))
     }
 
     func testTwoChainedTapsChangeNothingAndTheVerificationHolds() throws {

@@ -3,6 +3,7 @@ import Evidence
 import Faults
 import Foundation
 import TLS
+import IntactTestSupport
 import XCTest
 
 /// TLS faults through the whole flow: the proxy's handshake with the client
@@ -26,9 +27,7 @@ final class TLSFaultFlowTests: XCTestCase {
     }
 
     func testAClientCertificateFromAnotherCAThanTheOneRequiredIsRefused() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("intact-other-ca-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let other = try CertificateAuthority.create(in: directory)
+        let other = try CertificateAuthority.create(in: makeTemporaryDirectory(prefix: "intact-other-ca") + "/ca")
         // The client presents a certificate from the demo CA; the gateway wants one from `other`.
         let run = try FaultFlowRun.run(try FaultPreset.rules(specification: "client-cert-required:ca=\(other.certificatePath)"),
                                        protocols: .http2Only, clientCertificate: true)

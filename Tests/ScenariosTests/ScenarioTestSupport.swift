@@ -1,4 +1,5 @@
 import Foundation
+import IntactTestSupport
 import XCTest
 @testable import Scenarios
 
@@ -36,15 +37,7 @@ enum ScenarioFixtures {
     /// The subcommands a scenario run starts (`server`, `proxy`, `client`)
     /// that `intact` at `path` does not list in its `--help`.
     static func missingCommands(in path: String) -> [String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["--help"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return ["--help"] }
-        let help = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        guard let help = try? ToolRun.run(path, ["--help"]).output else { return ["--help"] }
         let listed = Set(help.split(separator: "\n").compactMap { line in
             line.hasPrefix("  ") ? line.split(separator: " ").first.map(String.init) : nil
         })
@@ -53,17 +46,9 @@ enum ScenarioFixtures {
 }
 
 extension XCTestCase {
-    /// A fresh directory under /tmp, removed when the test ends.
-    func makeScenarioTemporaryDirectory() -> String {
-        var template = Array("/tmp/intact-scenario-test-XXXXXX".utf8CString)
-        let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
-        return path
-    }
-
     /// Writes `files` (relative path → contents) into a new scenario directory and returns its path.
     func makeScenarioDirectory(_ files: [String: String]) throws -> String {
-        let directory = makeScenarioTemporaryDirectory() + "/custom/scenario"
+        let directory = makeTemporaryDirectory(prefix: "intact-scenario-test") + "/custom/scenario"
         for (name, contents) in files {
             let path = directory + "/" + name
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,

@@ -8,9 +8,7 @@ import XCTest
 /// the servers it keeps, and Ctrl-C stops them.
 final class DemoKeepTests: XCTestCase {
     func testTheCurlWalkThroughSignsInAgainstTheKeptServers() throws {
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("intact-keep-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(atPath: work) }
+        let work = makeTemporaryDirectory(prefix: "intact-keep")
         let demo = try IntactProcess(["demo", "--out", work + "/out", "--keep"], directory: work, keepOutput: true)
         try demo.waitForOutput(containing: "# --- end of the walk-through ---")
         XCTAssertTrue(demo.standardOutput.contains("PASS: signed in through the proxy"), demo.standardOutput)

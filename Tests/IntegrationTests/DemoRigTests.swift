@@ -1,6 +1,7 @@
 import Demo
 import Evidence
 import Foundation
+import IntactTestSupport
 import SignIn
 import XCTest
 
@@ -9,8 +10,7 @@ import XCTest
 /// identical or equivalent, with the files the demo promises.
 final class DemoRigTests: XCTestCase {
     private func run(_ protocols: ClientRunner.Protocols) throws -> (DemoRig, VerificationReport, Bool) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("intact-demo-\(UUID().uuidString)").path
-        addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = makeTemporaryDirectory(prefix: "intact-demo") + "/out"
         let rig = DemoRig(configuration: DemoConfiguration(directory: directory, protocols: protocols, toolVersion: "test"))
         _ = try rig.start()
         let outcome = try rig.runClient()
@@ -53,13 +53,33 @@ final class DemoRigTests: XCTestCase {
     }
 
     func testADirectoryThatIsNotEmptyIsRefusedBeforeAnythingStarts() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("intact-demo-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = makeTemporaryDirectory(prefix: "intact-demo")
         XCTAssertTrue(FileManager.default.createFile(atPath: directory + "/old.jsonl", contents: Data("x".utf8)))
         let rig = DemoRig(configuration: DemoConfiguration(directory: directory, toolVersion: "test"))
         XCTAssertThrowsError(try rig.start()) { error in
             XCTAssertTrue("\(error)".contains("is not empty"), "\(error)")
         }
+    }
+
+    func testLifeCycleStepsOutOfOrderAreErrorsNotTraps() throws {
+        let directory = makeTemporaryDirectory(prefix: "intact-demo") + "/out"
+        let rig = DemoRig(configuration: DemoConfiguration(directory: directory, toolVersion: "test"))
+        func assertOutOfOrder(_ step: () throws -> Any, _ words: String, line: UInt = #line) {
+            XCTAssertThrowsError(try step(), line: line) { error in
+                XCTAssertTrue("\(error)".hasPrefix("demo rig used out of order: \(words)"), "\(error)", line: line)
+            }
+        }
+        assertOutOfOrder({ try rig.runClient() }, "runClient() needs the servers running")
+        assertOutOfOrder({ try rig.finish() }, "finish() runs once, after start()")
+        rig.stopServers()
+        let endpoints = try rig.start()
+        assertOutOfOrder({ try rig.start() }, "start() runs once")
+        // The proxy serves on the port named to the mock server as its public origin.
+        XCTAssertEqual(endpoints.publicOrigin, "https://127.0.0.1:\(endpoints.proxy.port)")
+        rig.stopServers()
+        rig.stopServers()
+        assertOutOfOrder({ try rig.runClient() }, "runClient() needs the servers running")
+        _ = try rig.finish()
+        assertOutOfOrder({ try rig.finish() }, "finish() runs once")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import IntactTestSupport
 import XCTest
 @testable import Scenarios
 
@@ -7,7 +8,7 @@ import XCTest
 final class ScenarioRunnerPreparationTests: XCTestCase {
     private func runner() -> ScenarioRunner {
         ScenarioRunner(options: ScenarioRunner.Options(intactExecutable: "/bin/false",
-                                                       runParent: makeScenarioTemporaryDirectory()))
+                                                       runParent: makeTemporaryDirectory(prefix: "intact-scenario-test")))
     }
 
     func testEveryExampleConfigurationPassesItsLoadBalancersCheck() throws {
@@ -24,16 +25,9 @@ final class ScenarioRunnerPreparationTests: XCTestCase {
 
     func testTheLoadBalancersCertificateIsIssuedByTheRunsCAForTheLoopbackAddress() throws {
         let plan = try runner().prepare(try ScenarioFixtures.example("haproxy/good"))
-        let verify = Process()
-        verify.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        verify.arguments = ["verify", "-CAfile", plan.files.caCertificate, "-verify_ip", "127.0.0.1", plan.files.loadBalancerBundle]
-        let pipe = Pipe()
-        verify.standardOutput = pipe
-        verify.standardError = pipe
-        try verify.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        verify.waitUntilExit()
-        XCTAssertEqual(verify.terminationStatus, 0, output)
+        let verify = try ToolRun.openssl(["verify", "-CAfile", plan.files.caCertificate, "-verify_ip", "127.0.0.1",
+                                          plan.files.loadBalancerBundle])
+        XCTAssertEqual(verify.status, 0, verify.output + verify.error)
         let bundle = try String(contentsOfFile: plan.files.loadBalancerBundle, encoding: .utf8)
         XCTAssertTrue(bundle.contains("BEGIN CERTIFICATE") && bundle.contains("PRIVATE KEY"))
         let mode = try FileManager.default.attributesOfItem(atPath: plan.files.loadBalancerBundle)[.posixPermissions] as? Int
@@ -85,7 +79,7 @@ final class ScenarioRunnerPreparationTests: XCTestCase {
         defer { close(listener) }
         XCTAssertEqual(listen(listener, 1), 0)
         let taken = try LoopbackSocket.localPort(listener)
-        var options = ScenarioRunner.Options(intactExecutable: "/bin/false", runParent: makeScenarioTemporaryDirectory())
+        var options = ScenarioRunner.Options(intactExecutable: "/bin/false", runParent: makeTemporaryDirectory(prefix: "intact-scenario-test"))
         options.ports = ScenarioPorts(base: taken)
         let runner = ScenarioRunner(options: options)
         // The run uses taken...taken+3; another process may hold one of the

@@ -1,4 +1,5 @@
 import Foundation
+import IntactTestSupport
 import XCTest
 @testable import IntactCLI
 
@@ -25,7 +26,7 @@ final class ScenarioCommandTests: XCTestCase {
     }
 
     func testPrepareWritesTheRunAndPrintsTheCommandsInOrder() throws {
-        let runDirectory = makeScenarioTemporaryDirectory() + "/run"
+        let runDirectory = makeTemporaryDirectory(prefix: "intact-scenario-test") + "/run"
         let run = intact(["scenario", "prepare", ScenarioFixtures.examples + "/nginx/good", "--run-dir", runDirectory,
                           "--base-port", "29440", "--intact", "/usr/local/bin/intact"])
         XCTAssertEqual(run.status, 0, run.error)
@@ -47,7 +48,7 @@ final class ScenarioCommandTests: XCTestCase {
     }
 
     func testRunReportsAMissingScenarioAndABrokenConfigurationClearly() throws {
-        let empty = makeScenarioTemporaryDirectory()
+        let empty = makeTemporaryDirectory(prefix: "intact-scenario-test")
         let missing = intact(["scenario", "run", empty])
         XCTAssertEqual(missing.status, 1)
         XCTAssertEqual(missing.error, "intact: \(empty) is not a scenario: it has no scenario.json\n")
@@ -56,7 +57,7 @@ final class ScenarioCommandTests: XCTestCase {
             "scenario.json": ScenarioTests.minimalManifest,
             "nginx.conf": "# broken\nevents {}\nhttp { server { retrun 200; } }\n",
         ])
-        let broken = intact(["scenario", "run", directory, "--run-dir", makeScenarioTemporaryDirectory(), "--intact", "/bin/false"])
+        let broken = intact(["scenario", "run", directory, "--run-dir", makeTemporaryDirectory(prefix: "intact-scenario-test"), "--intact", "/bin/false"])
         XCTAssertEqual(broken.status, 1)
         XCTAssertTrue(broken.error.hasPrefix("intact: scenario custom/scenario: nginx rejected the configuration rendered from \(directory)/nginx.conf:\n"),
                       broken.error)

@@ -4,7 +4,9 @@ import Evidence
 import Faults
 import Foundation
 import Proxy
+import ProxyAddons
 import SignIn
+import IntactTestSupport
 import XCTest
 
 /// One whole sign-in flow in one process (`DemoRig`: CA, mock server, the
@@ -19,8 +21,9 @@ struct FaultFlowRun {
     /// (plus whatever delays and timeouts the rules cause).
     static func run(_ rules: [FaultRule], protocols: ClientRunner.Protocols = .http1Only, clientCertificate: Bool = false,
                     exchangeTimeout: Duration = .seconds(5), seed: UInt64 = 1) throws -> FaultFlowRun {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("intact-faultflow-\(UUID().uuidString)").path
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let work = TemporaryDirectory.create(prefix: "intact-faultflow")
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let directory = work + "/out"
         let addons: [any ProxyAddon] = rules.isEmpty ? [] : [try FaultsAddon(engine: FaultEngine(rules: rules, seed: seed))]
         let configuration = DemoConfiguration(directory: directory, protocols: protocols, proxyAddons: addons,
                                               presentsClientCertificate: clientCertificate,

@@ -3,6 +3,7 @@ import Evidence
 import Faults
 import Foundation
 import HTTP
+import Proxy
 import TLS
 
 /// The fault engine as a proxy add-on: each exchange runs through one
@@ -69,6 +70,12 @@ public struct FaultsAddon: ProxyAddon {
     public var mayPresentUntrustedCertificates: Bool {
         engine.rules.contains { $0.actions.contains(.presentUnknownCA) }
     }
+
+    /// The recording header names the rules and the seed, so a recording
+    /// says which faults were injected on purpose.
+    public var recordedOptions: [String: String] {
+        ["faults": engine.rules.map(\.name).joined(separator: ","), "faultSeed": String(engine.seed)]
+    }
 }
 
 /// A CA file a client-certificate rule names could not be used.
@@ -88,15 +95,15 @@ final class FaultsHook: ExchangeHook {
         self.faults = faults
     }
 
-    func request(_ part: HTTPRequestPart) -> [HookOutput<HTTPRequestPart>] {
+    public func request(_ part: HTTPRequestPart) -> [HookOutput<HTTPRequestPart>] {
         faults.request(part).map(HookOutput.init)
     }
 
-    func response(_ part: HTTPResponsePart) -> [HookOutput<HTTPResponsePart>] {
+    public func response(_ part: HTTPResponsePart) -> [HookOutput<HTTPResponsePart>] {
         faults.response(part).map(HookOutput.init)
     }
 
-    func finish(_ record: inout ExchangeRecord) {
+    public func finish(_ record: inout ExchangeRecord) {
         record.faults += faults.applied.map(ExchangeRecord.AppliedFault.init)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import IntactTestSupport
 import XCTest
 @testable import Scenarios
 
@@ -9,7 +10,7 @@ final class ChildProcessTests: XCTestCase {
     }
 
     func testExitStatusAndSeparateOutputFiles() throws {
-        let directory = makeScenarioTemporaryDirectory()
+        let directory = makeTemporaryDirectory(prefix: "intact-scenario-test")
         let child = try ChildProcess.spawn(shell("echo out; echo err >&2; exit 3"),
                                            outputFile: directory + "/out", errorFile: directory + "/err")
         XCTAssertEqual(child.wait(timeout: 30), .exited(3))
@@ -19,14 +20,14 @@ final class ChildProcessTests: XCTestCase {
     }
 
     func testOneFileMergesBothStreamsAndStandardInputIsEmpty() throws {
-        let log = makeScenarioTemporaryDirectory() + "/log"
+        let log = makeTemporaryDirectory(prefix: "intact-scenario-test") + "/log"
         let child = try ChildProcess.spawn(shell("echo a; echo b >&2; cat; echo end"), outputFile: log, errorFile: log)
         XCTAssertEqual(child.wait(timeout: 30), .exited(0))
         XCTAssertEqual(try String(contentsOfFile: log, encoding: .utf8), "a\nb\nend\n")
     }
 
     func testStopEndsAChildWithSIGTERM() throws {
-        let log = makeScenarioTemporaryDirectory() + "/log"
+        let log = makeTemporaryDirectory(prefix: "intact-scenario-test") + "/log"
         let child = try ChildProcess.spawn(shell("exec sleep 30"), outputFile: log, errorFile: log)
         XCTAssertNil(child.wait(timeout: 0.05))
         XCTAssertNil(child.termination)
@@ -35,7 +36,7 @@ final class ChildProcessTests: XCTestCase {
     }
 
     func testStopKillsAChildThatIgnoresSIGTERMAfterTheGracePeriod() throws {
-        let log = makeScenarioTemporaryDirectory() + "/log"
+        let log = makeTemporaryDirectory(prefix: "intact-scenario-test") + "/log"
         let child = try ChildProcess.spawn(shell("trap '' TERM; echo ready; while :; do sleep 1; done"),
                                            outputFile: log, errorFile: log)
         // Wait until the trap is installed, or SIGTERM could land before it.
@@ -44,14 +45,14 @@ final class ChildProcessTests: XCTestCase {
     }
 
     func testTheChildRunsInItsOwnProcessGroup() throws {
-        let log = makeScenarioTemporaryDirectory() + "/log"
+        let log = makeTemporaryDirectory(prefix: "intact-scenario-test") + "/log"
         let child = try ChildProcess.spawn(shell("exec sleep 30"), outputFile: log, errorFile: log)
         defer { child.stop(grace: 5) }
         XCTAssertEqual(getpgid(child.pid), child.pid)
     }
 
     func testReleasingARunningChildKillsIt() throws {
-        let log = makeScenarioTemporaryDirectory() + "/log"
+        let log = makeTemporaryDirectory(prefix: "intact-scenario-test") + "/log"
         var child: ChildProcess? = try ChildProcess.spawn(shell("exec sleep 30"), outputFile: log, errorFile: log)
         let pid = try XCTUnwrap(child?.pid)
         child = nil
@@ -59,7 +60,7 @@ final class ChildProcessTests: XCTestCase {
     }
 
     func testAMissingExecutableIsASpawnError() {
-        let log = makeScenarioTemporaryDirectory() + "/log"
+        let log = makeTemporaryDirectory(prefix: "intact-scenario-test") + "/log"
         let command = ProcessCommand(role: .loadBalancer, executable: "/nonexistent/nginx", arguments: [])
         assertThrows(.spawnFailed(executable: "/nonexistent/nginx", reason: "No such file or directory")) {
             try ChildProcess.spawn(command, outputFile: log, errorFile: log)

@@ -1,6 +1,7 @@
 import AuthFlow
 import Evidence
 import Foundation
+import IntactTestSupport
 import XCTest
 @testable import IntactCLI
 @testable import Scenarios
@@ -31,7 +32,7 @@ final class LoadBalancerScenarioTests: XCTestCase {
         if !missing.isEmpty {
             throw XCTSkip("this intact has no \(missing.map { "'intact \($0)'" }.joined(separator: ", ")) yet")
         }
-        return ScenarioRunner.Options(intactExecutable: intact, runParent: makeScenarioTemporaryDirectory(),
+        return ScenarioRunner.Options(intactExecutable: intact, runParent: makeTemporaryDirectory(prefix: "intact-scenario-test"),
                                       readinessTimeout: 20, clientTimeout: 60)
     }
 
