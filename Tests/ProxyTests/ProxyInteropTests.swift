@@ -11,26 +11,7 @@ import XCTest
 /// without Host. Each test checks the client's outcome and the record.
 final class ProxyInteropTests: XCTestCase {
     /// An nginx origin speaking HTTP/2 (and HTTP/1.1) for the whole class.
-    nonisolated(unsafe) static var origin: NginxOrigin?
-    nonisolated(unsafe) static var digests: [String: String] = [:]
-
-    override class func setUp() {
-        super.setUp()
-        do {
-            (origin, digests) = try NginxOrigin.serving([("one-kib", 1024)])
-        } catch {
-            XCTFail("cannot start the nginx origin: \(error)")
-        }
-    }
-
-    override class func tearDown() {
-        origin?.stop()
-        origin = nil
-        super.tearDown()
-    }
-
-    private func reverseProxyToNginx() throws -> ProxyHarness {
-        let origin = try XCTUnwrap(Self.origin, "no nginx origin")
+    private func reverseProxy(to origin: NginxOrigin) throws -> ProxyHarness {
         let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: origin.port))
         return try ProxyHarness(mode: .reverse(upstream)) { $0.upstreamVerification = .caFile(origin.caFile) }
     }
@@ -67,7 +48,9 @@ final class ProxyInteropTests: XCTestCase {
     /// (`h2load --h1` counts a response with an empty one as failed), and
     /// the record shows the phrase that went out.
     func testHTTP2ResponsesReachHTTP1ClientsWithTheStandardReasonPhrase() throws {
-        let proxy = try reverseProxyToNginx()
+        let (origin, _) = try NginxOrigin.serving([("one-kib", 1024)])
+        defer { origin.stop() }
+        let proxy = try reverseProxy(to: origin)
         let url = "https://127.0.0.1:\(proxy.port)/one-kib"
         let (run, line) = try statusLine(["--http1.1", "--cacert", proxy.caFile, url], in: proxy.directory)
         XCTAssertEqual(run.status, 0, run.error)
@@ -150,14 +133,15 @@ final class ProxyInteropTests: XCTestCase {
     /// send no_application_protocol), speaks HTTP/1.0 framing to it, and the
     /// record says so.
     func testCurlHTTP10ThroughTheForwardProxy() throws {
-        let origin = try XCTUnwrap(Self.origin)
+        let (origin, digests) = try NginxOrigin.serving([("one-kib", 1024)])
+        defer { origin.stop() }
         let proxy = try ProxyHarness { $0.upstreamVerification = .caFile(origin.caFile) }
         let output = proxy.directory + "/http10"
         let run = try ToolRun.curl(["-0", "-x", proxy.proxyURL, "--cacert", proxy.caFile, "-o", output,
                                     "-w", "%{http_code}", origin.url("/one-kib")])
         XCTAssertEqual(run.status, 0, run.error)
         XCTAssertEqual(run.output, "200")
-        XCTAssertEqual(try NginxOrigin.sha256(ofFile: output), Self.digests["one-kib"])
+        XCTAssertEqual(try NginxOrigin.sha256(ofFile: output), digests["one-kib"])
         let record = try XCTUnwrap(proxy.stopAndRead().records.first { $0.leg(.downstream)?.request?.method == "GET" })
         XCTAssertEqual(record.leg(.downstream)?.tls?.alpn, "http/1.0")
         XCTAssertEqual(record.leg(.downstream)?.request?.version, .http1_0)

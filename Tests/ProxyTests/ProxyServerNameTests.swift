@@ -11,23 +11,6 @@ import XCTest
 /// client sent. A name OpenSSL itself refuses (over 255 bytes, a NUL) still
 /// leaves a record with the CONNECT target and the name escaped.
 final class ProxyServerNameTests: XCTestCase {
-    nonisolated(unsafe) static var origin: NginxOrigin?
-
-    override class func setUp() {
-        super.setUp()
-        do {
-            (origin, _) = try NginxOrigin.serving([("one-kib", 1024)])
-        } catch {
-            XCTFail("cannot start the nginx origin: \(error)")
-        }
-    }
-
-    override class func tearDown() {
-        origin?.stop()
-        origin = nil
-        super.tearDown()
-    }
-
     /// One request through `openssl s_client` (with `arguments` for the
     /// connection and the check of the certificate); its output and status.
     /// The request asks for a missing file, so the answer is text (a 404).
@@ -38,7 +21,8 @@ final class ProxyServerNameTests: XCTestCase {
     }
 
     func testReverseModeAcceptsAnIPAddressOrHostPortAsServerName() throws {
-        let origin = try XCTUnwrap(Self.origin)
+        let (origin, _) = try NginxOrigin.serving([("one-kib", 1024)])
+        defer { origin.stop() }
         let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: origin.port))
         let proxy = try ProxyHarness(mode: .reverse(upstream)) { $0.upstreamVerification = .caFile(origin.caFile) }
         let address = "127.0.0.1:\(proxy.port)"
@@ -66,7 +50,8 @@ final class ProxyServerNameTests: XCTestCase {
     }
 
     func testForwardModeMintsForTheConnectTargetWhenTheServerNameIsOdd() throws {
-        let origin = try XCTUnwrap(Self.origin)
+        let (origin, _) = try NginxOrigin.serving([("one-kib", 1024)])
+        defer { origin.stop() }
         let proxy = try ProxyHarness { $0.upstreamVerification = .caFile(origin.caFile) }
         let run = try sClient(["-proxy", "127.0.0.1:\(proxy.port)", "-connect", "127.0.0.1:\(origin.port)",
                                "-servername", "not_a_host:1", "-CAfile", proxy.caFile, "-verify_ip", "127.0.0.1"])
@@ -83,7 +68,8 @@ final class ProxyServerNameTests: XCTestCase {
     /// proxy still records the tunnel: its CONNECT target, the name escaped,
     /// what failed.
     func testAServerNameOpenSSLRefusesStillLeavesARecordWithTheConnectTarget() throws {
-        let origin = try XCTUnwrap(Self.origin)
+        let (origin, _) = try NginxOrigin.serving([("one-kib", 1024)])
+        defer { origin.stop() }
         let proxy = try ProxyHarness()
         let target = "127.0.0.1:\(origin.port)"
         let long = [UInt8](repeating: UInt8(ascii: "a"), count: 300)
