@@ -63,6 +63,7 @@ final class DownstreamDriver: @unchecked Sendable {
         channel = ByteChannel(connection: connection, security: security)
         id = ConnectionID(.downstream, channel.id)
         layer = DownstreamLayer(id: id, localIP: connection.localAddress.ip, settings: runtime.layerSettings)
+        layer.peer = connection.remoteAddress.description
     }
 
     /// A TLS server setup that stops at the ClientHello, so the layer picks

@@ -8,11 +8,33 @@ extension DownstreamLayer {
     /// A failed handshake with the client: the downstream leg's TLS details
     /// hold what the ClientHello said, if it came. After a CONNECT the record
     /// is that exchange's, with the CONNECT and its 200 (so the target shows);
-    /// in reverse mode it is exchange 0 of the connection.
+    /// in reverse mode it is exchange 0 of the connection. A connection event
+    /// (`ConnectionEvent`) either way: closed or reset before a ClientHello,
+    /// else a handshake that failed after the client spoke.
     func connectionRecord(connect: PendingConnect?, hello: ClientHelloSummary?, error: ProxyError) -> ExchangeRecord {
         var recorder = makeRecorder(connect?.id ?? ExchangeID(connection: id, sequence: 0), tls: hello.map { TLSDetails($0) })
         if let connect { Self.recordConnect(connect, into: &recorder) }
-        return recorder.finish(error: error)
+        let outcome: ConnectionEvent.Outcome
+        if hello != nil {
+            outcome = .handshakeFailed
+        } else {
+            outcome = error.failure.kind == .reset ? .reset : .closed
+        }
+        let time = recorder.now
+        var record = recorder.finish(error: error)
+        record.connection = ConnectionEvent(outcome: outcome, peer: peer, at: time)
+        return record
+    }
+
+    /// A connection whose TLS handshake completed and that closed before any
+    /// request: a connection event, with no failure unless the close was one.
+    func handshakeOnlyRecord(tls: TLSConnectionInfo?, error: ProxyError?) -> ExchangeRecord {
+        var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: tls.map { TLSDetails($0) })
+        let time = recorder.now
+        var record = recorder.finish(error: error)
+        record.connection = ConnectionEvent(outcome: .handshakeOnly, peer: peer, at: time,
+                                            tlsVersion: record.legs.first?.tls?.version)
+        return record
     }
 
     /// The CONNECT request and the 200 that accepted it, on the downstream leg.

@@ -74,6 +74,8 @@ public struct DownstreamLayer {
     /// The local IP the client connected to: the certificate name when a
     /// reverse-mode client sends no SNI (it reached us by address).
     let localIP: String
+    /// The client's address, named in records of connections that carried no request.
+    var peer: String?
     var phase: Phase
     var flows: [ExchangeID: ExchangeFlow] = [:]
     /// The highest exchange sequence seen, so a connection-level record gets a fresh one.
@@ -323,7 +325,14 @@ public struct DownstreamLayer {
     }
 
     private mutating func connectionClosed(_ problem: ProxyError?) -> [DownstreamCommand] {
+        let idle: ExchangeRecord?
+        if case .intercepting(_, let tls) = phase, lastSequence == 0, flows.isEmpty {
+            idle = annotated(handshakeOnlyRecord(tls: tls, error: problem))
+        } else {
+            idle = nil
+        }
         phase = .closed
+        if let idle { return [.record(idle)] }
         let gone = problem ?? ProxyError(.closedEarly, at: "downstream", "the client closed the connection",
                                          status: .connectionTerminated)
         var commands: [DownstreamCommand] = []

@@ -93,11 +93,11 @@ final class ServerCommandTests: XCTestCase {
         }
     }
 
-    func testABadUsersFileIsReportedWithItsReason() throws {
+    func testABadUsersFileIsReportedWithItsLineColumnAndReason() throws {
         let file = makeTemporaryDirectory() + "/users.json"
         try Data(#"{"users": []}"#.utf8).write(to: URL(fileURLWithPath: file))
         let run = intact(["server", "--users", file])
         XCTAssertEqual(run.status, 1)
-        XCTAssertEqual(run.error, "intact: users file lists no users\n")
+        XCTAssertEqual(run.error, "intact: \(file):1:11: at users: the users file lists no users\n")
     }
 }
