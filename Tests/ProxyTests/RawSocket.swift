@@ -106,12 +106,14 @@ final class RawOrigin: @unchecked Sendable {
         case resetMidBody(declared: Int, sent: Int)
         /// Never answers; reads until the peer goes, then records how many body bytes came.
         case swallow
-        /// Answers with exactly these bytes, then closes (a close-delimited body ends there).
-        case answer([UInt8])
+        /// Answers with exactly these bytes, then closes its side and drains
+        /// the peer before closing (a close-delimited body ends there; a proxy
+        /// refusing CONNECT).
+        case answer(String)
         /// Answers the first request with these bytes (keeping the connection),
         /// then reads the next request's head and closes without answering it:
         /// an idle-timeout race as a reused connection meets it.
-        case answerOnceThenDropNext([UInt8])
+        case answerOnceThenDropNext(String)
     }
 
     let port: Int
@@ -131,7 +133,7 @@ final class RawOrigin: @unchecked Sendable {
     /// Body bytes each finished connection received after its head.
     var bodyBytesReceived: [Int] { lock.withLock { received } }
 
-    /// The request heads received, one per connection, in arrival order.
+    /// Every request head read, in order.
     var requestHeads: [String] { lock.withLock { heads } }
 
     func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
@@ -155,13 +157,13 @@ final class RawOrigin: @unchecked Sendable {
             RawSocket.send(client, [UInt8](repeating: 0x61, count: sent))
             usleep(100_000)
             RawSocket.reset(client)
-        case .answerOnceThenDropNext(let bytes):
-            RawSocket.send(client, bytes)
+        case .answerOnceThenDropNext(let text):
+            RawSocket.send(client, Array(text.utf8))
             let next = RawSocket.read(client, until: "\r\n\r\n")
             if !next.isEmpty { lock.withLock { heads.append(next) } }
             close(client)
-        case .answer(let bytes):
-            RawSocket.send(client, bytes)
+        case .answer(let text):
+            RawSocket.send(client, Array(text.utf8))
             shutdown(client, Int32(SHUT_WR))
             _ = RawSocket.readAll(client)
             close(client)
