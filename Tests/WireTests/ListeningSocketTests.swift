@@ -12,7 +12,17 @@ final class ListeningSocketTests: XCTestCase {
         XCTAssertThrowsError(try ListeningSocket(bindingTo: socket.localAddress)) { error in
             XCTAssertEqual(error as? WireError, .addressInUse(socket.localAddress), "the port is still ours")
         }
-        // A client connects before the server runs: it waits in the backlog.
+        let listener = try adoptAcceptingOneWaitingConnection(socket, on: loop)
+        XCTAssertEqual(listener.localAddress, socket.localAddress)
+        XCTAssertThrowsError(try Listener(adopting: socket, on: loop) { $0.close() }) { error in
+            XCTAssertEqual(error as? WireError, .system(call: "adopt", errno: EBADF), "a socket is adopted once")
+        }
+        close(listener)
+    }
+
+    /// Connects a client before the server runs (it waits in the backlog),
+    /// then has a listener adopt `socket` and accept it.
+    private func adoptAcceptingOneWaitingConnection(_ socket: ListeningSocket, on loop: EventLoop) throws -> Listener {
         let client = try connectAndWait(to: socket.localAddress, on: loop).get()
         let accepted = expectation(description: "accepted from the backlog")
         let listener = try Listener(adopting: socket, on: loop) { connection in
@@ -20,11 +30,11 @@ final class ListeningSocketTests: XCTestCase {
             accepted.fulfill()
         }
         wait(for: [accepted], timeout: patience)
-        XCTAssertEqual(listener.localAddress, socket.localAddress)
         onLoop(loop) { client.close() }
-        XCTAssertThrowsError(try Listener(adopting: socket, on: loop) { $0.close() }) { error in
-            XCTAssertEqual(error as? WireError, .system(call: "adopt", errno: EBADF), "a socket is adopted once")
-        }
+        return listener
+    }
+
+    private func close(_ listener: Listener) {
         let closed = expectation(description: "closed")
         listener.close { closed.fulfill() }
         wait(for: [closed], timeout: patience)
@@ -50,35 +60,25 @@ final class ListeningSocketTests: XCTestCase {
         XCTAssertEqual(inherited.localAddress, try Socket.localAddress(descriptor))
         XCTAssertNotEqual(fcntl(descriptor, F_GETFL) & O_NONBLOCK, 0)
         XCTAssertEqual(fcntl(descriptor, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC)
-        let client = try connectAndWait(to: inherited.localAddress, on: loop).get()
-        let accepted = expectation(description: "accepted")
-        let listener = try Listener(adopting: inherited, on: loop) { connection in
-            connection.close()
-            accepted.fulfill()
-        }
-        wait(for: [accepted], timeout: patience)
-        onLoop(loop) { client.close() }
-        let closed = expectation(description: "closed")
-        listener.close { closed.fulfill() }
-        wait(for: [closed], timeout: patience)
+        close(try adoptAcceptingOneWaitingConnection(inherited, on: loop))
         XCTAssertEqual(fcntl(descriptor, F_GETFD), -1, "the listener closed the descriptor it took over")
     }
 
     func testAnInheritedDescriptorThatDoesNotListenIsRefusedAndLeftOpen() throws {
         let datagram = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { close(datagram) }
+        defer { Glibc.close(datagram) }
         XCTAssertThrowsError(try ListeningSocket(inheriting: datagram)) { error in
             XCTAssertEqual(error as? WireError, .notListening(descriptor: datagram, reason: "it is not a stream socket"))
         }
         let unbound = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(unbound) }
+        defer { Glibc.close(unbound) }
         XCTAssertThrowsError(try ListeningSocket(inheriting: unbound)) { error in
             XCTAssertEqual(error as? WireError, .notListening(descriptor: unbound,
                                                               reason: "it is bound to 0.0.0.0:0 but not listening (listen(2) was not called)"))
         }
         var pipeEnds: [Int32] = [0, 0]
         XCTAssertEqual(pipe(&pipeEnds), 0)
-        defer { pipeEnds.forEach { close($0) } }
+        defer { pipeEnds.forEach { Glibc.close($0) } }
         XCTAssertThrowsError(try ListeningSocket(inheriting: pipeEnds[0])) { error in
             XCTAssertEqual("\(error)", "descriptor \(pipeEnds[0]) is not a listening TCP socket: it is a pipe")
         }
