@@ -31,8 +31,14 @@ final class CAPageTests: XCTestCase {
         _ = layer.start()
         var commands = layer.handle(.requestHead(Script.exchange(1), head, wire: Script.wire(head), streamID: nil,
                                                  bodyFraming: .none))
-        for case .exchange(let exchange, .sendResponse(.head(let sent))) in commands {
-            commands += layer.handle(.exchange(exchange, .responseHeadSent(sent, wire: Script.wire(sent))))
+        for command in commands {
+            switch command {
+            case .exchange(let exchange, .sendResponse(.head(let sent))):
+                commands += layer.handle(.exchange(exchange, .responseHeadSent(sent, wire: Script.wire(sent))))
+            case .exchange(let exchange, .sendResponse(.end(let trailers))):
+                commands += layer.handle(.exchange(exchange, .responseEndSent(trailers: trailers)))
+            default: break
+            }
         }
         commands += layer.handle(.exchange(Script.exchange(1), .requestEnd(trailers: nil)))
         return commands
