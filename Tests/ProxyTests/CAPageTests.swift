@@ -29,17 +29,8 @@ final class CAPageTests: XCTestCase {
     func run(_ head: HTTPRequestHead, site: Bool = true) throws -> [DownstreamCommand] {
         var layer = try layer(site: site)
         _ = layer.start()
-        var commands = layer.handle(.requestHead(Script.exchange(1), head, wire: Script.wire(head), streamID: nil,
-                                                 bodyFraming: .none))
-        for command in commands {
-            switch command {
-            case .exchange(let exchange, .sendResponse(.head(let sent))):
-                commands += layer.handle(.exchange(exchange, .responseHeadSent(sent, wire: Script.wire(sent))))
-            case .exchange(let exchange, .sendResponse(.end(let trailers))):
-                commands += layer.handle(.exchange(exchange, .responseEndSent(trailers: trailers)))
-            default: break
-            }
-        }
+        var commands = Script.reportingSent(&layer, layer.handle(.requestHead(
+            Script.exchange(1), head, wire: Script.wire(head), streamID: nil, bodyFraming: .none)))
         commands += layer.handle(.exchange(Script.exchange(1), .requestEnd(trailers: nil)))
         return commands
     }
