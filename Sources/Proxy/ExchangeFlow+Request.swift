@@ -82,7 +82,9 @@ extension ExchangeFlow {
         case .head:
             break
         case .body(let chunk):
-            recorder.upstream?.request.recordBody(chunk)
+            // A chunk forwarded as the client sent it is hashed once, for both legs.
+            let source = recorder.downstream.request.bodyEndingWith(chunk)
+            recorder.upstream?.request.recordBody(chunk, following: source)
             replay.sent(part)
             commands.append(.sendRequestBody(chunk))
         case .end(let trailers):

@@ -72,7 +72,8 @@ extension ExchangeFlow {
             commands.append(.sendResponse(.head(shaped)))
             if !shaped.isInformational || shaped.status == 101 { responseLeg = .streaming }
         case (.streaming, .body(let chunk)):
-            recorder.downstream.response.recordBody(chunk)
+            // A chunk forwarded as the server sent it is hashed once, for both legs.
+            recorder.downstream.response.recordBody(chunk, following: recorder.upstream?.response.bodyEndingWith(chunk))
             commands.append(.sendResponse(part))
         case (.streaming, .end):
             commands.append(.sendResponse(part))
