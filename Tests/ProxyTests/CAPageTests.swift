@@ -25,20 +25,12 @@ final class CAPageTests: XCTestCase {
                         fields: ["Host": authority])
     }
 
-    /// Sends `head` (and its end) through a fresh layer; the commands, with response heads and ends reported back.
+    /// Sends `head` (and its end) through a fresh layer; the commands, with response heads reported back.
     func run(_ head: HTTPRequestHead, site: Bool = true) throws -> [DownstreamCommand] {
         var layer = try layer(site: site)
         _ = layer.start()
-        var commands = layer.handle(.requestHead(Script.exchange(1), head, wire: Script.wire(head), streamID: nil,
-                                                 bodyFraming: .none))
-        // Report each response part as the driver does: the head's wire form, then the end as sent.
-        for case .exchange(let exchange, .sendResponse(let part)) in commands {
-            switch part {
-            case .head(let sent): commands += layer.handle(.exchange(exchange, .responseHeadSent(sent, wire: Script.wire(sent))))
-            case .end(let trailers): commands += layer.handle(.exchange(exchange, .responseEndSent(trailers: trailers)))
-            case .body: break
-            }
-        }
+        var commands = Script.reportingSent(&layer, layer.handle(.requestHead(
+            Script.exchange(1), head, wire: Script.wire(head), streamID: nil, bodyFraming: .none)))
         commands += layer.handle(.exchange(Script.exchange(1), .requestEnd(trailers: nil)))
         return commands
     }
