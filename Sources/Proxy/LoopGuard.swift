@@ -1,46 +1,68 @@
+import Wire
+
 /// Refuses requests aimed at the proxy itself, which would otherwise loop
-/// through it until descriptors run out. Compares a target with the address
-/// the listener is actually bound to (so port 0 means the ephemeral port it
-/// got), by name and literal; the driver also compares each upstream
-/// connection's resolved peer with the listener (`refuses(peerIP:port:)`).
+/// through it until descriptors run out.
+///
+/// Addresses are compared normalised (`SocketAddress.normalised`), so every
+/// spelling of one destination is caught: `127.1`, `2130706433`,
+/// `0x7f000001`, `[::ffff:127.0.0.1]`, `[::ffff:7f00:1]`, `[::127.0.0.1]`.
+/// The listen address is the one the listener is actually bound to (port 0
+/// means the ephemeral port it got). A wildcard listener (`0.0.0.0`, `::`)
+/// answers on loopback, on the unspecified address and on every address of
+/// every local interface (`localAddresses`, from `LocalInterfaces` when the
+/// listener binds). The layer checks each target before connecting
+/// (`refuses(_:)`: literals and `localhost`); the driver checks each
+/// upstream connection's resolved peer (`refuses(peerIP:port:)`), which
+/// catches names that resolve here.
 public struct LoopGuard: Hashable, Sendable {
     /// The bound IP address as text (`127.0.0.1`, `::`), and port.
     public let listenIP: String
     public let port: Int
+    /// The bound address, normalised; nil only if `listenIP` is not a literal.
+    private let listen: SocketAddress?
+    /// The local interfaces' addresses (normalised, port 0).
+    private let localAddresses: Set<SocketAddress>
 
-    public init(listenIP: String, port: Int) {
+    public init(listenIP: String, port: Int, localAddresses: [SocketAddress] = []) {
         self.listenIP = listenIP
         self.port = port
+        listen = SocketAddress(numericHost: listenIP, port: 0)?.normalised
+        self.localAddresses = Set(localAddresses.map { $0.normalised.withPort(0) })
     }
 
-    /// True when the listener accepts connections on every local address.
-    var isWildcard: Bool { listenIP == "0.0.0.0" || listenIP == "::" }
-
-    /// True when a connection to `target` would reach this proxy.
+    /// True when a connection to `target` would reach this proxy: an IP
+    /// literal in any spelling, or `localhost` and its subdomains.
     public func refuses(_ target: UpstreamTarget) -> Bool {
         guard target.port == port else { return false }
-        return reachesListener(target.host)
+        if target.host == "localhost" || target.host.hasSuffix(".localhost")
+            || target.host == "localhost." || target.host.hasSuffix(".localhost.") {
+            return reaches(.loopbackIPv4(port: 0)) || reaches(.loopbackIPv6(port: 0))
+        }
+        guard let address = SocketAddress(numericHost: target.host, port: 0) else { return false }
+        return reaches(address.normalised)
     }
 
     /// True when a connection whose peer is `peerIP:peerPort` reached this proxy.
     public func refuses(peerIP: String, port peerPort: Int) -> Bool {
-        peerPort == port && reachesListener(peerIP)
+        guard peerPort == port, let peer = SocketAddress(numericHost: peerIP, port: 0) else { return false }
+        return reaches(peer.normalised)
     }
 
-    /// Whether `host` (a name or a literal) names an address this listener answers on.
-    private func reachesListener(_ host: String) -> Bool {
-        if host == listenIP { return true }
-        // 0.0.0.0 and :: as destinations reach the local host on Linux.
-        let meansThisHost = host == "localhost" || host.hasSuffix(".localhost") || host == "0.0.0.0" || host == "::"
-        if isWildcard { return meansThisHost || LoopGuard.isLoopbackLiteral(host) }
-        let listenIsLoopback = LoopGuard.isLoopbackLiteral(listenIP)
-        return listenIsLoopback && meansThisHost
+    /// Whether a connection to the normalised `address` (port 0) lands on this listener.
+    private func reaches(_ address: SocketAddress) -> Bool {
+        guard let listen else { return false }
+        if address == listen { return true }
+        if listen.isUnspecified {
+            // A wildcard listener: IPv4 only for 0.0.0.0; both families for :: (dual-stack).
+            guard listen.family == .ipv6 || address.family == .ipv4 else { return false }
+            return address.isUnspecified || address.isLoopback || localAddresses.contains(address)
+        }
+        // 0.0.0.0 and :: as destinations reach the local host (Linux connects them to loopback).
+        return listen.isLoopback && address.isUnspecified
     }
 
-    /// `127.0.0.0/8` or `::1`.
+    /// `127.0.0.0/8`, `::1` or IPv4-mapped loopback, in any spelling.
     public static func isLoopbackLiteral(_ host: String) -> Bool {
-        if host == "::1" { return true }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+        SocketAddress(numericHost: host, port: 0)?.normalised.isLoopback ?? false
     }
 }

@@ -84,9 +84,12 @@ final class ProxyRuntime: Sendable {
         unlink(writer.path)
     }
 
-    /// The listener is bound here: loops are refused against this address.
+    /// The listener is bound here: loops are refused against this address
+    /// (and, for a wildcard, against every local interface's).
     func bound(to address: SocketAddress) {
-        loopGuard.withLock { $0 = LoopGuard(listenIP: address.ip, port: Int(address.port)) }
+        let guardAgainst = LoopGuard(listenIP: address.ip, port: Int(address.port),
+                                     localAddresses: LocalInterfaces.addresses())
+        loopGuard.withLock { $0 = guardAgainst }
     }
 
     /// The settings a new client connection's layer starts with.
