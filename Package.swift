@@ -54,6 +54,13 @@ let package = Package(
         // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
         .executableTarget(name: "intact-microbench", dependencies: ["HTTP", "Hashing"], path: "Benchmarks/Microbench"),
 
+        // Fuzzing: one entry function per target (FuzzTargetsTests replays the corpus through each in
+        // `make test`) and the libFuzzer driver `make fuzz` builds with coverage and AddressSanitizer.
+        .systemLibrary(name: "CLibFuzzer", path: "Tests/Fuzz/CLibFuzzer"),
+        .target(name: "FuzzTargets", dependencies: ["HTTP", "TLS", "Evidence", "Faults"], path: "Tests/Fuzz/Targets"),
+        .executableTarget(name: "intact-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], path: "Tests/Fuzz/Driver"),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
+
         // Helpers shared by test targets: child processes (intact, curl), tool runs.
         .target(name: "IntactTestSupport", path: "Tests/IntactTestSupport"),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "IntactTestSupport", "Evidence", "SignIn"]),

@@ -8,8 +8,8 @@ public struct SourcePosition: Sendable, Hashable, CustomStringConvertible {
 
 /// A JSON value with the position where it starts, as the rule-file reader
 /// needs for its errors. Object members keep their order and their keys'
-/// positions.
-struct LocatedJSON {
+/// positions. `package`: the fuzz target drives the parser directly.
+package struct LocatedJSON {
     indirect enum Value {
         case object([Member])
         case array([LocatedJSON])
