@@ -106,6 +106,8 @@ final class RawOrigin: @unchecked Sendable {
         case resetMidBody(declared: Int, sent: Int)
         /// Never answers; reads until the peer goes, then records how many body bytes came.
         case swallow
+        /// Keeps the head exactly as received (`headsReceived`), answers 204 and closes.
+        case keepHead
     }
 
     let port: Int
@@ -113,6 +115,7 @@ final class RawOrigin: @unchecked Sendable {
     private let behaviour: Behaviour
     private let lock = NSLock()
     private var received: [Int] = []
+    private var heads: [String] = []
 
     init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
@@ -123,6 +126,9 @@ final class RawOrigin: @unchecked Sendable {
 
     /// Body bytes each finished connection received after its head.
     var bodyBytesReceived: [Int] { lock.withLock { received } }
+
+    /// The request heads `.keepHead` received, through the blank line.
+    var headsReceived: [String] { lock.withLock { heads } }
 
     func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
 
@@ -137,8 +143,15 @@ final class RawOrigin: @unchecked Sendable {
     private func handle(_ client: Int32) {
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        _ = RawSocket.read(client, until: "\r\n\r\n")
+        let head = RawSocket.read(client, until: "\r\n\r\n")
         switch behaviour {
+        case .keepHead:
+            lock.withLock { heads.append(head) }
+            usleep(50_000) // let a small body arrive, then take it, so closing sends no reset
+            var scratch = [UInt8](repeating: 0, count: 65536)
+            _ = recv(client, &scratch, scratch.count, Int32(MSG_DONTWAIT))
+            RawSocket.send(client, Array("HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n".utf8))
+            close(client)
         case .resetMidBody(let declared, let sent):
             RawSocket.send(client, Array("HTTP/1.1 200 OK\r\nContent-Length: \(declared)\r\n\r\n".utf8))
             RawSocket.send(client, [UInt8](repeating: 0x61, count: sent))
