@@ -176,7 +176,15 @@ extension DownstreamDriver {
         loopState.pool.openStream(
             to: endpoint, head, framing: framing,
             handler: { [weak self] event in self?.upstreamEvent(event, exchange, target: target) },
-            completion: { [weak self] result in self?.upstreamOpened(result, exchange, target: target) })
+            completion: { [weak self] result in
+                // A stream nobody is left to drive (the client connection ended while it
+                // opened) must not keep its pooled connection busy waiting for the body.
+                guard let self else {
+                    if case .success(let stream) = result { stream.reset() }
+                    return
+                }
+                upstreamOpened(result, exchange, target: target)
+            })
     }
 
     private func upstreamOpened(_ result: Result<HTTPClientStream, TransportError>, _ exchange: ExchangeID,

@@ -307,10 +307,16 @@ final class DownstreamDriver: @unchecked Sendable {
         return open
     }
 
-    /// Leaves the loop's bookkeeping, once.
+    /// Leaves the loop's bookkeeping, once. No upstream stream outlives its
+    /// client connection: any still held is let go (an open HTTP/1.1 one
+    /// closes its connection rather than go back to the pool mid-message).
     func finish() {
         if case .finished = phase { return }
         phase = .finished
+        for streams in exchanges.values {
+            streams.abandon()
+            streams.cancelTimers()
+        }
         probe?.close()
         probe = nil
         runtime.finished(self, on: loopState)

@@ -116,6 +116,8 @@ final class RawOrigin: @unchecked Sendable {
     private let lock = NSLock()
     private var received: [Int] = []
     private var heads: [String] = []
+    private var accepted = 0
+    private var closedAfterHead = 0
 
     init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
@@ -127,7 +129,12 @@ final class RawOrigin: @unchecked Sendable {
     /// Body bytes each finished connection received after its head.
     var bodyBytesReceived: [Int] { lock.withLock { received } }
 
-    /// The request heads `.keepHead` received, through the blank line.
+    /// Connections accepted so far.
+    var connectionsAccepted: Int { lock.withLock { accepted } }
+    /// `.swallow`: connections that carried a request head and have closed since.
+    var connectionsClosedAfterHead: Int { lock.withLock { closedAfterHead } }
+
+    /// The request heads `.keepHead` and `.swallow` received, through the blank line.
     var headsReceived: [String] { lock.withLock { heads } }
 
     func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
@@ -136,6 +143,7 @@ final class RawOrigin: @unchecked Sendable {
         while true {
             let client = accept(listener, nil, nil)
             guard client >= 0 else { return }
+            lock.withLock { accepted += 1 }
             Thread.detachNewThread { [self] in handle(client) }
         }
     }
@@ -158,8 +166,12 @@ final class RawOrigin: @unchecked Sendable {
             usleep(100_000)
             RawSocket.reset(client)
         case .swallow:
+            if !head.isEmpty { lock.withLock { heads.append(head) } }
             let body = RawSocket.readAll(client, limit: .max)
-            lock.withLock { received.append(body.count) }
+            lock.withLock {
+                received.append(body.count)
+                if !head.isEmpty { closedAfterHead += 1 }
+            }
             close(client)
         }
     }
