@@ -101,6 +101,12 @@ public struct DownstreamLayer {
     /// True when exchanges are in progress and every one of them is stalled by a hook.
     public var hasOnlyStalledExchanges: Bool { !flows.isEmpty && flows.values.allSatisfy(\.isStalled) }
 
+    /// Hands `event` to `flow` where it lies; returns its commands and whether it finished.
+    private static func handle(_ event: ExchangeEvent, in flow: inout ExchangeFlow) -> ([ExchangeCommand], Bool) {
+        let commands = flow.handle(event)
+        return (commands, flow.isFinished)
+    }
+
     /// The commands for a connection just accepted.
     public func start() -> [DownstreamCommand] {
         switch settings.mode {
@@ -116,15 +122,17 @@ public struct DownstreamLayer {
             lastSequence = max(lastSequence, exchange.sequence)
             return requestHead(exchange, head, wire: wire, streamID: streamID, framing: framing)
         case let .exchange(exchange, event):
-            guard var flow = flows[exchange] else {
+            guard let index = flows.index(forKey: exchange) else {
                 if case .probing(var connect) = phase, connect.id == exchange, case .requestEnd = event {
                     connect.ended = true
                     phase = .probing(connect)
                 }
                 return []
             }
-            let commands = flow.handle(event)
-            flows[exchange] = flow.isFinished ? nil : flow
+            // Mutated in place in the dictionary's storage: reading the flow
+            // out and back copied it and its recorders on every event.
+            let (commands, finished) = DownstreamLayer.handle(event, in: &flows.values[index])
+            if finished { flows.remove(at: index) }
             return wrap(commands, of: exchange)
         case let .malformedRequest(error, answer, wire):
             return malformedRequest(error, answer: answer, wire: wire)

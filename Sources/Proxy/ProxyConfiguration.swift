@@ -50,10 +50,8 @@ public struct ProxyConfiguration: Sendable {
     public var tap: String = "proxy"
     /// Nil: exchanges are not written to a file (they still reach `exchangeLog`).
     public var recording: Recording?
-    /// The sign-in flow's context path, for the auth-step labels.
-    public var contextPath: String = "suite"
-    /// Add-ons run on every exchange, in order, after the auth-step labeller
-    /// (which so labels each exchange from what the client and the server sent).
+    /// Add-ons run on every exchange, in order (`intact proxy` and the demo
+    /// give the sign-in flow's: `ProxyAddons`' `signInAddons`).
     public var addons: [any ProxyAddon] = []
     /// Called with each finished exchange's record, on the exchange's loop
     /// (`intact proxy` logs a line). Must not block.
@@ -74,7 +72,7 @@ public struct ProxyConfiguration: Sendable {
     /// The options that shape what was recorded, for the recording header.
     public var recordedOptions: [String: String] {
         var options = ["listen": "\(listenHost):\(listenPort)", "mode": mode.description,
-                       "contextPath": contextPath, "caSHA256": authority.sha256Fingerprint]
+                       "caSHA256": authority.sha256Fingerprint]
         switch upstreamVerification {
         case .systemStore: options["upstreamVerification"] = "system"
         case .caFile(let path): options["upstreamVerification"] = "ca-file:\(path)"
@@ -83,10 +81,10 @@ public struct ProxyConfiguration: Sendable {
         if !passthroughHosts.isEmpty { options["passthrough"] = passthroughHosts.joined(separator: ",") }
         if let recording { options["recordBodies"] = String(recording.bodyStoreLimit) }
         if let identity = upstreamClientIdentity { options["upstreamClientCertificate"] = identity.subject }
-        let engines = addons.compactMap { ($0 as? FaultsAddon)?.engine }
-        if !engines.isEmpty {
-            options["faults"] = engines.flatMap { $0.rules.map(\.name) }.joined(separator: ",")
-            options["faultSeed"] = engines.map { String($0.seed) }.joined(separator: ",")
+        for addon in addons {
+            for (key, value) in addon.recordedOptions {
+                options[key] = options[key].map { $0 + "," + value } ?? value
+            }
         }
         return options
     }

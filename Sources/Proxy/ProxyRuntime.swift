@@ -22,9 +22,8 @@ final class ProxyRuntime: Sendable {
     /// The TLS settings of every upstream endpoint (one context, so pooled
     /// connections are shared by all client connections of a loop).
     let upstreamTLS: HTTPClientTLS
-    /// Every add-on: the auth-step labeller first (so it sees the request as
-    /// received and the response as the server sent it, before any fault),
-    /// then the configured ones.
+    /// Every add-on, in the configured order (the proxy knows none of them
+    /// by name; `intact proxy` puts the auth-step labeller first).
     let addons: [any ProxyAddon]
     private let loopGuard: Mutex<LoopGuard>
     private let loopStates: [ObjectIdentifier: LoopState]
@@ -53,7 +52,7 @@ final class ProxyRuntime: Sendable {
             }
         }
         sink = RecordingSink(writer: writer, log: configuration.exchangeLog)
-        addons = [AuthStepAddon(contextPath: configuration.contextPath)] + configuration.addons
+        addons = configuration.addons
         loopGuard = Mutex(LoopGuard(listenIP: requested.ip, port: Int(requested.port)))
         var server = HTTPServerConnection.Configuration()
         server.automaticContinue = false

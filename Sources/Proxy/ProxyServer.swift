@@ -41,11 +41,30 @@ public final class ProxyServer: Sendable {
     ///
     /// Throws `ProxyStartError` naming what could not be set up.
     public func start() throws -> SocketAddress {
-        try state.withLock { state in
+        try start(listeningOn: nil)
+    }
+
+    /// As `start()`, serving on `socket`, bound and listening already (the
+    /// demo reserves the proxy's port before the server behind it starts, and
+    /// never releases it); `listenHost` and `listenPort` are not used. The
+    /// server takes the socket over, also when it fails to start.
+    public func start(on socket: ListeningSocket) throws -> SocketAddress {
+        try start(listeningOn: socket)
+    }
+
+    private func start(listeningOn socket: ListeningSocket?) throws -> SocketAddress {
+        defer { socket?.close() }  // a no-op once the listener adopted it
+        return try state.withLock { state in
             guard case .idle = state else { throw ProxyStartError.alreadyStarted }
-            guard let requested = SocketAddress(ip: configuration.listenHost, port: UInt16(clamping: configuration.listenPort)),
-                  (0...65535).contains(configuration.listenPort) else {
-                throw ProxyStartError.badListenAddress("\(configuration.listenHost):\(configuration.listenPort)")
+            let requested: SocketAddress
+            if let socket {
+                requested = socket.localAddress
+            } else {
+                guard let address = SocketAddress(ip: configuration.listenHost, port: UInt16(clamping: configuration.listenPort)),
+                      (0...65535).contains(configuration.listenPort) else {
+                    throw ProxyStartError.badListenAddress("\(configuration.listenHost):\(configuration.listenPort)")
+                }
+                requested = address
             }
             var untrusted: CertificateAuthority?
             if configuration.addons.contains(where: \.mayPresentUntrustedCertificates) {
@@ -69,8 +88,11 @@ public final class ProxyServer: Sendable {
                                            requested: requested)
             let listener: Listener
             do throws(WireError) {
-                listener = try Listener(bindingTo: requested, on: group.loops[0], connectionLoops: group) { connection in
-                    runtime.accept(connection)
+                let accept: @Sendable (Connection) -> Void = { connection in runtime.accept(connection) }
+                if let socket {
+                    listener = try Listener(adopting: socket, on: group.loops[0], connectionLoops: group, onAccept: accept)
+                } else {
+                    listener = try Listener(bindingTo: requested, on: group.loops[0], connectionLoops: group, onAccept: accept)
                 }
             } catch {
                 runtime.abandon()

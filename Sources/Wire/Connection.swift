@@ -51,6 +51,10 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     var flushScheduled = false
     /// True while a read continuation is queued on the loop (at most one at a time).
     var readScheduled = false
+    /// True when the last read stopped before the socket said EAGAIN (paused
+    /// mid-burst, budget spent, or the source fired while paused), so bytes
+    /// may wait that the read source will not announce again.
+    var readStoppedEarly = false
     /// Read and write sources, made by `start(_:)`.
     var readGate: SourceGate?
     var writeGate: SourceGate?
@@ -135,11 +139,11 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
         self.handler = handler
 
         let read = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: loop.queue)
-        read.setEventHandler { self.readable() }
-        read.setCancelHandler { self.sourceCancelled() }
+        read.setEventHandler { self.loop.runTurn { self.readable() } }
+        read.setCancelHandler { self.loop.runTurn { self.sourceCancelled() } }
         let write = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: loop.queue)
-        write.setEventHandler { self.flush() }
-        write.setCancelHandler { self.sourceCancelled() }
+        write.setEventHandler { self.loop.runTurn { self.flush() } }
+        write.setCancelHandler { self.loop.runTurn { self.sourceCancelled() } }
         readGate = SourceGate(read)
         writeGate = SourceGate(write)
         lifecycle = .open

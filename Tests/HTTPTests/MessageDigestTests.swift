@@ -209,7 +209,7 @@ final class MessageDigestTests: XCTestCase {
         XCTAssertEqual(DigestComparison(before: before, after: after).reasons, [.wireFormatting])
     }
 
-    /// Pins the documented canonical form byte for byte, so the README text
+    /// Pins the documented canonical form byte for byte, so the text in Docs/verify.md
     /// and the code cannot drift apart.
     func testSemanticFormMatchesTheDocumentedBytes() {
         let head = HTTPRequestHead(method: "GET", authority: "A.test", path: "/p", version: .http1_1,

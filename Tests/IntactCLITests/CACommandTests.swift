@@ -20,13 +20,6 @@ extension XCTestCase {
         return Invocation(status: status, output: output.text, error: error.text)
     }
 
-    /// A fresh directory under /tmp, removed when the test ends.
-    func makeTemporaryDirectory() -> String {
-        var template = Array("/tmp/intact-cli-test-XXXXXX".utf8CString)
-        let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
-        return path
-    }
 }
 
 final class CACommandTests: XCTestCase {

@@ -1,5 +1,6 @@
 import Foundation
 import Proxy
+import ProxyAddons
 import XCTest
 @testable import IntactCLI
 
@@ -15,9 +16,10 @@ final class FaultOptionsTests: XCTestCase {
     }
 
     /// `intact proxy` with the options; fault options are checked first, and
-    /// the impossible listen address stops it in any case before it serves.
+    /// the contradictory upstream options stop it in any case before it serves.
     private func proxy(_ words: [String]) -> Invocation {
-        intact(["proxy", "--ca-dir", makeTemporaryDirectory() + "/certs", "--listen", "256.0.0.1:0"] + words)
+        intact(["proxy", "--ca-dir", makeTemporaryDirectory() + "/certs", "--listen", "127.0.0.1:0",
+                "--upstream-ca", "/nonexistent/ca.pem", "--insecure-upstream"] + words)
     }
 
     func testAnUnknownPresetIsAUsageErrorListingTheKnownOnes() {
@@ -98,7 +100,10 @@ final class FaultOptionsTests: XCTestCase {
         let error = CapturedOutput()
         let configuration = try ProxyCommand.makeConfiguration(parsed, CommandContext(standardOutput: CapturedOutput().writer,
                                                                                          standardError: error.writer))
-        let addon = try XCTUnwrap(configuration.addons.first as? FaultsAddon)
+        // The step labeller comes first (it sees what the client and the server sent), then the faults.
+        XCTAssertEqual(configuration.addons.count, 2)
+        XCTAssertTrue(configuration.addons.first is AuthStepAddon)
+        let addon = try XCTUnwrap(configuration.addons.last as? FaultsAddon)
         XCTAssertEqual(addon.engine.seed, 42)
         XCTAssertEqual(addon.engine.rules.map(\.name), ["strip-set-cookie"])
         XCTAssertTrue(error.text.contains("injecting faults: --fault strip-set-cookie (1 rule); seed 42"), error.text)

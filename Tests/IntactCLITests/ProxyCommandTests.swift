@@ -1,5 +1,6 @@
 import Foundation
 import Proxy
+import ProxyAddons
 import XCTest
 @testable import IntactCLI
 
@@ -60,7 +61,8 @@ final class ProxyCommandTests: XCTestCase {
         XCTAssertEqual(config.recording?.bodyStoreLimit, 64 * 1024)
         XCTAssertEqual(config.recording?.recordSecrets, true)
         XCTAssertEqual(config.tap, "edge")
-        XCTAssertEqual(config.contextPath, "app")
+        XCTAssertEqual(config.recordedOptions["contextPath"], "app", "the step labeller comes first, with the path")
+        XCTAssertTrue(config.addons.first is AuthStepAddon)
         XCTAssertNil(config.exchangeLog)
     }
 

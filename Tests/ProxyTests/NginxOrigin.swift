@@ -27,8 +27,7 @@ final class NginxOrigin {
     /// by ALPN (else HTTP/1.1 only); `requireClientCertificate`: refuse
     /// requests without a client certificate issued by `authority`.
     init(http2: Bool = true, requireClientCertificate: Bool = false) throws {
-        var template = Array("/tmp/intact-origin-XXXXXX".utf8CString)
-        directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        directory = TemporaryDirectory.create(prefix: "intact-origin")
         for sub in ["www", "tmp", "logs"] {
             try FileManager.default.createDirectory(atPath: directory + "/" + sub, withIntermediateDirectories: true)
         }

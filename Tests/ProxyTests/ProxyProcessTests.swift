@@ -13,8 +13,7 @@ final class ProxyProcessTests: XCTestCase {
     private var origin: NginxOrigin?
 
     override func setUpWithError() throws {
-        var template = Array("/tmp/intact-process-XXXXXX".utf8CString)
-        directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        directory = TemporaryDirectory.create(prefix: "intact-process")
         origin = try NginxOrigin()
     }
 
@@ -72,6 +71,44 @@ final class ProxyProcessTests: XCTestCase {
         let record = try XCTUnwrap(RecordingReader.read(path: directory + "/run.jsonl").records.first)
         XCTAssertEqual(record.leg(.downstream)?.response?.digest.body, record.leg(.upstream)?.response?.digest.body)
         XCTAssertEqual(record.leg(.downstream)?.response?.digest.body.length, 1 << 30)
+    }
+
+    /// A client that reads a 1 GiB response at 100 KiB/s while the origin
+    /// could send it at loopback speed: the proxy must hold the origin back
+    /// (HTTP/2 window, HTTP/1.1 by not reading past its write watermark), not
+    /// buffer what the client has not taken. Eight seconds per version are
+    /// enough: an unbounded proxy would hold hundreds of MiB by then.
+    func testASlowReaderOfAGibibyteHoldsTheOriginBackAndMemoryStaysUnder64MiB() throws {
+        let origin = try XCTUnwrap(origin)
+        let path = origin.root + "/gibibyte"
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: nil))
+        XCTAssertEqual(truncate(path, 1 << 30), 0)
+        let (proxy, port) = try startProxy(["--quiet"])
+        for version in ["--http1.1", "--http2"] {
+            let peak = Mutex(0)
+            let sampling = Atomic<Bool>(true)
+            let sampler = Thread {
+                while sampling.load(ordering: .relaxed) {
+                    if let kib = proxy.residentKiB() { peak.withLock { $0 = max($0, kib) } }
+                    usleep(20_000)
+                }
+            }
+            sampler.start()
+            let run = try curl(port, "/gibibyte", [version, "--limit-rate", "100K", "--max-time", "8"])
+            sampling.store(false, ordering: .relaxed)
+            XCTAssertEqual(run.status, 28, "curl stops at its --max-time, the response still flowing: \(run.error)")
+            let fields = run.output.split(separator: " ")
+            XCTAssertEqual(fields.first, "200", run.output)
+            let received = Int(fields.last ?? "") ?? 0
+            XCTAssertGreaterThan(received, 100 * 1024, "the body flowed (\(version))")
+            XCTAssertLessThan(received, 4 << 20, "curl kept to its rate (\(version))")
+            let peakKiB = peak.withLock { $0 }
+            print("intact proxy peak VmRSS, 1 GiB read at 100 KiB/s (\(version)): \(peakKiB) KiB")
+            XCTAssertGreaterThan(peakKiB, 0, "VmRSS was read")
+            XCTAssertLessThan(peakKiB, 64 * 1024, "peak resident memory \(peakKiB) KiB with a slow reader (\(version))")
+        }
+        proxy.signal(SIGTERM)
+        XCTAssertEqual(proxy.waitForExit(), 0, proxy.standardError)
     }
 
     /// Clients that hang up while a response is still being written make the

@@ -1,3 +1,4 @@
+import ConfigurationFile
 import Evidence
 import Faults
 import Foundation
