@@ -54,6 +54,8 @@ extension DownstreamDriver {
         let exchange = ExchangeID(connection: id, sequence: nextSequence)
         nextSequence += 1
         exchanges[exchange] = ExchangeStreams(client: stream)
+        deadline.exchangeStarted(at: .now)
+        checkDeadline()
         stream.setHandler { [self] event in clientEvent(event, exchange) }
         feed(.requestHead(exchange, stream.request, wire: stream.requestWire,
                           streamID: stream.version == .http2 ? stream.streamID : nil,
@@ -61,6 +63,7 @@ extension DownstreamDriver {
     }
 
     private func clientEvent(_ event: HTTPStreamEvent, _ exchange: ExchangeID) {
+        deadline.progress(at: .now)
         switch event {
         case .body(let bytes): feed(.exchange(exchange, .requestBody(bytes)))
         case .end(let trailers): feed(.exchange(exchange, .requestEnd(trailers: trailers)))
@@ -71,6 +74,7 @@ extension DownstreamDriver {
     }
 
     private func upstreamEvent(_ event: HTTPStreamEvent, _ exchange: ExchangeID, target: UpstreamTarget) {
+        deadline.progress(at: .now)
         switch event {
         case .interimResponse(let head, let wire), .response(let head, let wire):
             feed(.exchange(exchange, .responseHead(head, wire: wire)))
@@ -119,6 +123,8 @@ extension DownstreamDriver {
         case .finished(let record):
             streams.cancelTimers()
             exchanges[exchange] = nil
+            deadline.exchangeFinished(at: .now, receivedBytes: channel.receivedByteCount)
+            checkDeadline()
             runtime.sink.record(record)
         }
     }

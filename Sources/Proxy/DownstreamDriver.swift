@@ -47,6 +47,9 @@ final class DownstreamDriver: @unchecked Sendable {
     /// Events waiting for the commands being carried out to finish (see `feed`).
     var pendingEvents: [DownstreamEvent] = []
     var isPerforming = false
+    /// The head, idle and body timeouts (sans-io), and the one timer that asks it.
+    var deadline: ConnectionDeadline
+    var deadlineTimer: LoopTimer?
 
     var loop: EventLoop { loopState.loop }
 
@@ -63,6 +66,7 @@ final class DownstreamDriver: @unchecked Sendable {
         channel = ByteChannel(connection: connection, security: security)
         id = ConnectionID(.downstream, channel.id)
         layer = DownstreamLayer(id: id, localIP: connection.localAddress.ip, settings: runtime.layerSettings)
+        deadline = ConnectionDeadline(timeouts: runtime.configuration.clientTimeouts, now: .now, receivedBytes: 0)
     }
 
     /// A TLS server setup that stops at the ClientHello, so the layer picks
@@ -78,6 +82,7 @@ final class DownstreamDriver: @unchecked Sendable {
         isPerforming = true
         perform(layer.start())
         isPerforming = false
+        checkDeadline()
     }
 
     // MARK: Layer
@@ -132,7 +137,10 @@ final class DownstreamDriver: @unchecked Sendable {
 
     func serverEvent(_ event: HTTPServerConnectionEvent, from server: HTTPServerConnection) {
         switch event {
-        case .ready:
+        case .ready(let version):
+            // Plain HTTP serves at once; TLS after the handshake. Either way the timeouts start here.
+            deadline.connectionReady(at: .now, watchHeads: version != .http2)
+            checkDeadline()
             guard case .handshaking(let current) = phase, current === server else { return }
             phase = .serving(server)
             if let info = channel.tlsInfo { feed(.tlsEstablished(info)) }
@@ -313,6 +321,8 @@ final class DownstreamDriver: @unchecked Sendable {
     func finish() {
         if case .finished = phase { return }
         phase = .finished
+        deadlineTimer?.cancel()
+        deadlineTimer = nil
         for streams in exchanges.values {
             streams.abandon()
             streams.cancelTimers()
