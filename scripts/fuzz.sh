@@ -21,7 +21,7 @@ for target in "${targets[@]}"; do
     dict=()
     [ -f "$root/Tests/Fuzz/Dictionaries/$target.dict" ] && dict=(-dict="$root/Tests/Fuzz/Dictionaries/$target.dict")
     # Leak detection stays off: the Swift runtime keeps metadata caches for the process's life.
-    ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 "$binary" "$target" \
+    SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 "$binary" "$target" \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=16384 -print_final_stats=1 \
         -artifact_prefix="$work/crashes/$target-" "${dict[@]}" \
         "$work/corpus/$target" "$root/Tests/Fuzz/Corpus/$target" >"$log" 2>&1

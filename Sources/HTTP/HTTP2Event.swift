@@ -5,7 +5,8 @@ public typealias HTTP2StreamID = Int32
 ///
 /// For one stream the order is: `interimResponse`* (client role only), then
 /// one `requestHead`/`responseHead`, then `data`*, then `streamEnded`; or a
-/// `streamReset` at any point, after which nothing more is reported for it.
+/// `streamReset` at any point (also after `streamEnded`, while this side
+/// still sends), after which nothing more is reported for it.
 /// `data` chunks for one stream that arrive back to back are coalesced.
 public enum HTTP2Event: Hashable, Sendable {
     /// Server role: a request's head. `decodedFields` is the header list

@@ -68,9 +68,10 @@ enum HTTP2SessionFuzzing {
         }
     }
 
-    /// The order `HTTP2Event` promises, per stream.
+    /// The order `HTTP2Event` promises, per stream. A reset may follow the
+    /// peer's end of stream (our side may still be sending), never another reset.
     private struct StreamOrder {
-        private enum State { case head, body, ended }
+        private enum State { case head, body, ended, reset }
         private var streams: [HTTP2StreamID: State] = [:]
         private var connectionFailed = false
 
@@ -88,8 +89,8 @@ enum HTTP2SessionFuzzing {
                 precondition(streams[stream] == .body, "stream \(stream) ended without a head or twice")
                 streams[stream] = .ended
             case .streamReset(let reset):
-                precondition(streams[reset.stream] != .ended, "stream \(reset.stream) reset after it ended")
-                streams[reset.stream] = .ended
+                precondition(streams[reset.stream] != .reset, "stream \(reset.stream) reset twice")
+                streams[reset.stream] = .reset
             case .connectionError:
                 precondition(!connectionFailed, "a connection error reported twice")
                 connectionFailed = true
