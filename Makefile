@@ -8,7 +8,7 @@ BUILD_PACKAGES := pkg-config libssl-dev libnghttp2-dev zlib1g-dev
 # report's browser (chromium), and the load balancers of the scenarios.
 TEST_PACKAGES := openssl curl nghttp2-client chromium nginx haproxy
 
-.PHONY: deps test-deps build release demo test microbench bench-deps bench fuzz-build fuzz clean
+.PHONY: deps test-deps build release demo test microbench bench-deps bench fuzz-build fuzz soak clean
 
 ## deps: install the build's Debian packages that are missing (needs root when any is missing).
 deps:
@@ -66,6 +66,14 @@ fuzz-build: deps
 
 fuzz: fuzz-build
 	./scripts/fuzz.sh .build/fuzz/release/intact-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+## soak: the recording proxy under h2load, wrk, curl, slow and idle clients against nginx for SOAK_MINUTES,
+## then zero failed requests, descriptors back to baseline, bounded RSS, a complete recording, verify (Docs/soak.md).
+SOAK_MINUTES ?= 10
+SOAK_RSS_LIMIT_MB ?= 256
+soak: release
+	@./scripts/install-deps.sh $(BUILD_PACKAGES) openssl curl wrk nghttp2-client nginx python3
+	./scripts/soak.sh $(SOAK_MINUTES) .build/release/intact $(SOAK_RSS_LIMIT_MB)
 
 clean:
 	rm -rf .build
