@@ -33,6 +33,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -su
     -addext subjectAltName=IP:127.0.0.1 -keyout "$work/origin.key" -out "$work/origin.pem" 2>/dev/null
 cat > "$work/nginx.conf" <<EOF
 worker_processes 1;
+user root;
 daemon on;
 pid $work/nginx.pid;
 error_log $work/logs/error.log warn;
@@ -146,7 +147,7 @@ done
 wait "$slow" "$loop1" "$loop2"
 
 curl_total=$(cat "$work"/curl--http*.txt | wc -l)
-curl_failed=$(grep -vc '^200$' "$work"/curl--http*.txt)
+curl_failed=$(cat "$work"/curl--http*.txt | grep -vc '^200$')
 slow_total=$(grep -c . "$work/slow.txt")
 slow_failed=$(grep -vc '^200$' "$work/slow.txt")
 echo "soak: h2load  $h2_total answered, $h2_failed failed"
@@ -155,7 +156,7 @@ echo "soak: curl    $curl_total requests, $curl_failed failed"
 echo "soak: slow/idle clients $slow_total, $slow_failed failed"
 [ "$h2_failed" -eq 0 ] || fail "h2load: $h2_failed failed requests"
 [ "$wrk_failed" -eq 0 ] || fail "wrk: $wrk_failed failed requests"
-[ "$curl_failed" -eq 0 ] || fail "curl: $curl_failed failed requests ($(grep -v '^200$' "$work"/curl--http*.txt | sort | uniq -c | tr '\n' ' '))"
+[ "$curl_failed" -eq 0 ] || fail "curl: $curl_failed failed requests ($(cat "$work"/curl--http*.txt | grep -v '^200$' | sort | uniq -c | tr '\n' ' '))"
 [ "$slow_failed" -eq 0 ] || fail "slow/idle clients: $slow_failed failed ($(grep -v '^200$' "$work/slow.txt" | sort | uniq -c | head -5 | tr '\n' ' '))"
 
 # Descriptors back to baseline once the clients are gone and nginx closed the pooled connections.
