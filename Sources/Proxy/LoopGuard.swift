@@ -6,8 +6,9 @@ import Wire
 /// Addresses are compared normalised (`SocketAddress.normalised`), so every
 /// spelling of one destination is caught: `127.1`, `2130706433`,
 /// `0x7f000001`, `[::ffff:127.0.0.1]`, `[::ffff:7f00:1]`, `[::127.0.0.1]`.
-/// The listen address is the one the listener is actually bound to (port 0
-/// means the ephemeral port it got). A wildcard listener (`0.0.0.0`, `::`)
+/// The listen addresses are the ones the listeners are actually bound to
+/// (port 0 means the ephemeral port they got; a listen name such as
+/// `localhost` binds several, `otherListenIPs`). A wildcard listener (`0.0.0.0`, `::`)
 /// answers on loopback, on the unspecified address and on every address of
 /// every local interface (`localAddresses`, from `LocalInterfaces` when the
 /// listener binds). The layer checks each target before connecting
@@ -18,15 +19,19 @@ public struct LoopGuard: Hashable, Sendable {
     /// The bound IP address as text (`127.0.0.1`, `::`), and port.
     public let listenIP: String
     public let port: Int
-    /// The bound address, normalised; nil only if `listenIP` is not a literal.
-    private let listen: SocketAddress?
+    /// The other addresses bound on the same port, when the listen host was
+    /// a name with several (`localhost`: 127.0.0.1 and ::1).
+    public let otherListenIPs: [String]
+    /// Every bound address, normalised (port 0).
+    private let listens: [SocketAddress]
     /// The local interfaces' addresses (normalised, port 0).
     private let localAddresses: Set<SocketAddress>
 
-    public init(listenIP: String, port: Int, localAddresses: [SocketAddress] = []) {
+    public init(listenIP: String, port: Int, otherListenIPs: [String] = [], localAddresses: [SocketAddress] = []) {
         self.listenIP = listenIP
         self.port = port
-        listen = SocketAddress(numericHost: listenIP, port: 0)?.normalised
+        self.otherListenIPs = otherListenIPs
+        listens = ([listenIP] + otherListenIPs).compactMap { SocketAddress(numericHost: $0, port: 0)?.normalised }
         self.localAddresses = Set(localAddresses.map { $0.normalised.withPort(0) })
     }
 
@@ -48,9 +53,12 @@ public struct LoopGuard: Hashable, Sendable {
         return reaches(peer.normalised)
     }
 
-    /// Whether a connection to the normalised `address` (port 0) lands on this listener.
+    /// Whether a connection to the normalised `address` (port 0) lands on one of the listeners.
     private func reaches(_ address: SocketAddress) -> Bool {
-        guard let listen else { return false }
+        listens.contains { reaches(address, listener: $0) }
+    }
+
+    private func reaches(_ address: SocketAddress, listener listen: SocketAddress) -> Bool {
         if address == listen { return true }
         if listen.isUnspecified {
             // A wildcard listener: IPv4 only for 0.0.0.0; both families for :: (dual-stack).

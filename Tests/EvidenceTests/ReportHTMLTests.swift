@@ -45,7 +45,7 @@ final class ReportHTMLTests: XCTestCase {
             "request equivalent: version HTTP/1.1 → HTTP/2",
             "cookie crumbs (1 → 2 fields)",
             "request tolerated: Via added (1.1 lb) [tolerated: field via added in requests (LB)]",
-            "response modified: Set-Cookie removed (secret)",
+            "response modified: JSESSIONID removed",
             "injected on purpose: strip-set-cookie (removed 1 Set-Cookie)",
             "broken: proxy-a, upstream response head: reset: connection reset by peer",
             "response foreign: 503 reached proxy-a downstream but never left proxy-a upstream",

@@ -3,6 +3,7 @@ import Evidence
 import Foundation
 import IntactTestSupport
 import SignIn
+import Synchronization
 import XCTest
 
 /// The demo's flow in-process, over each HTTP version: the sign-in
@@ -81,5 +82,30 @@ final class DemoRigTests: XCTestCase {
         assertOutOfOrder({ try rig.runClient() }, "runClient() needs the servers running")
         _ = try rig.finish()
         assertOutOfOrder({ try rig.finish() }, "finish() runs once")
+    }
+
+    /// Runs started in the same second get the timestamped name, then -2, -3…:
+    /// never the same directory, even when claimed at the same time.
+    func testRunsStartedTogetherNeverShareADirectory() throws {
+        let parent = FileManager.default.temporaryDirectory.appendingPathComponent("intact-demo-parent-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: parent) }
+        let base = parent + "/intact-demo-20261201-130000"
+        XCTAssertEqual(try DemoFiles.claimNewDirectory(base), base)
+        XCTAssertEqual(try DemoFiles.claimNewDirectory(base), base + "-2")
+        let claimed = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            if let path = try? DemoFiles.claimNewDirectory(base) { claimed.withLock { $0.append(path) } }
+        }
+        let paths = claimed.withLock { $0 }
+        XCTAssertEqual(paths.count, 8)
+        XCTAssertEqual(Set(paths).count, 8, "\(paths)")
+        XCTAssertEqual(Set(paths), Set((3...10).map { base + "-\($0)" }))
+        XCTAssertThrowsError(try DemoFiles.claimNewDirectory(base, attempts: 3)) { error in
+            XCTAssertTrue("\(error)".contains("numbered variants exist already"), "\(error)")
+        }
+        XCTAssertThrowsError(try DemoFiles.claimNewDirectory(parent + "/no/such/parent/x")) { error in
+            XCTAssertTrue("\(error)".contains("No such file"), "\(error)")
+        }
     }
 }

@@ -91,8 +91,13 @@ final class FaultPresetFlowTests: XCTestCase {
     func testClientCertRequiredWithoutACertificate() throws {
         let run = try FaultFlowRun.run(preset: "client-cert-required", protocols: .http2Only)
         try assertDiagnosis(run, preset: "client-cert-required", at: .protectedRequest)
-        // The failed handshake is a connection record of the proxy: no request, so no step.
-        try assertVerdict(run, fault: "client-cert-required", step: nil, verdict: .broken)
+        // The failed handshake is a connection event of the proxy, paired with the client's failed
+        // exchange (the client's label): one attempt, seen from both sides of hop 1.
+        let exchange = try assertVerdict(run, fault: "client-cert-required", step: "unauthenticated-request", verdict: .broken)
+        XCTAssertEqual(exchange.hops[0].verdict, .broken)
+        XCTAssertEqual(exchange.hops[0].failures.map(\.tap), ["client", "proxy"])
+        XCTAssertEqual(exchange.hops[0].failures.map(\.side), [.upstream, .client])
+        XCTAssertEqual(run.report.connections.first?.failures.first?.pairedExchange, exchange.number)
         let record = try XCTUnwrap(run.proxyRecords(with: "client-cert-required").first)
         XCTAssertEqual(record.error?.kind, .tls)
         XCTAssertEqual(run.proxyRecords.count, 1, "nothing got past the handshake")

@@ -31,14 +31,14 @@ final class ContentLengthListFlowTests: XCTestCase {
     }
 
     func testAnHTTP1OriginGetsTheListByteForByte() throws {
-        let origin = try RawOrigin(.keepHead)
+        let origin = try RawOrigin(.answer("HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n"))
         defer { origin.stop() }
         let proxy = try ProxyHarness()
         let answer = try XCTUnwrap(RawSocket.exchange(port: proxy.port,
             "POST http://127.0.0.1:\(origin.port)/x HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\n"
             + "Content-Length: 5, 5\r\nConnection: close\r\n\r\nhello"))
         XCTAssertTrue(answer.hasPrefix("HTTP/1.1 204 "), answer)
-        let head = try XCTUnwrap(origin.headsReceived.first)
+        let head = try XCTUnwrap(origin.requestHeads.first)
         XCTAssertTrue(head.contains("\r\nContent-Length: 5, 5\r\n"), head)
         XCTAssertFalse(head.lowercased().contains("transfer-encoding"), head)
     }

@@ -16,10 +16,11 @@ final class LoadBalancerScenarioTests: XCTestCase {
     static let covered: Set<String> = [
         "nginx/good", "nginx/hide-set-cookie", "nginx/error-page-401", "nginx/sub-filter", "nginx/proxy-redirect",
         "nginx/auth-request", "nginx/maintenance-return", "nginx/client-cert", "nginx/client-cert-missing",
-        "nginx/forwarding-fields", "nginx/forwarding-fields-strict",
+        "nginx/forwarding-fields", "nginx/forwarding-fields-strict", "nginx/proxy-cookie-path",
         "haproxy/good", "haproxy/del-set-cookie", "haproxy/html-401", "haproxy/compression", "haproxy/replace-location",
         "haproxy/cookie-gate", "haproxy/maintenance-return", "haproxy/client-cert", "haproxy/client-cert-missing",
         "haproxy/forwarding-fields", "haproxy/forwarding-fields-strict", "haproxy/ip-allowlist",
+        "haproxy/health-check", "haproxy/sticky-cookie",
     ]
 
     /// The options of a run with the built `intact`. Skips the test while
@@ -73,6 +74,18 @@ final class LoadBalancerScenarioTests: XCTestCase {
     func testNginxForwardingFields() throws { try run("nginx/forwarding-fields") }
     func testNginxForwardingFieldsStrict() throws { try run("nginx/forwarding-fields-strict") }
 
+    /// proxy_cookie_path changes only the cookies' Path: the report and the
+    /// client name that attribute, never a changed secret.
+    func testNginxProxyCookiePathNamesTheAttribute() throws {
+        let result = try run("nginx/proxy-cookie-path")
+        let hop = try XCTUnwrap(ScenarioExpectation.loadBalancerHop(in: result.report))
+        let bootstrap = try XCTUnwrap(result.report.exchanges.first { $0.step == "bootstrap" })
+        let texts = try XCTUnwrap(bootstrap.hops.first { $0.hop == hop.number }).response.differences.map(\.text)
+        XCTAssertEqual(texts, ["JSESSIONID: Path changed (/suite → /)", "__appianCsrfToken: Path changed (/suite → /)",
+                               "__appianMultipartCsrfToken: Path changed (/suite → /)"])
+        XCTAssertEqual(result.client.outcome?.diagnosis?.evidence, "JSESSIONID: Path changed (/suite → /)")
+    }
+
     // MARK: HAProxy
 
     func testHAProxyGood() throws { try run("haproxy/good") }
@@ -87,6 +100,41 @@ final class LoadBalancerScenarioTests: XCTestCase {
     func testHAProxyForwardingFields() throws { try run("haproxy/forwarding-fields") }
     func testHAProxyForwardingFieldsStrict() throws { try run("haproxy/forwarding-fields-strict") }
     func testHAProxyIPAllowlistRefusesConnections() throws { try run("haproxy/ip-allowlist") }
+
+    /// HAProxy's own health checks (option httpchk) reach tap B, never tap A:
+    /// listed as intermediary requests, and the strict policy holds.
+    func testHAProxyHealthChecksAreIntermediaryRequests() throws {
+        let result = try run("haproxy/health-check")
+        let checks = result.report.intermediaryRequests
+        XCTAssertGreaterThanOrEqual(checks.total, 1)
+        XCTAssertEqual(checks.groups.map(\.target), ["/suite/cors/ping"])
+        XCTAssertEqual(checks.groups.map(\.tap), ["tap-b"])
+        XCTAssertEqual(checks.groups.first?.statuses, [200])
+        XCTAssertFalse(result.report.exchanges.contains { $0.target == "/suite/cors/ping" }, "a check is not an exchange of the app")
+        XCTAssertTrue(result.report.policyHolds)
+        // A policy that forbids them fails on the same recordings.
+        let recordings = try ScenarioPlan.tapNames.map { try RecordingReader.read(path: result.plan.files.recordings[$0] ?? "") }
+        let forbidding = Verifier(Verifier.Configuration(policy: VerificationPolicy(name: "no-checks", intermediaryRequests: .forbid),
+                                                         path: ScenarioPlan.tapNames))
+        XCTAssertFalse(try forbidding.verify(recordings).policyHolds)
+    }
+
+    /// HAProxy's `cookie SERVERID insert indirect nocache`: the affinity
+    /// cookie added to responses and removed from requests, tolerated by the
+    /// shipped load-balancer policy by name; the strict policy fails on it.
+    func testHAProxyStickyCookieIsToleratedByTheLoadBalancerPolicy() throws {
+        let result = try run("haproxy/sticky-cookie")
+        let hop = try XCTUnwrap(ScenarioExpectation.loadBalancerHop(in: result.report))
+        let cells = result.report.exchanges.compactMap { $0.hops.first { $0.hop == hop.number } }
+        let requestTexts = Set(cells.flatMap(\.request.differences).map(\.text))
+        let responseTexts = Set(cells.flatMap(\.response.differences).map(\.text))
+        XCTAssertEqual(requestTexts, ["SERVERID removed"])
+        XCTAssertEqual(responseTexts, ["SERVERID added"])
+        XCTAssertTrue(cells.flatMap { $0.request.differences + $0.response.differences }.allSatisfy { $0.toleratedBy != nil })
+        let recordings = try ScenarioPlan.tapNames.map { try RecordingReader.read(path: result.plan.files.recordings[$0] ?? "") }
+        XCTAssertFalse(try Verifier(Verifier.Configuration(path: ScenarioPlan.tapNames)).verify(recordings).policyHolds,
+                       "the strict policy does not tolerate the affinity cookie")
+    }
 
     // MARK: Bad input
 

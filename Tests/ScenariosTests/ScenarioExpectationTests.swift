@@ -21,7 +21,7 @@ final class ScenarioExpectationTests: XCTestCase {
 
     private func cell(_ hop: Int, _ verdict: HopVerdict, response: [MessageDifference] = [], request: [MessageDifference] = [],
                       failures: [RecordedFailure] = []) -> HopResult {
-        let outcome: (HopVerdict, [MessageDifference]) -> MessageResult.Outcome = { verdict, differences in
+        let outcome: (HopVerdict, [MessageDifference]) -> HopVerdict = { verdict, differences in
             differences.isEmpty ? .identical : (verdict == .tolerated ? .tolerated : .modified)
         }
         return HopResult(hop: hop, verdict: verdict, pairing: .trace,
@@ -121,7 +121,7 @@ final class ScenarioExpectationTests: XCTestCase {
         let otherDifference = report([exchange(1, .bootstrap, [Self.loadBalancerHop: cell(
             Self.loadBalancerHop, .modified, response: [MessageDifference(kind: .bodyChanged, text: "body changed (10 → 12 bytes)")])])])
         XCTAssertEqual(strippedCookies.mismatches(client: try failedClient(), report: otherDifference),
-                       ["verify: expected response field-removed set-cookie on tap-a → tap-b at bootstrap, got body-changed"])
+                       ["verify: expected response field-removed set-cookie on tap-a → tap-b at bootstrap, got body-changed \"body changed (10 → 12 bytes)\""])
         let missing = report([exchange(1, .bootstrap, [Self.loadBalancerHop: cell(Self.loadBalancerHop, .missing)])])
         XCTAssertEqual(strippedCookies.mismatches(client: try failedClient(), report: missing),
                        ["verify: expected bootstrap to be modified on tap-a → tap-b, got missing"])
@@ -140,6 +140,13 @@ final class ScenarioExpectationTests: XCTestCase {
         let shown = report([exchange(1, .challenge401, [Self.loadBalancerHop: cell(Self.loadBalancerHop, .tolerated, request: [via])])])
         XCTAssertEqual(tolerant.mismatches(client: client, report: shown),
                        ["verify: expected x-forwarded-for to show as tolerated on tap-a → tap-b, it does not"])
+    }
+
+    func testTooFewIntermediaryRequestsIsAMismatch() throws {
+        let checked = ScenarioExpectation(client: .succeeds, verify: .holds(tolerated: [], intermediaryRequests: 2))
+        let client = ClientObservation(termination: .exited(0), outcome: try outcome(nil))
+        XCTAssertEqual(checked.mismatches(client: client, report: report([exchange(1, .challenge401)])),
+                       ["verify: expected at least 2 intermediary requests listed, got 0"])
     }
 
     func testAReportWithoutTheLoadBalancersHopIsAMismatch() throws {

@@ -60,6 +60,86 @@ final class ScenarioTests: XCTestCase {
         XCTAssertFalse(scenario.expectation.isGood)
     }
 
+    func testTapOptionsAndSeveralDifferencesAreRead() throws {
+        let directory = try makeScenarioDirectory([
+            "scenario.json": """
+                {"summary": "s", "loadBalancer": "nginx",
+                 "tapA": {"plainHTTP": true, "recordSecrets": true, "faults": ["strip-set-cookie"]},
+                 "tapB": {"faults": ["compress", "foreign-response:status=503"], "faultRules": "rules.json"},
+                 "expect": {"client": {"succeeds": true},
+                            "verify": {"holds": false, "exchange": "bootstrap", "verdict": "modified",
+                                       "difference": {"message": "response", "kind": "field-removed", "field": "Set-Cookie"},
+                                       "differences": [{"message": "response", "kind": "cookie-changed", "field": "set-cookie",
+                                                        "cookie": "JSESSIONID", "text": "JSESSIONID: Path changed (/suite → /)"}]}}}
+                """,
+            "nginx.conf": "# x\n",
+            "rules.json": #"{"rules": []}"#,
+        ])
+        let scenario = try Scenario.load(from: directory)
+        XCTAssertEqual(scenario.tapA, ScenarioTapOptions(recordSecrets: true, faults: ["strip-set-cookie"], plainHTTP: true))
+        XCTAssertEqual(scenario.tapB, ScenarioTapOptions(faults: ["compress", "foreign-response:status=503"],
+                                                         faultRules: directory + "/rules.json"))
+        guard case .fails(let failure) = scenario.expectation.verify else { return XCTFail("expected a failure") }
+        XCTAssertEqual(failure.differences.count, 2)
+        XCTAssertEqual(failure.differences[1].cookie, "JSESSIONID")
+        XCTAssertEqual(failure.differences[1].description,
+                       "response cookie-changed set-cookie JSESSIONID \"JSESSIONID: Path changed (/suite → /)\"")
+
+        let plan = ScenarioPlan(scenario: scenario, ports: ScenarioPorts(tapA: 1, loadBalancer: 2, tapB: 3, server: 4),
+                                runDirectory: "/run", intactExecutable: "/bin/intact", loadBalancerExecutable: "/bin/nginx")
+        let tapA = try XCTUnwrap(plan.services.first { $0.role == .tapA }).arguments
+        XCTAssertTrue(tapA.contains("reverse:http://127.0.0.1:2"), "\(tapA)")
+        XCTAssertTrue(tapA.contains("--record-secrets"))
+        XCTAssertEqual(tapA.firstIndex(of: "strip-set-cookie").map { tapA[$0 - 1] }, "--fault")
+        let tapB = try XCTUnwrap(plan.services.first { $0.role == .tapB }).arguments
+        XCTAssertEqual(tapB.filter { $0 == "--fault" }.count, 2)
+        XCTAssertEqual(tapB.firstIndex(of: "--faults").map { tapB[$0 + 1] }, directory + "/rules.json")
+        XCTAssertFalse(tapB.contains("--record-secrets"))
+    }
+
+    func testAVerificationThatHoldsMayAskForIntermediaryRequests() throws {
+        let manifest = Self.minimalManifest.replacingOccurrences(of: #""holds": true"#,
+                                                                  with: #""holds": true, "intermediaryRequests": 3"#)
+        XCTAssertNotEqual(manifest, Self.minimalManifest)
+        let directory = try makeScenarioDirectory(["scenario.json": manifest, "nginx.conf": "# x\n"])
+        XCTAssertEqual(try Scenario.load(from: directory).expectation.verify, .holds(tolerated: [], intermediaryRequests: 3))
+    }
+
+    func testAMissingFaultRuleFileIsReportedBeforeAnythingStarts() throws {
+        let manifest = Self.minimalManifest.replacingOccurrences(of: #""loadBalancer": "nginx","#,
+                                                                  with: #""loadBalancer": "nginx", "tapB": {"faultRules": "gone.json"},"#)
+        XCTAssertNotEqual(manifest, Self.minimalManifest)
+        let directory = try makeScenarioDirectory(["scenario.json": manifest, "nginx.conf": "# x\n"])
+        assertThrows(.configMissing(file: directory + "/gone.json")) { try Scenario.load(from: directory) }
+    }
+
+    func testNewManifestFieldsNameWhatIsWrong() throws {
+        let cases: [(String, String)] = [
+            (#"{"summary": "s", "loadBalancer": "nginx", "tapB": {"plainHTTP": true}, "expect": {}}"#,
+             #"at tapB: unknown field "plainHTTP" (allowed: recordSecrets, faults, faultRules)"#),
+            (#"{"summary": "s", "loadBalancer": "nginx", "tapA": {"faults": [1]}, "expect": {}}"#,
+             "at tapA.faults[0]: expected a string, found a number"),
+            (#"{"summary": "s", "loadBalancer": "nginx", "tapA": {"recordSecrets": 1}, "expect": {}}"#,
+             "at tapA.recordSecrets: expected true or false, found a number"),
+            (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": true}, "verify": {"holds": true, "intermediaryRequests": "some"}}}"#,
+             "at expect.verify.intermediaryRequests: expected "),
+            (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": true}, "verify": {"holds": false, "exchange": "login-page", "verdict": "modified", "intermediaryRequests": 1}}}"#,
+             #"at expect.verify.intermediaryRequests: "intermediaryRequests" is only for a verification that holds"#),
+            (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": true}, "verify": {"holds": false, "exchange": "login-page", "verdict": "modified", "differences": []}}}"#,
+             "at expect.verify.differences: expected at least one difference"),
+            (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": true}, "verify": {"holds": false, "exchange": "login-page", "verdict": "modified", "differences": [{"message": "response", "kind": "cookie-changed", "colour": "red"}]}}}"#,
+             #"at expect.verify.differences[0]: unknown field "colour" (allowed: message, kind, field, cookie, text)"#),
+        ]
+        for (manifest, expected) in cases {
+            let directory = try makeScenarioDirectory(["scenario.json": manifest, "nginx.conf": "# x\n"])
+            guard case let .manifest(error)? = scenarioError({ try Scenario.load(from: directory) }) else {
+                XCTFail("accepted: \(manifest)")
+                continue
+            }
+            XCTAssertTrue(error.description.contains(expected), "\(manifest)\n→ \(error.description)")
+        }
+    }
+
     func testDefaultsAreTheConventionalConfigFileAndTheStrictPolicy() throws {
         let directory = try makeScenarioDirectory(["scenario.json": Self.minimalManifest, "nginx.conf": "# x\n"])
         let scenario = try Scenario.load(from: directory)
@@ -85,7 +165,7 @@ final class ScenarioTests: XCTestCase {
         let cases: [(String, String)] = [
             ("not json", "1:2: not valid JSON: "),
             (#"{"summary": "s", "loadBalancer": "nginx", "expect": {}, "extra": 1}"#,
-             #"1:57: unknown field "extra" (allowed: summary, loadBalancer, config, breaks, policy, tapA, expect)"#),
+             #"1:57: unknown field "extra" (allowed: summary, loadBalancer, config, breaks, policy, tapA, tapB, expect)"#),
             (#"{"summary": "s", "loadBalancer": "traefik", "expect": {}}"#,
              #"1:34: at loadBalancer: unknown value "traefik" (one of: nginx, haproxy)"#),
             (#"{"loadBalancer": "nginx", "expect": {}}"#, #"1:1: missing field "summary""#),

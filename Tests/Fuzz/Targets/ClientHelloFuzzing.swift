@@ -14,7 +14,7 @@ enum ClientHelloFuzzing {
                 break
             case .clientHello:
                 precondition(prefix == whole, "a prefix of \(cut) bytes reads another hello")
-            case .notTLS(let reason), .invalidServerName(_, let reason):
+            case .notTLS(let reason):
                 preconditionFailure("a prefix of \(cut) bytes of a valid hello was refused: \(reason)")
             }
         }

@@ -1,5 +1,9 @@
+import HTTP
+
 /// The judgement of one message as two observation points saw it (before and
 /// after a hop), made from digests alone so it works on redacted recordings.
+/// `HTTP` computes the digests; judging them is the verifier's, here, in the
+/// report's own vocabulary (`HopVerdict`, `Equivalence`).
 ///
 /// - `identical`: exact and semantic head digests, body and exact trailer
 ///   digests equal. (The exact digest of an origin-form HTTP/1.1 head does not
@@ -11,52 +15,6 @@
 ///   (field added, removed or changed, status, method, target, body, trailers)
 ///   and `reasons` still lists the wire differences that came with it.
 public struct DigestComparison: Codable, Hashable, Sendable {
-    /// The three verdicts a comparison of two present messages can reach.
-    public enum Verdict: String, Codable, Hashable, Sendable {
-        case identical, equivalent, modified
-    }
-
-    /// A difference HTTP lets an intermediary make without changing meaning.
-    public enum Reason: Codable, Hashable, Sendable, CustomStringConvertible {
-        /// The same fields spelled with different case (lowercased names).
-        case fieldNameCase(names: [String])
-        case version(from: HTTPVersion, to: HTTPVersion)
-        /// `content-length` or `transfer-encoding` added, removed or changed.
-        case framing(names: [String])
-        /// Hop-by-hop fields added, removed or changed.
-        case hopByHop(names: [String])
-        /// `Host` added, removed or changed while the authority stayed the same
-        /// (HTTP/2 `:authority` against HTTP/1.1 `Host`).
-        case host
-        /// The number of `Cookie` fields changed, the joined value did not.
-        case cookieCrumbs(from: Int, to: Int)
-        /// Fields of different names appear in another order.
-        case fieldOrder
-        case targetForm(from: RequestTargetForm, to: RequestTargetForm)
-        case reasonPhrase
-        /// Trailer fields differ in name case or in order between names.
-        case trailerFormatting
-        /// The head bytes differ in nothing named above: whitespace around
-        /// values, pseudo-field order, or similar formatting.
-        case wireFormatting
-
-        public var description: String {
-            switch self {
-            case .fieldNameCase(let names): return "field-name case (\(names.joined(separator: ", ")))"
-            case .version(let from, let to): return "version \(from) → \(to)"
-            case .framing(let names): return "framing (\(names.joined(separator: ", ")))"
-            case .hopByHop(let names): return "hop-by-hop fields (\(names.joined(separator: ", ")))"
-            case .host: return "Host field (authority unchanged)"
-            case .cookieCrumbs(let from, let to): return "cookie crumbs (\(from) → \(to) fields)"
-            case .fieldOrder: return "field order"
-            case .targetForm(let from, let to): return "target form \(from.rawValue) → \(to.rawValue)"
-            case .reasonPhrase: return "reason phrase"
-            case .trailerFormatting: return "trailer formatting"
-            case .wireFormatting: return "wire formatting"
-            }
-        }
-    }
-
     /// A semantic difference.
     public enum Change: Codable, Hashable, Sendable, CustomStringConvertible {
         case statusChanged(from: Int, to: Int)
@@ -89,9 +47,10 @@ public struct DigestComparison: Codable, Hashable, Sendable {
         }
     }
 
-    public var verdict: Verdict
+    /// `identical`, `equivalent` or `modified`: the verdicts a comparison of two present messages can reach.
+    public var verdict: HopVerdict
     /// Wire differences that do not change meaning; empty when identical.
-    public var reasons: [Reason]
+    public var reasons: [Equivalence]
     /// Semantic differences; non-empty exactly when `verdict == .modified`.
     public var changes: [Change]
 
@@ -117,7 +76,7 @@ public struct DigestComparison: Codable, Hashable, Sendable {
         self.init(verdict: .modified, reasons: reasons, changes: changes)
     }
 
-    public init(verdict: Verdict, reasons: [Reason], changes: [Change]) {
+    public init(verdict: HopVerdict, reasons: [Equivalence], changes: [Change]) {
         self.verdict = verdict
         self.reasons = reasons
         self.changes = changes
@@ -126,9 +85,9 @@ public struct DigestComparison: Codable, Hashable, Sendable {
 
 extension DigestComparison {
     /// The wire differences between two heads that the semantic form ignores.
-    static func reasons(_ a: HeadDigest, _ b: HeadDigest) -> [Reason] {
+    static func reasons(_ a: HeadDigest, _ b: HeadDigest) -> [Equivalence] {
         guard a.exact != b.exact else { return [] }
-        var reasons: [Reason] = []
+        var reasons: [Equivalence] = []
         if a.version != b.version { reasons.append(.version(from: a.version, to: b.version)) }
         if let from = a.targetForm, let to = b.targetForm, from != to { reasons.append(.targetForm(from: from, to: to)) }
 
@@ -200,4 +159,41 @@ extension DigestComparison {
         }
         return order
     }
+}
+
+/// The wire differences a comparison names, each with its kind and sentence.
+extension Equivalence {
+    /// The same fields spelled with different case (lowercased names).
+    public static func fieldNameCase(names: [String]) -> Equivalence {
+        Equivalence(kind: .fieldNameCase, text: "field-name case (\(names.joined(separator: ", ")))")
+    }
+    public static func version(from: HTTPVersion, to: HTTPVersion) -> Equivalence {
+        Equivalence(kind: .version, text: "version \(from) → \(to)")
+    }
+    /// `content-length` or `transfer-encoding` added, removed or changed.
+    public static func framing(names: [String]) -> Equivalence {
+        Equivalence(kind: .framing, text: "framing (\(names.joined(separator: ", ")))")
+    }
+    /// Hop-by-hop fields added, removed or changed.
+    public static func hopByHop(names: [String]) -> Equivalence {
+        Equivalence(kind: .hopByHop, text: "hop-by-hop fields (\(names.joined(separator: ", ")))")
+    }
+    /// `Host` added, removed or changed while the authority stayed the same
+    /// (HTTP/2 `:authority` against HTTP/1.1 `Host`).
+    public static let host = Equivalence(kind: .host, text: "Host field (authority unchanged)")
+    /// The number of `Cookie` fields changed, the joined value did not.
+    public static func cookieCrumbs(from: Int, to: Int) -> Equivalence {
+        Equivalence(kind: .cookieCrumbs, text: "cookie crumbs (\(from) → \(to) fields)")
+    }
+    /// Fields of different names appear in another order.
+    public static let fieldOrder = Equivalence(kind: .fieldOrder, text: "field order")
+    public static func targetForm(from: RequestTargetForm, to: RequestTargetForm) -> Equivalence {
+        Equivalence(kind: .targetForm, text: "target form \(from.rawValue) → \(to.rawValue)")
+    }
+    public static let reasonPhrase = Equivalence(kind: .reasonPhrase, text: "reason phrase")
+    /// Trailer fields differ in name case or in order between names.
+    public static let trailerFormatting = Equivalence(kind: .trailerFormatting, text: "trailer formatting")
+    /// The head bytes differ in nothing named above: whitespace around
+    /// values, pseudo-field order, or similar formatting.
+    public static let wireFormatting = Equivalence(kind: .wireFormatting, text: "wire formatting")
 }

@@ -1,4 +1,5 @@
 import XCTest
+import Evidence
 import HTTP
 
 /// Heads for one request as HTTP/1.1 and HTTP/2 would carry it, built by hand
