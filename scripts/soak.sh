@@ -70,6 +70,8 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 url="https://127.0.0.1:$proxy_port"
+# wrk and h2load send the URL's host as SNI; an IP address is no valid SNI (RFC 6066), so they name localhost.
+load_url="https://localhost:$proxy_port"
 ca="$work/ca/ca-cert.pem"
 fds() { ls "/proc/$proxy/fd" 2>/dev/null | wc -l; }
 rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$proxy/status" 2>/dev/null; }
@@ -133,11 +135,11 @@ slow=$!
 # request count, so no request is cut off when the time is up.
 h2_total=0; h2_failed=0; wrk_total=0; wrk_failed=0
 while [ "$(date +%s)" -lt $((end - 20)) ]; do
-    out=$(h2load -n 20000 -c 10 -m 10 "$url/1k" 2>&1)
+    out=$(h2load -n 20000 -c 10 -m 10 "$load_url/1k" 2>&1)
     done_n=$(echo "$out" | sed -n 's/^requests: .* \([0-9]*\) succeeded, \([0-9]*\) failed, \([0-9]*\) errored.*/\1 \2 \3/p')
     read -r ok bad err <<< "${done_n:-0 20000 0}"
     h2_total=$((h2_total + ok)); h2_failed=$((h2_failed + bad + err))
-    out=$(wrk -t1 -c20 -d10s "$url/1k" 2>&1)
+    out=$(wrk -t1 -c20 -d10s "$load_url/1k" 2>&1)
     n=$(echo "$out" | sed -n 's/^ *\([0-9]*\) requests in.*/\1/p')
     non2xx=$(echo "$out" | sed -n 's/^ *Non-2xx or 3xx responses: *\([0-9]*\)/\1/p')
     socket=$(echo "$out" | sed -n 's/^ *Socket errors: connect \([0-9]*\), read \([0-9]*\), write \([0-9]*\), timeout \([0-9]*\)/\1 \2 \3 \4/p')
