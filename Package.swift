@@ -2,7 +2,7 @@
 // Intact: an intercepting verification proxy for mobile sign-in flows.
 // Layers, bottom to top: a target depends only on targets of lower layers
 // (RepositoryTests checks it, and that README.md repeats this list).
-//   1. C libraries:       COpenSSL, CNGHTTP2, CZlib
+//   1. C libraries:       COpenSSL, CNGHTTP2, CZlib, CLibFuzzer
 //   2. foundations:       Wire, Hashing, Compression, ConfigurationFile
 //   3. protocol engines:  TLS, HTTP
 //   4. shared models:     Transport, Evidence, AuthFlow
@@ -74,6 +74,13 @@ let package = Package(
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
         // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
         .executableTarget(name: "intact-microbench", dependencies: ["HTTP", "Hashing"], path: "Benchmarks/Microbench"),
+
+        // Fuzzing: one entry function per target (FuzzTargetsTests replays the corpus through each in
+        // `make test`) and the libFuzzer driver `make fuzz` builds with coverage and AddressSanitizer.
+        .systemLibrary(name: "CLibFuzzer", path: "Tests/Fuzz/CLibFuzzer"),
+        .target(name: "FuzzTargets", dependencies: ["HTTP", "TLS", "Evidence", "Faults", "ConfigurationFile"], path: "Tests/Fuzz/Targets"),
+        .executableTarget(name: "intact-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], path: "Tests/Fuzz/Driver"),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
 
         // Helpers shared by test targets: child processes (intact, curl), tool runs.
         .target(name: "IntactTestSupport", path: "Tests/IntactTestSupport"),

@@ -63,6 +63,18 @@ enum ProxyCommand {
         let loops = Option.value("loops", .integer(in: 1...256, "N"),
                                  help: "event loops (threads) serving connections; a client connection and its upstreams share one",
                                  default: EventLoopGroup.defaultLoopCount)
+        let headTimeout = Option.value("head-timeout", .integer(in: 1...86_400, "SECONDS"),
+                                       help: "a request head must complete this long after its first byte (else 408)",
+                                       default: 30)
+        let idleTimeout = Option.value("idle-timeout", .integer(in: 1...86_400, "SECONDS"),
+                                       help: "close a client connection with no request this long (HTTP/2: GOAWAY)",
+                                       default: 120)
+        let bodyTimeout = Option.value("body-timeout", .integer(in: 1...86_400, "SECONDS"),
+                                       help: "cut a connection whose request or response body makes no progress this long",
+                                       default: 60)
+        let maxClientConnections = Option.value("max-client-connections", .integer(in: 1...1_000_000, "N"),
+                                                help: "connections one client address may hold; more are refused and logged",
+                                                default: 512)
         let faults = FaultOptions.Group()
     }
 
@@ -137,6 +149,11 @@ enum ProxyCommand {
         configuration.tap = arguments[options.tap]
         configuration.toolVersion = IntactVersion.string
         configuration.loopCount = arguments[options.loops]
+        configuration.clientTimeouts = ClientTimeouts(head: .seconds(arguments[options.headTimeout]),
+                                                      idle: .seconds(arguments[options.idleTimeout]),
+                                                      body: .seconds(arguments[options.bodyTimeout]))
+        configuration.maxClientConnections = arguments[options.maxClientConnections]
+        configuration.diagnosticLog = { line in log.line("intact proxy: \(line)") }
 
         let insecure = arguments[options.insecureUpstream]
         if let caFile = arguments[options.upstreamCA] {

@@ -77,6 +77,13 @@ public struct ProxyConfiguration: Sendable {
     public var connectTimeout: Duration = .seconds(10)
     /// HTTP/1.1 upstream connections per target at most (HTTP/2 uses one).
     public var maxUpstreamConnectionsPerTarget: Int = 8
+    /// The head, idle and body timeouts of client connections.
+    public var clientTimeouts = ClientTimeouts()
+    /// Client connections from one address at most; more are refused (closed at once) and logged.
+    public var maxClientConnections: Int = 512
+    /// Where the proxy reports what concerns no exchange (a refused client
+    /// connection); `intact proxy` writes it to standard error. Must not block.
+    public var diagnosticLog: (@Sendable (String) -> Void)?
 
     public init(authority: CertificateAuthority) {
         self.authority = authority

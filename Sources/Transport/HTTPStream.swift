@@ -59,6 +59,10 @@ public class HTTPStream: @unchecked Sendable {
     var awaitingWritable = false
     /// Set once the stream failed or was reset; no events after that.
     public private(set) var failure: TransportError?
+    /// Whether the owner knows of `failure`: it was delivered as `.failed`, or
+    /// the owner caused it (`reset`). A stream that fails before its owner
+    /// installed a handler reports the failure when the handler comes.
+    private var failureKnown = false
 
     init(loop: EventLoop, streamID: Int, version: HTTPVersion, request: HTTPRequestHead,
          requestWire: HeadDigest.WireForm, driver: any HTTPStreamDriver) {
@@ -76,7 +80,17 @@ public class HTTPStream: @unchecked Sendable {
     /// Called only on the loop.
     public func setHandler(_ handler: @escaping (HTTPStreamEvent) -> Void) {
         loop.preconditionOnLoop()
-        guard driver != nil else { return }
+        guard driver != nil else {
+            // Failed before anyone listened (a request head and its malformed
+            // body in one read): the owner must still learn it, or it would
+            // wait for the rest of a message that never comes.
+            if let failure, !failureKnown {
+                failureKnown = true
+                let late = LoopBound(handler, on: loop)
+                loop.execute { late.value(.failed(failure)) }
+            }
+            return
+        }
         self.handler = handler
         scheduleDrain()
     }
@@ -144,6 +158,7 @@ public class HTTPStream: @unchecked Sendable {
         loop.preconditionOnLoop()
         guard failure == nil, let driver else { return }
         failure = .cancelled
+        failureKnown = true
         release()
         driver.reset(self, code: code)
     }
@@ -201,6 +216,7 @@ public class HTTPStream: @unchecked Sendable {
         failure = error
         held.removeAll()
         let handler = self.handler
+        failureKnown = handler != nil
         release()
         handler?(.failed(error))
     }

@@ -122,6 +122,8 @@ final class RawOrigin: @unchecked Sendable {
     private let lock = NSLock()
     private var received: [Int] = []
     private var heads: [String] = []
+    private var accepted = 0
+    private var closedAfterHead = 0
 
     init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
@@ -135,6 +137,10 @@ final class RawOrigin: @unchecked Sendable {
 
     /// Every request head read, in order.
     var requestHeads: [String] { lock.withLock { heads } }
+    /// Connections accepted so far.
+    var connectionsAccepted: Int { lock.withLock { accepted } }
+    /// `.swallow`: connections that carried a request head and have closed since.
+    var connectionsClosedAfterHead: Int { lock.withLock { closedAfterHead } }
 
     func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
 
@@ -142,6 +148,7 @@ final class RawOrigin: @unchecked Sendable {
         while true {
             let client = accept(listener, nil, nil)
             guard client >= 0 else { return }
+            lock.withLock { accepted += 1 }
             Thread.detachNewThread { [self] in handle(client) }
         }
     }
@@ -169,7 +176,10 @@ final class RawOrigin: @unchecked Sendable {
             close(client)
         case .swallow:
             let body = RawSocket.readAll(client, limit: .max)
-            lock.withLock { received.append(body.count) }
+            lock.withLock {
+                received.append(body.count)
+                if !head.isEmpty { closedAfterHead += 1 }
+            }
             close(client)
         }
     }
