@@ -115,7 +115,7 @@ public struct ScenarioPlan: Hashable, Sendable {
         let recordingOptions = { (tap: String) in ["--record", files.recordings[tap] ?? "", "--tap", tap] }
         let server = ProcessCommand(role: .server, executable: intactExecutable, arguments: [
             "server", "--listen", "\(host):\(ports.server)", "--external-url", origin, "--ca-dir", caDirectory,
-        ] + recordingOptions("server"))
+        ] + (scenario.serverGzips ? ["--gzip"] : []) + recordingOptions("server"))
         let tapB = ProcessCommand(role: .tapB, executable: intactExecutable, arguments: [
             "proxy", "--listen", "\(host):\(ports.tapB)", "--mode", "reverse:https://\(host):\(ports.server)",
             "--ca-dir", caDirectory, "--upstream-ca", files.caCertificate,
@@ -131,7 +131,7 @@ public struct ScenarioPlan: Hashable, Sendable {
         services = [server, tapB, loadBalancer, tapA]
         client = ProcessCommand(role: .client, executable: intactExecutable, arguments: [
             "client", origin + Self.resourcePath, "--ca", files.caCertificate, "--json",
-        ] + recordingOptions("client"))
+        ] + scenario.clientRequestFields.flatMap { ["--request-field", $0.description] } + recordingOptions("client"))
         verify = ProcessCommand(role: .verify, executable: intactExecutable, arguments:
             ["verify"] + Self.tapNames.compactMap { files.recordings[$0] }
             + ["--path", Self.tapNames.joined(separator: ","), "--html", files.reportHTML]
