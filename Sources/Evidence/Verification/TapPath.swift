@@ -1,3 +1,5 @@
+import HTTP
+
 /// One tap on the path with its records, and the legs where requests enter
 /// and leave it.
 struct PathTap {
@@ -24,6 +26,16 @@ struct PathTap {
         case .intermediary: return .upstream
         case .server: return .server
         }
+    }
+
+    /// The scheme a reverse-proxy tap speaks to its upstream by its own
+    /// choice (`--mode reverse:http://…` → `http`): what its upstream leg's
+    /// requests carry whatever scheme the app used. Nil for other taps.
+    var chosenUpstreamScheme: TapSchemeChoice? {
+        guard kind == .intermediary, recording.header.mode == "reverse", let mode = recording.header.options["mode"],
+              mode.hasPrefix("reverse:"), let end = mode.range(of: "://") else { return nil }
+        let scheme = HTTPField.lowercaseASCII(String(mode[mode.index(mode.startIndex, offsetBy: 8)..<end.lowerBound]))
+        return scheme.isEmpty ? nil : TapSchemeChoice(tap: name, scheme: scheme, mode: mode)
     }
 
     /// The tap's observation points, client side first.

@@ -374,6 +374,8 @@ public struct Equivalence: Codable, Hashable, Sendable {
         case cookieCrumbs = "cookie-crumbs", fieldOrder = "field-order", targetForm = "target-form"
         case reasonPhrase = "reason-phrase", trailerFormatting = "trailer-formatting"
         case wireFormatting = "wire-formatting"
+        /// The scheme alone changed because a tap chose its upstream scheme (`TapSchemeChoice`).
+        case tapScheme = "tap-scheme"
     }
 
     public var kind: Kind
