@@ -249,7 +249,7 @@ public struct Verifier: Sendable {
         placeUnplacedFailures(members, in: &hops, path: path)
         return VerifiedExchange(
             number: number, traceID: members.lazy.compactMap(\.record.traceID).first,
-            step: members.lazy.compactMap(\.record.authFlowStep).first,
+            step: members.lazy.compactMap(\.record.authFlowStep).first.map(StepLabel.init(rawValue:)),
             method: request?.method ?? "", target: request?.path ?? "", authority: request?.authority,
             started: started, records: members.map { RecordReference(tap: path.taps[$0.tap].name, exchangeID: $0.record.exchangeID) },
             hops: hops)
