@@ -172,7 +172,8 @@ extension DownstreamDriver {
                               for exchange: ExchangeID, _ streams: ExchangeStreams) {
         streams.upstream = .opening(abandoned: false)
         let endpoint = HTTPEndpoint(host: target.host, port: UInt16(target.port),
-                                    tls: target.scheme == .https ? runtime.upstreamTLS : nil)
+                                    tls: target.scheme == .https ? runtime.upstreamTLS : nil,
+                                    proxy: runtime.configuration.upstreamProxy?.address(for: target.host))
         loopState.pool.openStream(
             to: endpoint, head, framing: framing,
             handler: { [weak self] event in self?.upstreamEvent(event, exchange, target: target) },

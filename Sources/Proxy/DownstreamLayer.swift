@@ -13,9 +13,12 @@ public struct ProxyLayerSettings: Sendable {
     /// Add-ons whose hooks every exchange runs through, in order.
     public var addons: [any ProxyAddon]
     public var recording: RecordingSettings
+    /// Answers forward-mode requests addressed to the proxy itself (`LocalSite`); nil: none are.
+    public var localSite: (any LocalSite)?
 
     public init(mode: ProxyMode, passthroughHosts: [String] = [], loopGuard: LoopGuard,
-                addons: [any ProxyAddon] = [], recording: RecordingSettings) {
+                addons: [any ProxyAddon] = [], recording: RecordingSettings, localSite: (any LocalSite)? = nil) {
+        self.localSite = localSite
         self.mode = mode
         self.passthroughHosts = passthroughHosts.map(HTTPField.lowercaseASCII)
         self.loopGuard = loopGuard
@@ -184,6 +187,9 @@ public struct DownstreamLayer {
         switch phase {
         case .plain:
             if head.method == "CONNECT" { return connect(exchange, head, wire: wire) }
+            if let site = settings.localSite, LocalSiteAddress.isAddressed(head, loopGuard: settings.loopGuard) {
+                return answerLocally(exchange, head, wire: wire, framing: framing, site: site)
+            }
             guard head.targetForm == .absolute, let scheme = head.scheme.flatMap(UpstreamTarget.Scheme.init),
                   let target = head.authority.flatMap({ UpstreamTarget(authority: $0, scheme: scheme) }) else {
                 return refuse(exchange, head, wire: wire, streamID: streamID, status: 400, .protocolError,
@@ -210,6 +216,18 @@ public struct DownstreamLayer {
         let context = ExchangeHookContext(id: exchange, request: head, target: route, tap: settings.recording.tap)
         let hooks = settings.addons.compactMap { $0.hook(for: context) }
         var flow = ExchangeFlow(id: exchange, target: route, client: client, hooks: hooks,
+                                settings: settings.recording)
+        let commands = flow.start(head, wire: wire)
+        if !flow.isFinished { flows[exchange] = flow }
+        return wrap(commands, of: exchange)
+    }
+
+    /// A request for the proxy's own pages: its flow has the site's hook
+    /// only and no target, so it is answered and recorded, never forwarded.
+    private mutating func answerLocally(_ exchange: ExchangeID, _ head: HTTPRequestHead, wire: HeadDigest.WireForm,
+                                        framing: HTTP1Framing, site: any LocalSite) -> [DownstreamCommand] {
+        let client = ExchangeFlow.ClientStream(connection: id, streamID: nil, tls: nil, bodyFraming: framing)
+        var flow = ExchangeFlow(id: exchange, target: nil, client: client, hooks: [LocalSiteHook(site: site)],
                                 settings: settings.recording)
         let commands = flow.start(head, wire: wire)
         if !flow.isFinished { flows[exchange] = flow }

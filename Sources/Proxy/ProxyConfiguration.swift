@@ -1,5 +1,6 @@
 import Evidence
 import TLS
+import Wire
 
 /// Everything a `ProxyServer` runs with; `intact proxy` builds one from its
 /// options, the demo builds one in code.
@@ -32,7 +33,8 @@ public struct ProxyConfiguration: Sendable {
         }
     }
 
-    /// The address to listen on (an IP literal); loopback by default.
+    /// The address to listen on: an IP literal, or a host name whose every
+    /// address is bound (`localhost`: 127.0.0.1 and ::1); loopback by default.
     public var listenHost: String = "127.0.0.1"
     /// The port; 0 picks an ephemeral one (`ProxyServer.start` returns it).
     public var listenPort: Int = 8080
@@ -53,6 +55,17 @@ public struct ProxyConfiguration: Sendable {
     /// Add-ons run on every exchange, in order (`intact proxy` and the demo
     /// give the sign-in flow's: `ProxyAddons`' `signInAddons`).
     public var addons: [any ProxyAddon] = []
+    /// The HTTP proxy every upstream connection is tunnelled through with
+    /// CONNECT (`--upstream-proxy`, or `HTTPS_PROXY`); nil: direct.
+    public var upstreamProxy: UpstreamProxy?
+    /// Clients allowed to connect (`--allow`); empty: everyone.
+    public var allowedClients = ClientAllowList()
+    /// Called with the address of each client `allowedClients` refused, on
+    /// its loop (`intact proxy` logs a line). Must not block.
+    public var refusedClientLog: (@Sendable (SocketAddress) -> Void)?
+    /// Answers forward-mode requests addressed to the proxy itself
+    /// (`http://intact.proxy/`, `http://PROXY:PORT/`): the CA page. Nil: none.
+    public var localSite: (any LocalSite)?
     /// Called with each finished exchange's record, on the exchange's loop
     /// (`intact proxy` logs a line). Must not block.
     public var exchangeLog: (@Sendable (ExchangeRecord) -> Void)?
@@ -78,6 +91,11 @@ public struct ProxyConfiguration: Sendable {
         case .caFile(let path): options["upstreamVerification"] = "ca-file:\(path)"
         case .insecure: options["upstreamVerification"] = "insecure"
         }
+        if let upstreamProxy {
+            options["upstreamProxy"] = upstreamProxy.address.description
+            if !upstreamProxy.exemptions.isEmpty { options["noUpstreamProxy"] = upstreamProxy.exemptions.joined(separator: ",") }
+        }
+        if !allowedClients.isEmpty { options["allow"] = allowedClients.ranges.map(\.description).joined(separator: ",") }
         if !passthroughHosts.isEmpty { options["passthrough"] = passthroughHosts.joined(separator: ",") }
         if let recording { options["recordBodies"] = String(recording.bodyStoreLimit) }
         if let identity = upstreamClientIdentity { options["upstreamClientCertificate"] = identity.subject }

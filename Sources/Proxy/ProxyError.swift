@@ -11,6 +11,7 @@ public struct ProxyError: Error, Hashable, Sendable, CustomStringConvertible {
         case connectionRefused = "connection_refused"
         case connectionTerminated = "connection_terminated"
         case connectionTimeout = "connection_timeout"
+        case destinationUnavailable = "destination_unavailable"
         case tlsProtocolError = "tls_protocol_error"
         case tlsCertificateError = "tls_certificate_error"
         case httpRequestError = "http_request_error"
@@ -25,10 +26,18 @@ public struct ProxyError: Error, Hashable, Sendable, CustomStringConvertible {
     public var failure: ExchangeRecord.Failure
     /// What the `Proxy-Status` field of a local answer says.
     public var statusType: StatusType
+    /// The next hop that gave the answer, when it was not the destination
+    /// (an upstream proxy): `Proxy-Status`'s `next-hop` parameter.
+    public var nextHop: String?
+    /// The status the next hop answered with: `Proxy-Status`'s `received-status`.
+    public var receivedStatus: Int?
 
-    public init(_ kind: ExchangeRecord.Failure.Kind, at location: String, _ message: String, status: StatusType) {
+    public init(_ kind: ExchangeRecord.Failure.Kind, at location: String, _ message: String, status: StatusType,
+                nextHop: String? = nil, receivedStatus: Int? = nil) {
         failure = ExchangeRecord.Failure(kind: kind, location: location, message: message)
         statusType = status
+        self.nextHop = nextHop
+        self.receivedStatus = receivedStatus
     }
 
     /// `upstream connect: connection refused (127.0.0.1:1)`.

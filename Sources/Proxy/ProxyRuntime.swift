@@ -83,9 +83,12 @@ final class ProxyRuntime: Sendable {
         unlink(writer.path)
     }
 
-    /// The listener is bound here: loops are refused against this address.
-    func bound(to address: SocketAddress) {
-        loopGuard.withLock { $0 = LoopGuard(listenIP: address.ip, port: Int(address.port)) }
+    /// The listeners are bound here (one port): loops are refused against these addresses.
+    func bound(to addresses: [SocketAddress]) {
+        guard let first = addresses.first else { return }
+        loopGuard.withLock {
+            $0 = LoopGuard(listenIP: first.ip, port: Int(first.port), otherListenIPs: addresses.dropFirst().map(\.ip))
+        }
     }
 
     /// The settings a new client connection's layer starts with.
@@ -94,7 +97,8 @@ final class ProxyRuntime: Sendable {
         let recording = RecordingSettings(tap: configuration.tap, redaction: redaction,
                                           bodyStoreLimit: configuration.recording?.bodyStoreLimit ?? 0)
         return ProxyLayerSettings(mode: configuration.mode, passthroughHosts: configuration.passthroughHosts,
-                                  loopGuard: loopGuard.withLock { $0 }, addons: addons, recording: recording)
+                                  loopGuard: loopGuard.withLock { $0 }, addons: addons, recording: recording,
+                                  localSite: configuration.localSite)
     }
 
     var currentLoopGuard: LoopGuard { loopGuard.withLock { $0 } }

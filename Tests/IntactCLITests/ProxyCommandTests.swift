@@ -76,7 +76,14 @@ final class ProxyCommandTests: XCTestCase {
     func testBadOptionsAreUsageErrorsNamingTheOption() {
         let directory = makeTemporaryDirectory() + "/certs"
         let cases: [([String], String)] = [
-            (["--listen", "localhost:80"], "--listen"),
+            (["--listen", "localhost"], "--listen"),
+            (["--listen", "::1:80"], "--listen"),
+            (["--listen", ":80"], "--listen"),
+            (["--allow", "10.0.0.0/33"], "--allow"),
+            (["--allow", "10.0.0.1/8"], "--allow"),
+            (["--allow", "10.0.0/8"], "--allow"),
+            (["--allow", "not-an-address"], "--allow"),
+            (["--allow", "::1/129"], "--allow"),
             (["--listen", "127.0.0.1:70000"], "--listen"),
             (["--mode", "reverse:nohost"], "--mode"),
             (["--mode", "sideways"], "--mode"),
@@ -100,7 +107,7 @@ final class ProxyCommandTests: XCTestCase {
     func testHelpListsTheOptions() {
         let run = intact(["proxy", "--help"])
         XCTAssertEqual(run.status, 0)
-        for option in ["--listen ADDR:PORT", "--mode MODE", "--passthrough HOST", "--record-bodies[=LIMIT]",
+        for option in ["--listen HOST:PORT", "--allow CIDR", "--mode MODE", "--passthrough HOST", "--record-bodies[=LIMIT]",
                        "--upstream-client-cert FILE.p12", "--log-format FORMAT", "--keylog FILE"] {
             XCTAssertTrue(run.output.contains(option), "\(option) missing from:\n\(run.output)")
         }

@@ -88,14 +88,20 @@ public final class IntactProcess: @unchecked Sendable {
     }
 
     /// Starts `intact` with `arguments`; standard error (and standard output
-    /// when `keepOutput`) go to files in `directory`.
-    public init(_ arguments: [String], directory: String, keepOutput: Bool = false) throws {
-        errorFile = directory + "/intact-stderr.txt"
+    /// when `keepOutput`) go to files in `directory` (`name` tells several
+    /// processes' files apart). `environment` replaces the inherited one's
+    /// variables it names.
+    public init(_ arguments: [String], directory: String, keepOutput: Bool = false, name: String = "intact",
+                environment: [String: String] = [:]) throws {
+        errorFile = directory + "/\(name)-stderr.txt"
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         _ = FileManager.default.createFile(atPath: errorFile, contents: nil)
         process.executableURL = URL(fileURLWithPath: IntactProcess.executable)
         process.arguments = arguments
         if keepOutput {
-            let file = directory + "/intact-stdout.txt"
+            let file = directory + "/\(name)-stdout.txt"
             _ = FileManager.default.createFile(atPath: file, contents: nil)
             outputFile = file
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: file))

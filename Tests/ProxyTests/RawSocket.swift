@@ -106,6 +106,8 @@ final class RawOrigin: @unchecked Sendable {
         case resetMidBody(declared: Int, sent: Int)
         /// Never answers; reads until the peer goes, then records how many body bytes came.
         case swallow
+        /// Sends these bytes as the answer and closes (a proxy refusing CONNECT).
+        case answer(String)
     }
 
     let port: Int
@@ -113,6 +115,7 @@ final class RawOrigin: @unchecked Sendable {
     private let behaviour: Behaviour
     private let lock = NSLock()
     private var received: [Int] = []
+    private var heads: [String] = []
 
     init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
@@ -123,6 +126,9 @@ final class RawOrigin: @unchecked Sendable {
 
     /// Body bytes each finished connection received after its head.
     var bodyBytesReceived: [Int] { lock.withLock { received } }
+
+    /// Every request head read, in order.
+    var requestHeads: [String] { lock.withLock { heads } }
 
     func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
 
@@ -137,7 +143,8 @@ final class RawOrigin: @unchecked Sendable {
     private func handle(_ client: Int32) {
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        _ = RawSocket.read(client, until: "\r\n\r\n")
+        let head = RawSocket.read(client, until: "\r\n\r\n")
+        lock.withLock { heads.append(head) }
         switch behaviour {
         case .resetMidBody(let declared, let sent):
             RawSocket.send(client, Array("HTTP/1.1 200 OK\r\nContent-Length: \(declared)\r\n\r\n".utf8))
@@ -147,6 +154,9 @@ final class RawOrigin: @unchecked Sendable {
         case .swallow:
             let body = RawSocket.readAll(client, limit: .max)
             lock.withLock { received.append(body.count) }
+            close(client)
+        case .answer(let text):
+            RawSocket.send(client, Array(text.utf8))
             close(client)
         }
     }
