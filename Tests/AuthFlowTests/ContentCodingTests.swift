@@ -107,12 +107,11 @@ final class ContentCodingTests: XCTestCase {
     }
 
     func testAcceptsGzip() {
-        XCTAssertTrue(MockServer.acceptsGzip("gzip"))
-        XCTAssertTrue(MockServer.acceptsGzip("br, GZIP;q=0.5"))
-        XCTAssertTrue(MockServer.acceptsGzip("*"))
-        XCTAssertFalse(MockServer.acceptsGzip("gzip;q=0"))
-        XCTAssertFalse(MockServer.acceptsGzip("br, deflate"))
-        XCTAssertFalse(MockServer.acceptsGzip(nil))
+        let cases: [(String?, Bool)] = [("gzip", true), ("br, GZIP;q=0.5", true), ("*", true), ("gzip;q=0", false),
+                                        ("br, deflate", false), (nil, false)]
+        for (value, accepts) in cases {
+            XCTAssertEqual(MockServer.acceptsGzip(value), accepts, value ?? "no Accept-Encoding")
+        }
     }
 
     // MARK: Request field settings
