@@ -21,8 +21,14 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
     public var faults: [AppliedFault]
     /// Why the exchange broke, when it did.
     public var error: Failure?
+    /// Upstream attempts that failed before the one the upstream leg shows,
+    /// each with why: a request the upstream never processed (GOAWAY,
+    /// REFUSED_STREAM, a reused connection closed unanswered) is sent once
+    /// more. Nil when the first attempt carried the exchange.
+    public var retries: [Failure]?
     /// Set on a record of a connection that carried no request (its legs hold
-    /// no message): how it ended. Nil on every exchange.
+    /// no message, or only the CONNECT that opened it): how it ended. Nil on
+    /// every exchange.
     public var connection: ConnectionEvent?
 
     public init(exchangeID: String, traceID: String? = nil, tap: String, legs: [Leg], authFlowStep: String? = nil,
@@ -72,9 +78,15 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
         public var request: RecordedMessage?
         /// Nil when no response crossed this leg.
         public var response: RecordedMessage?
+        /// The interim (1xx other than 101) responses that crossed this leg
+        /// before the final one, in order (`100 Continue`, `103 Early Hints`);
+        /// head digests only. Nil when there were none.
+        public var interimResponses: [RecordedMessage]?
 
         public init(role: Role, connectionID: String, streamID: Int? = nil, tls: TLSDetails? = nil,
-                    request: RecordedMessage? = nil, response: RecordedMessage? = nil) {
+                    request: RecordedMessage? = nil, response: RecordedMessage? = nil,
+                    interimResponses: [RecordedMessage]? = nil) {
+            self.interimResponses = interimResponses
             self.role = role
             self.connectionID = connectionID
             self.streamID = streamID

@@ -61,8 +61,9 @@ public struct DownstreamLayer {
         case probing(PendingConnect)
         /// Waiting for the client's first bytes: after a CONNECT, or on a reverse listener (nil).
         case peeking(PendingConnect?)
-        /// TLS handshake with the client, every request going to `route` after it.
-        case handshaking(route: UpstreamTarget, hello: ClientHelloSummary)
+        /// TLS handshake with the client, every request going to `route` after
+        /// it; `connect` is the CONNECT that opened it (nil in reverse mode).
+        case handshaking(route: UpstreamTarget, hello: ClientHelloSummary, connect: PendingConnect?)
         /// HTTP inside the intercepted TLS; every request goes to `route`.
         case intercepting(route: UpstreamTarget, tls: TLSConnectionInfo?)
         /// Bytes relayed untouched to the CONNECT target.
@@ -157,18 +158,19 @@ public struct DownstreamLayer {
         case .clientHello(let hello):
             return clientHello(hello)
         case .tlsEstablished(let info):
-            guard case .handshaking(let route, _) = phase else { return [] }
+            guard case .handshaking(let route, _, _) = phase else { return [] }
             phase = .intercepting(route: route, tls: info)
             return []
         case .tlsFailed(let problem):
             let hello: ClientHelloSummary?
+            let connect: PendingConnect?
             switch phase {
-            case .handshaking(_, let seen): hello = seen
-            case .peeking: hello = nil
+            case .handshaking(_, let seen, let pending): (hello, connect) = (seen, pending)
+            case .peeking(let pending): (hello, connect) = (nil, pending)
             case .plain, .probing, .intercepting, .tunnelling, .closed: return [.close]
             }
             phase = .closed
-            return [.record(annotated(connectionRecord(hello: hello, error: problem))), .close]
+            return [.record(annotated(connectionRecord(connect: connect, hello: hello, error: problem))), .close]
         case let .tunnelClosed(upstream, problem):
             guard case .tunnelling(let connect, let hello) = phase else { return [] }
             phase = .closed
@@ -253,17 +255,21 @@ public struct DownstreamLayer {
     private mutating func clientHello(_ hello: ClientHelloSummary) -> [DownstreamCommand] {
         guard case .peeking(let connect) = phase else { return [] }
         guard let connect else {
-            // Reverse mode: present a leaf for the name the client asked for, or the address it reached.
+            // Reverse mode: present a leaf for the name the client asked for, or the address it
+            // reached when it sent none; for an SNI that is not a host name, the address or host
+            // inside it (an IP, `host:port`), else the configured upstream's name.
             guard case .reverse(let upstream) = settings.mode else { return [.close] }
-            phase = .handshaking(route: upstream, hello: hello)
-            return [interceptTLS(certificateName: hello.serverName ?? localIP)]
+            phase = .handshaking(route: upstream, hello: hello, connect: nil)
+            let name = hello.serverNameSent == nil ? localIP : hello.serverName ?? hello.serverNameAddress ?? upstream.host
+            return [interceptTLS(certificateName: name)]
         }
+        // Forward mode: the name the client asked for when it is a host name, else the CONNECT's host.
         let name = hello.serverName ?? connect.target.host
         if settings.isPassthrough(name) || settings.isPassthrough(connect.target.host) {
             phase = .tunnelling(connect, hello: hello)
             return [.openTunnel(connect.target)]
         }
-        phase = .handshaking(route: connect.target, hello: hello)
+        phase = .handshaking(route: connect.target, hello: hello, connect: connect)
         return [interceptTLS(certificateName: name)]
     }
 

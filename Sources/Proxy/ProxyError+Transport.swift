@@ -19,13 +19,23 @@ extension ProxyError {
         case .timeout(let what):
             return ProxyError(.timeout, at: location, message,
                               status: what == .connect ? .connectionTimeout : .tlsProtocolError)
-        case .peerClosed:
-            return ProxyError(.closedEarly, at: location, message, status: .connectionTerminated)
+        case .peerClosed(let stage):
+            var problem = ProxyError(.closedEarly, at: location, message, status: .connectionTerminated)
+            if stage == .responseOnReusedConnection { problem.notProcessed = .ifIdempotent }
+            return problem
         case let .proxyRefused(proxy, status, reason):
             return .upstreamProxyRefused(proxy: proxy, status: status, reason: reason, at: location)
         case .http1Parse, .http1Serialize, .http2Connection, .http2Session, .unsupportedProtocol, .invalidState:
             return ProxyError(.protocolError, at: location, message, status: .httpProtocolError)
-        case .streamReset, .goAway, .cancelled:
+        case .goAway:
+            var problem = ProxyError(.reset, at: location, message, status: .connectionTerminated)
+            problem.notProcessed = .certainly
+            return problem
+        case .streamReset(let reset):
+            var problem = ProxyError(.reset, at: location, message, status: .connectionTerminated)
+            if reset.code == .refusedStream, reset.initiator == .peer { problem.notProcessed = .certainly }
+            return problem
+        case .cancelled:
             return ProxyError(.reset, at: location, message, status: .connectionTerminated)
         }
     }

@@ -26,6 +26,19 @@ public struct ProxyError: Error, Hashable, Sendable, CustomStringConvertible {
     public var failure: ExchangeRecord.Failure
     /// What the `Proxy-Status` field of a local answer says.
     public var statusType: StatusType
+    /// Set when the upstream certainly or most likely never processed the
+    /// request, so it may be sent again on a fresh connection.
+    public var notProcessed: NotProcessed?
+
+    /// How sure it is that the upstream never processed a request.
+    public enum NotProcessed: Hashable, Sendable {
+        /// Certain: its HTTP/2 stream was above a GOAWAY's last-stream-id, or
+        /// refused with REFUSED_STREAM (RFC 9113 §8.7). Any method may be resent.
+        case certainly
+        /// Likely: a reused HTTP/1.1 connection ended before any byte of the
+        /// response. Only an idempotent request may be resent (RFC 9110 §9.2.2).
+        case ifIdempotent
+    }
     /// The next hop that gave the answer, when it was not the destination
     /// (an upstream proxy): `Proxy-Status`'s `next-hop` parameter.
     public var nextHop: String?

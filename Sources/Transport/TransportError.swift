@@ -82,6 +82,11 @@ public enum TransportStage: String, Hashable, Sendable, CustomStringConvertible 
     case tlsHandshake = "the TLS handshake"
     case request = "a request"
     case response = "a response"
+    /// A reused HTTP/1.1 connection ended before any byte of the response:
+    /// the server most likely closed it as idle while the request was on its
+    /// way, and never processed it (RFC 9110 §9.2.2 lets an idempotent
+    /// request be sent again).
+    case responseOnReusedConnection = "a response on a reused connection (no byte of it came)"
     case http2Streams = "open HTTP/2 streams"
     public var description: String { rawValue }
 }

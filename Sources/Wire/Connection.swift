@@ -13,12 +13,14 @@ import Glibc
 ///
 /// Reading: chunks are delivered as they arrive, read until the socket would
 /// block (up to 256 KiB per turn, then the loop serves others first).
-/// `pauseReading()` suspends the read source, so the kernel buffer fills and
-/// TCP flow control pushes back on the peer.
+/// `pauseReading()` stops reading (the read source is suspended only if it
+/// fires meanwhile), so the kernel buffer fills and TCP flow control pushes
+/// back on the peer.
 ///
-/// Writing: `write(_:)` queues and returns at once; queued chunks are
-/// gathered into `writev(2)` on the next loop turn. `isWritable` follows the
-/// `writeWatermarks`. The write source runs only while the kernel is full.
+/// Writing: `write(_:)` queues and returns at once; the chunks queued during
+/// a loop turn are gathered into one `writev(2)` when the turn ends
+/// (`EventLoop.runTurn`). `isWritable` follows the `writeWatermarks`. The
+/// write source runs only while the kernel is full (after `EAGAIN`).
 ///
 /// Closing: `shutdownWrite()` sends FIN once the queue drains; `close()`
 /// stops reading, drains, then closes; `abort()` drops the queue and resets.

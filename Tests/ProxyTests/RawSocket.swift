@@ -106,8 +106,14 @@ final class RawOrigin: @unchecked Sendable {
         case resetMidBody(declared: Int, sent: Int)
         /// Never answers; reads until the peer goes, then records how many body bytes came.
         case swallow
-        /// Sends these bytes as the answer and closes (a proxy refusing CONNECT).
+        /// Answers with exactly these bytes, then closes its side and drains
+        /// the peer before closing (a close-delimited body ends there; a proxy
+        /// refusing CONNECT).
         case answer(String)
+        /// Answers the first request with these bytes (keeping the connection),
+        /// then reads the next request's head and closes without answering it:
+        /// an idle-timeout race as a reused connection meets it.
+        case answerOnceThenDropNext(String)
     }
 
     let port: Int
@@ -151,12 +157,19 @@ final class RawOrigin: @unchecked Sendable {
             RawSocket.send(client, [UInt8](repeating: 0x61, count: sent))
             usleep(100_000)
             RawSocket.reset(client)
-        case .swallow:
-            let body = RawSocket.readAll(client, limit: .max)
-            lock.withLock { received.append(body.count) }
+        case .answerOnceThenDropNext(let text):
+            RawSocket.send(client, Array(text.utf8))
+            let next = RawSocket.read(client, until: "\r\n\r\n")
+            if !next.isEmpty { lock.withLock { heads.append(next) } }
             close(client)
         case .answer(let text):
             RawSocket.send(client, Array(text.utf8))
+            shutdown(client, Int32(SHUT_WR))
+            _ = RawSocket.readAll(client)
+            close(client)
+        case .swallow:
+            let body = RawSocket.readAll(client, limit: .max)
+            lock.withLock { received.append(body.count) }
             close(client)
         }
     }
