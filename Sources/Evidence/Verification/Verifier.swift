@@ -249,7 +249,7 @@ public struct Verifier: Sendable {
         placeUnplacedFailures(members, in: &hops, path: path)
         return VerifiedExchange(
             number: number, traceID: members.lazy.compactMap(\.record.traceID).first,
-            step: members.lazy.compactMap(\.record.authFlowStep).first,
+            step: members.lazy.compactMap(\.record.authFlowStep).first.map(StepLabel.init(rawValue:)),
             method: request?.method ?? "", target: request?.path ?? "", authority: request?.authority,
             started: started, records: members.map { RecordReference(tap: path.taps[$0.tap].name, exchangeID: $0.record.exchangeID) },
             hops: hops)
@@ -266,7 +266,11 @@ public struct Verifier: Sendable {
         } else {
             pairing = chain.pairings[fromTap]
         }
-        let request = judge.judge(before: nearLeg?.request, after: farLeg?.request, as: .request)
+        // A tap that chose its upstream scheme (reverse:http) changes the scheme of every request on its upstream leg.
+        let schemeChoice = info.to.leg == .upstream ? path.taps[toTap].chosenUpstreamScheme.map { ($0, true) }
+            : info.from.leg == .upstream ? path.taps[fromTap].chosenUpstreamScheme.map { ($0, false) } : nil
+        let request = judge.judge(before: nearLeg?.request, after: farLeg?.request, as: .request,
+                                  schemeChoice: schemeChoice.map { TapSchemeChoice.OnHop(choice: $0.0, isAfter: $0.1) })
         let response = judge.judge(before: farLeg?.response, after: nearLeg?.response, as: .response)
 
         let sides = fromTap == toTap ? [(fromTap, near)] : [(fromTap, near), (toTap, far)]
