@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow"]),
 
         // Layer 5: the command line, as a library so tests can drive it, and the executable.
-        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "AuthFlow", "Faults", "Proxy",
+        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Hashing", "Evidence", "AuthFlow", "Faults", "Proxy",
                                                   "SignIn", "Demo", "Scenarios"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
         // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire", "Hashing"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "TLSTests", dependencies: ["IntactTestSupport", "TLS", "Wire", "Hashing"]),
-        .testTarget(name: "IntactCLITests", dependencies: ["IntactTestSupport", "IntactCLI", "Evidence", "HTTP", "SignIn", "AuthFlow", "TLS", "Proxy"]),
+        .testTarget(name: "IntactCLITests", dependencies: ["IntactTestSupport", "IntactCLI", "Evidence", "HTTP", "Hashing", "SignIn", "AuthFlow", "TLS", "Proxy"]),
         .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing"]),
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Hashing"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Wire", "TLS", "HTTP", "Hashing"]),

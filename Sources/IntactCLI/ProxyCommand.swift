@@ -42,14 +42,14 @@ enum ProxyCommand {
             .value("tap", valueName: "NAME", help: "the tap name in the recording", defaultValue: "proxy"),
             .optionalValue("record-bodies", valueName: "LIMIT",
                            help: "store bodies in the recording, up to LIMIT bytes each (K/M/G suffixes; default 1M)"),
-            .flag("record-secrets", help: "record cookies, Authorization and other secrets in clear"),
+            .flag("record-secrets", help: "record cookies, Authorization, tokens and passwords in clear (default: keyed digests)"),
             .value("context-path", valueName: "PATH", help: "the sign-in flow's context path, for step labels",
                    defaultValue: "suite"),
             .flag("quiet", short: "q", help: "no log line per exchange"),
             .value("log-format", valueName: "FORMAT", help: "text or json", defaultValue: "text"),
             .value("drain-timeout", valueName: "SECONDS", help: "how long to let in-flight exchanges finish on stop",
                    defaultValue: "5"),
-        ] + FaultOptions.options,
+        ] + RecordingOptions.options + FaultOptions.options,
         run: run)
 
     private static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
@@ -126,10 +126,13 @@ enum ProxyCommand {
         }
         if let keyLog = arguments.value("keylog") { configuration.keyLog = .file(keyLog) }
         if let path = arguments.value("record") {
+            let redaction = try RecordingOptions.redaction(arguments, keyDirectory: directory) { note in
+                context.standardError.line("intact proxy: " + note)
+            }
             configuration.recording = ProxyConfiguration.Recording(
-                path: path, bodyStoreLimit: try bodyLimit(arguments), recordSecrets: arguments.flag("record-secrets"))
-        } else if arguments.isGiven("record-bodies") || arguments.flag("record-secrets") {
-            throw UsageError("--record-bodies and --record-secrets need --record FILE.jsonl", path: arguments.path)
+                path: path, bodyStoreLimit: try bodyLimit(arguments), redaction: redaction)
+        } else if let option = ["record-bodies", "record-secrets", "digest-key", "secret-name"].first(where: arguments.isGiven) {
+            throw UsageError("--\(option) needs --record FILE.jsonl", path: arguments.path)
         }
         if let faults {
             configuration.addons.append(try faults.addon(contextPath: contextPath))

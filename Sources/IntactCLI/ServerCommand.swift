@@ -60,7 +60,10 @@ enum ServerCommand {
                       waitForStop: (MockServerHost.Started) -> Void) throws -> Int32 {
         let configuration = try hostConfiguration(arguments)
         let recorder = try SignInOptions.recorder(arguments, role: .server, mode: "server",
-                                                  options: recordedOptions(arguments))
+                                                  options: recordedOptions(arguments),
+                                                  keyDirectory: arguments.value("ca-dir") ?? CertificateAuthority.defaultDirectory) { note in
+            context.standardError.line("intact server: " + note)
+        }
         let host = MockServerHost(configuration: configuration, recorder: recorder)
         let started: MockServerHost.Started
         do {

@@ -20,10 +20,10 @@ enum SignInOptions {
         [
             .value("record", valueName: "FILE", help: "write this tap's view of every exchange to a new recording"),
             .value("tap", valueName: "NAME", help: "the tap's name in the recording", defaultValue: defaultTap),
-            .flag("record-secrets", help: "keep cookie, Set-Cookie and Authorization values in clear (default: digests only)"),
+            .flag("record-secrets", help: "keep cookies, Authorization, tokens and passwords in clear (default: keyed digests)"),
             .value("record-bodies", valueName: "BYTES", help: "keep up to BYTES of each body in the recording",
                    defaultValue: "0"),
-        ]
+        ] + RecordingOptions.options
     }
 
     /// Discussion lines saying what is synthetic, for `--help`.
@@ -50,15 +50,21 @@ enum SignInOptions {
 
     /// The recorder the options ask for, created now (nil without `--record`).
     /// Blocks on disk I/O; a recording that exists is refused.
+    ///
+    /// - Parameters:
+    ///   - keyDirectory: where the digest key lives unless `--digest-key` says (the CA's directory).
+    ///   - announce: told when the digest key was made now.
     static func recorder(_ arguments: ParsedArguments, role: ExchangeRecord.Leg.Role, mode: String,
-                         options: [String: String]) throws -> TapRecorder? {
+                         options: [String: String], keyDirectory: String,
+                         announce: (String) -> Void) throws -> TapRecorder? {
         guard let path = arguments.value("record") else { return nil }
         guard let tap = arguments.value("tap"),
               let bodies = try arguments.integer("record-bodies", in: 0...(64 * 1024 * 1024)) else {
             preconditionFailure("--tap and --record-bodies have defaults")
         }
         let settings = TapRecorder.Settings(tap: tap, role: role,
-                                            redaction: RedactionPolicy(recordSecrets: arguments.flag("record-secrets")),
+                                            redaction: try RecordingOptions.redaction(arguments, keyDirectory: keyDirectory,
+                                                                                      announce: announce),
                                             bodyStoreLimit: bodies)
         return try TapRecorder(path: path, settings: settings, toolVersion: IntactVersion.string, mode: mode,
                                options: options)

@@ -123,7 +123,7 @@ final class VerifierTests: XCTestCase {
         XCTAssertEqual(inside.response.differences.map(\.text), ["status 200 → 302", "Set-Cookie removed (secret)"])
         XCTAssertEqual(inside.response.differences.first?.before, "200")
         XCTAssertEqual(inside.response.differences.first?.after, "302")
-        XCTAssertTrue(inside.response.differences[1].before?.hasPrefix("sha256:") ?? false, "secrets stay digests")
+        XCTAssertTrue(inside.response.differences[1].before?.hasPrefix("hmac-sha256:") ?? false, "secrets stay digests")
         XCTAssertEqual(inside.request.differences.map(\.kind), [.methodChanged])
         XCTAssertEqual(inside.request.differences.first?.text, "method GET → HEAD")
     }
