@@ -2,8 +2,8 @@
 # Both install the Debian packages they need (as root, only those missing).
 
 SWIFT ?= swift
-# Debian packages the build needs (the C libraries behind COpenSSL and CNGHTTP2).
-BUILD_PACKAGES := pkg-config libssl-dev libnghttp2-dev
+# Debian packages the build needs (the C libraries behind COpenSSL, CNGHTTP2 and CZlib).
+BUILD_PACKAGES := pkg-config libssl-dev libnghttp2-dev zlib1g-dev
 # What the tests drive besides: real peers (openssl, curl, nghttp), the HTML
 # report's browser (chromium), and the load balancers of the scenarios.
 TEST_PACKAGES := openssl curl nghttp2-client chromium nginx haproxy

@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // Intact: an intercepting verification proxy for mobile sign-in flows.
-// Layers (dependencies point down only): C modules → Wire, Hashing → TLS, HTTP →
+// Layers (dependencies point down only): C modules → Wire, Hashing, Compression → TLS, HTTP →
 // Transport, Evidence, AuthFlow, Faults → Proxy, SignIn, Demo, Scenarios → IntactCLI → intact.
 import PackageDescription
 
@@ -15,11 +15,15 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CNGHTTP2", pkgConfig: "libnghttp2",
                        providers: [.apt(["libnghttp2-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib",
+                       providers: [.apt(["zlib1g-dev"])]),
 
         // Layer 1: bytes, event loops, sockets, connections. No C library but Glibc.
         .target(name: "Wire"),
         // SHA-256 over OpenSSL's EVP, hex and base64url, secure random bytes.
         .target(name: "Hashing", dependencies: ["COpenSSL"]),
+        // gzip, zlib and raw DEFLATE both ways over zlib: streaming, bounded output, precise errors.
+        .target(name: "Compression", dependencies: ["CZlib"]),
 
         // Layer 2: protocol engines (sans-io).
         // TLS contexts, the sans-io engine, ClientHello peek, key log, the development CA, PKCS#12.
@@ -35,7 +39,7 @@ let package = Package(
         // The mobile sign-in flow with no I/O: mock server, client flow, step classifier, diagnoses.
         .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing"]),
         // The fault engine: rules, presets and their effect on messages, as outputs for the proxy.
-        .target(name: "Faults", dependencies: ["HTTP", "AuthFlow"]),
+        .target(name: "Faults", dependencies: ["HTTP", "AuthFlow", "Compression"]),
 
         // Layer 4: the programs.
         // The intercepting proxy: sans-io layers (mode, TLS, HTTP, exchange) and their driver on Transport.
@@ -58,6 +62,7 @@ let package = Package(
         .target(name: "IntactTestSupport", path: "Tests/IntactTestSupport"),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "IntactTestSupport", "Evidence", "SignIn"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
+        .testTarget(name: "CompressionTests", dependencies: ["Compression", "IntactTestSupport"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire", "Hashing"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "TLSTests", dependencies: ["IntactTestSupport", "TLS", "Wire", "Hashing"]),
@@ -65,11 +70,13 @@ let package = Package(
         .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing"]),
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Hashing"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Wire", "TLS", "HTTP", "Hashing"]),
-        .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow"]),
+        .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow", "Compression"]),
         .testTarget(name: "ScenarioTests", dependencies: ["Scenarios", "IntactCLI", "Evidence", "AuthFlow", "Transport", "TLS", "HTTP", "Wire"]),
         .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Wire", "Transport", "Hashing", "AuthFlow", "Faults"]),
         // Every fault preset through the whole flow in one process (DemoRig): the client's diagnosis and the verifier's verdict.
         .testTarget(name: "FaultFlowTests", dependencies: ["Demo", "Proxy", "Faults", "AuthFlow", "Evidence", "SignIn", "TLS"]),
+        // The repository itself: no committed private key.
+        .testTarget(name: "RepositoryTests", dependencies: ["IntactTestSupport"]),
         .testTarget(name: "SignInTests", dependencies: ["SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,3 +1,5 @@
+import Compression
+
 /// One body action as a stage of a body pipeline. Streaming stages (replace,
 /// truncate, re-chunk) hold at most one chunk's worth; buffering stages
 /// (regex, URL rewrite, gzip) hold the whole body up to a limit.
@@ -102,7 +104,7 @@ struct BodyStage: Sendable {
     private static func transform(_ body: [UInt8], _ whole: WholeBody) -> ([UInt8], String?) {
         switch whole {
         case .gzip:
-            let out = Gzip.compress(body)
+            let out = Compressor.compress(body, format: .gzip)
             return (out, "body gzip-compressed: \(body.count) → \(out.count) bytes")
         case .regex(let regex, let template):
             var text = BodyText(body)

@@ -158,7 +158,16 @@ struct ArgumentParser {
             if let extra = remaining.first {
                 throw UsageError("unexpected argument '\(extra)' for '\(path)'", path: path)
             }
-            return ParsedArguments(path: path, optionValues: optionValues, argumentValues: argumentValues)
+            var resolved: [String: any Sendable] = [:]
+            for option in command.options {
+                do {
+                    resolved[option.long] = try option.resolve(optionValues[option.long] ?? [])
+                } catch {
+                    throw UsageError("\(error)", path: path)
+                }
+            }
+            return ParsedArguments(path: path, givenTexts: optionValues, optionValues: resolved,
+                                   argumentValues: argumentValues)
         }
     }
 }

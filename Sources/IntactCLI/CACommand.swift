@@ -11,9 +11,26 @@ enum CACommand {
     static let defaultPassword = "intact"
 
     /// `--dir DIR`, taken by every command that uses the CA.
-    static let directoryOption = CommandOption.value(
-        "dir", valueName: "DIR", help: "directory of the development CA",
-        defaultValue: CertificateAuthority.defaultDirectory)
+    struct DirectoryGroup: OptionGroup {
+        let directory = Option.value("dir", .string("DIR"), help: "directory of the development CA",
+                                     default: CertificateAuthority.defaultDirectory)
+    }
+
+    /// The options of `intact ca issue-client`, in `--help` order.
+    struct IssueClientOptions: OptionGroup {
+        let out = Option.required("out", .string("FILE"), help: "PKCS#12 file to write (mode 0600, never overwritten)")
+        let password = Option.value("password", .string("PASSWORD"), help: "password that protects the PKCS#12 file",
+                                    default: defaultPassword)
+        let validityDays = Option.value(
+            "validity-days", .integer(in: CertificateAuthority.clientValidityRange),
+            help: "days the certificate is valid (\(CertificateAuthority.clientValidityRange.lowerBound)-"
+                + "\(CertificateAuthority.clientValidityRange.upperBound))",
+            default: 365)
+        let directory = DirectoryGroup()
+    }
+
+    static let directoryOptions = DirectoryGroup()
+    static let issueClientOptions = IssueClientOptions()
 
     static let command = Command(
         name: "ca",
@@ -29,7 +46,7 @@ enum CACommand {
     static let initCommand = Command(
         name: "init",
         summary: "Create the development CA (an existing one is shown, never overwritten).",
-        options: [directoryOption],
+        options: directoryOptions,
         run: runInit)
 
     static let issueClientCommand = Command(
@@ -40,29 +57,19 @@ enum CACommand {
             when the directory holds none.
             """,
         arguments: [CommandArgument("NAME", help: "common name (CN) of the certificate")],
-        options: [
-            .value("out", valueName: "FILE", help: "PKCS#12 file to write (mode 0600, never overwritten)",
-                   isRequired: true),
-            .value("password", valueName: "PASSWORD", help: "password that protects the PKCS#12 file",
-                   defaultValue: defaultPassword),
-            .value("validity-days", valueName: "N",
-                   help: "days the certificate is valid (\(CertificateAuthority.clientValidityRange.lowerBound)-"
-                       + "\(CertificateAuthority.clientValidityRange.upperBound))",
-                   defaultValue: "365"),
-            directoryOption,
-        ],
+        options: issueClientOptions,
         run: runIssueClient)
 
     static let showCommand = Command(
         name: "show",
         summary: "Show the CA certificate and how to trust it.",
-        options: [directoryOption],
+        options: directoryOptions,
         run: runShow)
 
     // MARK: Running
 
     private static func runInit(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
-        let directory = directoryValue(arguments)
+        let directory = arguments[directoryOptions.directory]
         let output = context.standardOutput
         if CertificateAuthority.exists(in: directory) {
             let authority = try CertificateAuthority.load(from: directory)
@@ -77,13 +84,12 @@ enum CACommand {
     }
 
     private static func runIssueClient(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
-        guard let name = arguments.argument("NAME"), let file = arguments.value("out"),
-              let password = arguments.value("password"),
-              let days = try arguments.integer("validity-days", in: CertificateAuthority.clientValidityRange)
-        else {
-            preconditionFailure("NAME and --out are required; --password and --validity-days have defaults")
-        }
-        let directory = directoryValue(arguments)
+        let options = issueClientOptions
+        let name = arguments.requiredArgument("NAME")
+        let file = arguments[options.out]
+        let password = arguments[options.password]
+        let days = arguments[options.validityDays]
+        let directory = arguments[options.directory.directory]
         let output = context.standardOutput
         let (authority, created) = try CertificateAuthority.loadOrCreate(in: directory)
         if created {
@@ -91,7 +97,7 @@ enum CACommand {
         }
         let issued = try authority.issueClient(commonName: name, validityDays: days, password: password)
         try PKCS12.write(issued.pkcs12, toFile: file)
-        let passwordGiven = arguments.isGiven("password")
+        let passwordGiven = arguments.isGiven(options.password)
         output.line("Issued a client certificate for \(issued.identity.subject): \(file) (PKCS#12, mode 0600).")
         output.line("  SHA-256:   \(issued.identity.sha256Fingerprint)")
         output.line("  Valid:     \(timestamp(issued.identity.notBefore)) to \(timestamp(issued.identity.notAfter))")
@@ -103,7 +109,7 @@ enum CACommand {
     }
 
     private static func runShow(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
-        let directory = directoryValue(arguments)
+        let directory = arguments[directoryOptions.directory]
         guard CertificateAuthority.exists(in: directory) else {
             throw CommandFailure("no development CA in \(directory) (no \(CertificateAuthority.certificateFileName)); "
                                  + "create one with: intact ca init --dir \(directory)")
@@ -113,13 +119,6 @@ enum CACommand {
     }
 
     // MARK: Helpers
-
-    private static func directoryValue(_ arguments: ParsedArguments) -> String {
-        guard let directory = arguments.value("dir") else {
-            preconditionFailure("--dir has a default")
-        }
-        return directory
-    }
 
     /// The CA's certificate, files, and how to trust it.
     private static func describe(_ authority: CertificateAuthority, to output: OutputWriter) {

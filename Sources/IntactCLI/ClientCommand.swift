@@ -11,6 +11,39 @@ enum ClientCommand {
     /// The PKCS#12 password when `--client-cert-password` is not given (the one `intact ca issue-client` uses).
     static let defaultClientCertificatePassword = "intact"
 
+    /// The options of `intact client`, in `--help` order.
+    struct Options: OptionGroup {
+        let proxy = Option.optional("proxy", .forwardProxy, help: "forward proxy, http://HOST:PORT (default: $HTTPS_PROXY)")
+        let ca = Option.optional("ca", .string("FILE"),
+                                 help: "trust the CA certificates in this PEM file (default: the system store)")
+        let clientCertificate = Option.optional("client-cert", .string("FILE"),
+                                                help: "client certificate and key, PKCS#12 (.p12)")
+        let clientCertificatePassword = Option.value("client-cert-password", .string("PASSWORD"),
+                                                     help: "password of --client-cert",
+                                                     default: defaultClientCertificatePassword)
+        let user = Option.value("user", .string("NAME"), help: "user name to sign in with",
+                                default: MockUser.demo.username)
+        let password = Option.value("password", .string("PASSWORD"), help: "password to sign in with",
+                                    default: MockUser.demo.password)
+        let http1 = Option.flag("http1", help: "offer only HTTP/1.1")
+        let http2 = Option.flag("http2", help: "offer only HTTP/2")
+        let scheme = Option.value("scheme", .string("SCHEME"), help: "callback scheme in the login URL",
+                                  default: "com.appian.tempo")
+        let followUpMethod = Option.value(
+            "follow-up-method", .string("METHOD"),
+            help: "method of the request after sign-in (unsafe methods send X-APPIAN-CSRF-TOKEN)", default: "GET")
+        let timeout = Option.value("timeout", .duration(), help: "most time one exchange may take", default: 10,
+                                   shownDefault: "10s")
+        let expectEcho = Option.flag("expect-echo", help: "the server is 'intact server', which echoes Intact-Trace: a "
+                                     + "response without the echo came from an intermediary")
+        let noTrace = Option.flag("no-trace", help: "do not send the Intact-Trace field")
+        let json = Option.flag("json", help: "print the steps and the diagnosis as JSON")
+        let tokenPost = SignInOptions.TokenPostGroup()
+        let recording = SignInOptions.RecordingGroup(defaultTap: "client")
+    }
+
+    static let options = Options()
+
     static let command = Command(
         name: "client",
         summary: "Run the mobile sign-in flow against a server, as the app and its browser, and diagnose it.",
@@ -34,28 +67,7 @@ enum ClientCommand {
             \(SignInOptions.syntheticNote)
             """,
         arguments: [CommandArgument("URL", help: "protected resource to request (https)")],
-        options: [
-            .value("proxy", valueName: "URL", help: "forward proxy, http://HOST:PORT (default: $HTTPS_PROXY)"),
-            .value("ca", valueName: "FILE", help: "trust the CA certificates in this PEM file (default: the system store)"),
-            .value("client-cert", valueName: "FILE", help: "client certificate and key, PKCS#12 (.p12)"),
-            .value("client-cert-password", valueName: "PASSWORD", help: "password of --client-cert",
-                   defaultValue: defaultClientCertificatePassword),
-            .value("user", valueName: "NAME", help: "user name to sign in with", defaultValue: MockUser.demo.username),
-            .value("password", valueName: "PASSWORD", help: "password to sign in with",
-                   defaultValue: MockUser.demo.password),
-            .flag("http1", help: "offer only HTTP/1.1"),
-            .flag("http2", help: "offer only HTTP/2"),
-            .value("scheme", valueName: "SCHEME", help: "callback scheme in the login URL",
-                   defaultValue: "com.appian.tempo"),
-            .value("follow-up-method", valueName: "METHOD",
-                   help: "method of the request after sign-in (unsafe methods send X-APPIAN-CSRF-TOKEN)",
-                   defaultValue: "GET"),
-            .value("timeout", valueName: "DURATION", help: "most time one exchange may take", defaultValue: "10s"),
-            .flag("expect-echo", help: "the server is 'intact server', which echoes Intact-Trace: a response "
-                  + "without the echo came from an intermediary"),
-            .flag("no-trace", help: "do not send the Intact-Trace field"),
-            .flag("json", help: "print the steps and the diagnosis as JSON"),
-        ] + SignInOptions.tokenPostOptions + SignInOptions.recordingOptions(defaultTap: "client"),
+        options: options,
         run: { arguments, context in
             try signIn(arguments, context, environment: ProcessInfo.processInfo.environment)
         })
@@ -69,10 +81,10 @@ enum ClientCommand {
         if let proxy = configuration.proxy { options["proxy"] = proxy.description }
         if let trace = configuration.flow.traceRunID { options["trace-run"] = trace }
         // The digest key lives beside the CA: the directory of --ca when given.
-        let keyDirectory = arguments.value("ca").map { ($0 as NSString).deletingLastPathComponent }
-            .flatMap { $0.isEmpty ? "." : $0 } ?? CertificateAuthority.defaultDirectory
-        let recorder = try SignInOptions.recorder(arguments, role: .client, mode: "client", options: options,
-                                                  keyDirectory: keyDirectory) { note in
+        let keyDirectory = arguments[self.options.ca].map { ($0 as NSString).deletingLastPathComponent }
+            .map { $0.isEmpty ? "." : $0 } ?? CertificateAuthority.defaultDirectory
+        let recorder = try SignInOptions.recorder(arguments, self.options.recording, role: .client, mode: "client",
+                                                  options: options, keyDirectory: keyDirectory) { note in
             context.standardError.line("intact client: " + note)
         }
         let runner: ClientRunner
@@ -82,7 +94,7 @@ enum ClientCommand {
             _ = recorder?.close()
             throw CommandFailure("cannot set up TLS: \(error)")
         }
-        let json = arguments.flag("json")
+        let json = arguments[self.options.json]
         let output = context.standardOutput
         if !json {
             var line = "intact client: \(configuration.flow.resourceURL)"
@@ -120,34 +132,30 @@ enum ClientCommand {
             throw UsageError("URL must be an https URL such as https://127.0.0.1:8443/suite/rest/whatever, "
                              + "got '\(arguments.argument("URL") ?? "")'", path: path)
         }
-        guard !(arguments.flag("http1") && arguments.flag("http2")) else {
+        guard !(arguments[options.http1] && arguments[options.http2]) else {
             throw UsageError("give --http1 or --http2, not both (neither offers both)", path: path)
         }
-        guard let timeout = try SignInOptions.seconds(arguments, "timeout") else {
-            preconditionFailure("--timeout has a default")
-        }
+        let timeout = arguments[options.timeout]
         let proxy = try self.proxy(arguments, environment: environment, target: url)
         var identity: TLSIdentity?
-        if let file = arguments.value("client-cert") {
+        if let file = arguments[options.clientCertificate] {
             do {
-                identity = try PKCS12.importIdentity(file: file,
-                                                     password: arguments.value("client-cert-password") ?? defaultClientCertificatePassword)
+                identity = try PKCS12.importIdentity(file: file, password: arguments[options.clientCertificatePassword])
             } catch {
                 throw CommandFailure("cannot use client certificate \(file): \(error)")
             }
         }
         var flow = SignInFlow.Configuration(
-            resourceURL: url, callbackScheme: arguments.value("scheme") ?? "com.appian.tempo",
-            username: arguments.value("user") ?? MockUser.demo.username,
-            password: arguments.value("password") ?? MockUser.demo.password,
-            tokenPost: try SignInOptions.tokenPostFormat(arguments),
-            followUpMethod: (arguments.value("follow-up-method") ?? "GET").uppercased(),
-            expectsTraceEcho: arguments.flag("expect-echo") && !arguments.flag("no-trace"))
-        if arguments.flag("no-trace") { flow.traceRunID = nil }
-        let protocols: ClientRunner.Protocols = arguments.flag("http1") ? .http1Only
-            : arguments.flag("http2") ? .http2Only : .http2OrHTTP1
+            resourceURL: url, callbackScheme: arguments[options.scheme],
+            username: arguments[options.user], password: arguments[options.password],
+            tokenPost: try SignInOptions.tokenPostFormat(arguments, options.tokenPost),
+            followUpMethod: arguments[options.followUpMethod].uppercased(),
+            expectsTraceEcho: arguments[options.expectEcho] && !arguments[options.noTrace])
+        if arguments[options.noTrace] { flow.traceRunID = nil }
+        let protocols: ClientRunner.Protocols = arguments[options.http1] ? .http1Only
+            : arguments[options.http2] ? .http2Only : .http2OrHTTP1
         return ClientRunner.Configuration(flow: flow, proxy: proxy,
-                                          trust: arguments.value("ca").map { .caFile($0) } ?? .systemStore,
+                                          trust: arguments[options.ca].map { .caFile($0) } ?? .systemStore,
                                           clientIdentity: identity, protocols: protocols,
                                           exchangeTimeout: .milliseconds(Int64(timeout * 1000)))
     }
@@ -155,12 +163,7 @@ enum ClientCommand {
     /// `--proxy`, else `HTTPS_PROXY`/`https_proxy` unless `NO_PROXY`/`no_proxy` exempts the target's host.
     static func proxy(_ arguments: ParsedArguments, environment: [String: String],
                       target: AbsoluteURL) throws -> ForwardProxy? {
-        if let text = arguments.value("proxy") {
-            guard let proxy = ForwardProxy(text) else {
-                throw UsageError("option --proxy expects http://HOST:PORT, got '\(text)'", path: arguments.path)
-            }
-            return proxy
-        }
+        if let proxy = arguments[options.proxy] { return proxy }
         guard let text = environment["HTTPS_PROXY"] ?? environment["https_proxy"], !text.isEmpty else { return nil }
         let exemptions = environment["NO_PROXY"] ?? environment["no_proxy"] ?? ""
         if ForwardProxy.isExempt(host: target.origin.host, noProxy: exemptions) { return nil }
@@ -168,6 +171,13 @@ enum ClientCommand {
             throw CommandFailure("HTTPS_PROXY is not http://HOST:PORT: '\(text)'")
         }
         return proxy
+    }
+}
+
+extension ValueParser where T == ForwardProxy {
+    /// `http://HOST:PORT`.
+    static var forwardProxy: ValueParser<ForwardProxy> {
+        ValueParser(valueName: "URL", expected: "http://HOST:PORT") { ForwardProxy($0) }
     }
 }
 

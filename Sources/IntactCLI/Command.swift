@@ -19,7 +19,7 @@ struct Command: Sendable {
     let discussion: String
     /// Positional arguments, in order. Only the last may be `.zeroOrMore`.
     let arguments: [CommandArgument]
-    /// Options, in the order `--help` lists them.
+    /// Options, in the order `--help` lists them (the declaration order of the command's `OptionGroup`).
     let options: [CommandOption]
     /// Subcommands; a command with subcommands and no `run` is a pure group.
     let subcommands: [Command]
@@ -27,7 +27,7 @@ struct Command: Sendable {
     let run: Run?
 
     init(name: String, summary: String, discussion: String = "", arguments: [CommandArgument] = [],
-         options: [CommandOption] = [], subcommands: [Command] = [], run: Run? = nil) {
+         options: some OptionGroup = NoOptions(), subcommands: [Command] = [], run: Run? = nil) {
         precondition(arguments.dropLast().allSatisfy { $0.arity != .zeroOrMore },
                      "only the last positional argument of \(name) may repeat")
         precondition(subcommands.isEmpty || arguments.isEmpty,
@@ -36,7 +36,15 @@ struct Command: Sendable {
         self.summary = summary
         self.discussion = discussion
         self.arguments = arguments
-        self.options = options
+        self.options = options.declarations
+        var longNames: Set<String> = ["help"]
+        var shortNames: Set<Character> = ["h"]
+        for option in self.options {
+            precondition(longNames.insert(option.long).inserted, "\(name) declares --\(option.long) twice")
+            if let short = option.short {
+                precondition(shortNames.insert(short).inserted, "\(name) declares -\(short) twice")
+            }
+        }
         self.subcommands = subcommands
         self.run = run
     }

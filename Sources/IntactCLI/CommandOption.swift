@@ -1,5 +1,7 @@
-/// An option a command accepts: a flag (`--verbose`) or an option with a
-/// value (`--dir DIR`, `--dir=DIR`, `-d DIR`, `-dDIR`).
+/// The untyped description of one option, as the parser and `--help` read
+/// it: a flag (`--verbose`) or an option with a value (`--dir DIR`,
+/// `--dir=DIR`, `-d DIR`, `-dDIR`). Commands never build these directly:
+/// they declare an `Option<Value>` (see Option.swift), which carries one.
 struct CommandOption: Sendable {
     enum Kind: Sendable, Equatable {
         case flag
@@ -17,32 +19,18 @@ struct CommandOption: Sendable {
     let kind: Kind
     /// One line for `--help`.
     let help: String
-    /// Used when the option is absent; shown in `--help` as "(default: …)".
-    let defaultValue: String?
+    /// The default as `--help` shows it ("(default: …)"); nil when there is none to show.
+    let shownDefault: String?
     /// Absent → usage error.
     let isRequired: Bool
     /// May be given several times (values collected in order); otherwise a repeat is a usage error.
     let isRepeatable: Bool
-
-    /// A flag: present or not, never with a value.
-    static func flag(_ long: String, short: Character? = nil, help: String) -> CommandOption {
-        CommandOption(long: long, short: short, kind: .flag, help: help, defaultValue: nil,
-                      isRequired: false, isRepeatable: false)
-    }
-
-    /// An option that takes a value.
-    static func value(_ long: String, short: Character? = nil, valueName: String, help: String,
-                      defaultValue: String? = nil, isRequired: Bool = false,
-                      isRepeatable: Bool = false) -> CommandOption {
-        CommandOption(long: long, short: short, kind: .value(valueName: valueName), help: help,
-                      defaultValue: defaultValue, isRequired: isRequired, isRepeatable: isRepeatable)
-    }
-
-    /// An option that may be given alone or with an attached value (`--record-bodies[=LIMIT]`).
-    static func optionalValue(_ long: String, valueName: String, help: String) -> CommandOption {
-        CommandOption(long: long, short: nil, kind: .optionalValue(valueName: valueName), help: help,
-                      defaultValue: nil, isRequired: false, isRepeatable: false)
-    }
+    /// Turns the texts given on the command line (in order; empty when the
+    /// option is absent, `[""]` for a flag or a bare optional value) into the
+    /// option's typed value, boxed. Throws `InvalidOptionValue` for a text
+    /// the option does not accept. The parser calls it once per parse, so
+    /// every value a command reads has already been checked.
+    let resolve: @Sendable ([String]) throws -> any Sendable
 
     /// "--dir DIR", "--verbose" or "--limit[=N]", as usage and error messages show it.
     var synopsis: String {

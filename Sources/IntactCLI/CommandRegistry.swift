@@ -13,14 +13,21 @@ enum CommandRegistry {
         ClientCommand.command,
     ]
 
+    /// The options of `intact` itself.
+    struct RootOptions: OptionGroup {
+        let version = Option.flag("version", help: "print the version and exit")
+    }
+
+    static let rootOptions = RootOptions()
+
     /// `intact` itself: the subcommands above, and `--version`.
     static let root = Command(
         name: "intact",
         summary: "Intact: an intercepting verification proxy for mobile sign-in flows.",
-        options: [.flag("version", help: "print the version and exit")],
+        options: rootOptions,
         subcommands: commands,
         run: { arguments, context in
-            guard arguments.flag("version") else {
+            guard arguments[rootOptions.version] else {
                 throw UsageError("missing command", path: arguments.path)
             }
             context.standardOutput.line("intact \(IntactVersion.string)")

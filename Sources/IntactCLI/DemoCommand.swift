@@ -13,6 +13,19 @@ import SignIn
 /// succeeded and every exchange crossed the proxy identical or equivalent;
 /// 1 otherwise; 2 for usage errors.
 enum DemoCommand {
+    /// The options of `intact demo`, in `--help` order.
+    struct Options: OptionGroup {
+        let http1 = Option.flag("http1", help: "the client offers HTTP/1.1 only")
+        let http2 = Option.flag("http2", help: "the client offers HTTP/2 only")
+        let out = Option.optional("out", .string("DIR"), help: "where the recordings and reports go (created; must be empty)")
+        let keep = Option.flag("keep", help: "afterwards keep a mock server and proxy running for curl, until Ctrl-C")
+        let clientCertificate = Option.flag("client-cert",
+                                            help: "the client presents a client certificate from the demo CA when asked")
+        let faults = FaultOptions.Group()
+    }
+
+    static let options = Options()
+
     static let command = Command(
         name: "demo",
         summary: "Run the whole sign-in flow through the proxy on this machine, then verify it.",
@@ -44,25 +57,19 @@ enum DemoCommand {
             Exit status: 0 when the sign-in succeeded and the policy holds, 1 otherwise
             (so 1 whenever a fault breaks the flow, as expected).
             """ + "\n\n" + FaultOptions.discussion,
-        options: [
-            .flag("http1", help: "the client offers HTTP/1.1 only"),
-            .flag("http2", help: "the client offers HTTP/2 only"),
-            .value("out", valueName: "DIR", help: "where the recordings and reports go (created; must be empty)"),
-            .flag("keep", help: "afterwards keep a mock server and proxy running for curl, until Ctrl-C"),
-            .flag("client-cert", help: "the client presents a client certificate from the demo CA when asked"),
-        ] + FaultOptions.options,
+        options: options,
         run: run)
 
     private static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
-        guard !(arguments.flag("http1") && arguments.flag("http2")) else {
+        guard !(arguments[options.http1] && arguments[options.http2]) else {
             throw UsageError("give --http1 or --http2, not both (neither offers both)", path: arguments.path)
         }
-        let protocols: ClientRunner.Protocols = arguments.flag("http1") ? .http1Only
-            : arguments.flag("http2") ? .http2Only : .http2OrHTTP1
-        let directory = arguments.value("out") ?? defaultDirectory()
-        let faults = try FaultOptions.parse(arguments)
+        let protocols: ClientRunner.Protocols = arguments[options.http1] ? .http1Only
+            : arguments[options.http2] ? .http2Only : .http2OrHTTP1
+        let directory = arguments[options.out] ?? defaultDirectory()
+        let faults = try FaultOptions.parse(arguments, options.faults)
         var configuration = DemoConfiguration(directory: directory, protocols: protocols,
-                                              presentsClientCertificate: arguments.flag("client-cert"),
+                                              presentsClientCertificate: arguments[options.clientCertificate],
                                               toolVersion: IntactVersion.string)
         if let faults { configuration.proxyAddons = [try faults.addon(contextPath: configuration.contextPath)] }
         let out = context.standardOutput
@@ -112,7 +119,7 @@ enum DemoCommand {
                  ? "PASS: signed in through the proxy, and every exchange crossed it unmodified."
                  : "FAIL: " + failureSummary(outcome: outcome, report: report))
 
-        if arguments.flag("keep") {
+        if arguments[options.keep] {
             try keepRunning(base: configuration, context: context)
         }
         return passed ? ExitStatus.success : ExitStatus.failure

@@ -6,13 +6,15 @@ import Proxy
 /// (presets, repeatable), `--faults` (a rule file) and `--seed` — and the
 /// engine they make.
 struct FaultOptions {
-    static let options: [CommandOption] = [
-        .value("fault", valueName: "NAME[:key=value,...]",
-               help: "inject a fault preset ('intact faults' lists them, 'intact faults NAME' its parameters)",
-               isRepeatable: true),
-        .value("faults", valueName: "FILE.json", help: "inject the faults of a rule file (format below)"),
-        .value("seed", valueName: "N", help: "seed of the probability and jitter draws (default: a random one, printed)"),
-    ]
+    /// `--fault`, `--faults` and `--seed`, for a command's `OptionGroup`.
+    struct Group: OptionGroup {
+        let fault = Option.repeatable(
+            "fault", .string("NAME[:key=value,...]"),
+            help: "inject a fault preset ('intact faults' lists them, 'intact faults NAME' its parameters)")
+        let faults = Option.optional("faults", .string("FILE.json"), help: "inject the faults of a rule file (format below)")
+        let seed = Option.optional("seed", .unsigned(),
+                                   help: "seed of the probability and jitter draws (default: a random one, printed)")
+    }
 
     /// The `--help` paragraph on the options and the rule file format.
     static let discussion = """
@@ -43,11 +45,11 @@ struct FaultOptions {
     /// The faults the options ask for, or nil when there are none. Bad
     /// option values are usage errors; a rule file that cannot be read or
     /// does not parse fails the command with the file's line and field.
-    static func parse(_ arguments: ParsedArguments) throws -> FaultOptions? {
+    static func parse(_ arguments: ParsedArguments, _ options: Group) throws -> FaultOptions? {
         var rules: [FaultRule] = []
         var sources: [String] = []
         var presets: [String] = []
-        for specification in arguments.values("fault") {
+        for specification in arguments[options.fault] {
             do {
                 rules += try FaultPreset.rules(specification: specification)
             } catch {
@@ -56,7 +58,7 @@ struct FaultOptions {
             sources.append("--fault \(specification)")
             presets.append(String(specification.prefix { $0 != ":" }))
         }
-        if let file = arguments.value("faults") {
+        if let file = arguments[options.faults] {
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw CommandFailure("cannot read the rule file \(file)")
             }
@@ -72,17 +74,9 @@ struct FaultOptions {
             throw UsageError("the fault rule \"\(twice.name)\" is given twice (rule names must be unique across --fault and --faults)",
                              path: arguments.path)
         }
-        let seed: UInt64
-        if let text = arguments.value("seed") {
-            guard let number = UInt64(text) else {
-                throw UsageError("option --seed expects a whole number from 0 to \(UInt64.max), got '\(text)'", path: arguments.path)
-            }
-            seed = number
-        } else {
-            seed = UInt64.random(in: 0...UInt64(UInt32.max))
-        }
+        let seed = arguments[options.seed] ?? UInt64.random(in: 0...UInt64(UInt32.max))
         guard !rules.isEmpty else {
-            if arguments.isGiven("seed") { throw UsageError("--seed needs --fault or --faults", path: arguments.path) }
+            if arguments.isGiven(options.seed) { throw UsageError("--seed needs --fault or --faults", path: arguments.path) }
             return nil
         }
         return FaultOptions(engine: FaultEngine(rules: rules, seed: seed), sources: sources, presets: presets)

@@ -5,6 +5,14 @@ import Foundation
 /// devtools and other HTTP tools. Reads and writes files on the main thread
 /// of a short-lived process.
 enum HARCommand {
+    /// The options of `intact har`.
+    struct Options: OptionGroup {
+        let output = Option.optional("output", short: "o", .string("FILE.har"),
+                                     help: "where to write the HAR (standard output when absent; an existing file is replaced)")
+    }
+
+    static let options = Options()
+
     static let command = Command(
         name: "har",
         summary: "Export a JSON Lines recording as a HAR 1.2 file.",
@@ -17,20 +25,17 @@ enum HARCommand {
             A torn last line (a writer killed mid-line) is skipped with a warning.
             """,
         arguments: [CommandArgument("FILE.jsonl", help: "the recording to export")],
-        options: [
-            .value("output", short: "o", valueName: "FILE.har",
-                   help: "where to write the HAR (standard output when absent; an existing file is replaced)"),
-        ],
+        options: options,
         run: run)
 
     private static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
-        guard let path = arguments.argument("FILE.jsonl") else { preconditionFailure("FILE.jsonl is required") }
+        let path = arguments.requiredArgument("FILE.jsonl")
         let recording = try RecordingReader.read(path: path)
         for warning in recording.warnings {
             context.standardError.line("intact: warning: \(warning)")
         }
         let document = try HARExporter.export([recording], creatorVersion: IntactVersion.string)
-        guard let output = arguments.value("output") else {
+        guard let output = arguments[options.output] else {
             context.standardOutput.line(String(decoding: document, as: UTF8.self))
             return ExitStatus.success
         }

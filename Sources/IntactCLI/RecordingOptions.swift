@@ -1,17 +1,16 @@
 import Evidence
 import Hashing
 
-/// The options every recording tap shares for its secrets: the digest key
-/// (`--digest-key`) and further secret names (`--secret-name`), and the
-/// `RedactionPolicy` they make with `--record-secrets`.
-enum RecordingOptions {
-    static let options: [CommandOption] = [
-        .value("digest-key", valueName: "FILE",
-               help: "key for the HMAC digests of secrets, shared by the taps of a setup "
-                   + "(default: \(DigestKeyFile.fileName) beside the CA; made if missing, 32 bytes, mode 0600)"),
-        .value("secret-name", valueName: "NAME",
-               help: "also digest this header field, query parameter or form field (repeatable)", isRepeatable: true),
-    ]
+/// The options every recording tap shares for its secrets, `--digest-key`
+/// and `--secret-name`, and the `RedactionPolicy` they make with
+/// `--record-secrets`.
+struct RecordingOptions: OptionGroup {
+    let digestKey = Option.optional(
+        "digest-key", .string("FILE"),
+        help: "key of the HMAC digests of secrets, shared by the taps of a setup "
+            + "(default: \(DigestKeyFile.fileName) beside the CA; made if missing: 32 bytes, mode 0600)")
+    let secretNames = Option.repeatable("secret-name", .string("NAME"),
+                                        help: "also digest this header field, query parameter or form field (repeatable)")
 
     /// The policy the options ask for. Loads (or makes) the digest key unless
     /// secrets are recorded in clear; a refused key file is a `CommandFailure`
@@ -20,16 +19,16 @@ enum RecordingOptions {
     /// - Parameters:
     ///   - keyDirectory: where the key lives by default (the CA's directory).
     ///   - announce: told when a key file was made now.
-    static func redaction(_ arguments: ParsedArguments, keyDirectory: String,
-                          announce: (String) -> Void) throws -> RedactionPolicy {
-        let names = arguments.values("secret-name")
-        if let empty = names.first(where: { $0.isEmpty || $0.contains("=") || $0.contains("&") }) {
-            throw UsageError("option --secret-name expects a field or parameter name, got '\(empty)'", path: arguments.path)
+    func redaction(_ arguments: ParsedArguments, recordSecrets: Bool, keyDirectory: String,
+                   announce: (String) -> Void) throws -> RedactionPolicy {
+        let names = arguments[secretNames]
+        if let bad = names.first(where: { $0.isEmpty || $0.contains("=") || $0.contains("&") }) {
+            throw UsageError("option --secret-name expects a field or parameter name, got '\(bad)'", path: arguments.path)
         }
-        if arguments.flag("record-secrets") {
+        if recordSecrets {
             return RedactionPolicy(recordSecrets: true, extraSecretNames: names)
         }
-        let path = arguments.value("digest-key") ?? DigestKeyFile.path(besideCA: keyDirectory)
+        let path = arguments[digestKey] ?? DigestKeyFile.path(besideCA: keyDirectory)
         do {
             let (digester, created) = try DigestKeyFile.loadOrCreate(at: path)
             if created { announce("made the digest key \(path) (key \(digester.fingerprint)); give it to every tap of this setup") }
@@ -37,5 +36,12 @@ enum RecordingOptions {
         } catch {
             throw CommandFailure("\(error)")
         }
+    }
+
+    /// The first of these options given, for "needs --record" errors.
+    func firstGiven(_ arguments: ParsedArguments) -> String? {
+        if arguments.isGiven(digestKey) { return digestKey.long }
+        if arguments.isGiven(secretNames) { return secretNames.long }
+        return nil
     }
 }

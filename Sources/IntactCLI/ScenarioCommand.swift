@@ -19,9 +19,35 @@ enum ScenarioCommand {
             """,
         subcommands: [runCommand, prepareCommand, listCommand])
 
-    static let basePortOption = CommandOption.value(
-        "base-port", valueName: "PORT",
+    static let basePort = Option.optional(
+        "base-port", .integer(in: 1024...65532, "PORT"),
         help: "use PORT (tap A), PORT+1 (load balancer), PORT+2 (tap B), PORT+3 (server) instead of free ephemeral ports")
+
+    /// The options of `intact scenario run`, in `--help` order.
+    struct RunOptions: OptionGroup {
+        let basePort = ScenarioCommand.basePort
+        let runDirectory = Option.value("run-dir", .string("DIR"), help: "create run directories under DIR",
+                                        default: NSTemporaryDirectory() + "intact-scenarios")
+        let keep = Option.flag("keep", help: "keep every run directory (recordings, logs, reports)")
+        let report = Option.flag("report", help: "print the full verification report of each run")
+        let verbose = Option.flag("verbose", short: "v", help: "print each process as it starts and stops")
+        let loadBalancerDown = Option.flag("load-balancer-down",
+                                           help: "leave the load balancer stopped, to see what the client and the report say")
+        let intact = Option.optional("intact", .string("PATH"),
+                                     help: "the intact executable to run the server, taps and client (default: this one)")
+    }
+
+    /// The options of `intact scenario prepare`, in `--help` order.
+    struct PrepareOptions: OptionGroup {
+        let basePort = ScenarioCommand.basePort
+        let runDirectory = Option.required("run-dir", .string("DIR"),
+                                           help: "directory to write the run's files into (created)")
+        let intact = Option.optional("intact", .string("PATH"),
+                                     help: "the intact executable the printed commands use (default: this one)")
+    }
+
+    static let runOptions = RunOptions()
+    static let prepareOptions = PrepareOptions()
 
     static let runCommand = Command(
         name: "run",
@@ -36,27 +62,14 @@ enum ScenarioCommand {
             Run directories of unexpected outcomes are kept for inspection.
             """,
         arguments: [CommandArgument("DIR", help: "scenario directory, or a directory of scenarios", arity: .zeroOrMore)],
-        options: [
-            basePortOption,
-            .value("run-dir", valueName: "DIR", help: "create run directories under DIR",
-                   defaultValue: NSTemporaryDirectory() + "intact-scenarios"),
-            .flag("keep", help: "keep every run directory (recordings, logs, reports)"),
-            .flag("report", help: "print the full verification report of each run"),
-            .flag("verbose", short: "v", help: "print each process as it starts and stops"),
-            .flag("load-balancer-down", help: "leave the load balancer stopped, to see what the client and the report say"),
-            .value("intact", valueName: "PATH", help: "the intact executable to run the server, taps and client (default: this one)"),
-        ],
+        options: runOptions,
         run: run)
 
     static let prepareCommand = Command(
         name: "prepare",
         summary: "Write one scenario's certificates and configuration, and print the commands to run it by hand.",
         arguments: [CommandArgument("DIR", help: "scenario directory")],
-        options: [
-            basePortOption,
-            .value("run-dir", valueName: "DIR", help: "directory to write the run's files into (created)", isRequired: true),
-            .value("intact", valueName: "PATH", help: "the intact executable the printed commands use (default: this one)"),
-        ],
+        options: prepareOptions,
         run: prepare)
 
     static let listCommand = Command(
@@ -69,12 +82,13 @@ enum ScenarioCommand {
 
     private static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
         let scenarios = try ScenarioCatalog.load(directories(arguments))
-        var options = ScenarioRunner.Options(intactExecutable: try intactExecutable(arguments))
-        options.ports = try ports(arguments)
-        options.loadBalancerDown = arguments.flag("load-balancer-down")
-        if let parent = arguments.value("run-dir") { options.runParent = parent }
+        let given = runOptions
+        var options = ScenarioRunner.Options(intactExecutable: try intactExecutable(arguments[given.intact]))
+        options.ports = arguments[given.basePort].map(ScenarioPorts.init(base:))
+        options.loadBalancerDown = arguments[given.loadBalancerDown]
+        options.runParent = arguments[given.runDirectory]
         let output = context.standardOutput
-        let verbose = arguments.flag("verbose")
+        let verbose = arguments[given.verbose]
         let runner = ScenarioRunner(options: options) { line in
             if verbose { output.line("  · " + line) }
         }
@@ -86,10 +100,10 @@ enum ScenarioCommand {
             do {
                 let result = try runner.run(scenario)
                 output.write(result.summary)
-                if arguments.flag("report") {
+                if arguments[given.report] {
                     output.write((try? String(contentsOfFile: result.plan.files.reportText, encoding: .utf8)) ?? "")
                 }
-                if result.isAsExpected && !arguments.flag("keep") {
+                if result.isAsExpected && !arguments[given.keep] {
                     try? FileManager.default.removeItem(atPath: result.plan.runDirectory)
                 } else {
                     output.line("  kept:     \(result.plan.runDirectory) (report.txt, report.html, recordings, logs)")
@@ -115,12 +129,11 @@ enum ScenarioCommand {
     }
 
     private static func prepare(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
-        guard let directory = arguments.argument("DIR"), let runDirectory = arguments.value("run-dir") else {
-            preconditionFailure("DIR and --run-dir are required")
-        }
+        let directory = arguments.requiredArgument("DIR")
+        let runDirectory = arguments[prepareOptions.runDirectory]
         let scenario = try Scenario.load(from: directory)
-        var options = ScenarioRunner.Options(intactExecutable: try intactExecutable(arguments))
-        options.ports = try ports(arguments)
+        var options = ScenarioRunner.Options(intactExecutable: try intactExecutable(arguments[prepareOptions.intact]))
+        options.ports = arguments[prepareOptions.basePort].map(ScenarioPorts.init(base:))
         let absolute = URL(fileURLWithPath: runDirectory).standardizedFileURL.path
         do {
             try FileManager.default.createDirectory(atPath: absolute, withIntermediateDirectories: true,
@@ -186,13 +199,9 @@ enum ScenarioCommand {
         return given
     }
 
-    private static func ports(_ arguments: ParsedArguments) throws -> ScenarioPorts? {
-        try arguments.integer("base-port", in: 1024...65532).map(ScenarioPorts.init(base:))
-    }
-
     /// `--intact`, else the executable of this process.
-    private static func intactExecutable(_ arguments: ParsedArguments) throws -> String {
-        if let path = arguments.value("intact") {
+    private static func intactExecutable(_ given: String?) throws -> String {
+        if let path = given {
             return URL(fileURLWithPath: path).standardizedFileURL.path
         }
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)

@@ -7,6 +7,42 @@ import Wire
 /// `intact server`: the mock Appian server of the sign-in flow over TLS,
 /// HTTP/1.1 and HTTP/2, recording every exchange from the server's side.
 enum ServerCommand {
+    /// The options of `intact server`, in `--help` order.
+    struct Options: OptionGroup {
+        let listen = Option.value("listen", .socketAddress("ADDR"), help: "address and port to listen on (IP literal)",
+                                  default: .loopbackIPv4(port: 8443))
+        let externalURL = Option.optional("external-url", .externalURL,
+                                          help: "the URL the server believes it is reached at (default: https://<listen address>)")
+        let context = Option.value("context", .string("PATH"), help: "context path of the endpoints", default: "suite")
+        let users = Option.optional(
+            "users", .string("FILE"),
+            help: "users JSON file {\"users\": [{\"username\", \"password\", ...}]} (default: demo / intact-demo)")
+        let tokenLifetime = Option.value("token-ttl", .duration(), help: "lifetime of a sign-in token", default: 120,
+                                         shownDefault: "120s")
+        let sessionIdle = Option.value("session-idle", .duration(), help: "idle timeout of a session", default: 65 * 60,
+                                       shownDefault: "65m")
+        let schemes = Option.value(
+            "schemes", .list("LIST", expected: "URL schemes separated by commas", isValid: { AbsoluteURL("\($0)://host") != nil }),
+            help: "callback schemes the login URL may ask for, comma-separated",
+            default: MockServerConfiguration.defaultCallbackSchemes,
+            shownDefault: MockServerConfiguration.defaultCallbackSchemes.joined(separator: ","))
+        let requireClientCertificate = Option.optional("require-client-cert", .string("CA"),
+                                                       help: "require a TLS client certificate issued by the CA in this PEM file")
+        let caDirectory = Option.value("ca-dir", .string("DIR"), help: "development CA that mints the server certificate",
+                                       default: CertificateAuthority.defaultDirectory)
+        let certificate = Option.optional("cert", .string("FILE"),
+                                          help: "server certificate (PEM, with its chain) instead of minting one")
+        let key = Option.optional("key", .string("FILE"), help: "private key (PEM) of --cert")
+        let maxBody = Option.value("max-body", .integer(in: 0...(1 << 30), "BYTES"), help: "request bodies above this get 413",
+                                   default: 65536)
+        let noTraceEcho = Option.flag("no-trace-echo",
+                                      help: "do not repeat the request's Intact-Trace field in responses (synthetic)")
+        let tokenPost = SignInOptions.TokenPostGroup()
+        let recording = SignInOptions.RecordingGroup(defaultTap: "server")
+    }
+
+    static let options = Options()
+
     static let command = Command(
         name: "server",
         summary: "Run the mock Appian server of the mobile sign-in flow (TLS, HTTP/1.1 and HTTP/2).",
@@ -27,28 +63,7 @@ enum ServerCommand {
 
             Runs until interrupted (Ctrl-C or SIGTERM).
             """,
-        options: [
-            .value("listen", valueName: "ADDR", help: "address and port to listen on (IP literal)",
-                   defaultValue: "127.0.0.1:8443"),
-            .value("external-url", valueName: "URL",
-                   help: "the URL the server believes it is reached at (default: https://<listen address>)"),
-            .value("context", valueName: "PATH", help: "context path of the endpoints", defaultValue: "suite"),
-            .value("users", valueName: "FILE",
-                   help: "users JSON file {\"users\": [{\"username\", \"password\", ...}]} (default: demo / intact-demo)"),
-            .value("token-ttl", valueName: "DURATION", help: "lifetime of a sign-in token", defaultValue: "120s"),
-            .value("session-idle", valueName: "DURATION", help: "idle timeout of a session", defaultValue: "65m"),
-            .value("schemes", valueName: "LIST", help: "callback schemes the login URL may ask for, comma-separated",
-                   defaultValue: MockServerConfiguration.defaultCallbackSchemes.joined(separator: ",")),
-            .value("require-client-cert", valueName: "CA",
-                   help: "require a TLS client certificate issued by the CA in this PEM file"),
-            .value("ca-dir", valueName: "DIR", help: "development CA that mints the server certificate",
-                   defaultValue: CertificateAuthority.defaultDirectory),
-            .value("cert", valueName: "FILE", help: "server certificate (PEM, with its chain) instead of minting one"),
-            .value("key", valueName: "FILE", help: "private key (PEM) of --cert"),
-            .value("max-body", valueName: "BYTES", help: "request bodies above this get 413",
-                   defaultValue: "65536"),
-            .flag("no-trace-echo", help: "do not repeat the request's Intact-Trace field in responses (synthetic)"),
-        ] + SignInOptions.tokenPostOptions + SignInOptions.recordingOptions(defaultTap: "server"),
+        options: options,
         run: { arguments, context in
             try serve(arguments, context) { _ in StopSignal.wait() }
         })
@@ -59,9 +74,9 @@ enum ServerCommand {
     static func serve(_ arguments: ParsedArguments, _ context: CommandContext,
                       waitForStop: (MockServerHost.Started) -> Void) throws -> Int32 {
         let configuration = try hostConfiguration(arguments)
-        let recorder = try SignInOptions.recorder(arguments, role: .server, mode: "server",
+        let recorder = try SignInOptions.recorder(arguments, options.recording, role: .server, mode: "server",
                                                   options: recordedOptions(arguments),
-                                                  keyDirectory: arguments.value("ca-dir") ?? CertificateAuthority.defaultDirectory) { note in
+                                                  keyDirectory: arguments[options.caDirectory]) { note in
             context.standardError.line("intact server: " + note)
         }
         let host = MockServerHost(configuration: configuration, recorder: recorder)
@@ -89,19 +104,12 @@ enum ServerCommand {
     /// The host configuration the options describe. Reads the users file.
     static func hostConfiguration(_ arguments: ParsedArguments) throws -> MockServerHost.Configuration {
         let path = arguments.path
-        guard let listenText = arguments.value("listen"), let listen = SocketAddress(listenText) else {
-            throw UsageError("option --listen expects an IP address and port such as 127.0.0.1:8443 or [::1]:8443, "
-                             + "got '\(arguments.value("listen") ?? "")'", path: path)
-        }
-        var contextPath = arguments.value("context") ?? "suite"
+        let listen = arguments[options.listen]
+        var contextPath = arguments[options.context]
         var externalOrigin: Origin?
-        if let text = arguments.value("external-url") {
-            guard let url = AbsoluteURL(text), ["https", "http"].contains(url.origin.scheme), url.query == nil else {
-                throw UsageError("option --external-url expects an https URL such as https://mysite.test:8443, got '\(text)'",
-                                 path: path)
-            }
+        if let url = arguments[options.externalURL] {
             if url.path != "/" {
-                guard !arguments.isGiven("context") else {
+                guard !arguments.isGiven(options.context) else {
                     throw UsageError("give the context path either in --external-url or with --context, not both", path: path)
                 }
                 contextPath = url.path
@@ -109,7 +117,7 @@ enum ServerCommand {
             externalOrigin = url.origin
         }
         let users: [MockUser]
-        if let file = arguments.value("users") {
+        if let file = arguments[options.users] {
             do {
                 users = try MockUser.loadUsersFile(atPath: file)
             } catch {
@@ -118,35 +126,26 @@ enum ServerCommand {
         } else {
             users = [.demo]
         }
-        let schemes = (arguments.value("schemes") ?? "").split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
-        guard !schemes.isEmpty, schemes.allSatisfy({ AbsoluteURL("\($0)://host") != nil }) else {
-            throw UsageError("option --schemes expects URL schemes separated by commas, got '\(arguments.value("schemes") ?? "")'",
-                             path: path)
-        }
-        guard let tokenLifetime = try SignInOptions.seconds(arguments, "token-ttl"),
-              let idle = try SignInOptions.seconds(arguments, "session-idle"),
-              let maxBody = try arguments.integer("max-body", in: 0...(1 << 30)) else {
-            preconditionFailure("--token-ttl, --session-idle and --max-body have defaults")
-        }
         let certificate: ServerCertificateSource
-        switch (arguments.value("cert"), arguments.value("key")) {
+        switch (arguments[options.certificate], arguments[options.key]) {
         case let (certificateFile?, keyFile?):
-            guard !arguments.isGiven("ca-dir") else {
+            guard !arguments.isGiven(options.caDirectory) else {
                 throw UsageError("give either --cert and --key or --ca-dir, not both", path: path)
             }
             certificate = .files(certificate: certificateFile, key: keyFile)
         case (nil, nil):
-            certificate = .developmentCA(directory: arguments.value("ca-dir") ?? CertificateAuthority.defaultDirectory)
+            certificate = .developmentCA(directory: arguments[options.caDirectory])
         default:
             throw UsageError("--cert and --key go together", path: path)
         }
-        let clientCA = arguments.value("require-client-cert")
+        let clientCA = arguments[options.requireClientCertificate]
         let server = MockServerConfiguration(
             externalOrigin: externalOrigin ?? Origin(scheme: "https", host: listen.ip, port: Int(listen.port)),
-            contextPath: contextPath, allowedCallbackSchemes: schemes, users: users, tokenLifetime: tokenLifetime,
-            sessionIdleTimeout: idle, tokenPost: try SignInOptions.tokenPostFormat(arguments),
-            requiresClientCertificate: clientCA != nil, maxRequestBodyBytes: maxBody,
-            echoesTraceField: !arguments.flag("no-trace-echo"))
+            contextPath: contextPath, allowedCallbackSchemes: arguments[options.schemes], users: users,
+            tokenLifetime: arguments[options.tokenLifetime], sessionIdleTimeout: arguments[options.sessionIdle],
+            tokenPost: try SignInOptions.tokenPostFormat(arguments, options.tokenPost),
+            requiresClientCertificate: clientCA != nil, maxRequestBodyBytes: arguments[options.maxBody],
+            echoesTraceField: !arguments[options.noTraceEcho])
         return MockServerHost.Configuration(server: server, listenAddress: listen,
                                             externalOriginFollowsListener: externalOrigin == nil,
                                             certificate: certificate,
@@ -155,13 +154,16 @@ enum ServerCommand {
 
     /// The options worth writing into the recording's header.
     private static func recordedOptions(_ arguments: ParsedArguments) -> [String: String] {
-        var options: [String: String] = [:]
-        for name in ["listen", "external-url", "context", "users", "token-ttl", "session-idle", "schemes",
-                     "require-client-cert", "max-body", "token-field", "verifier-field", "token-encoding"]
-        where arguments.isGiven(name) {
-            options[name] = arguments.value(name)
+        let recorded: [any OptionDeclaring] = [
+            options.listen, options.externalURL, options.context, options.users, options.tokenLifetime,
+            options.sessionIdle, options.schemes, options.requireClientCertificate, options.maxBody,
+            options.tokenPost.tokenField, options.tokenPost.verifierField, options.tokenPost.encoding,
+        ]
+        var given: [String: String] = [:]
+        for option in recorded {
+            if let text = arguments.givenText(option) { given[option.declaration.long] = text }
         }
-        return options
+        return given
     }
 
     private static func describe(_ started: MockServerHost.Started, configuration: MockServerHost.Configuration,
@@ -192,5 +194,17 @@ enum ServerCommand {
         if let ca = started.caCertificatePath { example += " --ca \(ca)" }
         output.line("Try: \(example)")
         output.line("Stop with Ctrl-C.")
+    }
+}
+
+extension ValueParser where T == AbsoluteURL {
+    /// An http(s) URL without a query: the origin, and maybe the context path.
+    static var externalURL: ValueParser<AbsoluteURL> {
+        ValueParser(valueName: "URL", expected: "an https URL such as https://mysite.test:8443") { text in
+            guard let url = AbsoluteURL(text), ["https", "http"].contains(url.origin.scheme), url.query == nil else {
+                return nil
+            }
+            return url
+        }
     }
 }

@@ -2,7 +2,7 @@
 /// discussion, subcommands, arguments, and every option with its default.
 enum Usage {
     /// The implicit help option every command accepts.
-    static let helpOption = CommandOption.flag("help", short: "h", help: "show this help")
+    static let helpOption = Option.flag("help", short: "h", help: "show this help").declaration
 
     static func render(_ path: CommandPath) -> String {
         let command = path.command
@@ -45,7 +45,7 @@ enum Usage {
 
     private static func right(of option: CommandOption) -> String {
         var text = option.help
-        if let defaultValue = option.defaultValue { text += " (default: \(defaultValue))" }
+        if let shown = option.shownDefault { text += " (default: \(shown))" }
         if option.isRequired { text += " (required)" }
         if option.isRepeatable { text += " (repeatable)" }
         return text

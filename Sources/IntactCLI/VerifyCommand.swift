@@ -10,6 +10,19 @@ import Evidence
 /// cannot be verified (usage, an unreadable or unsupported recording, a bad
 /// policy file or `--path`, an unwritable HTML file). Blocks on disk I/O.
 enum VerifyCommand {
+    /// The options of `intact verify`, in `--help` order.
+    struct Options: OptionGroup {
+        let json = Option.flag("json", help: "print the report as JSON (schema intact-verify/1, see Docs/verify-json.md)")
+        let html = Option.optional("html", .string("FILE"), help: "also write the report as one self-contained HTML page")
+        let policy = Option.value("policy", .string("POLICY"),
+                                  help: "strict, or a JSON policy file of tolerated fields (Examples/policies)",
+                                  default: "strict")
+        let path = Option.optional("path", .list("TAP,...", expected: "tap names separated by commas"),
+                                   help: "the taps in path order, client side first")
+    }
+
+    static let options = Options()
+
     static let command = Command(
         name: "verify",
         summary: "Verify that exchanges crossed every hop unmodified, from the taps' recordings.",
@@ -29,13 +42,7 @@ enum VerifyCommand {
             cannot be verified.
             """,
         arguments: [CommandArgument("RECORDING", help: "a JSON Lines recording of one tap", arity: .zeroOrMore)],
-        options: [
-            .flag("json", help: "print the report as JSON (schema intact-verify/1, see Docs/verify-json.md)"),
-            .value("html", valueName: "FILE", help: "also write the report as one self-contained HTML page"),
-            .value("policy", valueName: "POLICY",
-                   help: "strict, or a JSON policy file of tolerated fields (Examples/policies)", defaultValue: "strict"),
-            .value("path", valueName: "TAP,...", help: "the taps in path order, client side first"),
-        ],
+        options: options,
         run: run)
 
     /// The status for input that cannot be verified; the same value as a usage error.
@@ -44,10 +51,10 @@ enum VerifyCommand {
     private static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
         let files = arguments.arguments("RECORDING")
         guard !files.isEmpty else { throw UsageError("give at least one recording", path: arguments.path) }
-        let order = try arguments.value("path").map { try tapNames($0, arguments) }
+        let order = arguments[options.path]
         let report: VerificationReport
         do {
-            let policyName = arguments.value("policy") ?? "strict"
+            let policyName = arguments[options.policy]
             let policy = policyName == "strict" ? VerificationPolicy.strict : try VerificationPolicy.load(path: policyName)
             let recordings = try files.map(RecordingReader.read(path:))
             report = try Verifier(Verifier.Configuration(policy: policy, path: order)).verify(recordings)
@@ -59,13 +66,13 @@ enum VerifyCommand {
             return inputError(error, context)
         }
 
-        if arguments.flag("json") {
+        if arguments[options.json] {
             for warning in report.warnings { context.standardError.line("intact: warning: \(warning)") }
             context.standardOutput.write(String(decoding: try report.jsonBytes(), as: UTF8.self))
         } else {
             context.standardOutput.write(TextReport.render(report))
         }
-        if let file = arguments.value("html") {
+        if let file = arguments[options.html] {
             do {
                 try Data(HTMLReport.render(report).utf8).write(to: URL(fileURLWithPath: file), options: .atomic)
             } catch {
@@ -74,15 +81,6 @@ enum VerifyCommand {
             context.standardError.line("intact: wrote the HTML report to \(file)")
         }
         return report.policyHolds ? ExitStatus.success : ExitStatus.failure
-    }
-
-    /// `a,b,c` → the names; an empty name is a usage error.
-    private static func tapNames(_ text: String, _ arguments: ParsedArguments) throws -> [String] {
-        let names = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-        guard !names.contains(where: \.isEmpty) else {
-            throw UsageError("option --path expects tap names separated by commas, got '\(text)'", path: arguments.path)
-        }
-        return names
     }
 
     private static func inputError(_ error: CustomStringConvertible, _ context: CommandContext) -> Int32 {

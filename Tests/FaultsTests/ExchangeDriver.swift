@@ -1,3 +1,4 @@
+import Compression
 import Foundation
 import AuthFlow
 import HTTP
@@ -123,24 +124,7 @@ extension Array where Element == HTTPResponsePart {
     }
 }
 
-/// Decompresses with the `gzip` command line, an implementation independent of ours.
+/// Decompresses a gzip body (zlib; CompressionTests checks it against the `gzip` tool).
 func gunzip(_ data: [UInt8]) throws -> [UInt8] {
-    let file = FileManager.default.temporaryDirectory.appendingPathComponent("faults-\(UUID().uuidString).gz")
-    try Data(data).write(to: file)
-    defer { try? FileManager.default.removeItem(at: file) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/gzip")
-    process.arguments = ["-dc", file.path]
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let bytes = out.fileHandleForReading.readDataToEndOfFile()
-    let message = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw NSError(domain: "gunzip", code: Int(process.terminationStatus),
-                      userInfo: [NSLocalizedDescriptionKey: String(decoding: message, as: UTF8.self)])
-    }
-    return Array(bytes)
+    try Decompressor.decompress(data, format: .gzip, outputLimit: 16 << 20)
 }

@@ -2,18 +2,24 @@ import Foundation
 import XCTest
 @testable import IntactCLI
 
+/// The options of the test's `fetch` command: one of each kind.
+private struct FetchOptions: OptionGroup {
+    let dir = Option.value("dir", short: "d", .string("DIR"), help: "where", default: "certs")
+    let verbose = Option.flag("verbose", short: "v", help: "talk more")
+    let header = Option.repeatable("header", short: "H", .string("FIELD"), help: "a header")
+    let out = Option.required("out", .string("FILE"), help: "output file")
+    let count = Option.optional("count", .integer(in: 1...10), help: "how many")
+    let limit = Option.optionalValue("limit", .byteSize("SIZE"), whenAlone: 1024, help: "a size")
+}
+
 final class ArgumentParserTests: XCTestCase {
+    private let options = FetchOptions()
+
     private let fetch = Command(
         name: "fetch", summary: "Fetch things.",
         arguments: [CommandArgument("URL", help: "what to fetch"),
                     CommandArgument("MORE", help: "more of it", arity: .zeroOrMore)],
-        options: [
-            .value("dir", short: "d", valueName: "DIR", help: "where", defaultValue: "certs"),
-            .flag("verbose", short: "v", help: "talk more"),
-            .value("header", short: "H", valueName: "FIELD", help: "a header", isRepeatable: true),
-            .value("out", valueName: "FILE", help: "output file", isRequired: true),
-            .value("count", valueName: "N", help: "how many"),
-        ],
+        options: FetchOptions(),
         run: { _, _ in 0 })
 
     private var parser: ArgumentParser {
@@ -48,52 +54,70 @@ final class ArgumentParserTests: XCTestCase {
         let parsed = try parse(["tool", "fetch", "u", "--dir", "D", "--out=o", "-v", "-H", "a", "--header=b", "-Hc",
                                 "m1", "m2"])
         XCTAssertEqual(parsed.path.description, "intact tool fetch")
-        XCTAssertEqual(parsed.value("dir"), "D")
-        XCTAssertEqual(parsed.value("out"), "o")
-        XCTAssertTrue(parsed.flag("verbose"))
-        XCTAssertEqual(parsed.values("header"), ["a", "b", "c"])
+        XCTAssertEqual(parsed[options.dir], "D")
+        XCTAssertEqual(parsed[options.out], "o")
+        XCTAssertTrue(parsed[options.verbose])
+        XCTAssertEqual(parsed[options.header], ["a", "b", "c"])
         XCTAssertEqual(parsed.argument("URL"), "u")
         XCTAssertEqual(parsed.arguments("MORE"), ["m1", "m2"])
-        XCTAssertTrue(parsed.isGiven("dir"))
+        XCTAssertTrue(parsed.isGiven(options.dir))
     }
 
     func testDefaultsAndAbsentOptions() throws {
         let parsed = try parse(["tool", "fetch", "--out", "o", "u"])
-        XCTAssertEqual(parsed.value("dir"), "certs")
-        XCTAssertFalse(parsed.isGiven("dir"))
-        XCTAssertFalse(parsed.flag("verbose"))
-        XCTAssertEqual(parsed.values("header"), [])
-        XCTAssertNil(parsed.value("count"))
-        XCTAssertNil(try parsed.integer("count", in: 1...10))
+        XCTAssertEqual(parsed[options.dir], "certs")
+        XCTAssertFalse(parsed.isGiven(options.dir))
+        XCTAssertFalse(parsed[options.verbose])
+        XCTAssertEqual(parsed[options.header], [])
+        XCTAssertNil(parsed[options.limit])
+        XCTAssertNil(parsed[options.count])
         XCTAssertEqual(parsed.arguments("MORE"), [])
         XCTAssertNil(try parse(["tool", "peek"]).argument("PATH"))
         XCTAssertEqual(try parse(["tool", "peek", "p"]).argument("PATH"), "p")
     }
 
     func testShortOptionsWithAttachedValues() throws {
-        XCTAssertEqual(try parse(["tool", "fetch", "--out", "o", "u", "-dX"]).value("dir"), "X")
-        XCTAssertEqual(try parse(["tool", "fetch", "--out", "o", "u", "-d=Y"]).value("dir"), "Y")
+        XCTAssertEqual(try parse(["tool", "fetch", "--out", "o", "u", "-dX"])[options.dir], "X")
+        XCTAssertEqual(try parse(["tool", "fetch", "--out", "o", "u", "-d=Y"])[options.dir], "Y")
     }
 
     func testDoubleDashDashAndNumbersAreValues() throws {
-        let parsed = try parse(["tool", "fetch", "--out", "o", "--count", "-5", "--", "--dir", "-v"])
+        let parsed = try parse(["tool", "fetch", "--out", "o", "--", "--dir", "-v"])
         XCTAssertEqual(parsed.argument("URL"), "--dir")
         XCTAssertEqual(parsed.arguments("MORE"), ["-v"])
-        XCTAssertEqual(parsed.value("count"), "-5")
-        XCTAssertEqual(parsed.value("dir"), "certs")
+        XCTAssertEqual(parsed[options.dir], "certs")
         XCTAssertEqual(try parse(["tool", "fetch", "--out", "o", "-"]).argument("URL"), "-")
-        XCTAssertEqual(try parse(["tool", "fetch", "--out=--odd", "u"]).value("out"), "--odd")
+        XCTAssertEqual(try parse(["tool", "fetch", "--out=--odd", "u"])[options.out], "--odd")
+        XCTAssertEqual(usageError(["tool", "fetch", "--out", "o", "u", "--count", "-5"])?.0,
+                       "option --count expects a whole number from 1 to 10, got '-5'", "a negative number is a value")
     }
 
-    func testIntegerValuesAreChecked() throws {
-        XCTAssertEqual(try parse(["tool", "fetch", "--out", "o", "u", "--count", "7"]).integer("count", in: 1...10), 7)
+    func testValuesAreConvertedAndCheckedWhenParsed() throws {
+        XCTAssertEqual(try parse(["tool", "fetch", "--out", "o", "u", "--count", "7"])[options.count], 7)
         for bad in ["0", "11", "seven", "7.5"] {
-            let parsed = try parse(["tool", "fetch", "--out", "o", "u", "--count", bad])
-            XCTAssertThrowsError(try parsed.integer("count", in: 1...10)) { error in
-                XCTAssertEqual((error as? UsageError)?.message,
-                               "option --count expects a whole number from 1 to 10, got '\(bad)'")
-            }
+            XCTAssertEqual(usageError(["tool", "fetch", "--out", "o", "u", "--count", bad])?.0,
+                           "option --count expects a whole number from 1 to 10, got '\(bad)'")
         }
+        XCTAssertEqual(try parse(["tool", "fetch", "--out", "o", "u", "--limit"])[options.limit], 1024)
+        XCTAssertEqual(try parse(["tool", "fetch", "--out", "o", "u", "--limit=2K"])[options.limit], 2048)
+        XCTAssertEqual(usageError(["tool", "fetch", "--out", "o", "u", "--limit=lots"])?.0,
+                       "option --limit expects a size such as 65536, 64K or 1M, got 'lots'")
+    }
+
+    func testEveryOptionOfEveryCommandIsDeclaredOnceAndResolves() throws {
+        // Builds every command (Command.init refuses a name declared twice) and
+        // parses each runnable one with its defaults: every default resolves to its type.
+        func visit(_ path: CommandPath) {
+            let command = path.command
+            XCTAssertEqual(Set(command.options.map(\.long)).count, command.options.count, "\(path)")
+            for option in command.options where !option.isRequired {
+                XCTAssertNoThrow(try option.resolve([]), "\(path) --\(option.long)")
+            }
+            for subcommand in command.subcommands { visit(path.appending(subcommand)) }
+        }
+        visit(CommandPath(commands: [CommandRegistry.root]))
+        XCTAssertEqual(FetchOptions().declarations.map(\.long), ["dir", "verbose", "header", "out", "count", "limit"],
+                       "declaration order is --help order")
     }
 
     func testEveryMalformedCommandLineIsAUsageErrorNamingTheProblem() {

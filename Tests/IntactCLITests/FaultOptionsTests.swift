@@ -15,9 +15,10 @@ final class FaultOptionsTests: XCTestCase {
     }
 
     /// `intact proxy` with the options; fault options are checked first, and
-    /// the impossible listen address stops it in any case before it serves.
+    /// the contradictory upstream options stop it in any case before it serves.
     private func proxy(_ words: [String]) -> Invocation {
-        intact(["proxy", "--ca-dir", makeTemporaryDirectory() + "/certs", "--listen", "256.0.0.1:0"] + words)
+        intact(["proxy", "--ca-dir", makeTemporaryDirectory() + "/certs", "--listen", "127.0.0.1:0",
+                "--upstream-ca", "/nonexistent/ca.pem", "--insecure-upstream"] + words)
     }
 
     func testAnUnknownPresetIsAUsageErrorListingTheKnownOnes() {

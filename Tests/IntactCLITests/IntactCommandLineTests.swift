@@ -47,7 +47,7 @@ final class IntactCommandLineTests: XCTestCase {
                 for option in path.command.options {
                     XCTAssertTrue(run.output.contains(option.synopsis), "\(path): \(option.synopsis)")
                     XCTAssertTrue(run.output.contains(option.help), "\(path): \(option.help)")
-                    if let defaultValue = option.defaultValue {
+                    if let defaultValue = option.shownDefault {
                         XCTAssertTrue(run.output.contains("(default: \(defaultValue))"), "\(path): \(option.long)")
                     }
                 }
