@@ -35,7 +35,7 @@ let package = Package(
         // A byte channel over a connection (plaintext or TLS) and HTTP/1.1 or HTTP/2 on it, both roles.
         .target(name: "Transport", dependencies: ["Wire", "TLS", "HTTP"]),
         // Exchange records, recordings, HAR, the verifier and its reports.
-        .target(name: "Evidence", dependencies: ["HTTP", "Hashing", "TLS"]),
+        .target(name: "Evidence", dependencies: ["HTTP", "Hashing", "TLS", "Compression"]),
         // The mobile sign-in flow with no I/O: mock server, client flow, step classifier, diagnoses.
         .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing"]),
         // The fault engine: rules, presets and their effect on messages, as outputs for the proxy.
@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "TLSTests", dependencies: ["IntactTestSupport", "TLS", "Wire", "Hashing"]),
         .testTarget(name: "IntactCLITests", dependencies: ["IntactTestSupport", "IntactCLI", "Evidence", "HTTP", "Hashing", "SignIn", "AuthFlow", "TLS", "Proxy"]),
-        .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing"]),
+        .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing", "Compression"]),
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Hashing"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Wire", "TLS", "HTTP", "Hashing"]),
         .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow", "Compression"]),

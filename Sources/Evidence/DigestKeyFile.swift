@@ -19,14 +19,24 @@ public enum DigestKeyFile {
         (directory as NSString).appendingPathComponent(fileName)
     }
 
-    /// Loads the key at `path`, creating it (32 random bytes, mode 0600) when
-    /// no file is there. Two taps starting together create it once: the key is
+    /// Loads the key at `path`, creating it (32 random bytes, mode 0600, and
+    /// its directory, mode 0700, if missing) when no file is there. Two taps starting together create it once: the key is
     /// written to a private temporary file and linked into place, and the one
     /// that loses the race reads the winner's. Blocks on disk I/O.
     ///
     /// - Returns: the digester and whether the file was created now.
     public static func loadOrCreate(at path: String) throws(DigestKeyError) -> (digester: SecretDigester, created: Bool) {
         if access(path, F_OK) == 0 || errno != ENOENT { return (try load(at: path), false) }
+        // Like the CA, the directory is made on first use (private).
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw DigestKeyError(path: path, problem: .cannotCreate((error as NSError).localizedDescription))
+            }
+        }
         let key = SecureRandom.bytes(SecretDigester.keyByteCount)
         let temporary = path + ".tmp-\(getpid())"
         let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
