@@ -88,7 +88,10 @@ public final class RecordingWriter: @unchecked Sendable {
         let flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (replacing ? O_TRUNC : O_EXCL)
         let fd = Glibc.open(path, flags, 0o600)
         guard fd >= 0 else {
-            let code = errno
+            var code = errno
+            var info = stat()
+            // O_EXCL reports a directory as "exists": say what it is.
+            if code == EEXIST, stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { code = EISDIR }
             throw RecordingWriteError(kind: code == EEXIST ? .alreadyExists : .cannotOpen, path: path,
                                       reason: RecordingWriteError.describeOpen(errno: code))
         }

@@ -109,9 +109,11 @@ final class RecordingWriterTests: XCTestCase {
 
     func testDirectoryPathIsAClearErrorAtStart() throws {
         let directory = (temporaryPath() as NSString).deletingLastPathComponent
-        XCTAssertThrowsError(try RecordingWriter(path: directory, header: SampleRecords.header, replacing: true)) { error in
-            XCTAssertEqual((error as? RecordingWriteError)?.kind, .cannotOpen)
-            XCTAssertTrue("\(error)".contains("names a directory"), "\(error)")
+        for replacing in [true, false] {
+            XCTAssertThrowsError(try RecordingWriter(path: directory, header: SampleRecords.header, replacing: replacing)) { error in
+                XCTAssertEqual((error as? RecordingWriteError)?.kind, .cannotOpen)
+                XCTAssertTrue("\(error)".contains("names a directory"), "\(error)")
+            }
         }
     }
 

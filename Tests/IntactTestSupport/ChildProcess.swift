@@ -63,12 +63,18 @@ public final class IntactProcess: @unchecked Sendable {
     }
 
     /// Starts `intact` with `arguments`; standard error (and standard output
-    /// when `keepOutput`) go to files in `directory`.
-    public init(_ arguments: [String], directory: String, keepOutput: Bool = false) throws {
+    /// when `keepOutput`) go to files in `directory`. `launcher`, when given,
+    /// runs `intact` (`["/usr/bin/prlimit", "--fsize=8192", "--"]`).
+    public init(_ arguments: [String], directory: String, keepOutput: Bool = false, launcher: [String] = []) throws {
         errorFile = directory + "/intact-stderr.txt"
         _ = FileManager.default.createFile(atPath: errorFile, contents: nil)
-        process.executableURL = URL(fileURLWithPath: IntactProcess.executable)
-        process.arguments = arguments
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = Array(launcher.dropFirst()) + [IntactProcess.executable] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: IntactProcess.executable)
+            process.arguments = arguments
+        }
         if keepOutput {
             let file = directory + "/intact-stdout.txt"
             _ = FileManager.default.createFile(atPath: file, contents: nil)
