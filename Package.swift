@@ -1,7 +1,16 @@
 // swift-tools-version:6.0
 // Intact: an intercepting verification proxy for mobile sign-in flows.
-// Layers (dependencies point down only): C modules → Wire, Hashing, Compression → TLS, HTTP →
-// Transport, Evidence, AuthFlow, Faults → Proxy, SignIn, Demo, Scenarios → IntactCLI → intact.
+// Layers, bottom to top: a target depends only on targets of lower layers
+// (RepositoryTests checks it, and that README.md repeats this list).
+//   1. C libraries:       COpenSSL, CNGHTTP2, CZlib
+//   2. foundations:       Wire, Hashing, Compression, ConfigurationFile
+//   3. protocol engines:  TLS, HTTP
+//   4. shared models:     Transport, Evidence, AuthFlow
+//   5. flow pieces:       Faults, SignIn, Scenarios
+//   6. the proxy:         Proxy
+//   7. the demo:          Demo
+//   8. the command line:  IntactCLI
+//   9. executables:       intact, intact-microbench
 import PackageDescription
 
 let package = Package(
@@ -22,38 +31,40 @@ let package = Package(
         .target(name: "Wire"),
         // SHA-256 over OpenSSL's EVP, hex and base64url, secure random bytes.
         .target(name: "Hashing", dependencies: ["COpenSSL"]),
+        // JSON configuration files read with line and column: fault rules, policies, scenario.json.
+        .target(name: "ConfigurationFile"),
         // gzip, zlib and raw DEFLATE both ways over zlib: streaming, bounded output, precise errors.
         .target(name: "Compression", dependencies: ["CZlib"]),
 
         // Layer 2: protocol engines (sans-io).
         // TLS contexts, the sans-io engine, ClientHello peek, key log, the development CA, PKCS#12.
-        .target(name: "TLS", dependencies: ["COpenSSL", "Wire", "Hashing"]),
+        .target(name: "TLS", dependencies: ["COpenSSL", "Hashing"]),
         // Version-neutral HTTP model, HTTP/1.1 codec, HTTP/2 session, message digests.
-        .target(name: "HTTP", dependencies: ["CNGHTTP2", "Wire", "Hashing"]),
+        .target(name: "HTTP", dependencies: ["CNGHTTP2", "Hashing"]),
 
         // Layer 3: what the proxy, the mock server and the client share.
         // A byte channel over a connection (plaintext or TLS) and HTTP/1.1 or HTTP/2 on it, both roles.
         .target(name: "Transport", dependencies: ["Wire", "TLS", "HTTP"]),
         // Exchange records, recordings, HAR, the verifier and its reports.
-        .target(name: "Evidence", dependencies: ["HTTP", "Hashing", "TLS", "Compression"]),
+        .target(name: "Evidence", dependencies: ["HTTP", "Hashing", "TLS", "Compression", "ConfigurationFile"]),
         // The mobile sign-in flow with no I/O: mock server, client flow, step classifier, diagnoses.
         .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing"]),
         // The fault engine: rules, presets and their effect on messages, as outputs for the proxy.
-        .target(name: "Faults", dependencies: ["HTTP", "AuthFlow", "Compression"]),
+        .target(name: "Faults", dependencies: ["HTTP", "AuthFlow", "Compression", "ConfigurationFile"]),
 
         // Layer 4: the programs.
         // The intercepting proxy: sans-io layers (mode, TLS, HTTP, exchange) and their driver on Transport.
         .target(name: "Proxy", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Transport", "AuthFlow", "Faults"]),
         // The sign-in flow on real connections: the mock server host and the client runner, both recording.
-        .target(name: "SignIn", dependencies: ["AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire", "Hashing"]),
+        .target(name: "SignIn", dependencies: ["AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
         // The whole sign-in flow in one process (CA, mock server, proxy, client), then verified: `intact demo`.
         .target(name: "Demo", dependencies: ["AuthFlow", "Evidence", "Proxy", "SignIn", "TLS", "Wire"]),
         // Load balancer scenarios: real nginx/HAProxy between two taps, run and judged end to end.
-        .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow"]),
+        .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow", "ConfigurationFile"]),
 
         // Layer 5: the command line, as a library so tests can drive it, and the executable.
-        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "HTTP", "Hashing", "Evidence", "AuthFlow", "Faults", "Proxy",
-                                                  "SignIn", "Demo", "Scenarios"]),
+        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "Evidence", "AuthFlow", "Faults", "Proxy",
+                                                  "SignIn", "Demo", "Scenarios", "ConfigurationFile"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
         // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
         .executableTarget(name: "intact-microbench", dependencies: ["HTTP", "Hashing"], path: "Benchmarks/Microbench"),
@@ -62,17 +73,18 @@ let package = Package(
         .target(name: "IntactTestSupport", path: "Tests/IntactTestSupport"),
         .testTarget(name: "DemoTests", dependencies: ["Demo", "IntactTestSupport", "Evidence", "SignIn"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
+        .testTarget(name: "ConfigurationFileTests", dependencies: ["ConfigurationFile"]),
         .testTarget(name: "CompressionTests", dependencies: ["Compression", "IntactTestSupport"]),
-        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Wire", "Hashing"]),
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Hashing"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
-        .testTarget(name: "TLSTests", dependencies: ["IntactTestSupport", "TLS", "Wire", "Hashing"]),
-        .testTarget(name: "IntactCLITests", dependencies: ["IntactTestSupport", "IntactCLI", "Evidence", "HTTP", "Hashing", "SignIn", "AuthFlow", "TLS", "Proxy"]),
-        .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing", "Compression"]),
-        .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Hashing"]),
+        .testTarget(name: "TLSTests", dependencies: ["IntactTestSupport", "TLS", "Hashing"]),
+        .testTarget(name: "IntactCLITests", dependencies: ["IntactTestSupport", "IntactCLI", "Evidence", "HTTP", "SignIn", "AuthFlow", "Proxy"]),
+        .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing", "Compression", "ConfigurationFile"]),
+        .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP"]),
         .testTarget(name: "TransportTests", dependencies: ["Transport", "Wire", "TLS", "HTTP", "Hashing"]),
-        .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow", "Compression"]),
+        .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow", "Compression", "ConfigurationFile"]),
         .testTarget(name: "ScenarioTests", dependencies: ["Scenarios", "IntactCLI", "Evidence", "AuthFlow", "Transport", "TLS", "HTTP", "Wire"]),
-        .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Wire", "Transport", "Hashing", "AuthFlow", "Faults"]),
+        .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Wire", "Hashing", "AuthFlow", "Faults"]),
         // Every fault preset through the whole flow in one process (DemoRig): the client's diagnosis and the verifier's verdict.
         .testTarget(name: "FaultFlowTests", dependencies: ["Demo", "Proxy", "Faults", "AuthFlow", "Evidence", "SignIn", "TLS"]),
         // The repository itself: no committed private key.

@@ -1,3 +1,4 @@
+import ConfigurationFile
 import HTTP
 
 extension FaultRuleFile {
@@ -127,7 +128,7 @@ extension FaultRuleFile {
                 guard case .array(let items) = pair.value, items.count == 2,
                       case .string(let name) = items[0].value, case .string(let value) = items[1].value, !name.isEmpty else {
                     throw FaultRuleError(kind: .wrongType(expected: "a [name, value] pair of strings", found: pair.typeName),
-                                         position: pair.position, rule: a.rule, path: "\(a.path("headers"))[\(i)]")
+                                         position: pair.position, context: a.context, path: "\(a.path("headers"))[\(i)]")
                 }
                 fields.append(name, value)
             }

@@ -1,3 +1,4 @@
+import ConfigurationFile
 import AuthFlow
 /// The rule-file format (`--faults rules.json`) and its reader.
 ///
@@ -46,13 +47,8 @@ import AuthFlow
 public enum FaultRuleFile {
     /// Reads a rule file. `file` only names the file in error messages.
     public static func parse(_ bytes: [UInt8], file: String? = nil) throws(FaultRuleError) -> [FaultRule] {
-        do throws(FaultRuleError) {
-            let json: LocatedJSON
-            do throws(LocatedJSONParser.SyntaxError) {
-                json = try LocatedJSONParser.parse(bytes)
-            } catch {
-                throw FaultRuleError(kind: .syntax(error.message), position: error.position, rule: nil, path: "")
-            }
+        try ConfigurationError.inFile(file) { () throws(ConfigurationError) -> [FaultRule] in
+            let json = try LocatedJSON.parse(bytes)
             let top = try JSONFieldReader(json, path: "", rule: nil, allowed: ["rules"])
             guard let rulesJSON = top.value("rules") else { throw top.error(.missingField("rules")) }
             guard case .array(let items) = rulesJSON.value else {
@@ -68,10 +64,6 @@ public enum FaultRuleFile {
                 rules.append(rule)
             }
             return rules
-        } catch {
-            var located = error
-            located.file = file
-            throw located
         }
     }
 

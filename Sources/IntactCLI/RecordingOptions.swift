@@ -1,5 +1,4 @@
 import Evidence
-import Hashing
 
 /// The options every recording tap shares for its secrets, `--digest-key`
 /// and `--secret-name`, and the `RedactionPolicy` they make with

@@ -1,5 +1,6 @@
-import Foundation
+import ConfigurationFile
 import Evidence
+import Foundation
 
 /// `intact verify`: reads the recordings of the taps on a path and proves,
 /// exchange by exchange and hop by hop, that requests and responses crossed
@@ -60,7 +61,7 @@ enum VerifyCommand {
             report = try Verifier(Verifier.Configuration(policy: policy, path: order)).verify(recordings)
         } catch let error as RecordingReadError {
             return inputError(error, context)
-        } catch let error as PolicyError {
+        } catch let error as ConfigurationError {
             return inputError(error, context)
         } catch let error as VerificationInputError {
             return inputError(error, context)

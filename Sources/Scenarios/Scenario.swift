@@ -1,4 +1,5 @@
 import AuthFlow
+import ConfigurationFile
 import Evidence
 import Foundation
 
@@ -69,9 +70,17 @@ public struct Scenario: Hashable, Sendable {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: manifest))
         } catch {
-            throw .manifestInvalid(file: manifest, reason: "cannot read: \(error.localizedDescription)")
+            throw .manifest(ConfigurationError(kind: .unreadable(error.localizedDescription), position: nil, path: "",
+                                               file: manifest))
         }
-        var scenario = try ScenarioManifestReader(file: manifest, directory: root).scenario(data)
+        var scenario: Scenario
+        do {
+            scenario = try ConfigurationError.inFile(manifest) { () throws(ConfigurationError) -> Scenario in
+                try ScenarioManifestReader(directory: root).scenario(LocatedJSON.parse(Array(data)))
+            }
+        } catch {
+            throw .manifest(error)
+        }
         guard FileManager.default.fileExists(atPath: scenario.configFile) else {
             throw .configMissing(file: scenario.configFile)
         }
@@ -79,7 +88,9 @@ public struct Scenario: Hashable, Sendable {
             do {
                 _ = try VerificationPolicy.load(path: policy)
             } catch {
-                throw .manifestInvalid(file: manifest, reason: "policy: \(error)")
+                var named = error
+                named.context = "the policy of \(manifest)"
+                throw .manifest(named)
             }
         }
         scenario.name = root.split(separator: "/").suffix(2).joined(separator: "/")
@@ -87,82 +98,72 @@ public struct Scenario: Hashable, Sendable {
     }
 }
 
-/// Reads the JSON object of `scenario.json`, checking every key, type and name.
+/// Reads the JSON object of `scenario.json`, checking every field, type and
+/// name. Each object's fields are declared once, in the lists below; adding
+/// a field is adding it there and reading it where the object is read.
 private struct ScenarioManifestReader {
-    let file: String
     let directory: String
 
-    func fail(_ reason: String) -> ScenarioError { .manifestInvalid(file: file, reason: reason) }
+    static let scenarioFields = ["summary", "loadBalancer", "config", "breaks", "policy", "tapA", "expect"]
+    static let tapAFields = ["clientCertificate"]
+    static let expectFields = ["client", "verify"]
+    static let clientFields = ["succeeds", "diagnosis", "step"]
+    static let verifyFields = ["holds", "tolerated", "exchange", "verdict", "difference"]
+    static let differenceFields = ["message", "kind", "field"]
 
-    func scenario(_ data: Data) throws(ScenarioError) -> Scenario {
-        let object: Any
-        do {
-            object = try JSONSerialization.jsonObject(with: data)
-        } catch {
-            throw fail("not JSON (\(error.localizedDescription))")
+    func scenario(_ json: LocatedJSON) throws(ConfigurationError) -> Scenario {
+        let top = try JSONFieldReader(json, path: "", allowed: Self.scenarioFields)
+        let summary = try top.required("summary", top.name)
+        let kind = try top.required("loadBalancer") { (key: String) throws(ConfigurationError) in
+            try top.choice(key, LoadBalancerKind.self)
         }
-        let top = try dictionary(object, at: "the top level",
-                                 keys: ["summary", "loadBalancer", "config", "breaks", "policy", "tapA", "expect"])
-        let summary = try required(string(top["summary"], at: "summary"), at: "summary")
-        let kindName = try required(string(top["loadBalancer"], at: "loadBalancer"), at: "loadBalancer")
-        guard let kind = LoadBalancerKind(rawValue: kindName) else {
-            throw fail("loadBalancer: unknown \"\(kindName)\" (expected "
-                       + LoadBalancerKind.allCases.map(\.rawValue).joined(separator: " or ") + ")")
-        }
-        let config = try string(top["config"], at: "config") ?? kind.defaultConfigFileName
-        let policy = try string(top["policy"], at: "policy")
-        var presentsCertificate = false
-        if let tapA = top["tapA"] {
-            let options = try dictionary(tapA, at: "tapA", keys: ["clientCertificate"])
-            presentsCertificate = try bool(options["clientCertificate"], at: "tapA.clientCertificate") ?? false
-        }
-        let expect = try dictionary(required(top["expect"], at: "expect"), at: "expect", keys: ["client", "verify"])
-        let expectation = ScenarioExpectation(
-            client: try clientOutcome(required(expect["client"], at: "expect.client")),
-            verify: try verifyOutcome(required(expect["verify"], at: "expect.verify")))
-        return Scenario(name: "", directory: directory, summary: summary, breaks: try string(top["breaks"], at: "breaks"),
+        let config = try top.name("config") ?? kind.defaultConfigFileName
+        let policy = try top.name("policy")
+        let presentsCertificate = try top.object("tapA", allowed: Self.tapAFields)?.bool("clientCertificate") ?? false
+        let expect = try object(top, "expect", Self.expectFields)
+        let expectation = ScenarioExpectation(client: try clientOutcome(object(expect, "client", Self.clientFields)),
+                                              verify: try verifyOutcome(object(expect, "verify", Self.verifyFields)))
+        return Scenario(name: "", directory: directory, summary: summary, breaks: try top.name("breaks"),
                         loadBalancer: kind, configFile: resolve(config), policyFile: policy.map(resolve),
                         tapAPresentsClientCertificate: presentsCertificate, expectation: expectation)
     }
 
-    private func clientOutcome(_ object: Any) throws(ScenarioError) -> ScenarioExpectation.ClientOutcome {
-        let place = "expect.client"
-        let client = try dictionary(object, at: place, keys: ["succeeds", "diagnosis", "step"])
-        if try required(bool(client["succeeds"], at: place + ".succeeds"), at: place + ".succeeds") {
-            guard client["diagnosis"] == nil, client["step"] == nil else {
-                throw fail("\(place): a client that succeeds has no diagnosis or step")
+    private func clientOutcome(_ client: JSONFieldReader) throws(ConfigurationError) -> ScenarioExpectation.ClientOutcome {
+        if try client.required("succeeds", client.bool) {
+            guard !client.has("diagnosis"), !client.has("step") else {
+                throw client.error(.inconsistent("a client that succeeds has no diagnosis or step"))
             }
             return .succeeds
         }
-        let mode = try named(FailureMode.allCases, client["diagnosis"], at: place + ".diagnosis")
-        let step = try named(FlowStep.allCases, client["step"], at: place + ".step")
-        return .fails(diagnosis: mode, step: step)
+        return .fails(diagnosis: try choice(client, "diagnosis", FailureMode.allCases),
+                      step: try choice(client, "step", FlowStep.allCases))
     }
 
-    private func verifyOutcome(_ object: Any) throws(ScenarioError) -> ScenarioExpectation.VerifyOutcome {
-        let place = "expect.verify"
-        let verify = try dictionary(object, at: place, keys: ["holds", "tolerated", "exchange", "verdict", "difference"])
-        if try required(bool(verify["holds"], at: place + ".holds"), at: place + ".holds") {
-            guard verify["exchange"] == nil, verify["verdict"] == nil, verify["difference"] == nil else {
-                throw fail("\(place): a verification that holds has no failing exchange, verdict or difference")
+    private func verifyOutcome(_ verify: JSONFieldReader) throws(ConfigurationError) -> ScenarioExpectation.VerifyOutcome {
+        if try verify.required("holds", verify.bool) {
+            guard !verify.has("exchange"), !verify.has("verdict"), !verify.has("difference") else {
+                throw verify.error(.inconsistent("a verification that holds has no failing exchange, verdict or difference"))
             }
-            let tolerated = try strings(verify["tolerated"], at: place + ".tolerated") ?? []
+            let tolerated = try verify.strings("tolerated") ?? []
+            guard !tolerated.contains(where: \.isEmpty) else {
+                throw verify.error(.invalid("expected non-empty field or cookie names"), "tolerated")
+            }
             return .holds(tolerated: tolerated.map { $0.lowercased() })
         }
-        guard verify["tolerated"] == nil else { throw fail("\(place).tolerated: only for a verification that holds") }
-        let step = try named(AuthStep.allCases, verify["exchange"], at: place + ".exchange")
-        let verdict = try named(HopVerdict.allCases, verify["verdict"], at: place + ".verdict")
+        guard !verify.has("tolerated") else {
+            throw verify.error(.inconsistent("\"tolerated\" is only for a verification that holds"), "tolerated")
+        }
+        let step = try choice(verify, "exchange", AuthStep.allCases)
+        let verdict = try choice(verify, "verdict", HopVerdict.allCases)
         guard !verdict.passes else {
-            throw fail("\(place).verdict: \"\(verdict.rawValue)\" passes the policy; expected a failing verdict")
+            throw verify.error(.invalid("\"\(verdict.rawValue)\" passes the policy; expected a failing verdict"), "verdict")
         }
         var difference: ScenarioExpectation.ExpectedDifference?
-        if let object = verify["difference"] {
-            let at = place + ".difference"
-            let fields = try dictionary(object, at: at, keys: ["message", "kind", "field"])
+        if let fields = try verify.object("difference", allowed: Self.differenceFields) {
             difference = ScenarioExpectation.ExpectedDifference(
-                message: try named(ScenarioExpectation.ExpectedDifference.Message.allCases, fields["message"], at: at + ".message"),
-                kind: try named(Self.differenceKinds, fields["kind"], at: at + ".kind"),
-                field: try string(fields["field"], at: at + ".field")?.lowercased())
+                message: try choice(fields, "message", ScenarioExpectation.ExpectedDifference.Message.allCases),
+                kind: try choice(fields, "kind", Self.differenceKinds),
+                field: try fields.name("field")?.lowercased())
         }
         return .fails(ScenarioExpectation.ExpectedFailure(step: step, verdict: verdict, difference: difference))
     }
@@ -175,56 +176,21 @@ private struct ScenarioManifestReader {
 
     // MARK: Values
 
+    /// A required object field, read with its own fields.
+    private func object(_ reader: JSONFieldReader, _ key: String, _ allowed: [String]) throws(ConfigurationError) -> JSONFieldReader {
+        try reader.required(key) { (key: String) throws(ConfigurationError) in try reader.object(key, allowed: allowed) }
+    }
+
+    /// A required field whose value is the raw value of one of `known`.
+    private func choice<Name: RawRepresentable>(_ reader: JSONFieldReader, _ key: String,
+                                                _ known: [Name]) throws(ConfigurationError) -> Name
+        where Name.RawValue == String {
+        try reader.required(key) { (key: String) throws(ConfigurationError) in try reader.choice(key, among: known) }
+    }
+
     private func resolve(_ relative: String) -> String {
         let url = relative.hasPrefix("/") ? URL(fileURLWithPath: relative)
             : URL(fileURLWithPath: directory).appendingPathComponent(relative)
         return url.standardizedFileURL.path
-    }
-
-    private func dictionary(_ object: Any, at place: String, keys: Set<String>) throws(ScenarioError) -> [String: Any] {
-        guard let dictionary = object as? [String: Any] else { throw fail("\(place): expected an object") }
-        if let unknown = dictionary.keys.sorted().first(where: { !keys.contains($0) }) {
-            throw fail("\(place): unknown key \"\(unknown)\" (expected \(keys.sorted().joined(separator: ", ")))")
-        }
-        return dictionary
-    }
-
-    private func required<Value>(_ value: Value?, at place: String) throws(ScenarioError) -> Value {
-        guard let value else { throw fail("\(place): missing") }
-        return value
-    }
-
-    private func string(_ value: Any?, at place: String) throws(ScenarioError) -> String? {
-        guard let value else { return nil }
-        guard let text = value as? String, !text.isEmpty else { throw fail("\(place): expected a non-empty string") }
-        return text
-    }
-
-    private func strings(_ value: Any?, at place: String) throws(ScenarioError) -> [String]? {
-        guard let value else { return nil }
-        guard let list = value as? [String], !list.contains(where: \.isEmpty) else {
-            throw fail("\(place): expected a list of non-empty strings")
-        }
-        return list
-    }
-
-    private func bool(_ value: Any?, at place: String) throws(ScenarioError) -> Bool? {
-        guard let value else { return nil }
-        guard let flag = value as? Bool, !(value is Int && !(value is Bool)) else {
-            throw fail("\(place): expected true or false")
-        }
-        return flag
-    }
-
-    /// A required value that must be the raw value of one of `known`.
-    private func named<Name: RawRepresentable>(_ known: [Name], _ value: Any?,
-                                               at place: String) throws(ScenarioError) -> Name
-        where Name.RawValue == String {
-        let word = try required(string(value, at: place), at: place)
-        guard let name = known.first(where: { $0.rawValue == word }) else {
-            throw fail("\(place): unknown \"\(word)\" (expected one of "
-                       + known.map(\.rawValue).joined(separator: ", ") + ")")
-        }
-        return name
     }
 }

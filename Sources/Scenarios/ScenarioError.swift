@@ -1,3 +1,5 @@
+import ConfigurationFile
+
 /// Why a scenario could not be run to the end: every case names the file,
 /// process or address involved and says what to do, so `intact scenario run`
 /// can print it as one line. Errors about the scenario itself (its manifest,
@@ -5,8 +7,9 @@
 public enum ScenarioError: Error, Equatable, Sendable, CustomStringConvertible {
     /// `directory` holds no `scenario.json`.
     case manifestMissing(directory: String)
-    /// `scenario.json` is not valid: `reason` says where and why.
-    case manifestInvalid(file: String, reason: String)
+    /// `scenario.json` (or the policy it names) cannot be read or is not
+    /// valid: the error names the file, line, column and field.
+    case manifest(ConfigurationError)
     /// The load balancer configuration the manifest names does not exist.
     case configMissing(file: String)
     /// The configuration template uses a placeholder the runner does not fill,
@@ -39,8 +42,8 @@ public enum ScenarioError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case let .manifestMissing(directory):
             return "\(directory) is not a scenario: it has no scenario.json"
-        case let .manifestInvalid(file, reason):
-            return "\(file): \(reason)"
+        case let .manifest(error):
+            return error.description
         case let .configMissing(file):
             return "the load balancer configuration \(file) does not exist"
         case let .configTemplate(file, line, reason):

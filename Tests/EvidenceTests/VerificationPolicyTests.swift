@@ -1,6 +1,7 @@
+import ConfigurationFile
+import Evidence
 import Foundation
 import XCTest
-import Evidence
 
 final class VerificationPolicyTests: XCTestCase {
     /// Examples/policies in this checkout.
@@ -12,9 +13,10 @@ final class VerificationPolicyTests: XCTestCase {
         try VerificationPolicy.decode(Data(text.utf8), path: "p.json")
     }
 
+    /// `reason` is the error's description: "p.json:LINE:COLUMN: at PATH: message".
     private func assertRejected(_ text: String, _ reason: String, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertThrowsError(try decode(text), file: file, line: line) { error in
-            XCTAssertEqual(error as? PolicyError, PolicyError(path: "p.json", reason: reason), file: file, line: line)
+            XCTAssertEqual((error as? ConfigurationError)?.description, reason, file: file, line: line)
         }
     }
 
@@ -43,29 +45,32 @@ final class VerificationPolicyTests: XCTestCase {
         XCTAssertEqual(VerificationPolicy.strict.tolerations, [])
     }
 
-    func testBadPolicyFilesNameTheProblem() {
-        assertRejected("not json", "not JSON")
-        assertRejected("[]", "the top level: expected an object")
-        assertRejected(#"{"tolerate":[], "tolerance":1}"#, "the top level: unknown key \"tolerance\" (expected description, name, tolerate)")
-        assertRejected(#"{"tolerate":{"field":"Via"}}"#, "tolerate: expected a list of rules")
-        assertRejected(#"{"tolerate":[{"field":"Via","change":["added"]}]}"#,
-                       "tolerate[0]: unknown key \"change\" (expected changes, cookie, field, message, reason)")
-        assertRejected(#"{"tolerate":[{"field":"Via","cookie":"a"}]}"#, "tolerate[0]: give exactly one of \"field\" or \"cookie\"")
-        assertRejected(#"{"tolerate":[{"reason":"x"}]}"#, "tolerate[0]: give exactly one of \"field\" or \"cookie\"")
-        assertRejected(#"{"tolerate":[{"field":"Bad Name"}]}"#, "tolerate[0].field: \"Bad Name\" is not a field name")
-        assertRejected(#"{"tolerate":[{"cookie":"a=b"}]}"#, "tolerate[0].cookie: \"a=b\" is not a cookie name")
+    func testBadPolicyFilesNameTheFileLineColumnAndProblem() {
+        assertRejected("not json", "p.json:1:2: not valid JSON: expected null, found 'o'")
+        assertRejected("[]", "p.json:1:1: expected an object, found an array")
+        assertRejected(#"{"tolerate":[], "tolerance":1}"#,
+                       "p.json:1:17: unknown field \"tolerance\" (allowed: name, description, tolerate)")
+        assertRejected(#"{"tolerate":{"field":"Via"}}"#, "p.json:1:13: at tolerate: expected an array, found an object")
+        assertRejected("{\"tolerate\":[\n  {\"field\":\"Via\",\"change\":[\"added\"]}]}",
+                       "p.json:2:18: at tolerate[0]: unknown field \"change\" (allowed: field, cookie, changes, message, reason)")
+        assertRejected(#"{"tolerate":[{"field":"Via","cookie":"a"}]}"#,
+                       "p.json:1:14: at tolerate[0]: give exactly one of \"field\" or \"cookie\"")
+        assertRejected(#"{"tolerate":[{"reason":"x"}]}"#, "p.json:1:14: at tolerate[0]: give exactly one of \"field\" or \"cookie\"")
+        assertRejected(#"{"tolerate":[{"field":"Bad Name"}]}"#,
+                       "p.json:1:23: at tolerate[0].field: \"Bad Name\" is not a field name")
+        assertRejected(#"{"tolerate":[{"cookie":"a=b"}]}"#, "p.json:1:24: at tolerate[0].cookie: \"a=b\" is not a cookie name")
         assertRejected(#"{"tolerate":[{"field":"Via","changes":["added","moved"]}]}"#,
-                       "tolerate[0].changes: unknown change \"moved\" (expected added, removed or changed)")
+                       "p.json:1:39: at tolerate[0].changes: unknown value \"moved\" (one of: added, removed, changed)")
         assertRejected(#"{"tolerate":[{"field":"Via","changes":[]}]}"#,
-                       "tolerate[0].changes: expected a non-empty list of \"added\", \"removed\", \"changed\"")
+                       "p.json:1:39: at tolerate[0].changes: expected at least one of added, removed, changed")
         assertRejected(#"{"tolerate":[{"field":"Via","message":"both"}]}"#,
-                       "tolerate[0].message: expected \"request\" or \"response\", found \"both\"")
-        assertRejected(#"{"name":3}"#, "name: expected a string")
+                       "p.json:1:39: at tolerate[0].message: unknown value \"both\" (one of: request, response)")
+        assertRejected(#"{"name":3}"#, "p.json:1:9: at name: expected a string, found a number")
     }
 
     func testUnreadableFile() {
         XCTAssertThrowsError(try VerificationPolicy.load(path: "/nonexistent/policy.json")) { error in
-            XCTAssertTrue("\(error)".hasPrefix("/nonexistent/policy.json: policy: cannot read"), "\(error)")
+            XCTAssertTrue("\(error)".hasPrefix("/nonexistent/policy.json: cannot read: "), "\(error)")
         }
     }
 }

@@ -205,7 +205,8 @@ final class VerifyCommandTests: XCTestCase {
         try #"{"tolerate":[{"feild":"Via"}]}"#.write(toFile: policy, atomically: true, encoding: .utf8)
         let badPolicy = intact(["verify", "--policy", policy] + files)
         XCTAssertEqual(badPolicy.status, 2)
-        XCTAssertTrue(badPolicy.error.hasPrefix("intact: \(policy): policy: tolerate[0]: unknown key \"feild\""), badPolicy.error)
+        XCTAssertTrue(badPolicy.error.hasPrefix("intact: \(policy):1:15: at tolerate[0]: unknown field \"feild\" (allowed: field, "),
+                      badPolicy.error)
 
         let twice = intact(["verify", files[1], files[1]])
         XCTAssertEqual(twice.status, 2)

@@ -80,37 +80,38 @@ final class ScenarioTests: XCTestCase {
         assertThrows(.configMissing(file: directory + "/nginx.conf")) { try Scenario.load(from: directory) }
     }
 
-    func testManifestMistakesNameTheKeyAndWhatIsWrong() throws {
+    func testManifestMistakesNameTheLineColumnFieldAndWhatIsWrong() throws {
         let cases: [(String, String)] = [
-            ("not json", "not JSON"),
+            ("not json", "1:2: not valid JSON: "),
             (#"{"summary": "s", "loadBalancer": "nginx", "expect": {}, "extra": 1}"#,
-             #"the top level: unknown key "extra" (expected breaks, config, expect, loadBalancer, policy, summary, tapA)"#),
+             #"1:57: unknown field "extra" (allowed: summary, loadBalancer, config, breaks, policy, tapA, expect)"#),
             (#"{"summary": "s", "loadBalancer": "traefik", "expect": {}}"#,
-             #"loadBalancer: unknown "traefik" (expected nginx or haproxy)"#),
-            (#"{"loadBalancer": "nginx", "expect": {}}"#, "summary: missing"),
-            (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"verify": {"holds": true}}}"#, "expect.client: missing"),
+             #"1:34: at loadBalancer: unknown value "traefik" (one of: nginx, haproxy)"#),
+            (#"{"loadBalancer": "nginx", "expect": {}}"#, #"1:1: missing field "summary""#),
+            (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"verify": {"holds": true}}}"#, #"1:53: at expect: missing field "client""#),
             (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": "yes"}, "verify": {"holds": true}}}"#,
-             "expect.client.succeeds: expected true or false"),
+             "1:77: at expect.client.succeeds: expected true or false, found a string"),
             (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": false, "diagnosis": "oops", "step": "follow-up"}, "verify": {"holds": true}}}"#,
-             #"expect.client.diagnosis: unknown "oops" (expected one of "#),
+             #"1:97: at expect.client.diagnosis: unknown value "oops" (one of: auth-redirect, "#),
             (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": true, "step": "follow-up"}, "verify": {"holds": true}}}"#,
-             "expect.client: a client that succeeds has no diagnosis or step"),
+             "1:64: at expect.client: a client that succeeds has no diagnosis or step"),
             (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": true}, "verify": {"holds": true, "verdict": "modified"}}}"#,
-             "expect.verify: a verification that holds has no failing exchange, verdict or difference"),
+             "1:94: at expect.verify: a verification that holds has no failing exchange, verdict or difference"),
             (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": true}, "verify": {"holds": false, "exchange": "login-page", "verdict": "equivalent"}}}"#,
-             #"expect.verify.verdict: "equivalent" passes the policy; expected a failing verdict"#),
+             #"1:148: at expect.verify.verdict: "equivalent" passes the policy; expected a failing verdict"#),
             (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": true}, "verify": {"holds": false, "exchange": "login-page", "verdict": "modified", "difference": {"message": "response", "kind": "field-moved"}}}}"#,
-             #"expect.verify.difference.kind: unknown "field-moved" (expected one of status-changed, "#),
+             #"1:206: at expect.verify.difference.kind: unknown value "field-moved" (one of: status-changed, "#),
             // The verifier labels exchanges as the taps record them (AuthStep), not with the client's steps.
             (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": true}, "verify": {"holds": false, "exchange": "token-exchange", "verdict": "modified"}}}"#,
-             #"expect.verify.exchange: unknown "token-exchange" (expected one of unauthenticated-request, challenge-401, "#),
+             #"1:123: at expect.verify.exchange: unknown value "token-exchange" (one of: unauthenticated-request, challenge-401, "#),
         ]
         for (manifest, expected) in cases {
             let directory = try makeScenarioDirectory(["scenario.json": manifest, "nginx.conf": "# x\n"])
-            guard case let .manifestInvalid(file, reason)? = scenarioError({ try Scenario.load(from: directory) }) else {
+            guard case let .manifest(error)? = scenarioError({ try Scenario.load(from: directory) }) else {
                 continue
             }
-            XCTAssertEqual(file, directory + "/scenario.json")
+            XCTAssertEqual(error.file, directory + "/scenario.json")
+            let reason = String(error.description.dropFirst((directory + "/scenario.json:").count))
             XCTAssertTrue(reason.hasPrefix(expected), "\(manifest)\n→ \(reason)")
         }
     }
@@ -121,8 +122,9 @@ final class ScenarioTests: XCTestCase {
             "nginx.conf": "# x\n",
             "p.json": #"{"tolerate": [{"feild": "Via"}]}"#,
         ])
-        guard case let .manifestInvalid(_, reason)? = scenarioError({ try Scenario.load(from: directory) }) else { return }
-        XCTAssertTrue(reason.hasPrefix("policy: \(directory)/p.json: policy: tolerate[0]: unknown key \"feild\""), reason)
+        guard case let .manifest(error)? = scenarioError({ try Scenario.load(from: directory) }) else { return }
+        XCTAssertEqual(error.description, "\(directory)/p.json:1:16: the policy of \(directory)/scenario.json at tolerate[0]: "
+                       + "unknown field \"feild\" (allowed: field, cookie, changes, message, reason)")
     }
 
     func testTheCatalogFindsNestedScenariosInOrderOnce() throws {

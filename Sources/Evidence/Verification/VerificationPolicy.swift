@@ -1,3 +1,4 @@
+import ConfigurationFile
 import Foundation
 import HTTP
 
@@ -21,6 +22,7 @@ import HTTP
 ///     }
 ///
 /// Unknown keys are errors, so a misspelt rule cannot silently tolerate nothing.
+/// Every error is a `ConfigurationError` naming the file, line and column.
 public struct VerificationPolicy: Hashable, Sendable {
     public var name: String
     public var description: String?
@@ -38,26 +40,23 @@ public struct VerificationPolicy: Hashable, Sendable {
         description: "requests and responses must remain unmodified (identical or equivalent) on every hop")
 
     /// Reads a policy file. Blocks on disk I/O.
-    public static func load(path: String) throws -> VerificationPolicy {
+    public static func load(path: String) throws(ConfigurationError) -> VerificationPolicy {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw PolicyError(path: path, reason: "cannot read: \((error as NSError).localizedDescription)")
+            throw ConfigurationError(kind: .unreadable((error as NSError).localizedDescription), position: nil, path: "",
+                                     file: path)
         }
         return try decode(data, path: path)
     }
 
-    /// Parses a policy from JSON bytes; `path` names it in errors.
-    public static func decode(_ data: Data, path: String) throws -> VerificationPolicy {
-        let object: Any
-        do {
-            object = try JSONSerialization.jsonObject(with: data)
-        } catch {
-            throw PolicyError(path: path, reason: "not JSON")
+    /// Parses a policy from JSON bytes; `path` names it in errors, and its base name is the default name.
+    public static func decode(_ data: Data, path: String) throws(ConfigurationError) -> VerificationPolicy {
+        try ConfigurationError.inFile(path) { () throws(ConfigurationError) -> VerificationPolicy in
+            try PolicyReader.policy(LocatedJSON.parse(Array(data)),
+                                    defaultName: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent)
         }
-        var reader = PolicyReader(path: path)
-        return try reader.policy(object)
     }
 }
 
@@ -114,86 +113,48 @@ public struct Toleration: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A policy file that cannot be used, naming the file and what is wrong.
-public struct PolicyError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var path: String
-    public var reason: String
+/// Reads the JSON object of a policy file. Each object's fields are
+/// declared once, in the lists below; adding a field is adding it there and
+/// reading it where the object is read.
+private enum PolicyReader {
+    static let policyFields = ["name", "description", "tolerate"]
+    static let tolerationFields = ["field", "cookie", "changes", "message", "reason"]
 
-    public init(path: String, reason: String) {
-        self.path = path
-        self.reason = reason
+    static func policy(_ json: LocatedJSON, defaultName: String) throws(ConfigurationError) -> VerificationPolicy {
+        let top = try JSONFieldReader(json, path: "", allowed: policyFields)
+        var tolerations: [Toleration] = []
+        for rule in try top.objects("tolerate", allowed: tolerationFields) ?? [] {
+            tolerations.append(try toleration(rule))
+        }
+        return VerificationPolicy(name: try top.name("name") ?? defaultName, description: try top.string("description"),
+                                  tolerations: tolerations)
     }
 
-    public var description: String { "\(path): policy: \(reason)" }
-}
-
-/// Reads the JSON object of a policy file, checking every key and type.
-private struct PolicyReader {
-    let path: String
-
-    func fail(_ reason: String) -> PolicyError { PolicyError(path: path, reason: reason) }
-
-    mutating func policy(_ object: Any) throws -> VerificationPolicy {
-        let top = try dictionary(object, at: "the top level", keys: ["name", "description", "tolerate"])
-        let name = try string(top["name"], at: "name") ?? URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
-        let description = try string(top["description"], at: "description")
-        guard let rules = top["tolerate"] else { return VerificationPolicy(name: name, description: description) }
-        guard let list = rules as? [Any] else { throw fail("tolerate: expected a list of rules") }
-        let tolerations = try list.enumerated().map { try toleration($1, at: "tolerate[\($0)]") }
-        return VerificationPolicy(name: name, description: description, tolerations: tolerations)
-    }
-
-    private func toleration(_ object: Any, at place: String) throws -> Toleration {
-        let rule = try dictionary(object, at: place, keys: ["field", "cookie", "changes", "message", "reason"])
+    private static func toleration(_ rule: JSONFieldReader) throws(ConfigurationError) -> Toleration {
         let subject: Toleration.Subject
-        switch (try string(rule["field"], at: place + ".field"), try string(rule["cookie"], at: place + ".cookie")) {
+        switch (try rule.string("field"), try rule.string("cookie")) {
         case (let field?, nil):
-            guard !field.isEmpty, field.utf8.allSatisfy(PolicyReader.isTokenByte) else {
-                throw fail("\(place).field: \"\(field)\" is not a field name")
+            guard !field.isEmpty, field.utf8.allSatisfy(isTokenByte) else {
+                throw rule.error(.invalid("\"\(field)\" is not a field name"), "field")
             }
             subject = .field(HTTPField.lowercaseASCII(field))
         case (nil, let cookie?):
-            guard !cookie.isEmpty, cookie.utf8.allSatisfy(PolicyReader.isTokenByte) else {
-                throw fail("\(place).cookie: \"\(cookie)\" is not a cookie name")
+            guard !cookie.isEmpty, cookie.utf8.allSatisfy(isTokenByte) else {
+                throw rule.error(.invalid("\"\(cookie)\" is not a cookie name"), "cookie")
             }
             subject = .cookie(cookie)
         default:
-            throw fail("\(place): give exactly one of \"field\" or \"cookie\"")
+            throw rule.error(.inconsistent("give exactly one of \"field\" or \"cookie\""))
         }
         var changes: Set<Toleration.Change> = [.added]
-        if let given = rule["changes"] {
-            guard let words = given as? [String], !words.isEmpty else {
-                throw fail("\(place).changes: expected a non-empty list of \"added\", \"removed\", \"changed\"")
+        if let given = try rule.choices("changes", Toleration.Change.self) {
+            guard !given.isEmpty else {
+                throw rule.error(.invalid("expected at least one of added, removed, changed"), "changes")
             }
-            changes = try Set(words.map { word in
-                guard let change = Toleration.Change(rawValue: word) else {
-                    throw fail("\(place).changes: unknown change \"\(word)\" (expected added, removed or changed)")
-                }
-                return change
-            })
+            changes = Set(given)
         }
-        var message: Toleration.Message?
-        if let word = try string(rule["message"], at: place + ".message") {
-            guard let parsed = Toleration.Message(rawValue: word) else {
-                throw fail("\(place).message: expected \"request\" or \"response\", found \"\(word)\"")
-            }
-            message = parsed
-        }
-        return Toleration(subject, changes: changes, message: message, reason: try string(rule["reason"], at: place + ".reason"))
-    }
-
-    private func dictionary(_ object: Any, at place: String, keys: Set<String>) throws -> [String: Any] {
-        guard let dictionary = object as? [String: Any] else { throw fail("\(place): expected an object") }
-        if let unknown = dictionary.keys.sorted().first(where: { !keys.contains($0) }) {
-            throw fail("\(place): unknown key \"\(unknown)\" (expected \(keys.sorted().joined(separator: ", ")))")
-        }
-        return dictionary
-    }
-
-    private func string(_ value: Any?, at place: String) throws -> String? {
-        guard let value else { return nil }
-        guard let text = value as? String else { throw fail("\(place): expected a string") }
-        return text
+        return Toleration(subject, changes: changes, message: try rule.choice("message", among: [.request, .response]),
+                          reason: try rule.string("reason"))
     }
 
     /// RFC 9110 `tchar`.

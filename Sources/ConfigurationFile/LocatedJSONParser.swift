@@ -3,14 +3,14 @@
 /// Why not JSONSerialization: on Linux it reports only a character offset,
 /// and it loses key order, duplicate keys and the positions of values, which
 /// the semantic errors (unknown field, bad value) must name.
-struct LocatedJSONParser {
+public struct LocatedJSONParser {
     /// Deeper nesting than this is refused rather than recursed into.
     static let maxDepth = 64
 
     /// A syntax error and where.
-    struct SyntaxError: Error {
-        let message: String
-        let position: SourcePosition
+    public struct SyntaxError: Error {
+        public let message: String
+        public let position: SourcePosition
     }
 
     private let bytes: [UInt8]
@@ -20,7 +20,7 @@ struct LocatedJSONParser {
 
     private init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> LocatedJSON {
+    public static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> LocatedJSON {
         var parser = LocatedJSONParser(bytes)
         if parser.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { parser.index = 3 } // a UTF-8 byte order mark
         parser.skipSpace()
