@@ -8,14 +8,14 @@ import HTTP
 /// (`SecretDigester`, `hmac-sha256:<hex>`) under the setup's digest key:
 /// - field values of `Cookie`, `Set-Cookie`, `Authorization`,
 ///   `Proxy-Authorization` and every extra secret name;
-/// - values of query parameters in the request target and of fields in
-///   stored `application/x-www-form-urlencoded` bodies whose name is a
-///   secret parameter: `token`, `code`, `codeVerifier`, `pw`, `password`,
+/// - values of query parameters in the request target, of fields in stored
+///   `application/x-www-form-urlencoded` bodies and of string members (any
+///   depth) of stored JSON bodies whose name is a secret parameter: `token`, `code`, `codeVerifier`, `pw`, `password`,
 ///   `csrf` (the credentials of the sign-in flow) and every extra secret
 ///   name. `codeChallenge` is public by design (PKCE) and stays in clear.
 ///
-/// Names match case-insensitively. A parameter value is digested as it was
-/// on the wire (still percent-encoded), so the same value gives the same
+/// Names match case-insensitively. A value is digested as it was on the
+/// wire (still percent-encoded, or JSON-escaped), so the same value gives the same
 /// digest at every tap that shares the key.
 ///
 /// The recording header carries the policy with the key's fingerprint
@@ -83,12 +83,65 @@ public struct RedactionPolicy: Codable, Hashable, Sendable {
 
     /// A stored body as the recording keeps it: for an
     /// `application/x-www-form-urlencoded` body, the values of secret fields
-    /// digested; any other body as it is.
+    /// digested; for a JSON body (`application/json`, `…+json`), the string
+    /// values of members with a secret name, at any depth; any other body as it is.
     public func recordBody(_ body: StoredBody?, contentType: String?) -> StoredBody? {
-        guard !recordSecrets, let body, let contentType,
-              HTTPField.lowercaseASCII(contentType).hasPrefix("application/x-www-form-urlencoded"),
-              let bytes = body.bytes, let redacted = redactPairs(bytes[...]) else { return body }
+        guard !recordSecrets, let body, let contentType, let bytes = body.bytes else { return body }
+        let type = HTTPField.lowercaseASCII(contentType).split(separator: ";").first?
+            .trimmingCharacters(in: .whitespaces) ?? ""
+        let redacted: [UInt8]?
+        if type == "application/x-www-form-urlencoded" {
+            redacted = redactPairs(bytes[...])
+        } else if type == "application/json" || type.hasSuffix("+json") {
+            redacted = redactJSONMembers(bytes)
+        } else {
+            redacted = nil
+        }
+        guard let redacted else { return body }
         return StoredBody(base64: Data(redacted).base64EncodedString(), truncated: body.truncated)
+    }
+
+    /// JSON text with the string value of every member whose name is a
+    /// secret parameter replaced by the digest of its bytes as written
+    /// (escapes included); nil when there is none. A linear scan of strings,
+    /// so it also works on a truncated body; it never reorders or reformats.
+    private func redactJSONMembers(_ bytes: [UInt8]) -> [UInt8]? {
+        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        /// The index after the string starting at `start` (a quote), or nil if it does not end.
+        func stringEnd(_ start: Int) -> Int? {
+            var index = start + 1
+            while index < bytes.count {
+                if bytes[index] == backslash { index += 2; continue }
+                if bytes[index] == quote { return index + 1 }
+                index += 1
+            }
+            return nil
+        }
+        func skipSpace(_ index: Int) -> Int {
+            var index = index
+            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+            return index
+        }
+        var output: [UInt8] = []
+        var copied = 0
+        var index = 0
+        while index < bytes.count {
+            guard bytes[index] == quote, let keyEnd = stringEnd(index) else { index += 1; continue }
+            let colon = skipSpace(keyEnd)
+            guard colon < bytes.count, bytes[colon] == UInt8(ascii: ":") else { index = keyEnd; continue }
+            let valueStart = skipSpace(colon + 1)
+            let name = String(decoding: bytes[(index + 1)..<(keyEnd - 1)], as: UTF8.self)
+            guard isSecretParameter(name), valueStart < bytes.count, bytes[valueStart] == quote,
+                  let valueEnd = stringEnd(valueStart) else { index = keyEnd; continue }
+            output.append(contentsOf: bytes[copied...valueStart])
+            output.append(contentsOf: digester.digest(bytes[(valueStart + 1)..<(valueEnd - 1)]).utf8)
+            output.append(quote)
+            copied = valueEnd
+            index = valueEnd
+        }
+        guard copied > 0 else { return nil }
+        output.append(contentsOf: bytes[copied...])
+        return output
     }
 
     /// The keyed digest standing in for a secret field value (its wire, ISO-8859-1, bytes).

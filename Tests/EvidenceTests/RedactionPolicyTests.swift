@@ -36,6 +36,16 @@ final class RedactionPolicyTests: XCTestCase {
         XCTAssertEqual(policy.recordBody(form, contentType: nil), form)
         XCTAssertEqual(RedactionPolicy(recordSecrets: true, digester: digester)
             .recordBody(form, contentType: "application/x-www-form-urlencoded"), form)
+        let json = StoredBody(base64: Data(#"{"token": "t\"1", "user":{"Password":"p"},"codeChallenge":"c","code":7}"#.utf8)
+            .base64EncodedString(), truncated: false)
+        let recordedJSON = try XCTUnwrap(policy.recordBody(json, contentType: "application/json; charset=utf-8")?.bytes)
+        XCTAssertEqual(String(decoding: recordedJSON, as: UTF8.self),
+                       #"{"token": ""# + digest(#"t\"1"#) + #"", "user":{"Password":""# + digest("p")
+                       + #""},"codeChallenge":"c","code":7}"#, "string members with secret names, at any depth")
+        XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(recordedJSON)))
+        let cutJSON = StoredBody(base64: Data(#"{"pw":"abc"#.utf8).base64EncodedString(), truncated: true)
+        XCTAssertEqual(policy.recordBody(cutJSON, contentType: "application/json"), cutJSON,
+                       "an unterminated value is left as it is (the body was cut inside it)")
         let truncated = StoredBody(base64: Data("token=abcd".utf8).base64EncodedString(), truncated: true)
         XCTAssertEqual(policy.recordBody(truncated, contentType: "application/x-www-form-urlencoded")?.truncated, true)
     }
