@@ -10,8 +10,9 @@ import Glibc
 ///   and the header line is written before `init` returns.
 /// - **Encoding** happens on the caller's thread (`ExchangeRecord.jsonLine`,
 ///   no `JSONEncoder`), so the queue holds bytes, not records.
-/// - **Batching.** Lines are gathered in one pending buffer; the writer's
-///   serial queue takes the whole buffer at once and hands it to one
+/// - **Batching.** Lines are gathered in one pending buffer for up to
+///   `gatherDelay` (2 ms; less once 64 KiB are pending); the writer's
+///   serial queue then takes the whole buffer at once and hands it to one
 ///   `write(2)`. A batch holds only whole lines, so whatever the kernel has
 ///   taken when the process dies ends in a whole line; a torn line can only
 ///   come from a failed write, and then it is cut off (below).
@@ -134,7 +135,7 @@ public final class RecordingWriter: @unchecked Sendable {
         }
         let schedule = enqueueLocked(line)
         lock.unlock()
-        if schedule { queue.async { self.drain() } }
+        if let schedule { scheduleDrain(schedule) }
     }
 
     /// Queues a record without ever waiting; returns false when the queue is
@@ -147,7 +148,7 @@ public final class RecordingWriter: @unchecked Sendable {
         let schedule = enqueueLocked(line)
         let room = queuedBytes < queueLimit
         lock.unlock()
-        if schedule { queue.async { self.drain() } }
+        if let schedule { scheduleDrain(schedule) }
         return room
     }
 
@@ -209,23 +210,43 @@ public final class RecordingWriter: @unchecked Sendable {
     }
 
     /// Adds a line to the pending batch, or counts it lost when the writer
-    /// stopped; true when a drain must be scheduled.
-    private func enqueueLocked(_ line: [UInt8]) -> Bool {
+    /// stopped; when a drain must be scheduled, whether it should run now
+    /// (the batch is already big or the queue is full) rather than after `gatherDelay`.
+    private func enqueueLocked(_ line: [UInt8]) -> DrainStart? {
         switch status {
         case .open:
             pending.append(contentsOf: line)
             pendingRecords += 1
             queuedBytes += line.count
-            guard !drainScheduled else { return false }
+            guard !drainScheduled else { return nil }
             drainScheduled = true
-            return true
+            return pending.count >= RecordingWriter.eagerBatchBytes || queuedBytes >= queueLimit ? .now : .afterGathering
         case .stopped(let reason, let lost):
             status = .stopped(reason: reason, lost: lost + 1)
         case .closed(let lost):
             assertionFailure("RecordingWriter.append called after close; a record is lost")
             status = .closed(lost: lost + 1)
         }
-        return false
+        return nil
+    }
+
+    /// When a scheduled drain runs.
+    private enum DrainStart {
+        case now, afterGathering
+    }
+
+    /// How long the first line of a batch waits for others: a busy proxy
+    /// then writes (and wakes the writer) once per few milliseconds rather
+    /// than once per record. After `kill -9`, at most this much is missing.
+    static let gatherDelay = DispatchTimeInterval.milliseconds(2)
+    /// A batch this big is written without waiting for more.
+    static let eagerBatchBytes = 64 * 1024
+
+    private func scheduleDrain(_ start: DrainStart) {
+        switch start {
+        case .now: queue.async { self.drain() }
+        case .afterGathering: queue.asyncAfter(deadline: .now() + RecordingWriter.gatherDelay) { self.drain() }
+        }
     }
 
     // MARK: - On the writer's queue

@@ -88,6 +88,19 @@ public struct JSONWriter {
         needsComma = true
     }
 
+    /// Bytes as a string of lowercase hexadecimal digits (a digest), written
+    /// straight from the bytes with no intermediate `String`.
+    public mutating func hex(_ value: [UInt8]) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        for byte in value {
+            bytes.append(JSONWriter.hexDigits[Int(byte >> 4)])
+            bytes.append(JSONWriter.hexDigits[Int(byte & 0x0f)])
+        }
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
     public mutating func int(_ value: Int) {
         separate()
         if value < 0 { bytes.append(UInt8(ascii: "-")) }

@@ -17,14 +17,16 @@ extension MessageDigest {
 extension HeadDigest {
     public func write(to json: inout JSONWriter) {
         json.object { json in
-            json.member("exact", exact.hex)
-            json.member("semantic", semantic.hex)
+            json.key("exact")
+            json.hex(exact.bytes)
+            json.key("semantic")
+            json.hex(semantic.bytes)
             json.key("fields")
             json.object { json in
                 // Sorted so a line is the same bytes for the same head.
                 for name in fields.keys.sorted() {
                     json.key(name)
-                    json.string(fields[name]!.hex)
+                    json.hex(fields[name]!.bytes)
                 }
             }
             json.key("fieldNames")
@@ -34,7 +36,10 @@ extension HeadDigest {
             json.member("version", version.rawValue)
             json.member("wireLength", wireLength)
             json.member("method", ifPresent: method)
-            json.member("target", ifPresent: target?.hex)
+            if let target {
+                json.key("target")
+                json.hex(target.bytes)
+            }
             json.member("targetForm", ifPresent: targetForm?.rawValue)
             json.member("status", ifPresent: status)
             json.member("reasonPhrase", ifPresent: reasonPhrase)
@@ -46,12 +51,15 @@ extension BodyDigest {
     public func write(to json: inout JSONWriter) {
         json.object { json in
             json.member("length", length)
-            json.member("sha256", sha256.hex)
+            json.key("sha256")
+            json.hex(sha256.bytes)
             if let trailers {
                 json.key("trailers")
                 json.object { json in
-                    json.member("exact", trailers.exact.hex)
-                    json.member("semantic", trailers.semantic.hex)
+                    json.key("exact")
+                    json.hex(trailers.exact.bytes)
+                    json.key("semantic")
+                    json.hex(trailers.semantic.bytes)
                     json.key("fieldNames")
                     json.array(trailers.fieldNames)
                 }
