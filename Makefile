@@ -41,11 +41,13 @@ microbench: deps
 	$(SWIFT) build -c release --product intact-microbench
 	.build/release/intact-microbench
 
-## bench-deps: the load generators and peers of the benchmark (wrk, h2load, hey, nginx, haproxy).
+## bench-deps: the load generators and peers of the benchmark (wrk, h2load, nginx, haproxy,
+## mitmproxy for mitmdump, socat for the forward-mode CONNECT tunnel, python3 for the handshake client).
 bench-deps:
-	@./scripts/install-deps.sh $(BUILD_PACKAGES) openssl curl wrk nghttp2-client hey nginx haproxy
+	@./scripts/install-deps.sh $(BUILD_PACKAGES) openssl curl wrk nghttp2-client nginx haproxy mitmproxy socat python3
 
-## bench: Intact against nginx direct, HAProxy and nginx re-encrypting (release build; prints, gates nothing).
+## bench: Intact against nginx direct, HAProxy, nginx re-encrypting and mitmproxy (release build; prints one
+## ratio table, recording on as the headline; gates nothing).
 ## BENCH_MODE=full for longer runs; quick by default (about three minutes).
 bench: bench-deps release
 	./Benchmarks/run.sh

@@ -8,9 +8,12 @@
 //   4. shared models:     Transport, Evidence, AuthFlow
 //   5. flow pieces:       Faults, SignIn, Scenarios
 //   6. the proxy:         Proxy
-//   7. the demo:          Demo
-//   8. the command line:  IntactCLI
-//   9. executables:       intact, intact-microbench
+//   7. proxy add-ons:     ProxyAddons
+//   8. the demo:          Demo
+//   9. the command line:  IntactCLI
+//   10. executables:      intact, intact-microbench
+// Proxy imports neither AuthFlow nor Faults: the sign-in flow's add-ons plug
+// into it from ProxyAddons through the hook protocol.
 import PackageDescription
 
 let package = Package(
@@ -48,48 +51,52 @@ let package = Package(
         // Exchange records, recordings, HAR, the verifier and its reports.
         .target(name: "Evidence", dependencies: ["HTTP", "Hashing", "TLS", "Compression", "ConfigurationFile"]),
         // The mobile sign-in flow with no I/O: mock server, client flow, step classifier, diagnoses.
-        .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing"]),
+        .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing", "ConfigurationFile"]),
         // The fault engine: rules, presets and their effect on messages, as outputs for the proxy.
         .target(name: "Faults", dependencies: ["HTTP", "AuthFlow", "Compression", "ConfigurationFile"]),
 
         // Layer 4: the programs.
         // The intercepting proxy: sans-io layers (mode, TLS, HTTP, exchange) and their driver on Transport.
-        .target(name: "Proxy", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Transport", "AuthFlow", "Faults"]),
+        // It knows no add-on by name: they plug in through `ProxyAddon`/`ExchangeHook`.
+        .target(name: "Proxy", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Transport"]),
+        // The sign-in flow's add-ons to the proxy: the auth-step labeller and the fault engine.
+        .target(name: "ProxyAddons", dependencies: ["Proxy", "AuthFlow", "Faults", "Evidence", "HTTP", "TLS"]),
         // The sign-in flow on real connections: the mock server host and the client runner, both recording.
         .target(name: "SignIn", dependencies: ["AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
         // The whole sign-in flow in one process (CA, mock server, proxy, client), then verified: `intact demo`.
-        .target(name: "Demo", dependencies: ["AuthFlow", "Evidence", "Proxy", "SignIn", "TLS", "Wire"]),
+        .target(name: "Demo", dependencies: ["AuthFlow", "Evidence", "Proxy", "ProxyAddons", "SignIn", "TLS", "Wire"]),
         // Load balancer scenarios: real nginx/HAProxy between two taps, run and judged end to end.
         .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow", "ConfigurationFile"]),
 
         // Layer 5: the command line, as a library so tests can drive it, and the executable.
         .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "Evidence", "AuthFlow", "Faults", "Proxy",
-                                                  "SignIn", "Demo", "Scenarios", "ConfigurationFile"]),
+                                                  "ProxyAddons", "SignIn", "Demo", "Scenarios", "ConfigurationFile"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
         // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
         .executableTarget(name: "intact-microbench", dependencies: ["HTTP", "Hashing"], path: "Benchmarks/Microbench"),
 
         // Helpers shared by test targets: child processes (intact, curl), tool runs.
         .target(name: "IntactTestSupport", path: "Tests/IntactTestSupport"),
-        .testTarget(name: "DemoTests", dependencies: ["Demo", "IntactTestSupport", "Evidence", "SignIn"]),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "ConfigurationFileTests", dependencies: ["ConfigurationFile"]),
         .testTarget(name: "CompressionTests", dependencies: ["Compression", "IntactTestSupport"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Hashing"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "TLSTests", dependencies: ["IntactTestSupport", "TLS", "Hashing"]),
-        .testTarget(name: "IntactCLITests", dependencies: ["IntactTestSupport", "IntactCLI", "Evidence", "HTTP", "SignIn", "AuthFlow", "Proxy"]),
-        .testTarget(name: "EvidenceTests", dependencies: ["Evidence", "HTTP", "Hashing", "Compression", "ConfigurationFile"]),
-        .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP"]),
-        .testTarget(name: "TransportTests", dependencies: ["Transport", "Wire", "TLS", "HTTP", "Hashing"]),
+        .testTarget(name: "IntactCLITests", dependencies: ["IntactTestSupport", "IntactCLI", "Evidence", "HTTP", "SignIn", "AuthFlow", "Proxy", "ProxyAddons", "Wire"]),
+        .testTarget(name: "EvidenceTests", dependencies: ["IntactTestSupport", "Evidence", "HTTP", "Hashing", "Compression", "ConfigurationFile"]),
+        .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "ConfigurationFile"]),
+        .testTarget(name: "TransportTests", dependencies: ["IntactTestSupport", "Transport", "Wire", "TLS", "HTTP", "Hashing"]),
         .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow", "Compression", "ConfigurationFile"]),
-        .testTarget(name: "ScenarioTests", dependencies: ["Scenarios", "IntactCLI", "Evidence", "AuthFlow", "Transport", "TLS", "HTTP", "Wire"]),
-        .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Wire", "Hashing", "AuthFlow", "Faults"]),
-        // Every fault preset through the whole flow in one process (DemoRig): the client's diagnosis and the verifier's verdict.
-        .testTarget(name: "FaultFlowTests", dependencies: ["Demo", "Proxy", "Faults", "AuthFlow", "Evidence", "SignIn", "TLS"]),
-        // The repository itself: no committed private key.
+        .testTarget(name: "ScenariosTests", dependencies: ["IntactTestSupport", "Scenarios", "IntactCLI", "Evidence", "AuthFlow", "Transport", "TLS", "HTTP", "Wire"]),
+        .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Wire", "Hashing", "AuthFlow", "Faults", "ProxyAddons"]),
+        // Flow-level tests across modules: the demo's whole flow in one process (DemoRig), every fault
+        // preset through it (the client's diagnosis and the verifier's verdict), `intact demo --keep`.
+        .testTarget(name: "IntegrationTests", dependencies: ["IntactTestSupport", "Demo", "Proxy", "ProxyAddons", "Faults", "AuthFlow",
+                                                             "Evidence", "SignIn", "TLS"]),
+        // The repository itself: no committed private key, dependencies as imported, the layer list true, links that lead somewhere.
         .testTarget(name: "RepositoryTests", dependencies: ["IntactTestSupport"]),
-        .testTarget(name: "SignInTests", dependencies: ["SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
+        .testTarget(name: "SignInTests", dependencies: ["IntactTestSupport", "SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
     ],
     swiftLanguageModes: [.v6]
 )

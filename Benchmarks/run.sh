@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Benchmark harness (Docs: /work/shared/design/PERFORMANCE.md, Benchmarks/README.md).
 # An nginx origin serves 1 KiB and 1 MiB over TLS 1.3 on 127.0.0.1; each target
-# (nginx direct, Intact reverse with and without --record, HAProxy and nginx
-# re-encrypting, mitmdump if installed, Intact forward through hey -x) is checked for
-# correctness first, then loaded A B A B. Server CPU comes from /proc/PID/stat.
-# Prints figures; asserts nothing about timing. BENCH_MODE=quick (default) or full.
+# (nginx direct, Intact reverse with and without --record on one loop and with --record
+# on two, HAProxy and nginx re-encrypting, mitmdump, Intact forward through a CONNECT
+# tunnel) is checked for correctness first, then loaded A B A B. Server CPU comes from
+# /proc/PID/stat. Prints one ratio table (recording on as the headline, off beside it);
+# asserts nothing about timing. BENCH_MODE=quick (default) or full.
 # Every process is started and stopped by its PID; the trap stops them all on exit.
 set -euo pipefail
 
@@ -12,8 +13,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 INTACT=${INTACT:-$ROOT/.build/release/intact}
 MODE=${BENCH_MODE:-quick}
 case "$MODE" in
-  quick) DUR=2; REPS=2; IDLE=1000 ;;
-  full)  DUR=10; REPS=3; IDLE=1000 ;;
+  quick) DUR=2; REPS=2; IDLE=1000; HANDSHAKES=150 ;;
+  full)  DUR=10; REPS=3; IDLE=1000; HANDSHAKES=600 ;;
   *) echo "BENCH_MODE must be quick or full" >&2; exit 2 ;;
 esac
 HZ=$(getconf CLK_TCK)
@@ -37,7 +38,7 @@ trap 'exit 130' INT TERM
 log() { echo "bench: $*" >&2; }
 die() { log "$*"; exit 1; }
 
-for tool in wrk h2load nginx haproxy openssl curl python3; do
+for tool in wrk h2load nginx haproxy mitmdump socat openssl curl python3; do
   command -v "$tool" >/dev/null || die "$tool is missing (make bench-deps)"
 done
 [[ -x $INTACT ]] || die "$INTACT is missing (swift build -c release --product intact)"
@@ -106,6 +107,7 @@ http {
     ssl_certificate $WORK/origin-cert.pem;
     ssl_certificate_key $WORK/origin-key.pem;
     ssl_protocols TLSv1.3;
+    ssl_session_tickets off;
     location / { $3 }
   }
 }
@@ -124,13 +126,19 @@ SPID[direct]=$PID_origin
 
 P=$(free_port); PORT[intact]=$P
 start intact "$INTACT" proxy --listen "127.0.0.1:$P" --mode "reverse:https://127.0.0.1:$ORIGIN_PORT" \
-  --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet
+  --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --loops 1
 SPID[intact]=$PID_intact; TARGETS+=(intact)
 
 P=$(free_port); PORT[intact_rec]=$P
 start intact_rec "$INTACT" proxy --listen "127.0.0.1:$P" --mode "reverse:https://127.0.0.1:$ORIGIN_PORT" \
-  --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --record "$WORK/recording.jsonl"
+  --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --record "$WORK/recording.jsonl" --loops 1
 SPID[intact_rec]=$PID_intact_rec; TARGETS+=(intact_rec)
+
+# The same with two event loops, for "--loops 2 ÷ --loops 1" (measured at 50 connections only).
+P=$(free_port); PORT[intact_rec_l2]=$P
+start intact_rec_l2 "$INTACT" proxy --listen "127.0.0.1:$P" --mode "reverse:https://127.0.0.1:$ORIGIN_PORT" \
+  --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --record "$WORK/recording-l2.jsonl" --loops 2
+SPID[intact_rec_l2]=$PID_intact_rec_l2; TARGETS+=(intact_rec_l2)
 
 P=$(free_port); PORT[haproxy]=$P
 cat >"$WORK/haproxy.cfg" <<EOF
@@ -146,7 +154,7 @@ defaults
   timeout http-keep-alive 300s
   http-reuse always
 frontend fe
-  bind 127.0.0.1:$P ssl crt $WORK/origin.pem alpn h2,http/1.1
+  bind 127.0.0.1:$P ssl crt $WORK/origin.pem alpn h2,http/1.1 no-tls-tickets
   default_backend be
 backend be
   server origin 127.0.0.1:$ORIGIN_PORT ssl verify required ca-file $CA/ca-cert.pem sni str(localhost) alpn http/1.1
@@ -162,20 +170,41 @@ nginx_conf nginx "$P" "proxy_pass https://origin; proxy_http_version 1.1; proxy_
 start nginx nginx -p "$WORK" -c "$WORK/nginx.conf"
 SPID[nginx]=$PID_nginx; TARGETS+=(nginx)
 
-if command -v mitmdump >/dev/null; then
-  P=$(free_port); PORT[mitmproxy]=$P
-  start mitmproxy mitmdump -q --mode "reverse:https://127.0.0.1:$ORIGIN_PORT" --listen-host 127.0.0.1 \
-    --listen-port "$P" --set "ssl_verify_upstream_trusted_ca=$CA/ca-cert.pem" --set confdir="$WORK/mitm"
-  SPID[mitmproxy]=$PID_mitmproxy; TARGETS+=(mitmproxy)
-else
-  log "mitmdump not installed: mitmproxy is not measured"
-fi
+# mitmdump signs with the bench CA too (its confdir's mitmproxy-ca.pem is key and
+# certificate in one file), so one --cacert checks every target. In reverse mode it
+# offers HTTP/1.1 only: it is checked and measured on h1 (see in_scenario).
+P=$(free_port); PORT[mitmproxy]=$P
+mkdir -p "$WORK/mitm"
+cat "$CA/ca-key.pem" "$CA/ca-cert.pem" >"$WORK/mitm/mitmproxy-ca.pem"
+start mitmproxy mitmdump -q --mode "reverse:https://127.0.0.1:$ORIGIN_PORT" --listen-host 127.0.0.1 \
+  --listen-port "$P" --set "ssl_verify_upstream_trusted_ca=$CA/ca-cert.pem" --set confdir="$WORK/mitm"
+SPID[mitmproxy]=$PID_mitmproxy; TARGETS+=(mitmproxy)
 
+# Forward mode (recording on, one loop), driven through a CONNECT tunnel: socat accepts
+# on PORT[forward], sends "CONNECT localhost:ORIGIN" to Intact for each connection and
+# then relays, so wrk and h2load speak TLS to Intact's interception as a client behind a
+# forward proxy does. Only Intact's CPU is counted, not socat's.
 FWD_PORT=$(free_port)
-start forward "$INTACT" proxy --listen "127.0.0.1:$FWD_PORT" --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet
+start forward "$INTACT" proxy --listen "127.0.0.1:$FWD_PORT" --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet \
+  --record "$WORK/recording-fwd.jsonl" --loops 1
+P=$(free_port); PORT[forward]=$P
+start tunnel socat "TCP-LISTEN:$P,bind=127.0.0.1,fork,reuseaddr,backlog=1024" \
+  "PROXY:127.0.0.1:localhost:$ORIGIN_PORT,proxyport=$FWD_PORT"
+SPID[forward]=$PID_forward; TARGETS+=(forward)
 
-for t in "${TARGETS[@]}"; do wait_port "${PORT[$t]}"; done
 wait_port "$FWD_PORT"
+for t in "${TARGETS[@]}"; do wait_port "${PORT[$t]}"; done
+
+# Which targets each scenario measures: in_scenario SCENARIO TARGET.
+in_scenario() {
+  case "$1:$2" in
+    *:direct|*:intact|*:intact_rec|*:haproxy|*:nginx) return 0 ;;
+    h1_1k_c50:*) return 0 ;;                     # everyone, incl. two loops and forward
+    h1_1k_c1:mitmproxy|h1_1m_c50:mitmproxy) return 0 ;;
+    h2_1k_c10:forward) return 0 ;;
+    *) return 1 ;;
+  esac
+}
 
 # --- correctness first ------------------------------------------------------------------
 # check TARGET FILE HTTPFLAG EXPECTED-VERSION [curl args...]
@@ -183,7 +212,7 @@ check() {
   local t=$1 f=$2 flag=$3 want=$4; shift 4
   local out got sha
   out=$(curl -sS --cacert "$CA/ca-cert.pem" "$flag" -o "$WORK/body" -w '%{http_code} %{http_version}' "$@" \
-    "https://127.0.0.1:${PORT[$t]:-$ORIGIN_PORT}/$f") || die "$t: curl failed for /$f"
+    "https://localhost:${PORT[$t]}/$f") || die "$t: curl failed for /$f"
   sha=$(sha256sum "$WORK/body" | cut -d' ' -f1)
   local expect; eval "expect=\$SHA_$f"
   [[ $out == "200 $want" ]] || die "$t /$f $flag: got '$out', want '200 $want'"
@@ -192,11 +221,10 @@ check() {
 for t in "${TARGETS[@]}"; do
   for f in 1k 1m; do
     check "$t" "$f" --http1.1 1.1
-    check "$t" "$f" --http2 2
+    if [[ $t == mitmproxy ]]; then check "$t" "$f" --http2 1.1; else check "$t" "$f" --http2 2; fi
   done
 done
-for f in 1k 1m; do check forward "$f" --http1.1 1.1 -x "http://127.0.0.1:$FWD_PORT"; done
-log "correctness: status 200, SHA-256 and ALPN (h2, http/1.1) right on ${TARGETS[*]} and forward"
+log "correctness: status 200, SHA-256 and ALPN (h2, http/1.1; mitmproxy http/1.1) right on ${TARGETS[*]}"
 
 # --- load -------------------------------------------------------------------------------
 to_us() { # "123.45us" / "1.2ms" / "1.01s" -> microseconds
@@ -231,10 +259,10 @@ measure() { # SCENARIO TARGET REP PID CMD...
       reqs=$(awk '/^requests:/ {print $8}' <<<"$out")
       secs=$(awk '/^finished in/ {sub(/s,$/, "", $3); print $3}' <<<"$out")
       p50=0 ;;
-    hey)
-      reqs=$(awk '/\[200\]/ {print $2}' <<<"$out")
-      secs=$(awk '/Total:/ {print $2}' <<<"$out")
-      p50=$(awk '$1 == "50%" {print $3 * 1000000}' <<<"$out") ;;
+    python3)
+      reqs=$(awk '/^done/ {print $2}' <<<"$out")
+      secs=$(awk '/^done/ {print $3}' <<<"$out")
+      p50=0 ;;
   esac
   echo -e "$sc\t$t\t$rep\t${reqs:-0}\t${secs:-0}\t$(awk -v a="$c0" -v b="$c1" -v hz="$HZ" 'BEGIN{print (b-a)/hz}')\t${p50:-0}\t$peak" >>"$RESULTS"
 }
@@ -242,20 +270,31 @@ measure() { # SCENARIO TARGET REP PID CMD...
 # wrk sends the URL host as SNI, and an IP there is forbidden (RFC 6066): name it localhost
 # (only its 127.0.0.1 address listens).
 url() { echo "https://localhost:${PORT[$1]}/$2"; }
-SCENARIOS=(${BENCH_SCENARIOS:-h1_1k_c1 h1_1k_c50 h1_1m_c50 h2_1k_c10})
+SCENARIOS=(${BENCH_SCENARIOS:-h1_1k_c1 h1_1k_c50 h1_1m_c50 h2_1k_c10 hs_1k_c10 hs_warm hs_cold})
 [[ $MODE == full ]] && SCENARIOS+=(h1_1m_c10)
 run_scenario() { # SCENARIO TARGET REP
   local sc=$1 t=$2 rep=$3 pid=${SPID[$2]}
+  in_scenario "$sc" "$t" || return 0
   if ! kill -0 "$pid" 2>/dev/null; then
     log "$sc $t: the server (PID $pid) is no longer running; skipped (see its output above)"
     return 0
   fi
+  # mitmproxy needs seconds to accept 50 TLS connections (each handshake in Python): a
+  # quick-mode run would end before its first answer. Warm it up, unmeasured, once.
+  if [[ $t == mitmproxy && $rep == 1 && $sc == h1_* ]]; then
+    wrk --timeout 10s -t2 -c"${sc##*_c}" -d5s "$(url "$t" 1k)" >/dev/null 2>&1 || true
+  fi
   case "$sc" in
-    h1_1k_c1)  measure "$sc" "$t" "$rep" "$pid" wrk -t1 -c1 -d"${DUR}s" --latency "$(url "$t" 1k)" ;;
-    h1_1k_c50) measure "$sc" "$t" "$rep" "$pid" wrk -t2 -c50 -d"${DUR}s" --latency "$(url "$t" 1k)" ;;
-    h1_1m_c10) measure "$sc" "$t" "$rep" "$pid" wrk -t2 -c10 -d"${DUR}s" --latency "$(url "$t" 1m)" ;;
-    h1_1m_c50) measure "$sc" "$t" "$rep" "$pid" wrk -t2 -c50 -d"${DUR}s" --latency "$(url "$t" 1m)" ;;
+    h1_1k_c1)  measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t1 -c1 -d"${DUR}s" --latency "$(url "$t" 1k)" ;;
+    h1_1k_c50) measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t2 -c50 -d"${DUR}s" --latency "$(url "$t" 1k)" ;;
+    h1_1m_c10) measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t2 -c10 -d"${DUR}s" --latency "$(url "$t" 1m)" ;;
+    h1_1m_c50) measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t2 -c50 -d"${DUR}s" --latency "$(url "$t" 1m)" ;;
     h2_1k_c10) measure "$sc" "$t" "$rep" "$pid" h2load -c10 -m10 -t1 -D "$DUR" "$(url "$t" 1k)" ;;
+    # A full TLS handshake per request (no tickets anywhere): wrk reconnects after each answer.
+    hs_1k_c10) measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t2 -c10 -d"${DUR}s" --latency -H 'Connection: close' "$(url "$t" 1k)" ;;
+    # The same one connection at a time, naming localhost (leaf cache warm) or a new name each time (cold).
+    hs_warm|hs_cold) measure "$sc" "$t" "$rep" "$pid" python3 "$ROOT/Benchmarks/handshakes.py" 127.0.0.1 \
+      "${PORT[$t]}" "$HANDSHAKES" "$CA/ca-cert.pem" "${sc#hs_}" ;;
   esac
 }
 
@@ -263,16 +302,13 @@ log "mode $MODE: ${#SCENARIOS[@]} scenarios x ${#TARGETS[@]} targets x $REPS rep
 for sc in "${SCENARIOS[@]}"; do
   for rep in $(seq "$REPS"); do
     for t in "${TARGETS[@]}"; do run_scenario "$sc" "$t" "$rep"; done
-    if command -v hey >/dev/null && [[ $sc == h1_1k_c50 ]]; then
-      measure fwd_1k_c50 forward "$rep" "$PID_forward" hey -z "${DUR}s" -c 50 -x "http://127.0.0.1:$FWD_PORT" \
-        "https://localhost:$ORIGIN_PORT/1k"
-    fi
   done
 done
 
 # Idle keep-alive connections: RSS growth of the server per connection held.
 declare -A IDLE_KIB=()
-for t in "${TARGETS[@]}"; do
+IDLE_TARGETS=(direct intact intact_rec haproxy nginx mitmproxy)
+for t in "${IDLE_TARGETS[@]}"; do
   pid=${SPID[$t]}
   kill -0 "$pid" 2>/dev/null || { IDLE_KIB[$t]="(exited)"; continue; }
   before=$(rss_kib "$pid")
@@ -291,15 +327,17 @@ for t in "${TARGETS[@]}"; do
 done
 
 # --- report -----------------------------------------------------------------------------
-# Per scenario and target: mean req/s, total requests per server CPU-second, median p50, peak RSS.
+# Per scenario and target: mean req/s, total requests per server CPU-second, median p50, peak RSS,
+# and the spread of req per CPU-s between repetitions ((max - min) / max, in %): the noise.
 summary=$WORK/summary.tsv
 awk -F'\t' '
-  { k = $1 "\t" $2; reqs[k] += $4; secs[k] += $5; cpu[k] += $6; n[k]++; p[k, n[k]] = $7; if ($8 > pk[k]) pk[k] = $8 }
+  { k = $1 "\t" $2; reqs[k] += $4; secs[k] += $5; cpu[k] += $6; n[k]++; p[k, n[k]] = $7; if ($8 > pk[k]) pk[k] = $8
+    e = ($6 > 0 ? $4 / $6 : 0); if (!(k in lo) || e < lo[k]) lo[k] = e; if (e > hi[k]) hi[k] = e }
   END { for (k in n) {
           m = n[k]; for (i = 1; i <= m; i++) a[i] = p[k, i]
           for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (a[j] < a[i]) { x = a[i]; a[i] = a[j]; a[j] = x }
           med = (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
-          printf "%s\t%.0f\t%.0f\t%.0f\t%.0f\n", k, reqs[k] / secs[k], (cpu[k] > 0 ? reqs[k] / cpu[k] : 0), med, pk[k] / 1024 } }
+          printf "%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.0f\n", k, (secs[k] > 0 ? reqs[k] / secs[k] : 0), (cpu[k] > 0 ? reqs[k] / cpu[k] : 0), med, pk[k] / 1024, (hi[k] > 0 ? 100 * (hi[k] - lo[k]) / hi[k] : 0) } }
 ' "$RESULTS" | sort >"$summary"
 get() { awk -F'\t' -v s="$1" -v t="$2" -v c="$3" '$1 == s && $2 == t {print $c}' "$summary"; }
 
@@ -307,41 +345,61 @@ echo
 echo "## Results ($MODE mode: ${DUR}s x $REPS repetitions, A B A B; $(nproc) cores; $(date -u +%Y-%m-%d))"
 echo
 echo "Server CPU is that of the process under test only (for proxies, not the origin)."
-echo "intact_rec is Intact with --record; forward is Intact forward mode driven by hey -x."
+echo "intact: Intact reverse, one loop; intact_rec: the same with --record; intact_rec_l2: --record on"
+echo "two loops; forward: Intact forward mode with --record, one loop, reached through a CONNECT"
+echo "tunnel (socat). hs_*: a new TLS connection per request (hs_cold: a new server name each time)."
 echo
-echo "| scenario | target | req/s | req per server CPU-s | p50 latency | peak RSS |"
-echo "| --- | --- | ---: | ---: | ---: | ---: |"
-while IFS=$'\t' read -r sc t rps rpc p50 pk; do
+echo "| scenario | target | req/s | req per server CPU-s | spread between reps | p50 latency | peak RSS |"
+echo "| --- | --- | ---: | ---: | ---: | ---: | ---: |"
+while IFS=$'\t' read -r sc t rps rpc p50 pk spread; do
   lat="—"; [[ $p50 != 0 ]] && lat="${p50} µs"
-  echo "| $sc | $t | $rps | $rpc | $lat | ${pk} MiB |"
+  echo "| $sc | $t | $rps | $rpc | ${spread}% | $lat | ${pk} MiB |"
 done <"$summary"
 echo
 echo "| target | RSS per idle keep-alive TLS connection ($IDLE held) |"
 echo "| --- | ---: |"
-for t in "${TARGETS[@]}"; do echo "| $t | ${IDLE_KIB[$t]} KiB |"; done
+for t in "${IDLE_TARGETS[@]}"; do echo "| $t | ${IDLE_KIB[$t]} KiB |"; done
 echo
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-echo "Ratios measured in this run:"
-echo
-echo "| ratio | value |"
-echo "| --- | ---: |"
-echo "| Intact ÷ HAProxy, req per CPU-s, h1 1 KiB 50 conns | $(ratio "$(get h1_1k_c50 intact 4)" "$(get h1_1k_c50 haproxy 4)") |"
-echo "| Intact ÷ nginx proxy, req per CPU-s, h1 1 KiB 50 conns | $(ratio "$(get h1_1k_c50 intact 4)" "$(get h1_1k_c50 nginx 4)") |"
-echo "| Intact ÷ HAProxy, req per CPU-s, h2 1 KiB | $(ratio "$(get h2_1k_c10 intact 4)" "$(get h2_1k_c10 haproxy 4)") |"
-echo "| Intact ÷ HAProxy, req per CPU-s, h1 1 MiB 50 conns | $(ratio "$(get h1_1m_c50 intact 4)" "$(get h1_1m_c50 haproxy 4)") |"
-echo "| Intact ÷ direct, req/s, h1 1 KiB 50 conns | $(ratio "$(get h1_1k_c50 intact 3)" "$(get h1_1k_c50 direct 3)") |"
-echo "| Intact ÷ direct, req/s, h2 1 KiB | $(ratio "$(get h2_1k_c10 intact 3)" "$(get h2_1k_c10 direct 3)") |"
-[[ -n ${SPID[mitmproxy]:-} ]] &&
-  echo "| Intact ÷ mitmproxy, req per CPU-s, h1 1 KiB 50 conns | $(ratio "$(get h1_1k_c50 intact 4)" "$(get h1_1k_c50 mitmproxy 4)") |"
-echo "| recording on ÷ off, req per CPU-s, h1 1 KiB 50 conns | $(ratio "$(get h1_1k_c50 intact_rec 4)" "$(get h1_1k_c50 intact 4)") |"
-echo "| recording on ÷ off, req per CPU-s, h1 1 MiB 50 conns | $(ratio "$(get h1_1m_c50 intact_rec 4)" "$(get h1_1m_c50 intact 4)") |"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 d=$(get h1_1k_c1 direct 5)
-for t in intact intact_rec haproxy nginx mitmproxy; do
-  v=$(get h1_1k_c1 "$t" 5); [[ -n $v ]] || continue
-  echo "| added p50 latency, 1 conn, $t | $((v - d)) µs |"
+added() { local v; v=$(get h1_1k_c1 "$1" 5); [[ -n $v && -n $d ]] && echo "+$((v - d)) µs" || echo "n/a"; }
+# One row: LABEL ON-VALUE OFF-VALUE TARGET.
+row() { echo "| $1 | **$2** | $3 | $4 |"; }
+echo "## Intact against its peers ($(date -u +%Y-%m-%d), $MODE mode, one run, A B A B)"
+echo
+echo "Requests per server CPU-second unless stated. Recording on (--record, as users run it) is"
+echo "the headline; recording off beside it; one event loop unless stated."
+echo
+echo "| ratio | recording on | recording off | target |"
+echo "| --- | ---: | ---: | ---: |"
+for sc in h1_1k_c50:"h1 1 KiB, 50 conns":"≥ 0.5" h2_1k_c10:"h2 1 KiB, 10 conns × 10 streams":"≥ 0.5" \
+          h1_1m_c50:"h1 1 MiB, 50 conns":"≥ 0.8" hs_1k_c10:"full handshake per request, 10 conns":"—"; do
+  IFS=: read -r key label goal <<<"$sc"
+  row "Intact ÷ HAProxy, $label" "$(ratio "$(get "$key" intact_rec 4)" "$(get "$key" haproxy 4)")" \
+    "$(ratio "$(get "$key" intact 4)" "$(get "$key" haproxy 4)")" "$goal"
 done
-for t in intact haproxy nginx; do
-  echo "| peak RSS, 50 concurrent 1 MiB responses, $t | $(get h1_1m_c50 "$t" 6) MiB |"
-done
-[[ -n $(get fwd_1k_c50 forward 3) ]] &&
-  echo "| Intact forward (hey -x, 50 conns) req/s; req per CPU-s | $(get fwd_1k_c50 forward 3); $(get fwd_1k_c50 forward 4) |"
+row "Intact ÷ mitmproxy, h1 1 KiB, 50 conns" "$(ratio "$(get h1_1k_c50 intact_rec 4)" "$(get h1_1k_c50 mitmproxy 4)")" \
+  "$(ratio "$(get h1_1k_c50 intact 4)" "$(get h1_1k_c50 mitmproxy 4)")" "≥ 15"
+row "Intact ÷ mitmproxy, h1 1 KiB, 1 conn" "$(ratio "$(get h1_1k_c1 intact_rec 4)" "$(get h1_1k_c1 mitmproxy 4)")" \
+  "$(ratio "$(get h1_1k_c1 intact 4)" "$(get h1_1k_c1 mitmproxy 4)")" "≥ 15"
+row "Intact ÷ mitmproxy, h1 1 MiB, 50 conns" "$(ratio "$(get h1_1m_c50 intact_rec 4)" "$(get h1_1m_c50 mitmproxy 4)")" \
+  "$(ratio "$(get h1_1m_c50 intact 4)" "$(get h1_1m_c50 mitmproxy 4)")" "—"
+row "Intact ÷ nginx proxy, h1 1 KiB, 50 conns" "$(ratio "$(get h1_1k_c50 intact_rec 4)" "$(get h1_1k_c50 nginx 4)")" \
+  "$(ratio "$(get h1_1k_c50 intact 4)" "$(get h1_1k_c50 nginx 4)")" "—"
+row "Intact ÷ direct, req/s, h1 1 KiB, 50 conns" "$(ratio "$(get h1_1k_c50 intact_rec 3)" "$(get h1_1k_c50 direct 3)")" \
+  "$(ratio "$(get h1_1k_c50 intact 3)" "$(get h1_1k_c50 direct 3)")" "—"
+row "added p50 latency, 1 conn (HAProxy $(added haproxy), nginx $(added nginx), mitmproxy $(added mitmproxy))" \
+  "$(added intact_rec)" "$(added intact)" "≤ +120 µs"
+row "RSS per idle keep-alive TLS connection (HAProxy ${IDLE_KIB[haproxy]} KiB)" "${IDLE_KIB[intact_rec]} KiB" \
+  "${IDLE_KIB[intact]} KiB" "≤ 16 KiB"
+row "peak RSS, 50 concurrent 1 MiB responses (HAProxy $(get h1_1m_c50 haproxy 6) MiB)" \
+  "$(get h1_1m_c50 intact_rec 6) MiB" "$(get h1_1m_c50 intact 6) MiB" "—"
+row "recording on ÷ off, h1 1 KiB, 50 conns" "$(ratio "$(get h1_1k_c50 intact_rec 4)" "$(get h1_1k_c50 intact 4)")" "" "—"
+row "recording on ÷ off, h1 1 MiB, 50 conns" "$(ratio "$(get h1_1m_c50 intact_rec 4)" "$(get h1_1m_c50 intact 4)")" "" "—"
+row "--loops 2 ÷ --loops 1, req/s, h1 1 KiB, 50 conns" "$(ratio "$(get h1_1k_c50 intact_rec_l2 3)" "$(get h1_1k_c50 intact_rec 3)")" \
+  "" "≥ 1.7 (when wrk is not the limit)"
+row "leaf cache cold ÷ warm, full handshakes, one at a time" "$(ratio "$(get hs_cold intact_rec 4)" "$(get hs_warm intact_rec 4)")" \
+  "$(ratio "$(get hs_cold intact 4)" "$(get hs_warm intact 4)")" "—"
+row "forward ÷ reverse (CONNECT tunnel), h1 1 KiB, 50 conns" "$(ratio "$(get h1_1k_c50 forward 4)" "$(get h1_1k_c50 intact_rec 4)")" \
+  "" "—"
+row "forward ÷ reverse (CONNECT tunnel), h2 1 KiB" "$(ratio "$(get h2_1k_c10 forward 4)" "$(get h2_1k_c10 intact_rec 4)")" "" "—"

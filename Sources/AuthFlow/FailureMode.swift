@@ -17,6 +17,9 @@ public enum FailureMode: String, Hashable, Sendable, Codable, CaseIterable {
     case resetTokenPost = "reset-token-post"
 
     case unexpectedResponse = "unexpected-response"
+    /// The server answered (its trace echo or identity is there), but the
+    /// answer was changed on the way: its status, fields or body.
+    case modifiedResponse = "modified-response"
     case credentialsRejected = "credentials-rejected"
     case loginURLRejected = "login-url-rejected"
     case tokenReplayed = "token-replayed"
@@ -27,8 +30,8 @@ public enum FailureMode: String, Hashable, Sendable, Codable, CaseIterable {
     /// True for the names of `FAULTS.md` presets.
     public var isPreset: Bool {
         switch self {
-        case .unexpectedResponse, .credentialsRejected, .loginURLRejected, .tokenReplayed, .tokenExpired,
-             .csrfRejected, .transportFailure:
+        case .unexpectedResponse, .modifiedResponse, .credentialsRejected, .loginURLRejected, .tokenReplayed,
+             .tokenExpired, .csrfRejected, .transportFailure:
             return false
         default:
             return true
@@ -43,7 +46,8 @@ public enum FailureMode: String, Hashable, Sendable, Codable, CaseIterable {
         case .foreignResponse: return .onlyAppianResponses
         case .gatewayCookie: return .noAuthenticationCookies
         case .stripSetCookie: return .step11Bootstrap
-        case .rewriteSetCookie, .stripCookie, .rewriteURLs, .alterTokenPost, .compress, .tokenReplayed, .csrfRejected:
+        case .rewriteSetCookie, .stripCookie, .rewriteURLs, .alterTokenPost, .compress, .tokenReplayed, .csrfRejected,
+             .modifiedResponse:
             return .unmodified
         case .dropChallenge, .loginURLRejected: return .step5LoginURL
         case .clientCertRequired: return .clientCertificateImport
@@ -83,6 +87,8 @@ public enum FailureMode: String, Hashable, Sendable, Codable, CaseIterable {
             return "Check the intermediary's timeouts, body limits and connection handling for the token POST."
         case .unexpectedResponse:
             return "Compare this exchange in the server's and the intermediary's recordings to see who produced it."
+        case .modifiedResponse:
+            return "The server answered, but its status, fields or body changed on the way: find the intermediary's rule that rewrites responses."
         case .credentialsRejected:
             return "Check the user name and password given to the client and the users the server knows."
         case .loginURLRejected:

@@ -1,3 +1,4 @@
+import ConfigurationFile
 import Foundation
 
 /// A user the mock server accepts, with the profile its bootstrap response
@@ -35,72 +36,39 @@ public struct MockUser: Hashable, Sendable, Codable {
     public static let demo = MockUser(username: "demo", password: "intact-demo", displayName: "Demo User",
                                       email: "demo@example.invalid")
 
-    /// Why a users file was refused.
-    public enum FileError: Error, Hashable, Sendable, CustomStringConvertible {
-        case notJSON(String)
-        case missingUsersArray
-        case entryNotObject(index: Int)
-        case missingField(index: Int, field: String)
-        case fieldNotString(index: Int, field: String)
-        case duplicateUsername(String)
-        case noUsers
-        case unreadable(path: String, reason: String)
+    /// The fields of the users file's objects, declared once: adding a field is adding it here and reading it below.
+    static let fileFields = ["users"]
+    static let userFields = ["username", "password", "displayName", "email", "locale", "timeZone"]
 
-        public var description: String {
-            switch self {
-            case .notJSON(let reason): return "users file is not JSON: \(reason)"
-            case .missingUsersArray: return "users file must be an object with a \"users\" array"
-            case .entryNotObject(let i): return "users[\(i)] is not an object"
-            case .missingField(let i, let field): return "users[\(i)] has no \"\(field)\""
-            case .fieldNotString(let i, let field): return "users[\(i)].\(field) is not a non-empty string"
-            case .duplicateUsername(let name): return "username \"\(name)\" appears twice"
-            case .noUsers: return "users file lists no users"
-            case .unreadable(let path, let reason): return "cannot read users file \(path): \(reason)"
+    /// Parses a users file's bytes (format above); `file` names it in errors,
+    /// which give the line, column and field (`ConfigurationError`).
+    public static func parseUsersFile(_ bytes: [UInt8], file: String? = nil) throws(ConfigurationError) -> [MockUser] {
+        try ConfigurationError.inFile(file) { () throws(ConfigurationError) -> [MockUser] in
+            let top = try JSONFieldReader(LocatedJSON.parse(bytes), path: "", allowed: fileFields)
+            let entries = try top.required("users") { (key: String) throws(ConfigurationError) in
+                try top.objects(key, allowed: userFields)
             }
-        }
-    }
-
-    /// Parses a users file's bytes (format above).
-    public static func parseUsersFile(_ bytes: [UInt8]) throws(FileError) -> [MockUser] {
-        let root: Any
-        do {
-            root = try JSONSerialization.jsonObject(with: Data(bytes))
-        } catch {
-            throw .notJSON(error.localizedDescription)
-        }
-        guard let object = root as? [String: Any], let entries = object["users"] as? [Any] else {
-            throw .missingUsersArray
-        }
-        guard !entries.isEmpty else { throw .noUsers }
-        var users: [MockUser] = []
-        var seen = Set<String>()
-        for (index, entry) in entries.enumerated() {
-            guard let fields = entry as? [String: Any] else { throw .entryNotObject(index: index) }
-            func string(_ field: String, required: Bool) throws(FileError) -> String? {
-                guard let raw = fields[field] else {
-                    if required { throw .missingField(index: index, field: field) }
-                    return nil
+            guard !entries.isEmpty else { throw top.error(.invalid("the users file lists no users"), "users") }
+            var users: [MockUser] = []
+            for entry in entries {
+                let username = try entry.required("username", entry.name)
+                guard !users.contains(where: { $0.username == username }) else {
+                    throw entry.error(.invalid("username \"\(username)\" appears twice"), "username")
                 }
-                guard let text = raw as? String, !text.isEmpty else { throw .fieldNotString(index: index, field: field) }
-                return text
+                users.append(MockUser(username: username, password: try entry.required("password", entry.name),
+                                      displayName: try entry.name("displayName"), email: try entry.name("email"),
+                                      locale: try entry.name("locale") ?? "en_US",
+                                      timeZone: try entry.name("timeZone") ?? "UTC"))
             }
-            let username = try string("username", required: true) ?? ""
-            let password = try string("password", required: true) ?? ""
-            guard seen.insert(username).inserted else { throw .duplicateUsername(username) }
-            users.append(MockUser(username: username, password: password,
-                                  displayName: try string("displayName", required: false),
-                                  email: try string("email", required: false),
-                                  locale: try string("locale", required: false) ?? "en_US",
-                                  timeZone: try string("timeZone", required: false) ?? "UTC"))
+            return users
         }
-        return users
     }
 
     /// Reads and parses a users file. Blocks on disk I/O: never call on an event-loop queue.
-    public static func loadUsersFile(atPath path: String) throws(FileError) -> [MockUser] {
+    public static func loadUsersFile(atPath path: String) throws(ConfigurationError) -> [MockUser] {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw .unreadable(path: path, reason: "no such file or not readable")
+            throw ConfigurationError(kind: .unreadable("no such file or not readable"), position: nil, path: "", file: path)
         }
-        return try parseUsersFile(Array(data))
+        return try parseUsersFile(Array(data), file: path)
     }
 }

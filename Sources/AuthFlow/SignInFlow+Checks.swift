@@ -63,13 +63,38 @@ extension SignInFlow {
         if let coding = r.head.fields["Content-Encoding"], HTTPField.lowercaseASCII(coding) != "identity" {
             throw FlowFailure(mode: .compress, evidence: "response has Content-Encoding: \(coding) although the app asked for no encoding")
         }
-        if configuration.expectsTraceEcho, let trace = r.request.traceID {
-            guard r.head.fields[SignInFlow.traceFieldName] == trace else {
-                throw FlowFailure(mode: .foreignResponse,
-                                  evidence: "\(r.brief) without the echo of \(SignInFlow.traceFieldName): \(trace); the server did not send it")
-            }
+        if configuration.expectsTraceEcho || serverEvidence.echoes, let trace = r.request.traceID {
+            guard ServerEvidence.echoed(r) else { throw foreign(r, why: "without the echo of \(SignInFlow.traceFieldName): \(trace)") }
             log.pass("response came from the server (trace echoed)")
         }
+    }
+
+    /// An answer the server did not send, naming what sent it when the answer says.
+    func foreign(_ r: Received, why: String) -> FlowFailure {
+        let who = serverEvidence.answerer(of: r).map { "; it came from \($0)" } ?? ""
+        return FlowFailure(mode: .foreignResponse, evidence: "\(r.brief) \(why); the server did not send it\(who)")
+    }
+
+    /// An answer to step 1 other than 401: the server's 401 with its status
+    /// rewritten (the echo and the step-3 JSON show the server sent it), the
+    /// server's other answer (echoed), or something else answering.
+    func notAChallenge(_ r: Received) -> FlowFailure {
+        let echoed = ServerEvidence.echoed(r)
+        if echoed, let object = JSONBody.decodeObject(r.body), object["contextUrl"] is String, object["tokenUrl"] is String {
+            return FlowFailure(mode: .modifiedResponse,
+                               evidence: "the server's 401 challenge (its JSON with contextUrl and tokenUrl, \(SignInFlow.traceFieldName) "
+                                   + "echoed) arrived as \(r.status): its status was rewritten on the way", sentence: .step4Keys)
+        }
+        if echoed || configuration.expectsTraceEcho {
+            return FlowFailure(mode: .unexpectedResponse,
+                               evidence: "\(r.brief) where an Appian server answers an unauthenticated request with 401",
+                               sentence: .step3Challenge)
+        }
+        // No evidence either way (a server that does not echo): nothing but the server's 401 is the server's.
+        let who = serverEvidence.answerer(of: r).map { "; it came from \($0)" } ?? ""
+        return FlowFailure(mode: .foreignResponse,
+                           evidence: "\(r.brief) where an Appian server answers an unauthenticated request with 401\(who)",
+                           sentence: .step3Challenge)
     }
 
     /// A redirect where the server never redirects: something in front of it demands its own sign-in.
@@ -96,17 +121,33 @@ extension SignInFlow {
             throw FlowFailure(mode: .stripSetCookie, evidence: "the bootstrap response lacks Set-Cookie for \(missing.joined(separator: ", ")) (got: \(parsed.map(\.name).joined(separator: ", ")))")
         }
         let host = r.request.url.origin.host
-        for cookie in parsed where expected.contains(cookie.name) {
-            var problems: [String] = []
-            if cookie.path != contextPath { problems.append("Path=\(cookie.path ?? "(none)") instead of \(contextPath)") }
-            if !cookie.secure { problems.append("no Secure") }
-            if cookie.name == StepClassifier.sessionCookie && !cookie.httpOnly { problems.append("no HttpOnly") }
-            if let domain = cookie.domain, domain != host { problems.append("Domain=\(domain) on host \(host)") }
-            guard problems.isEmpty else {
-                throw FlowFailure(mode: .rewriteSetCookie, evidence: "\(cookie.name): \(problems.joined(separator: ", "))")
+        var changedOnTheWay: [CookieChange] = []
+        for line in fields {
+            let received = CookieParts.setCookie(line)
+            guard expected.contains(received.name), let cookie = SetCookie(parsing: line) else { continue }
+            // What the server sets (AUTH_FLOW.md step 11), compared part by part with what arrived.
+            var attributes = ["Path=\(contextPath)", "Secure"]
+            if cookie.name == StepClassifier.sessionCookie { attributes.append("HttpOnly") }
+            let sent = CookieParts(name: received.name, value: received.value, attributes: attributes)
+            let changes = CookieChange.compare([sent], [received]).filter { change in
+                // Max-Age, Expires and a Domain equal to the host change nothing the app relies on.
+                guard case .attributeAdded(_, let attribute) = change else { return true }
+                let name = HTTPField.lowercaseASCII(String(attribute.prefix { $0 != "=" }))
+                return !["max-age", "expires"].contains(name) && !(name == "domain" && cookie.domain == host)
             }
-            if let sameSite = cookie.sameSite { log.note("\(cookie.name) has SameSite=\(sameSite)") }
+            let problems = changes.filter { change in
+                switch change {
+                case .attributeRemoved, .attributeChanged, .opaqueChanged: return true
+                case .attributeAdded(_, let attribute): return HTTPField.lowercaseASCII(attribute).hasPrefix("domain")
+                default: return false
+                }
+            }
+            guard problems.isEmpty else {
+                throw FlowFailure(mode: .rewriteSetCookie, evidence: problems.map(\.description).joined(separator: "; "))
+            }
+            changedOnTheWay += changes
         }
+        for change in changedOnTheWay { log.note("\(change) (not an attribute the server sets)") }
         for case .rejected(let name, let reason) in r.cookieDecisions {
             throw FlowFailure(mode: .rewriteSetCookie, evidence: "the app refused cookie \(name): \(reason)")
         }
@@ -116,6 +157,7 @@ extension SignInFlow {
         guard appJar.value(of: StepClassifier.sessionCookie, for: configuration.resourceURL, now: now) != nil else {
             throw FlowFailure(mode: .rewriteSetCookie, evidence: "\(StepClassifier.sessionCookie) would not be sent to \(configuration.resourceURL)")
         }
-        log.pass("three separate Set-Cookie fields: \(expected.joined(separator: ", ")), attributes intact")
+        log.pass("three separate Set-Cookie fields: \(expected.joined(separator: ", ")), "
+                 + (changedOnTheWay.isEmpty ? "attributes intact" : "required attributes present"))
     }
 }

@@ -11,7 +11,8 @@ extension SignInFlow {
         if !r.head.fields.values("Set-Cookie").isEmpty {
             return FlowFailure(mode: .gatewayCookie, evidence: "\(r.brief), setting a cookie of its own, instead of the server's 401")
         }
-        if configuration.expectsTraceEcho, let trace = r.request.traceID, r.head.fields[SignInFlow.traceFieldName] != trace {
+        if configuration.expectsTraceEcho || serverEvidence.echoes, let trace = r.request.traceID,
+           r.head.fields[SignInFlow.traceFieldName] != trace {
             return FlowFailure(mode: .gatewayCookie,
                                evidence: "\(r.brief) without the echo of \(SignInFlow.traceFieldName): \(trace): the server never saw the request; something in front of it demands its own sign-in")
         }

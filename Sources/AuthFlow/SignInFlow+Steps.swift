@@ -27,11 +27,7 @@ extension SignInFlow {
     private mutating func afterProtectedRequest(_ r: Received, log: inout CheckLog, now: Date) throws(FlowFailure) -> State {
         if r.isRedirect { throw redirectInsteadOfChallenge(r) }
         try screen(r, log: &log)
-        guard r.status == 401 else {
-            throw FlowFailure(mode: configuration.expectsTraceEcho ? .unexpectedResponse : .foreignResponse,
-                              evidence: "\(r.brief) where an Appian server answers an unauthenticated request with 401",
-                              sentence: .step3Challenge)
-        }
+        guard r.status == 401 else { throw notAChallenge(r) }
         log.pass("status 401")
         guard r.isJSON, let object = JSONBody.decodeObject(r.body) else {
             throw FlowFailure(mode: .html401, evidence: "401 with \(r.contentType ?? "no Content-Type") and a body that is not a JSON object (\(r.body.count) bytes)")

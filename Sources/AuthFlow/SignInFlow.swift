@@ -117,6 +117,8 @@ public struct SignInFlow: Sendable {
     /// The user the bootstrap named.
     var username: String?
     var sequence = 0
+    /// What the server's own answers so far showed of it (`ServerEvidence`).
+    var serverEvidence = ServerEvidence()
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -145,6 +147,7 @@ public struct SignInFlow: Sendable {
         var diagnosis: Diagnosis?
         do throws(FlowFailure) {
             next = try advance(received, log: &log, now: now)
+            serverEvidence.learn(from: received)
         } catch {
             log.fail(error.evidence)
             diagnosis = Diagnosis(mode: error.mode, step: request.step, evidence: error.evidence, sentence: error.sentence)

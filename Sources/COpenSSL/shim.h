@@ -15,6 +15,24 @@
 #include <openssl/ec.h>
 #include <openssl/bn.h>
 #include <openssl/asn1.h>
+#include <openssl/sha.h>
+
+// ---- Hashing module (Sources/Hashing): one-shot SHA-256 ----
+// A message head takes a dozen small digests (one per field name). Through
+// EVP each costs an EVP_MD_CTX allocation and provider dispatch; the
+// low-level functions run the same assembly on a context on the stack. They
+// are deprecated in OpenSSL 3 (in favour of EVP) but kept; the warning is
+// silenced here, for this one use only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static inline void intact_sha256_oneshot(const void *bytes, size_t count, unsigned char *digest) {
+    SHA256_CTX context;
+    SHA256_Init(&context);
+    SHA256_Update(&context, bytes, count);
+    SHA256_Final(digest, &context);
+    OPENSSL_cleanse(&context, sizeof context);
+}
+#pragma GCC diagnostic pop
 
 // ---- TLS module (Sources/TLS): contexts, engines, identities ----
 // OpenSSL spells these as function-like macros over SSL_CTX_ctrl / SSL_ctrl /

@@ -19,7 +19,7 @@ public struct DemoFiles: Sendable {
     public var har: String { directory + "/proxy.har" }
     /// The verification report as one self-contained page.
     public var htmlReport: String { directory + "/report.html" }
-    /// The verification report as JSON (schema intact-verify/1, Docs/verify-json.md).
+    /// The verification report as JSON (schema intact-verify/2, Docs/verify-json.md).
     public var jsonReport: String { directory + "/report.json" }
 
     /// Creates `path` (and its parents); an existing directory must be empty,
@@ -40,6 +40,19 @@ public struct DemoFiles: Sendable {
         } catch {
             throw DemoError.directory(path, (error as NSError).localizedDescription)
         }
+    }
+
+    /// Creates a new directory named `base`, or `base-2`, `base-3`… when that
+    /// name is taken, and returns the one it made. Each attempt is one
+    /// `mkdir` (atomic), so two runs started in the same second never get the
+    /// same directory.
+    public static func claimNewDirectory(_ base: String, attempts: Int = 1000) throws -> String {
+        for attempt in 1...max(1, attempts) {
+            let path = attempt == 1 ? base : "\(base)-\(attempt)"
+            if mkdir(path, 0o755) == 0 { return path }
+            guard errno == EEXIST else { throw DemoError.directory(path, String(cString: strerror(errno))) }
+        }
+        throw DemoError.directory(base, "it and \(attempts - 1) numbered variants exist already (give --out)")
     }
 
     /// A new private directory under the system's temporary directory (mode 0700).

@@ -2,6 +2,7 @@ import AuthFlow
 import Evidence
 import Foundation
 import Proxy
+import ProxyAddons
 import SignIn
 import TLS
 import Wire
@@ -15,27 +16,49 @@ import Wire
 ///
 /// `intact demo` drives one; the fault-preset tests drive one per preset.
 ///
-/// Life cycle, each step once and in order, from a thread that is not an
+/// Life cycle, a small state machine driven from one thread that is not an
 /// event loop (every step blocks on disk I/O or on the servers):
-/// `start()`, `runClient(onStep:)` (optional, may be skipped with `--keep`
-/// style manual driving), `finish()`.
+/// `idle --start()--> running --runClient()*--> running --finish()--> finished`;
+/// `stopServers()` takes `running` to `stopped` (and `finish()` goes on from
+/// there). A step out of order throws `DemoError.outOfOrder`, never traps.
 public final class DemoRig: @unchecked Sendable {
-    // @unchecked Sendable: the mutable state below is touched only by the
-    // thread that drives the life cycle (start → runClient → finish), which
-    // the documented call order makes one thread at a time.
+    // @unchecked Sendable: `phase` is touched only by the thread that drives
+    // the life cycle (and by deinit, when no other reference is left).
 
     public let configuration: DemoConfiguration
     /// The files this run writes, all under `configuration.directory`.
     public let files: DemoFiles
 
-    private var authority: CertificateAuthority?
-    private var certificateDirectory: String?
-    private var server: MockServerHost?
-    private var serverRecorder: TapRecorder?
-    private var proxy: ProxyServer?
-    private var endpoints: DemoEndpoints?
-    /// The client certificate the client presents, when the configuration asks for one.
-    private var clientIdentity: TLSIdentity?
+    /// What runs while the rig is started; each piece is stopped once, by `stop()`.
+    private struct Running {
+        let certificateDirectory: String
+        let authority: CertificateAuthority
+        let server: MockServerHost
+        let serverRecorder: TapRecorder
+        let proxy: ProxyServer
+        let endpoints: DemoEndpoints
+        /// The client certificate the client presents, when the configuration asks for one.
+        let clientIdentity: TLSIdentity?
+
+        /// Stops the proxy (draining in-flight exchanges), the mock server and
+        /// its recording, and removes the temporary CA.
+        func stop() {
+            _ = proxy.stopAndWait(drainTimeout: .seconds(5))
+            server.stop()
+            _ = serverRecorder.close()
+            try? FileManager.default.removeItem(atPath: certificateDirectory)
+        }
+    }
+
+    private enum Phase {
+        case idle
+        case running(Running)
+        /// The servers stopped (by `stopServers()` or `finish()`); the recordings are complete.
+        case stopped
+        case finished
+    }
+
+    private var phase = Phase.idle
 
     public init(configuration: DemoConfiguration) {
         self.configuration = configuration
@@ -45,48 +68,66 @@ public final class DemoRig: @unchecked Sendable {
     /// Creates the output directory and the CA, starts the mock server and
     /// the proxy in front of it, and returns where they listen.
     ///
-    /// The proxy's port is chosen first (the mock server must name the
-    /// proxy's origin in its `contextUrl` and `tokenUrl`, as a real server
-    /// behind a load balancer names its public URL). Throws `DemoError`.
+    /// The proxy's port is bound first and kept (the mock server must name
+    /// the proxy's origin in its `contextUrl` and `tokenUrl`, as a real
+    /// server behind a load balancer names its public URL); the proxy then
+    /// serves on that very socket. Throws `DemoError`; on failure, whatever
+    /// started is stopped again.
     public func start() throws -> DemoEndpoints {
+        guard case .idle = phase else { throw DemoError.outOfOrder("start() runs once, on a new rig") }
+        var undo: [() -> Void] = []
+        do {
+            let running = try startPieces(undo: &undo)
+            phase = .running(running)
+            return running.endpoints
+        } catch {
+            for step in undo.reversed() { step() }
+            throw error
+        }
+    }
+
+    /// The steps of `start()`; `undo` collects how to take back each one that succeeded.
+    private func startPieces(undo: inout [() -> Void]) throws -> Running {
         try DemoFiles.makeDirectory(configuration.directory)
         let certificates = try DemoFiles.makeTemporaryDirectory(prefix: "intact-demo-ca")
-        certificateDirectory = certificates
+        undo.append { try? FileManager.default.removeItem(atPath: certificates) }
         let authority: CertificateAuthority
         do {
             authority = try CertificateAuthority.create(in: certificates + "/ca")
         } catch {
             throw DemoError.certificateAuthority("\(error)")
         }
-        self.authority = authority
-        if configuration.presentsClientCertificate {
-            clientIdentity = try DemoRig.importedClientIdentity(from: authority)
-        }
+        let clientIdentity = configuration.presentsClientCertificate
+            ? try DemoRig.importedClientIdentity(from: authority) : nil
 
-        let proxyPort = try DemoRig.reserveLoopbackPort()
-        let publicOrigin = Origin(scheme: "https", host: "127.0.0.1", port: proxyPort)
+        let proxySocket: ListeningSocket
+        do {
+            proxySocket = try ListeningSocket(bindingTo: .loopbackIPv4(port: 0))
+        } catch {
+            throw DemoError.proxyStart("cannot bind a loopback port: \(error)")
+        }
+        undo.append { proxySocket.close() }
+        let publicOrigin = Origin(scheme: "https", host: "127.0.0.1", port: Int(proxySocket.localAddress.port))
 
         // The mock server, on an ephemeral port, believing it is reached at the proxy's origin.
         let serverSettings = MockServerConfiguration(externalOrigin: publicOrigin, contextPath: configuration.contextPath)
-        let recorder = try recorder(files.serverRecording, tap: "server", role: .server, mode: "server")
-        serverRecorder = recorder
-        let host = MockServerHost(
+        let serverRecorder = try recorder(files.serverRecording, tap: "server", role: .server, mode: "server")
+        undo.append { _ = serverRecorder.close() }
+        let server = MockServerHost(
             configuration: MockServerHost.Configuration(server: serverSettings,
                                                         listenAddress: .loopbackIPv4(port: 0),
                                                         certificate: .authority(authority)),
-            recorder: recorder)
+            recorder: serverRecorder)
         let serverStarted: MockServerHost.Started
         do {
-            serverStarted = try host.start()
+            serverStarted = try server.start()
         } catch {
             throw DemoError.serverStart("\(error)")
         }
-        server = host
+        undo.append { server.stop() }
 
         // The proxy, verifying the mock server's certificate against the demo CA.
         var proxySettings = ProxyConfiguration(authority: authority)
-        proxySettings.listenHost = "127.0.0.1"
-        proxySettings.listenPort = proxyPort
         guard let upstream = UpstreamTarget(scheme: .https, host: "127.0.0.1",
                                             port: Int(serverStarted.listenAddress.port)) else {
             throw DemoError.proxyStart("the mock server's address \(serverStarted.listenAddress) is not a valid upstream")
@@ -95,33 +136,32 @@ public final class DemoRig: @unchecked Sendable {
         proxySettings.upstreamVerification = .caFile(authority.certificatePath)
         proxySettings.tap = "proxy"
         proxySettings.recording = ProxyConfiguration.Recording(path: files.proxyRecording)
-        proxySettings.contextPath = configuration.contextPath
-        proxySettings.addons = configuration.proxyAddons
+        proxySettings.addons = ProxyConfiguration.signInAddons(contextPath: configuration.contextPath,
+                                                               configuration.proxyAddons)
         proxySettings.toolVersion = configuration.toolVersion
         let proxy = ProxyServer(configuration: proxySettings)
         let proxyAddress: SocketAddress
         do {
-            proxyAddress = try proxy.start()
+            proxyAddress = try proxy.start(on: proxySocket)
         } catch {
             throw DemoError.proxyStart("\(error)")
         }
-        self.proxy = proxy
 
         let endpoints = DemoEndpoints(
             server: serverStarted.listenAddress, proxy: proxyAddress,
             publicOrigin: publicOrigin.serialized,
             resourceURL: publicOrigin.serialized + "/" + configuration.contextPath + "/rest/tempo/feed",
             caCertificatePath: authority.certificatePath)
-        self.endpoints = endpoints
-        return endpoints
+        return Running(certificateDirectory: certificates, authority: authority, server: server,
+                       serverRecorder: serverRecorder, proxy: proxy, endpoints: endpoints, clientIdentity: clientIdentity)
     }
 
     /// Runs the client simulator through the proxy and returns the flow's
     /// outcome; `onStep` sees each step as it completes (on a loop queue).
-    /// Call after `start()`.
+    /// Only while running (after `start()`, before `finish()`).
     public func runClient(onStep: @escaping @Sendable (StepResult) -> Void = { _ in }) throws -> FlowOutcome {
-        guard let endpoints, let resource = AbsoluteURL(endpoints.resourceURL) else {
-            preconditionFailure("DemoRig.runClient before start")
+        guard case .running(let running) = phase, let resource = AbsoluteURL(running.endpoints.resourceURL) else {
+            throw DemoError.outOfOrder("runClient() needs the servers running: call it after start(), before finish()")
         }
         var flow = SignInFlow.Configuration(resourceURL: resource)
         // The mock server echoes Intact-Trace: a response without the echo came from something else.
@@ -130,8 +170,8 @@ public final class DemoRig: @unchecked Sendable {
         let runner: ClientRunner
         do {
             runner = try ClientRunner(
-                configuration: ClientRunner.Configuration(flow: flow, trust: .caFile(endpoints.caCertificatePath),
-                                                          clientIdentity: clientIdentity,
+                configuration: ClientRunner.Configuration(flow: flow, trust: .caFile(running.endpoints.caCertificatePath),
+                                                          clientIdentity: running.clientIdentity,
                                                           protocols: configuration.protocols,
                                                           exchangeTimeout: configuration.exchangeTimeout),
                 recorder: recorder)
@@ -149,9 +189,13 @@ public final class DemoRig: @unchecked Sendable {
     /// Stops the proxy (draining in-flight exchanges) and the mock server,
     /// closes their recordings, removes the temporary CA, then verifies the
     /// client's, the proxy's and the server's recordings and writes the HAR
-    /// of the proxy's recording and the HTML and JSON reports.
+    /// of the proxy's recording and the HTML and JSON reports. Once, after `start()`.
     public func finish() throws -> VerificationReport {
-        stopServers()
+        switch phase {
+        case .running, .stopped: stopServers()
+        case .idle, .finished: throw DemoError.outOfOrder("finish() runs once, after start()")
+        }
+        phase = .finished
         let recordings: [Recording]
         do {
             recordings = try [files.clientRecording, files.proxyRecording, files.serverRecording]
@@ -179,25 +223,12 @@ public final class DemoRig: @unchecked Sendable {
         return report
     }
 
-    /// Stops whatever runs and removes the temporary CA; safe to call more
-    /// than once and after a failed `start()`.
+    /// Stops whatever runs and removes the temporary CA; safe in every phase
+    /// and more than once (a failed `start()` already stopped what it started).
     public func stopServers() {
-        if let proxy {
-            _ = proxy.stopAndWait(drainTimeout: .seconds(5))
-            self.proxy = nil
-        }
-        if let server {
-            server.stop()
-            self.server = nil
-        }
-        if let serverRecorder {
-            _ = serverRecorder.close()
-            self.serverRecorder = nil
-        }
-        if let certificateDirectory {
-            try? FileManager.default.removeItem(atPath: certificateDirectory)
-            self.certificateDirectory = nil
-        }
+        guard case .running(let running) = phase else { return }
+        phase = .stopped
+        running.stop()
     }
 
     deinit {
@@ -223,25 +254,6 @@ public final class DemoRig: @unchecked Sendable {
         } catch {
             throw DemoError.certificateAuthority("cannot issue the client certificate: \(error)")
         }
-    }
-
-    /// A free loopback port: bound to port 0 and released at once. Another
-    /// process could take it in between; on this machine's loopback that is
-    /// a race the caller reports (the proxy's start then fails naming the
-    /// address in use) rather than one it hides.
-    static func reserveLoopbackPort() throws -> Int {
-        let loop = EventLoop(label: "intact.demo.port")
-        let listener: Listener
-        do {
-            listener = try Listener(bindingTo: .loopbackIPv4(port: 0), on: loop) { connection in connection.abort() }
-        } catch {
-            throw DemoError.proxyStart("cannot find a free loopback port: \(error)")
-        }
-        let port = Int(listener.localAddress.port)
-        let closed = DispatchSemaphore(value: 0)
-        listener.close { closed.signal() }
-        closed.wait()
-        return port
     }
 }
 
@@ -303,6 +315,8 @@ public enum DemoError: Error, CustomStringConvertible {
     case recording(String, String)
     case verification(String)
     case reports(String, String)
+    /// A life-cycle step called out of order (`runClient()` before `start()`…).
+    case outOfOrder(String)
 
     public var description: String {
         switch self {
@@ -314,6 +328,7 @@ public enum DemoError: Error, CustomStringConvertible {
         case .recording(let path, let reason): return "recording \(path): \(reason)"
         case .verification(let reason): return "cannot verify the recordings: \(reason)"
         case .reports(let directory, let reason): return "cannot write the reports to \(directory): \(reason)"
+        case .outOfOrder(let rule): return "demo rig used out of order: \(rule)"
         }
     }
 }

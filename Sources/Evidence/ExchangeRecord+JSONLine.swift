@@ -38,11 +38,37 @@ extension ExchangeRecord {
         }
         if let error {
             json.key("error")
-            json.object { json in
-                json.member("kind", error.kind.rawValue)
-                json.member("where", error.location)
-                json.member("message", error.message)
+            error.write(to: &json)
+        }
+        if let retries {
+            json.key("retries")
+            json.array { json in
+                for retry in retries { retry.write(to: &json) }
             }
+        }
+        if let connection {
+            json.key("connection")
+            json.object { json in
+                json.member("outcome", connection.outcome.rawValue)
+                json.member("peer", ifPresent: connection.peer)
+                if let at = connection.at {
+                    json.key("at")
+                    json.double(at.millisecondsSince1970)
+                }
+                json.member("tlsVersion", ifPresent: connection.tlsVersion)
+            }
+        }
+    }
+}
+
+extension ExchangeRecord.Failure {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("kind", kind.rawValue)
+            json.member("where", location)
+            json.member("message", message)
+            json.member("side", ifPresent: side?.rawValue)
+            json.member("stage", ifPresent: stage?.rawValue)
         }
     }
 }
@@ -65,6 +91,12 @@ extension ExchangeRecord.Leg {
                 json.key("response")
                 response.write(to: &json)
             }
+            if let interimResponses {
+                json.key("interimResponses")
+                json.array { json in
+                    for interim in interimResponses { interim.write(to: &json) }
+                }
+            }
         }
     }
 }
@@ -75,6 +107,7 @@ extension TLSDetails {
             json.member("version", ifPresent: version)
             json.member("cipher", ifPresent: cipher)
             json.member("sni", ifPresent: sni)
+            json.member("sniIssue", ifPresent: sniIssue)
             json.member("alpn", ifPresent: alpn)
             json.member("peerCertificateSHA256", ifPresent: peerCertificateSHA256)
             json.member("clientCertificateSubject", ifPresent: clientCertificateSubject)
@@ -136,6 +169,20 @@ extension RecordedField {
                     json.member("name", field.name)
                     json.member("value", field.value)
                     if let redacted = field.redacted { json.member("redacted", redacted) }
+                    if let cookies = field.cookies {
+                        json.key("cookies")
+                        json.array { json in
+                            for cookie in cookies {
+                                json.object { json in
+                                    json.member("name", cookie.name)
+                                    json.member("value", cookie.value)
+                                    json.key("attributes")
+                                    json.array(cookie.attributes)
+                                    if let opaque = cookie.opaque { json.member("opaque", opaque) }
+                                }
+                            }
+                        }
+                    }
                 }
             }
         }

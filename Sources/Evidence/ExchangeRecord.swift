@@ -21,9 +21,18 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
     public var faults: [AppliedFault]
     /// Why the exchange broke, when it did.
     public var error: Failure?
+    /// Upstream attempts that failed before the one the upstream leg shows,
+    /// each with why: a request the upstream never processed (GOAWAY,
+    /// REFUSED_STREAM, a reused connection closed unanswered) is sent once
+    /// more. Nil when the first attempt carried the exchange.
+    public var retries: [Failure]?
+    /// Set on a record of a connection that carried no request (its legs hold
+    /// no message, or only the CONNECT that opened it): how it ended. Nil on
+    /// every exchange.
+    public var connection: ConnectionEvent?
 
     public init(exchangeID: String, traceID: String? = nil, tap: String, legs: [Leg], authFlowStep: String? = nil,
-                faults: [AppliedFault] = [], error: Failure? = nil) {
+                faults: [AppliedFault] = [], error: Failure? = nil, connection: ConnectionEvent? = nil) {
         self.exchangeID = exchangeID
         self.traceID = traceID
         self.tap = tap
@@ -31,6 +40,7 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
         self.authFlowStep = authFlowStep
         self.faults = faults
         self.error = error
+        self.connection = connection
     }
 
     /// The field a client sets so taps can pair the same exchange across hops.
@@ -68,9 +78,15 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
         public var request: RecordedMessage?
         /// Nil when no response crossed this leg.
         public var response: RecordedMessage?
+        /// The interim (1xx other than 101) responses that crossed this leg
+        /// before the final one, in order (`100 Continue`, `103 Early Hints`);
+        /// head digests only. Nil when there were none.
+        public var interimResponses: [RecordedMessage]?
 
         public init(role: Role, connectionID: String, streamID: Int? = nil, tls: TLSDetails? = nil,
-                    request: RecordedMessage? = nil, response: RecordedMessage? = nil) {
+                    request: RecordedMessage? = nil, response: RecordedMessage? = nil,
+                    interimResponses: [RecordedMessage]? = nil) {
+            self.interimResponses = interimResponses
             self.role = role
             self.connectionID = connectionID
             self.streamID = streamID
@@ -114,22 +130,88 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
             case `internal`
         }
 
+        /// Which side of the tap failed: the leg facing the client or the one facing the server.
+        public enum Side: String, Codable, Hashable, Sendable {
+            /// The client leg: a proxy's downstream, the mock server's only leg.
+            case client
+            /// The upstream leg: a proxy's upstream, the client simulator's only leg.
+            case upstream
+        }
+
+        /// How far the exchange got when it failed.
+        public enum Stage: String, Codable, Hashable, Sendable {
+            /// Opening the TCP connection (refused, unresolved, timed out).
+            case connect
+            /// The TLS handshake or a TLS record.
+            case tls
+            /// Receiving or sending the request.
+            case request
+            /// Receiving or sending the response.
+            case response
+        }
+
         public var kind: Kind
         /// Where it broke: a leg and a stage, e.g. `upstream TLS handshake`.
         public var location: String
         /// The precise error, e.g. the TLS alert or the parser's reason.
         public var message: String
+        /// The side that failed; nil when `location` does not say (a recording of an older build).
+        public var side: Side?
+        /// The stage it failed at; nil when `location` does not say.
+        public var stage: Stage?
 
-        public init(kind: Kind, location: String, message: String) {
+        /// A failure whose side and stage are read from `location` unless given
+        /// (`upstream TLS handshake` → upstream, tls).
+        public init(kind: Kind, location: String, message: String, side: Side? = nil, stage: Stage? = nil) {
             self.kind = kind
             self.location = location
             self.message = message
+            self.side = side ?? Failure.side(of: location)
+            self.stage = stage ?? Failure.stage(of: location, kind: kind)
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.init(kind: try container.decode(Kind.self, forKey: .kind),
+                      location: try container.decode(String.self, forKey: .location),
+                      message: try container.decode(String.self, forKey: .message),
+                      side: try container.decodeIfPresent(Side.self, forKey: .side),
+                      stage: try container.decodeIfPresent(Stage.self, forKey: .stage))
         }
 
         private enum CodingKeys: String, CodingKey {
             case kind
             case location = "where"
             case message
+            case side, stage
+        }
+
+        /// The side a location names by its first word: `downstream`/`server`
+        /// face the client, `upstream`/`client` (the client simulator's own
+        /// exchange, which faces the server) face the server.
+        static func side(of location: String) -> Side? {
+            switch location.split(separator: " ").first.map(String.init)?.lowercased() {
+            case "downstream", "server": return .client
+            case "upstream", "client", "passthrough": return .upstream
+            default: return nil
+            }
+        }
+
+        /// The stage a location names (`connect`, `TLS`, `request`, `response`),
+        /// else the one the kind implies (refused and unresolved: connect; TLS: tls).
+        static func stage(of location: String, kind: Kind) -> Stage? {
+            let words = location.lowercased().split(whereSeparator: { !$0.isLetter && !$0.isNumber }).map(String.init)
+            if words.contains("connect") || words.contains("connection") && kind != .reset && kind != .closedEarly {
+                return .connect
+            }
+            if words.contains("tls") || words.contains("handshake") { return .tls }
+            if words.contains("response") { return .response }
+            if words.contains("request") || words.contains("connect") { return .request }
+            switch kind {
+            case .connectionRefused, .resolution: return .connect
+            case .tls: return .tls
+            default: return nil
+            }
         }
     }
 }

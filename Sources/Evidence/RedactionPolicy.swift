@@ -61,10 +61,14 @@ public struct RedactionPolicy: Codable, Hashable, Sendable {
         return RedactionPolicy.defaultSecretParameterNames.contains(lower) || extraSecretNames.contains(lower)
     }
 
-    /// The field as the recording keeps it.
+    /// The field as the recording keeps it. A redacted `Cookie` or
+    /// `Set-Cookie` also keeps its cookies part by part (`CookieParts`):
+    /// names and attributes in clear, each value digested under the same
+    /// key, so a comparison can name the part that changed.
     public func record(_ field: HTTPField) -> RecordedField {
         guard !recordSecrets, isSecret(field.name) else { return RecordedField(name: field.name, value: field.value) }
-        return RecordedField(name: field.name, value: redactedValue(field.value), redacted: true)
+        let cookies = RecordedField.cookieParts(name: field.name, value: field.value)?.map { $0.redacted(redactedValue) }
+        return RecordedField(name: field.name, value: redactedValue(field.value), redacted: true, cookies: cookies)
     }
 
     /// A field section as the recording keeps it, order and case kept.
@@ -144,7 +148,9 @@ public struct RedactionPolicy: Codable, Hashable, Sendable {
         return output
     }
 
-    /// The keyed digest standing in for a secret field value (its wire, ISO-8859-1, bytes).
+    /// The keyed digest standing in for a secret value (its wire,
+    /// ISO-8859-1, bytes): the one function every secret value (a whole
+    /// field, a cookie's value) is digested with.
     public func redactedValue(_ value: String) -> String {
         digester.digest(value.latin1Bytes)
     }
@@ -217,12 +223,34 @@ public struct RecordedField: Codable, Hashable, Sendable {
     public var value: String
     /// True when `value` is a digest standing in for a secret; absent otherwise.
     public var redacted: Bool?
+    /// A redacted `Cookie` or `Set-Cookie`: its cookies part by part, values
+    /// digested (`CookieParts`); absent otherwise.
+    public var cookies: [CookieParts]?
 
-    public init(name: String, value: String, redacted: Bool? = nil) {
+    public init(name: String, value: String, redacted: Bool? = nil, cookies: [CookieParts]? = nil) {
         self.name = name
         self.value = value
         self.redacted = redacted == true ? true : nil
+        self.cookies = cookies
     }
 
     public var isRedacted: Bool { redacted == true }
+
+    /// The cookies of a `Cookie` (its crumbs) or `Set-Cookie` (one line) field
+    /// value; nil for any other field.
+    public static func cookieParts(name: String, value: String) -> [CookieParts]? {
+        switch HTTPField.lowercaseASCII(name) {
+        case "cookie": return CookieParts.cookie(value)
+        case "set-cookie": return [CookieParts.setCookie(value)]
+        default: return nil
+        }
+    }
+
+    /// This field's cookies: as recorded part by part, else parsed from a
+    /// value in clear; nil for another field, or a redacted one recorded
+    /// without parts (an older build).
+    public var cookieParts: [CookieParts]? {
+        if let cookies { return cookies }
+        return isRedacted ? nil : RecordedField.cookieParts(name: name, value: value)
+    }
 }

@@ -16,6 +16,7 @@ extension TLSDetails {
         case .client: clientSubject = presentedClientCertificate
         }
         self.init(version: info.version, cipher: info.cipher, sni: info.serverName, alpn: info.alpn,
-                  peerCertificateSHA256: peer?.sha256Fingerprint, clientCertificateSubject: clientSubject)
+                  peerCertificateSHA256: peer?.sha256Fingerprint, clientCertificateSubject: clientSubject,
+                  sniIssue: info.serverNameIssue)
     }
 }

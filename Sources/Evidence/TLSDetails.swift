@@ -6,8 +6,12 @@ public struct TLSDetails: Codable, Hashable, Sendable {
     public var version: String?
     /// The negotiated cipher suite, OpenSSL's name (`TLS_AES_128_GCM_SHA256`).
     public var cipher: String?
-    /// The server name the client asked for (SNI).
+    /// The server name the client asked for (SNI), as sent; bytes that are
+    /// not visible ASCII written `\xHH`.
     public var sni: String?
+    /// Why that SNI is not a valid host name (an IP address, `host:port`, a
+    /// NUL…), when the client sent such a name; nil for a valid one or none.
+    public var sniIssue: String?
     /// The negotiated application protocol (`h2`, `http/1.1`).
     public var alpn: String?
     /// SHA-256 of the peer's leaf certificate (DER), hex.
@@ -16,8 +20,10 @@ public struct TLSDetails: Codable, Hashable, Sendable {
     public var clientCertificateSubject: String?
 
     public init(version: String? = nil, cipher: String? = nil, sni: String? = nil, alpn: String? = nil,
-                peerCertificateSHA256: String? = nil, clientCertificateSubject: String? = nil) {
+                peerCertificateSHA256: String? = nil, clientCertificateSubject: String? = nil,
+                sniIssue: String? = nil) {
         self.version = version
+        self.sniIssue = sniIssue
         self.cipher = cipher
         self.sni = sni
         self.alpn = alpn

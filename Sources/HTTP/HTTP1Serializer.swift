@@ -10,6 +10,9 @@
 /// Framing: pass the framing to use (a proxy passes the parsed one), or nil
 /// to derive it from the fields as a recipient would, except that an HTTP/1.1
 /// response without framing fields is sent chunked rather than
+/// close-delimited. A response to an HTTP/1.0 request is never chunked
+/// (an HTTP/1.0 recipient does not know chunked, RFC 9112 §6.1): without a
+/// length it is close-delimited, and a chunked framing asked for becomes
 /// close-delimited. When the chosen framing needs a field the head lacks,
 /// `Content-Length` or `Transfer-Encoding: chunked` is appended; a framing
 /// that contradicts the fields is refused, never silently rewritten.
@@ -52,7 +55,7 @@ public struct HTTP1Serializer: Sendable {
         let analysis = try Self.analyse(fields, head.version)
         let declared = HTTP1Parser.declaredFraming(analysis)
         let chosen = try Self.resolve(requested: framing, receiverView: declared ?? .none, unframed: declared == nil,
-                                      isResponse: false, version: head.version, fields: &fields)
+                                      isResponse: false, chunkedAllowed: head.version == .http1_1, fields: &fields)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + fields.count * 32)
         bytes.append(contentsOf: head.method.utf8)
@@ -64,11 +67,13 @@ public struct HTTP1Serializer: Sendable {
     }
 
     /// Writes a response head answering a request with `requestMethod`, which
-    /// decides the no-body and tunnel rules (HEAD, CONNECT). A 1xx other than
+    /// decides the no-body and tunnel rules (HEAD, CONNECT), in
+    /// `requestVersion` (HTTP/1.0 rules out chunked). A 1xx other than
     /// 101 is interim: the final head for the same request follows, with no
     /// body or end in between.
     public mutating func writeResponseHead(_ head: HTTPResponseHead, framing: HTTP1Framing? = nil,
-                                           requestMethod: String = "GET") throws(HTTP1SerializerError) -> HTTP1SerializedHead {
+                                           requestMethod: String = "GET",
+                                           requestVersion: HTTPVersion = .http1_1) throws(HTTP1SerializerError) -> HTTP1SerializedHead {
         try checkIdle()
         guard (100...999).contains(head.status) else { throw .invalidStatus(head.status) }
         guard head.reason.unicodeScalars.allSatisfy({ $0.value <= 0xFF && HTTP1Grammar.isFieldValueByte(UInt8($0.value)) }) else {
@@ -78,8 +83,10 @@ public struct HTTP1Serializer: Sendable {
         var fields = head.fields
         let analysis = try Self.analyse(fields, head.version)
         let view = HTTP1Parser.responseFraming(status: head.status, requestMethod: requestMethod, analysis: analysis)
-        let chosen = try Self.resolve(requested: framing, receiverView: view, unframed: view == .closeDelimited,
-                                      isResponse: true, version: head.version, fields: &fields)
+        let chunkedAllowed = head.version == .http1_1 && requestVersion != .http1_0
+        let requested = framing == .chunked && !chunkedAllowed && view == .closeDelimited ? .closeDelimited : framing
+        let chosen = try Self.resolve(requested: requested, receiverView: view, unframed: view == .closeDelimited,
+                                      isResponse: true, chunkedAllowed: chunkedAllowed, fields: &fields)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(64 + fields.count * 32)
         bytes.append(contentsOf: version.utf8)
@@ -113,6 +120,12 @@ public struct HTTP1Serializer: Sendable {
         case .closeDelimited:
             return body
         }
+    }
+
+    /// Whether the message in progress can carry trailers (it is chunked).
+    public var carriesTrailers: Bool {
+        if case .body(.chunked) = state { return true }
+        return false
     }
 
     /// Ends the current message. Chunked framing writes the last chunk and the
@@ -198,10 +211,10 @@ public struct HTTP1Serializer: Sendable {
     /// from the fields; `unframed` says the fields declare no body length
     /// (so one may be added). A requested framing equal to the view is kept;
     /// a different one is allowed only when unframed, by appending the field
-    /// that declares it.
+    /// that declares it. `chunkedAllowed`: both ends speak HTTP/1.1.
     private static func resolve(requested: HTTP1Framing?, receiverView: HTTP1Framing, unframed: Bool, isResponse: Bool,
-                                version: HTTPVersion, fields: inout HTTPFields) throws(HTTP1SerializerError) -> HTTP1Framing {
-        let preferred = isResponse && version == .http1_1 ? HTTP1Framing.chunked : receiverView
+                                chunkedAllowed: Bool, fields: inout HTTPFields) throws(HTTP1SerializerError) -> HTTP1Framing {
+        let preferred = isResponse && chunkedAllowed ? HTTP1Framing.chunked : receiverView
         let wanted = requested ?? (unframed ? preferred : receiverView)
         if wanted == receiverView { return wanted }
         guard unframed else { throw .framingConflict(requested: wanted, declared: receiverView) }
@@ -212,7 +225,7 @@ public struct HTTP1Serializer: Sendable {
         case .none where isResponse:
             fields.append("Content-Length", "0")
             return .contentLength(0)
-        case .chunked where version == .http1_1:
+        case .chunked where chunkedAllowed:
             fields.append("Transfer-Encoding", "chunked")
             return wanted
         case .none, .chunked, .closeDelimited, .tunnel:

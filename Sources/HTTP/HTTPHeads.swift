@@ -85,42 +85,80 @@ public struct HTTPResponseHead: Hashable, Sendable {
     /// 1xx responses other than 101 are interim: a final response follows.
     public var isInformational: Bool { status >= 100 && status < 200 }
 
-    /// The IANA reason phrase for common statuses, "Unknown" otherwise.
+    /// The reason phrase RFC 9110 §15 gives `status`, "Unknown" for a code it does not define.
     public static func standardReason(_ status: Int) -> String {
+        rfc9110Reason(status) ?? "Unknown"
+    }
+
+    /// The reason phrase RFC 9110 §15 defines for `status`, nil for a code it
+    /// does not define (an HTTP/1.1 status line may then carry an empty reason).
+    public static func rfc9110Reason(_ status: Int) -> String? {
         switch status {
         case 100: return "Continue"
         case 101: return "Switching Protocols"
         case 200: return "OK"
         case 201: return "Created"
+        case 202: return "Accepted"
+        case 203: return "Non-Authoritative Information"
         case 204: return "No Content"
+        case 205: return "Reset Content"
         case 206: return "Partial Content"
+        case 300: return "Multiple Choices"
         case 301: return "Moved Permanently"
         case 302: return "Found"
         case 303: return "See Other"
         case 304: return "Not Modified"
+        case 305: return "Use Proxy"
         case 307: return "Temporary Redirect"
         case 308: return "Permanent Redirect"
         case 400: return "Bad Request"
         case 401: return "Unauthorized"
+        case 402: return "Payment Required"
         case 403: return "Forbidden"
         case 404: return "Not Found"
         case 405: return "Method Not Allowed"
+        case 406: return "Not Acceptable"
+        case 407: return "Proxy Authentication Required"
         case 408: return "Request Timeout"
+        case 409: return "Conflict"
+        case 410: return "Gone"
         case 411: return "Length Required"
+        case 412: return "Precondition Failed"
         case 413: return "Content Too Large"
         case 414: return "URI Too Long"
+        case 415: return "Unsupported Media Type"
+        case 416: return "Range Not Satisfiable"
         case 417: return "Expectation Failed"
         case 421: return "Misdirected Request"
-        case 429: return "Too Many Requests"
-        case 431: return "Request Header Fields Too Large"
+        case 422: return "Unprocessable Content"
+        case 426: return "Upgrade Required"
         case 500: return "Internal Server Error"
         case 501: return "Not Implemented"
         case 502: return "Bad Gateway"
         case 503: return "Service Unavailable"
         case 504: return "Gateway Timeout"
         case 505: return "HTTP Version Not Supported"
-        default: return "Unknown"
+        // Not in RFC 9110 but registered and common: RFC 8297, RFC 6585.
+        case 103: return "Early Hints"
+        case 428: return "Precondition Required"
+        case 429: return "Too Many Requests"
+        case 431: return "Request Header Fields Too Large"
+        case 511: return "Network Authentication Required"
+        default: return nil
         }
+    }
+
+    /// The head as an HTTP/1.x status line carries it. A head from HTTP/2
+    /// (which has no reason phrase) gets the standard phrase for its status
+    /// (RFC 9110 §15; empty for a code without one) and `version`; an HTTP/1.x
+    /// head keeps its version and its reason byte for byte: a proxy relaying
+    /// HTTP/1.1 to HTTP/1.1 changes neither.
+    public func carriedByHTTP1(as version: HTTPVersion = .http1_1) -> HTTPResponseHead {
+        guard self.version == .http2 else { return self }
+        var head = self
+        head.version = version == .http2 ? .http1_1 : version
+        head.reason = HTTPResponseHead.rfc9110Reason(status) ?? ""
+        return head
     }
 }
 

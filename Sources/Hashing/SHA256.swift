@@ -48,11 +48,20 @@ public struct SHA256: Sendable {
         return storage.finalize()
     }
 
-    /// One-shot digest of a byte collection.
+    /// One-shot digest of a byte collection: no context is allocated (see
+    /// `intact_sha256_oneshot`), so the many small digests of a head cost
+    /// only the hashing.
     public static func hash<Bytes: Collection>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
-        var hasher = SHA256()
-        hasher.update(bytes)
-        return hasher.finalize()
+        let digest: [UInt8]? = bytes.withContiguousStorageIfAvailable { oneShot(UnsafeRawBufferPointer($0)) }
+        if let digest { return digest }
+        return Array(bytes).withUnsafeBytes { oneShot($0) }
+    }
+
+    private static func oneShot(_ buffer: UnsafeRawBufferPointer) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: byteCount) { out, count in
+            intact_sha256_oneshot(buffer.baseAddress, buffer.count, out.baseAddress)
+            count = byteCount
+        }
     }
 
     /// One-shot digest of a string's UTF-8 bytes.

@@ -82,7 +82,7 @@ enum ClientCommand {
         if let trace = configuration.flow.traceRunID { options["trace-run"] = trace }
         // The digest key lives beside the CA: the directory of --ca when given.
         let keyDirectory = arguments[self.options.ca].map { ($0 as NSString).deletingLastPathComponent }
-            .map { $0.isEmpty ? "." : $0 } ?? CertificateAuthority.defaultDirectory
+            .map { $0.isEmpty ? "." : $0 } ?? CertificateAuthority.defaultDirectory(environment: environment)
         let recorder = try SignInOptions.recorder(arguments, self.options.recording, role: .client, mode: "client",
                                                   options: options, keyDirectory: keyDirectory) { note in
             context.standardError.line("intact client: " + note)

@@ -3,8 +3,11 @@
 /// positional arguments it accepts and the text its `--help` prints.
 ///
 /// A new subcommand is one file that defines a `Command` value plus one line
-/// in `CommandRegistry.commands`. `-h`/`--help` is accepted by every command
-/// without being declared.
+/// in `CommandRegistry.commands`. A new option is one property of the
+/// command's `OptionGroup` (`let keepAlive = Option.value("keep-alive",
+/// .integer(in: 0...600), help: "…", default: 60)`), read with
+/// `arguments[options.keepAlive]`; see Option.swift and ValueParser.swift.
+/// `-h`/`--help` is accepted by every command without being declared.
 struct Command: Sendable {
     /// What a runnable command does with its parsed arguments; returns the
     /// exit status. Throwing `UsageError` prints the command's usage and exits

@@ -1,16 +1,20 @@
+import Foundation
 import Glibc
 import Synchronization
 
-/// What a command may touch besides its arguments: where it writes. Tests
-/// pass capturing writers; `intact` itself passes the process's
-/// standard output and error.
+/// What a command may touch besides its arguments: where it writes, and the
+/// environment it reads (the CA's home, `HTTPS_PROXY`). Tests pass capturing
+/// writers and their own environment; `intact` itself passes the process's.
 public struct CommandContext: Sendable {
     public let standardOutput: OutputWriter
     public let standardError: OutputWriter
+    public let environment: [String: String]
 
-    public init(standardOutput: OutputWriter, standardError: OutputWriter) {
+    public init(standardOutput: OutputWriter, standardError: OutputWriter,
+                environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.standardOutput = standardOutput
         self.standardError = standardError
+        self.environment = environment
     }
 
     /// The process's standard output and standard error.
@@ -22,29 +26,45 @@ public struct CommandContext: Sendable {
 /// Writes are delivered in call order; safe to use from any thread.
 public final class OutputWriter: Sendable {
     private let sink: @Sendable (String) -> Void
+    private let byteSink: @Sendable ([UInt8]) -> Void
 
     /// Writes through `sink`, which must be safe to call from any thread.
+    /// Bytes (`write(_: [UInt8])`) reach it decoded as UTF-8.
     public init(_ sink: @escaping @Sendable (String) -> Void) {
         self.sink = sink
+        self.byteSink = { sink(String(decoding: $0, as: UTF8.self)) }
     }
 
     /// Writes to a file descriptor (unbuffered, retrying short writes;
     /// an error such as a closed pipe drops the rest of the text).
     public convenience init(fileDescriptor: Int32) {
-        self.init { text in
-            var bytes = Array(text.utf8)[...]
-            while !bytes.isEmpty {
-                let written = bytes.withUnsafeBytes { Glibc.write(fileDescriptor, $0.baseAddress, $0.count) }
-                if written < 0 && errno == EINTR { continue }
-                if written <= 0 { return }
-                bytes = bytes.dropFirst(written)
-            }
+        self.init(bytes: { bytes in OutputWriter.writeAll(bytes, to: fileDescriptor) })
+    }
+
+    /// Writes bytes through `byteSink`; text reaches it as UTF-8.
+    public init(bytes byteSink: @escaping @Sendable ([UInt8]) -> Void) {
+        self.byteSink = byteSink
+        self.sink = { byteSink(Array($0.utf8)) }
+    }
+
+    private static func writeAll(_ all: [UInt8], to fileDescriptor: Int32) {
+        var bytes = all[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(fileDescriptor, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { return }
+            bytes = bytes.dropFirst(written)
         }
     }
 
     /// Writes `text` as is.
     public func write(_ text: String) {
         sink(text)
+    }
+
+    /// Writes raw bytes (a DER certificate to standard output).
+    public func write(_ bytes: [UInt8]) {
+        byteSink(bytes)
     }
 
     /// Writes `line` and a newline.

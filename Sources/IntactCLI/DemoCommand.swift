@@ -38,7 +38,8 @@ enum DemoCommand {
             verified against each other ('intact verify'): every exchange must cross the
             proxy identical or equivalent.
 
-            Files (in --out, default ./intact-demo-DATE-TIME): client.jsonl, proxy.jsonl,
+            Files (in --out, default ./intact-demo-DATE-TIME, or -2, -3... when a run
+            started in the same second took that name): client.jsonl, proxy.jsonl,
             server.jsonl (the recordings), proxy.har (HAR 1.2), report.html (the
             verification as a sequence diagram), report.json.
 
@@ -66,7 +67,12 @@ enum DemoCommand {
         }
         let protocols: ClientRunner.Protocols = arguments[options.http1] ? .http1Only
             : arguments[options.http2] ? .http2Only : .http2OrHTTP1
-        let directory = arguments[options.out] ?? defaultDirectory()
+        let directory: String
+        do {
+            directory = try arguments[options.out] ?? DemoFiles.claimNewDirectory(defaultDirectory())
+        } catch {
+            throw CommandFailure("\(error)")
+        }
         let faults = try FaultOptions.parse(arguments, options.faults)
         var configuration = DemoConfiguration(directory: directory, protocols: protocols,
                                               presentsClientCertificate: arguments[options.clientCertificate],
@@ -179,7 +185,7 @@ enum DemoCommand {
         return reasons.joined(separator: "; ") + "."
     }
 
-    /// `./intact-demo-YYYYMMDD-HHMMSS` (UTC).
+    /// `./intact-demo-YYYYMMDD-HHMMSS` (UTC); `claimNewDirectory` adds `-2`, `-3`… when it exists.
     private static func defaultDirectory() -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")

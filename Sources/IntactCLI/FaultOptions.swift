@@ -1,6 +1,7 @@
 import Faults
 import Foundation
 import Proxy
+import ProxyAddons
 
 /// The fault options `intact proxy` and `intact demo` share — `--fault`
 /// (presets, repeatable), `--faults` (a rule file) and `--seed` — and the

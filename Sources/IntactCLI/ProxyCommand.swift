@@ -2,7 +2,9 @@ import Dispatch
 import Evidence
 import Glibc
 import Proxy
+import ProxyAddons
 import TLS
+import Wire
 
 /// `intact proxy`: run the intercepting proxy until SIGINT or SIGTERM.
 ///
@@ -15,11 +17,12 @@ enum ProxyCommand {
 
     /// The options of `intact proxy`, in `--help` order.
     struct Options: OptionGroup {
-        let listen = Option.value("listen", .socketAddress(), help: "address to listen on (an IP; port 0 picks one)",
-                                  default: .loopbackIPv4(port: 8080))
-        let caDirectory = Option.value("ca-dir", .string("DIR"),
-                                       help: "the CA that mints the certificates shown to clients (created on first use)",
-                                       default: CertificateAuthority.defaultDirectory)
+        let listen = Option.value("listen", .hostPort,
+                                  help: "where to listen: an IP, [IPv6] or a host name (every address bound); port 0 picks one",
+                                  default: HostPort(host: "127.0.0.1", port: 8080)!)
+        let allow = Option.repeatable("allow", .addressRange,
+                                      help: "only clients in this range may connect (repeatable; e.g. 192.0.2.0/24)")
+        let caDirectory = CADirectoryOptions()
         let mode = Option.value("mode", .proxyMode, help: "forward, or reverse:https://HOST:PORT", default: .forward,
                                 shownDefault: "forward")
         let passthrough = Option.repeatable("passthrough", .string("HOST"),
@@ -33,6 +36,13 @@ enum ProxyCommand {
         let upstreamClientCertificatePassword = Option.value("upstream-client-cert-password", .string("PASSWORD"),
                                                              help: "password of the PKCS#12 file",
                                                              default: CACommand.defaultPassword)
+        let upstreamProxy = Option.optional(
+            "upstream-proxy", .string("URL"),
+            help: "tunnel every upstream connection through this proxy with CONNECT: http://[USER:PASSWORD@]HOST:PORT "
+                + "(default: $HTTPS_PROXY, minus $NO_PROXY)")
+        let noUpstreamProxy = Option.repeatable(
+            "no-upstream-proxy", .string("HOST"),
+            help: "reach this host directly (repeatable; .domain suffixes, IP literals, * for all)")
         let keyLog = Option.optional("keylog", .string("FILE"),
                                      help: "write both legs' TLS secrets for Wireshark (default: $SSLKEYLOGFILE)")
         let record = Option.optional("record", .string("FILE.jsonl"),
@@ -51,6 +61,9 @@ enum ProxyCommand {
                                      help: "text or json", default: .text)
         let drainTimeout = Option.value("drain-timeout", .integer(in: 0...3600, "SECONDS"),
                                         help: "how long to let in-flight exchanges finish on stop", default: 5)
+        let loops = Option.value("loops", .integer(in: 1...256, "N"),
+                                 help: "event loops (threads) serving connections; a client connection and its upstreams share one",
+                                 default: EventLoopGroup.defaultLoopCount)
         let faults = FaultOptions.Group()
     }
 
@@ -61,10 +74,11 @@ enum ProxyCommand {
         summary: "Run the intercepting proxy (forward or reverse) and record every exchange.",
         discussion: """
             Forward mode: point clients at it as an HTTP proxy and make them trust the CA
-            (curl -x http://127.0.0.1:8080 --cacert certs/ca-cert.pem https://HOST/).
+            (intact ca show says where it is; curl -x http://127.0.0.1:8080 --cacert CA.pem https://HOST/).
+            A device set to use the proxy gets the CA and install steps at http://intact.proxy/.
             Reverse mode: clients connect to it as if it were the upstream.
             Each finished exchange is logged on standard error; with --record it is also
-            written to a JSON Lines recording (see the README for the format).
+            written to a JSON Lines recording (format: Docs/recording-format.md).
             SIGINT/SIGTERM stop accepting, drain in-flight exchanges, flush and exit 0.
             """ + "\n\n" + FaultOptions.discussion,
         options: options,
@@ -76,10 +90,15 @@ enum ProxyCommand {
         let server = ProxyServer(configuration: configuration)
         let stopRequested = DispatchSemaphore(value: 0)
         let signals = SignalWatch(signals: [SIGINT, SIGTERM]) { stopRequested.signal() }
-        let address = try server.start()
-        var banner = "intact proxy: listening on \(address) (\(configuration.mode) mode), CA \(configuration.authority.certificatePath)"
+        _ = try server.start()
+        let addresses = server.listeningAddresses
+        var banner = "intact proxy: listening on \(addresses.map(\.description).joined(separator: " and ")) "
+            + "(\(configuration.mode) mode), CA \(configuration.authority.certificatePath)"
         if let recording = configuration.recording { banner += ", recording \(recording.path)" }
         context.standardError.line(banner)
+        if let warning = exposureWarning(addresses, allowed: configuration.allowedClients) {
+            context.standardError.line(warning)
+        }
         stopRequested.wait()
         signals.cancel()
         context.standardError.line("intact proxy: stopping; draining in-flight exchanges (up to \(drainSeconds) s)")
@@ -96,7 +115,7 @@ enum ProxyCommand {
     /// The server's configuration from the options; warnings go to standard error.
     static func makeConfiguration(_ arguments: ParsedArguments, _ context: CommandContext) throws -> ProxyConfiguration {
         let faults = try FaultOptions.parse(arguments, options.faults)
-        let directory = arguments[options.caDirectory]
+        let directory = options.caDirectory.directory(arguments, context)
         let listen = arguments[options.listen]
         let contextPath = arguments[options.contextPath]
         let (authority, created) = try CertificateAuthority.loadOrCreate(in: directory)
@@ -105,13 +124,19 @@ enum ProxyCommand {
                                        + "clients must trust \(authority.certificatePath)")
         }
         var configuration = ProxyConfiguration(authority: authority)
-        configuration.listenHost = listen.ip
+        configuration.listenHost = listen.host
         configuration.listenPort = Int(listen.port)
+        configuration.allowedClients = ClientAllowList(arguments[options.allow])
+        let log = context.standardError
+        configuration.refusedClientLog = { address in
+            log.line("intact proxy: refused a connection from \(address.ip): not in --allow")
+        }
         configuration.mode = arguments[options.mode]
+        if case .forward = configuration.mode { configuration.localSite = try CAPage(authority: authority) }
         configuration.passthroughHosts = arguments[options.passthrough]
         configuration.tap = arguments[options.tap]
         configuration.toolVersion = IntactVersion.string
-        configuration.contextPath = contextPath
+        configuration.loopCount = arguments[options.loops]
 
         let insecure = arguments[options.insecureUpstream]
         if let caFile = arguments[options.upstreamCA] {
@@ -128,10 +153,14 @@ enum ProxyCommand {
             configuration.upstreamClientIdentity = try PKCS12.importIdentity(
                 file: file, password: arguments[options.upstreamClientCertificatePassword])
         }
+        if let (proxy, note) = try upstreamProxy(arguments, environment: context.environment) {
+            configuration.upstreamProxy = proxy
+            context.standardError.line(note)
+        }
         if let keyLog = arguments[options.keyLog] { configuration.keyLog = .file(keyLog) }
         if let path = arguments[options.record] {
             let redaction = try options.secrets.redaction(arguments, recordSecrets: arguments[options.recordSecrets],
-                                                          keyDirectory: arguments[options.caDirectory]) { note in
+                                                          keyDirectory: options.caDirectory.directory(arguments, context)) { note in
                 context.standardError.line("intact proxy: " + note)
             }
             configuration.recording = ProxyConfiguration.Recording(
@@ -141,8 +170,9 @@ enum ProxyCommand {
         } else if let option = options.secrets.firstGiven(arguments) {
             throw UsageError("--\(option) needs --record FILE.jsonl", path: arguments.path)
         }
+        configuration.addons = ProxyConfiguration.signInAddons(
+            contextPath: contextPath, try faults.map { [try $0.addon(contextPath: contextPath)] } ?? [])
         if let faults {
-            configuration.addons.append(try faults.addon(contextPath: contextPath))
             context.standardError.line("intact proxy: injecting faults: \(faults.summary)")
         }
         if !arguments[options.quiet] {
@@ -150,11 +180,70 @@ enum ProxyCommand {
             let log = context.standardError
             configuration.exchangeLog = { record in log.line(ExchangeLogLine(record).rendered(format)) }
         }
-        if !LoopGuard.isLoopbackLiteral(listen.ip) {
-            context.standardError.line("intact proxy: WARNING: listening on \(listen.ip), not loopback: anyone who can reach "
-                                       + "this address can use the proxy")
-        }
         return configuration
+    }
+
+    /// `--upstream-proxy` with `--no-upstream-proxy` exemptions, else
+    /// `HTTPS_PROXY`/`https_proxy` with `NO_PROXY`/`no_proxy`; and the line that says so at start.
+    static func upstreamProxy(_ arguments: ParsedArguments, environment: [String: String]) throws
+        -> (UpstreamProxy, String)?
+    {
+        let exemptions = arguments[options.noUpstreamProxy]
+        if let text = arguments[options.upstreamProxy] {
+            guard let proxy = UpstreamProxy(url: text, exemptions: exemptions) else {
+                throw UsageError("option --upstream-proxy expects http://[USER:PASSWORD@]HOST:PORT, got '\(text)'",
+                                 path: arguments.path)
+            }
+            let except = exemptions.isEmpty ? "" : " except to \(exemptions.joined(separator: ", "))"
+            return (proxy, "intact proxy: upstream connections go through \(proxy)\(except) (--upstream-proxy)")
+        }
+        guard let text = environment["HTTPS_PROXY"] ?? environment["https_proxy"], !text.isEmpty else {
+            if !exemptions.isEmpty {
+                throw UsageError("--no-upstream-proxy needs --upstream-proxy (or HTTPS_PROXY)", path: arguments.path)
+            }
+            return nil
+        }
+        let noProxy = (environment["NO_PROXY"] ?? environment["no_proxy"] ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let all = noProxy + exemptions
+        guard let proxy = UpstreamProxy(url: text, exemptions: all) else {
+            throw CommandFailure("HTTPS_PROXY is not http://[USER:PASSWORD@]HOST:PORT: '\(text)'; "
+                                 + "fix it, or give --upstream-proxy")
+        }
+        let except = all.isEmpty ? "" : " except to \(all.joined(separator: ", "))"
+        return (proxy, "intact proxy: upstream connections go through \(proxy)\(except) (from HTTPS_PROXY"
+                    + (noProxy.isEmpty ? "" : " and NO_PROXY") + "; --upstream-proxy overrides)")
+    }
+
+    /// The warning for a listener others can reach: any bound address that is not loopback.
+    static func exposureWarning(_ addresses: [SocketAddress], allowed: ClientAllowList) -> String? {
+        let exposed = addresses.filter { !$0.isLoopback }
+        guard !exposed.isEmpty else { return nil }
+        let names = exposed.map(\.description).joined(separator: ", ")
+        if allowed.isEmpty {
+            return "intact proxy: WARNING: listening on \(names), not loopback: anyone who can reach this address "
+                + "can use the proxy and read what it records; limit clients with --allow CIDR"
+        }
+        return "intact proxy: WARNING: listening on \(names), not loopback; only clients in "
+            + "\(allowed.ranges.map(\.description).joined(separator: ", ")) may connect (--allow)"
+    }
+}
+
+extension ValueParser where T == HostPort {
+    /// `HOST:PORT` or `[IPv6]:PORT`; the host an IP literal or a name (resolved when the proxy starts).
+    static var hostPort: ValueParser<HostPort> {
+        ValueParser(valueName: "HOST:PORT",
+                    expected: "HOST:PORT (for example 127.0.0.1:8080, localhost:8080 or [::1]:0)") { HostPort($0) }
+    }
+}
+
+extension ValueParser where T == AddressRange {
+    /// An address or CIDR block, no host bits set past the prefix.
+    static var addressRange: ValueParser<AddressRange> {
+        ValueParser(valueName: "CIDR",
+                    expected: "an address or CIDR block such as 192.0.2.0/24 or ::1/128 (no host bits past the prefix)") {
+            AddressRange($0)
+        }
     }
 }
 

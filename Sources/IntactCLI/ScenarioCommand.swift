@@ -181,11 +181,13 @@ enum ScenarioCommand {
         case let .fails(mode, step): parts.append("the client fails with \(mode.rawValue) at \(step.rawValue)")
         }
         switch expectation.verify {
-        case let .holds(tolerated):
-            parts.append("the policy holds" + (tolerated.isEmpty ? "" : ", tolerating " + tolerated.joined(separator: ", ")))
+        case let .holds(tolerated, intermediaryRequests):
+            parts.append("the policy holds" + (tolerated.isEmpty ? "" : ", tolerating " + tolerated.joined(separator: ", "))
+                         + (intermediaryRequests == 0 ? "" : ", with at least \(intermediaryRequests) intermediary "
+                            + "request\(intermediaryRequests == 1 ? "" : "s") listed"))
         case let .fails(failure):
             parts.append("verify finds \(failure.step.rawValue) \(failure.verdict.rawValue) on tap-a → tap-b"
-                         + (failure.difference.map { " (\($0))" } ?? ""))
+                         + (failure.differences.isEmpty ? "" : " (" + failure.differences.map(\.description).joined(separator: "; ") + ")"))
         }
         return parts.joined(separator: "; ")
     }

@@ -28,8 +28,7 @@ enum ServerCommand {
             shownDefault: MockServerConfiguration.defaultCallbackSchemes.joined(separator: ","))
         let requireClientCertificate = Option.optional("require-client-cert", .string("CA"),
                                                        help: "require a TLS client certificate issued by the CA in this PEM file")
-        let caDirectory = Option.value("ca-dir", .string("DIR"), help: "development CA that mints the server certificate",
-                                       default: CertificateAuthority.defaultDirectory)
+        let caDirectory = CADirectoryOptions()
         let certificate = Option.optional("cert", .string("FILE"),
                                           help: "server certificate (PEM, with its chain) instead of minting one")
         let key = Option.optional("key", .string("FILE"), help: "private key (PEM) of --cert")
@@ -73,10 +72,10 @@ enum ServerCommand {
     /// closes the recording. Blocks: runs on the main thread of `intact`, or a test's.
     static func serve(_ arguments: ParsedArguments, _ context: CommandContext,
                       waitForStop: (MockServerHost.Started) -> Void) throws -> Int32 {
-        let configuration = try hostConfiguration(arguments)
+        let configuration = try hostConfiguration(arguments, context)
         let recorder = try SignInOptions.recorder(arguments, options.recording, role: .server, mode: "server",
                                                   options: recordedOptions(arguments),
-                                                  keyDirectory: arguments[options.caDirectory]) { note in
+                                                  keyDirectory: options.caDirectory.directory(arguments, context)) { note in
             context.standardError.line("intact server: " + note)
         }
         let host = MockServerHost(configuration: configuration, recorder: recorder)
@@ -102,7 +101,8 @@ enum ServerCommand {
     }
 
     /// The host configuration the options describe. Reads the users file.
-    static func hostConfiguration(_ arguments: ParsedArguments) throws -> MockServerHost.Configuration {
+    static func hostConfiguration(_ arguments: ParsedArguments,
+                                  _ context: CommandContext = .standard) throws -> MockServerHost.Configuration {
         let path = arguments.path
         let listen = arguments[options.listen]
         var contextPath = arguments[options.context]
@@ -129,12 +129,12 @@ enum ServerCommand {
         let certificate: ServerCertificateSource
         switch (arguments[options.certificate], arguments[options.key]) {
         case let (certificateFile?, keyFile?):
-            guard !arguments.isGiven(options.caDirectory) else {
+            guard arguments[options.caDirectory.caDirectory] == nil else {
                 throw UsageError("give either --cert and --key or --ca-dir, not both", path: path)
             }
             certificate = .files(certificate: certificateFile, key: keyFile)
         case (nil, nil):
-            certificate = .developmentCA(directory: arguments[options.caDirectory])
+            certificate = .developmentCA(directory: options.caDirectory.directory(arguments, context))
         default:
             throw UsageError("--cert and --key go together", path: path)
         }

@@ -133,11 +133,11 @@ extension DownstreamDriver {
     /// Sends a response part to the client; a head's wire form goes back to the flow.
     private func sendResponse(_ part: HTTPResponsePart, on stream: HTTPServerStream, for exchange: ExchangeID) {
         switch part {
-        case .head(var head):
+        case .head(let head):
             do {
                 let wire = try stream.sendHead(head)
-                head.version = stream.version == .http2 ? .http2 : .http1_1
-                feed(.exchange(exchange, .responseHeadSent(head, wire: wire)))
+                // The record holds the head as the engine wrote it (version, reason, framing fields).
+                feed(.exchange(exchange, .responseHeadSent(stream.lastSentHead ?? head, wire: wire)))
             } catch {
                 feed(.exchange(exchange, .clientGone(.transport(error, at: "downstream response head"))))
             }
@@ -150,7 +150,8 @@ extension DownstreamDriver {
             }
         case .end(let trailers):
             do {
-                try stream.sendEnd(trailers: trailers)
+                let sent = try stream.sendEnd(trailers: trailers)
+                feed(.exchange(exchange, .responseEndSent(trailers: sent)))
             } catch {
                 feed(.exchange(exchange, .clientGone(.transport(error, at: "downstream response end"))))
             }
@@ -172,7 +173,8 @@ extension DownstreamDriver {
                               for exchange: ExchangeID, _ streams: ExchangeStreams) {
         streams.upstream = .opening(abandoned: false)
         let endpoint = HTTPEndpoint(host: target.host, port: UInt16(target.port),
-                                    tls: target.scheme == .https ? runtime.upstreamTLS : nil)
+                                    tls: target.scheme == .https ? runtime.upstreamTLS : nil,
+                                    proxy: runtime.configuration.upstreamProxy?.address(for: target.host))
         loopState.pool.openStream(
             to: endpoint, head, framing: framing,
             handler: { [weak self] event in self?.upstreamEvent(event, exchange, target: target) },
@@ -212,6 +214,12 @@ extension DownstreamDriver {
             feed(.exchange(exchange, .upstreamOpened(
                 connection: ConnectionID(.upstream, connection?.channel.id ?? 0), tls: connection?.channel.tlsInfo,
                 streamID: stream.version == .http2 ? stream.streamID : nil, sent: sent, wire: stream.requestWire)))
+            // An HTTP/2 origin answers no `Expect: 100-continue` (the body flows under flow
+            // control): the client waiting for a 100 gets the proxy's own, and the record shows it.
+            if stream.version == .http2, let exchangeStreams = exchanges[exchange],
+               let wire = exchangeStreams.client.sendContinueIfOwed(), let head = exchangeStreams.client.lastSentHead {
+                feed(.exchange(exchange, .responseHeadSent(head, wire: wire)))
+            }
         }
     }
 }

@@ -63,6 +63,7 @@ final class DownstreamDriver: @unchecked Sendable {
         channel = ByteChannel(connection: connection, security: security)
         id = ConnectionID(.downstream, channel.id)
         layer = DownstreamLayer(id: id, localIP: connection.localAddress.ip, settings: runtime.layerSettings)
+        layer.peer = connection.remoteAddress.description
     }
 
     /// A TLS server setup that stops at the ClientHello, so the layer picks
@@ -202,7 +203,19 @@ final class DownstreamDriver: @unchecked Sendable {
     }
 
     /// Resolves and connects to the CONNECT target; the answer goes to the layer.
+    /// Through an upstream proxy nothing is probed: the CONNECT is accepted at
+    /// once and the upstream proxy is asked when a connection is needed (an
+    /// exchange's, or a passthrough tunnel's), so an upstream proxy that
+    /// intercepts too sees no connection it would record as abandoned.
     private func probeConnectTarget(_ target: UpstreamTarget) {
+        if runtime.configuration.upstreamProxy?.address(for: target.host) != nil {
+            // On a later loop turn, as a probe's answer comes: the HTTP connection
+            // that delivered the CONNECT must be out of its call before the channel is taken back.
+            return loop.execute { [self] in
+                guard case .serving = phase else { return }
+                feed(.connectTargetReached)
+            }
+        }
         let loopGuard = runtime.currentLoopGuard
         Connection.connect(host: target.host, port: UInt16(target.port), on: loop,
                            timeout: runtime.configuration.connectTimeout) { [self] result in
@@ -246,16 +259,41 @@ final class DownstreamDriver: @unchecked Sendable {
 
     /// Relays the client's bytes to the probed target untouched.
     private func openTunnel(to target: UpstreamTarget) {
+        if probe == nil, let proxy = runtime.configuration.upstreamProxy?.address(for: target.host) {
+            return openTunnel(to: target, via: proxy)
+        }
         guard let probe else { return close() }
         self.probe = nil
-        let upstream = ByteChannel(connection: probe, security: .plaintext)
+        relay(to: ByteChannel(connection: probe, security: .plaintext), serverStarted: false, leftover: [], target: target)
+    }
+
+    /// A passthrough tunnel through the upstream proxy: CONNECT there first.
+    private func openTunnel(to target: UpstreamTarget, via proxy: HTTPProxyAddress) {
+        UpstreamTunnel.open(to: target, via: proxy, on: loop, timeout: runtime.configuration.connectTimeout) { [self] result in
+            guard case .peeking = phase else {
+                if case .success(let tunnel) = result { tunnel.channel.close() }
+                return
+            }
+            switch result {
+            case .success(let tunnel):
+                relay(to: tunnel.channel, serverStarted: true, leftover: tunnel.leftover, target: target)
+            case .failure(let problem):
+                feed(.tunnelClosed(upstream: ConnectionID(.upstream, 0), error: problem))
+                channel.abort()
+                finish()
+            }
+        }
+    }
+
+    private func relay(to upstream: ByteChannel, serverStarted: Bool, leftover: [UInt8], target: UpstreamTarget) {
         let relay = TunnelRelay(client: channel, server: upstream) { [self] error in
             feed(.tunnelClosed(upstream: ConnectionID(.upstream, upstream.id),
                                error: error.map { .transport($0, at: "passthrough tunnel to \(target.authority)") }))
             finish()
         }
         phase = .tunnelling(relay)
-        relay.start(clientStarted: true)
+        relay.start(clientStarted: true, serverStarted: serverStarted)
+        if !leftover.isEmpty { channel.write(leftover) }
         channel.passThrough()
     }
 

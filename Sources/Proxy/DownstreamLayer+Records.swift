@@ -5,11 +5,48 @@ import TLS
 /// Records of what happens on a client connection outside an `ExchangeFlow`:
 /// a failed TLS handshake, a passthrough tunnel, a request the codec rejected.
 extension DownstreamLayer {
-    /// A failed handshake with the client, as exchange 0 of the connection:
-    /// the downstream leg's TLS details hold what the ClientHello said, if it came.
-    func connectionRecord(hello: ClientHelloSummary?, error: ProxyError) -> ExchangeRecord {
-        var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: hello.map { TLSDetails($0) })
-        return recorder.finish(error: error)
+    /// A failed handshake with the client: the downstream leg's TLS details
+    /// hold what the ClientHello said, if it came. After a CONNECT the record
+    /// is that exchange's, with the CONNECT and its 200 (so the target shows);
+    /// in reverse mode it is exchange 0 of the connection. A connection event
+    /// (`ConnectionEvent`) either way: closed or reset before a ClientHello,
+    /// else a handshake that failed after the client spoke.
+    func connectionRecord(connect: PendingConnect?, hello: ClientHelloSummary?, error: ProxyError) -> ExchangeRecord {
+        var recorder = makeRecorder(connect?.id ?? ExchangeID(connection: id, sequence: 0), tls: hello.map { TLSDetails($0) })
+        if let connect { Self.recordConnect(connect, into: &recorder) }
+        let outcome: ConnectionEvent.Outcome
+        if hello != nil {
+            outcome = .handshakeFailed
+        } else {
+            outcome = error.failure.kind == .reset ? .reset : .closed
+        }
+        let time = recorder.now
+        var record = recorder.finish(error: error)
+        record.connection = ConnectionEvent(outcome: outcome, peer: peer, at: time)
+        return record
+    }
+
+    /// A connection whose TLS handshake completed and that closed before any
+    /// request: a connection event, with no failure unless the close was one.
+    func handshakeOnlyRecord(tls: TLSConnectionInfo?, error: ProxyError?) -> ExchangeRecord {
+        var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: tls.map { TLSDetails($0) })
+        let time = recorder.now
+        var record = recorder.finish(error: error)
+        record.connection = ConnectionEvent(outcome: .handshakeOnly, peer: peer, at: time,
+                                            tlsVersion: record.legs.first?.tls?.version)
+        return record
+    }
+
+    /// The CONNECT request and the 200 that accepted it, on the downstream leg.
+    private static func recordConnect(_ connect: PendingConnect, into recorder: inout ExchangeRecorder) {
+        let time = recorder.now
+        recorder.downstream.request.recordRequest(connect.head, wire: connect.wire, connectionScheme: "http", at: time)
+        recorder.downstream.request.recordEnd(trailers: nil, at: time)
+        let accepted = HTTPResponseHead(status: 200, reason: "Connection established")
+        recorder.downstream.response.recordResponse(accepted, wire: Self.http1Wire(accepted, requestMethod: "CONNECT"),
+                                                    at: time)
+        recorder.downstream.response.recordEnd(trailers: nil, at: time)
+        recorder.traceID = nil
     }
 
     /// A passthrough tunnel: the CONNECT and its 200 on the downstream leg,
@@ -18,15 +55,8 @@ extension DownstreamLayer {
     func tunnelRecord(_ connect: PendingConnect, hello: ClientHelloSummary?, upstream: ConnectionID?,
                       error: ProxyError?) -> ExchangeRecord {
         var recorder = makeRecorder(connect.id, tls: hello.map { TLSDetails($0) })
-        let time = recorder.now
-        recorder.downstream.request.recordRequest(connect.head, wire: connect.wire, connectionScheme: "http", at: time)
-        recorder.downstream.request.recordEnd(trailers: nil, at: time)
-        let accepted = HTTPResponseHead(status: 200, reason: "Connection established")
-        recorder.downstream.response.recordResponse(accepted, wire: Self.http1Wire(accepted, requestMethod: "CONNECT"),
-                                                    at: time)
-        recorder.downstream.response.recordEnd(trailers: nil, at: time)
+        Self.recordConnect(connect, into: &recorder)
         if let upstream { recorder.beginUpstream(connection: upstream, tls: nil) }
-        recorder.traceID = nil
         return recorder.finish(error: error)
     }
 
@@ -61,8 +91,9 @@ extension DownstreamLayer {
 }
 
 extension TLSDetails {
-    /// What a ClientHello says, before (or without) a handshake: the SNI only.
+    /// What a ClientHello says, before (or without) a handshake: the SNI
+    /// only, as sent (escaped), and what is wrong with it if anything.
     init(_ hello: ClientHelloSummary) {
-        self.init(sni: hello.serverName)
+        self.init(sni: hello.escapedServerNameSent, sniIssue: hello.serverNameIssue)
     }
 }

@@ -13,9 +13,12 @@ public struct ProxyLayerSettings: Sendable {
     /// Add-ons whose hooks every exchange runs through, in order.
     public var addons: [any ProxyAddon]
     public var recording: RecordingSettings
+    /// Answers forward-mode requests addressed to the proxy itself (`LocalSite`); nil: none are.
+    public var localSite: (any LocalSite)?
 
     public init(mode: ProxyMode, passthroughHosts: [String] = [], loopGuard: LoopGuard,
-                addons: [any ProxyAddon] = [], recording: RecordingSettings) {
+                addons: [any ProxyAddon] = [], recording: RecordingSettings, localSite: (any LocalSite)? = nil) {
+        self.localSite = localSite
         self.mode = mode
         self.passthroughHosts = passthroughHosts.map(HTTPField.lowercaseASCII)
         self.loopGuard = loopGuard
@@ -58,8 +61,9 @@ public struct DownstreamLayer {
         case probing(PendingConnect)
         /// Waiting for the client's first bytes: after a CONNECT, or on a reverse listener (nil).
         case peeking(PendingConnect?)
-        /// TLS handshake with the client, every request going to `route` after it.
-        case handshaking(route: UpstreamTarget, hello: ClientHelloSummary)
+        /// TLS handshake with the client, every request going to `route` after
+        /// it; `connect` is the CONNECT that opened it (nil in reverse mode).
+        case handshaking(route: UpstreamTarget, hello: ClientHelloSummary, connect: PendingConnect?)
         /// HTTP inside the intercepted TLS; every request goes to `route`.
         case intercepting(route: UpstreamTarget, tls: TLSConnectionInfo?)
         /// Bytes relayed untouched to the CONNECT target.
@@ -73,6 +77,8 @@ public struct DownstreamLayer {
     /// The local IP the client connected to: the certificate name when a
     /// reverse-mode client sends no SNI (it reached us by address).
     let localIP: String
+    /// The client's address, named in records of connections that carried no request.
+    var peer: String?
     var phase: Phase
     var flows: [ExchangeID: ExchangeFlow] = [:]
     /// The highest exchange sequence seen, so a connection-level record gets a fresh one.
@@ -101,6 +107,12 @@ public struct DownstreamLayer {
     /// True when exchanges are in progress and every one of them is stalled by a hook.
     public var hasOnlyStalledExchanges: Bool { !flows.isEmpty && flows.values.allSatisfy(\.isStalled) }
 
+    /// Hands `event` to `flow` where it lies; returns its commands and whether it finished.
+    private static func handle(_ event: ExchangeEvent, in flow: inout ExchangeFlow) -> ([ExchangeCommand], Bool) {
+        let commands = flow.handle(event)
+        return (commands, flow.isFinished)
+    }
+
     /// The commands for a connection just accepted.
     public func start() -> [DownstreamCommand] {
         switch settings.mode {
@@ -116,15 +128,17 @@ public struct DownstreamLayer {
             lastSequence = max(lastSequence, exchange.sequence)
             return requestHead(exchange, head, wire: wire, streamID: streamID, framing: framing)
         case let .exchange(exchange, event):
-            guard var flow = flows[exchange] else {
+            guard let index = flows.index(forKey: exchange) else {
                 if case .probing(var connect) = phase, connect.id == exchange, case .requestEnd = event {
                     connect.ended = true
                     phase = .probing(connect)
                 }
                 return []
             }
-            let commands = flow.handle(event)
-            flows[exchange] = flow.isFinished ? nil : flow
+            // Mutated in place in the dictionary's storage: reading the flow
+            // out and back copied it and its recorders on every event.
+            let (commands, finished) = DownstreamLayer.handle(event, in: &flows.values[index])
+            if finished { flows.remove(at: index) }
             return wrap(commands, of: exchange)
         case let .malformedRequest(error, answer, wire):
             return malformedRequest(error, answer: answer, wire: wire)
@@ -144,18 +158,19 @@ public struct DownstreamLayer {
         case .clientHello(let hello):
             return clientHello(hello)
         case .tlsEstablished(let info):
-            guard case .handshaking(let route, _) = phase else { return [] }
+            guard case .handshaking(let route, _, _) = phase else { return [] }
             phase = .intercepting(route: route, tls: info)
             return []
         case .tlsFailed(let problem):
             let hello: ClientHelloSummary?
+            let connect: PendingConnect?
             switch phase {
-            case .handshaking(_, let seen): hello = seen
-            case .peeking: hello = nil
+            case .handshaking(_, let seen, let pending): (hello, connect) = (seen, pending)
+            case .peeking(let pending): (hello, connect) = (nil, pending)
             case .plain, .probing, .intercepting, .tunnelling, .closed: return [.close]
             }
             phase = .closed
-            return [.record(annotated(connectionRecord(hello: hello, error: problem))), .close]
+            return [.record(annotated(connectionRecord(connect: connect, hello: hello, error: problem))), .close]
         case let .tunnelClosed(upstream, problem):
             guard case .tunnelling(let connect, let hello) = phase else { return [] }
             phase = .closed
@@ -174,6 +189,9 @@ public struct DownstreamLayer {
         switch phase {
         case .plain:
             if head.method == "CONNECT" { return connect(exchange, head, wire: wire) }
+            if let site = settings.localSite, LocalSiteAddress.isAddressed(head, loopGuard: settings.loopGuard) {
+                return answerLocally(exchange, head, wire: wire, framing: framing, site: site)
+            }
             guard head.targetForm == .absolute, let scheme = head.scheme.flatMap(UpstreamTarget.Scheme.init),
                   let target = head.authority.flatMap({ UpstreamTarget(authority: $0, scheme: scheme) }) else {
                 return refuse(exchange, head, wire: wire, streamID: streamID, status: 400, .protocolError,
@@ -206,6 +224,18 @@ public struct DownstreamLayer {
         return wrap(commands, of: exchange)
     }
 
+    /// A request for the proxy's own pages: its flow has the site's hook
+    /// only and no target, so it is answered and recorded, never forwarded.
+    private mutating func answerLocally(_ exchange: ExchangeID, _ head: HTTPRequestHead, wire: HeadDigest.WireForm,
+                                        framing: HTTP1Framing, site: any LocalSite) -> [DownstreamCommand] {
+        let client = ExchangeFlow.ClientStream(connection: id, streamID: nil, tls: nil, bodyFraming: framing)
+        var flow = ExchangeFlow(id: exchange, target: nil, client: client, hooks: [LocalSiteHook(site: site)],
+                                settings: settings.recording)
+        let commands = flow.start(head, wire: wire)
+        if !flow.isFinished { flows[exchange] = flow }
+        return wrap(commands, of: exchange)
+    }
+
     /// A CONNECT on the plain connection: probe the target before answering.
     private mutating func connect(_ exchange: ExchangeID, _ head: HTTPRequestHead,
                                   wire: HeadDigest.WireForm) -> [DownstreamCommand] {
@@ -225,17 +255,21 @@ public struct DownstreamLayer {
     private mutating func clientHello(_ hello: ClientHelloSummary) -> [DownstreamCommand] {
         guard case .peeking(let connect) = phase else { return [] }
         guard let connect else {
-            // Reverse mode: present a leaf for the name the client asked for, or the address it reached.
+            // Reverse mode: present a leaf for the name the client asked for, or the address it
+            // reached when it sent none; for an SNI that is not a host name, the address or host
+            // inside it (an IP, `host:port`), else the configured upstream's name.
             guard case .reverse(let upstream) = settings.mode else { return [.close] }
-            phase = .handshaking(route: upstream, hello: hello)
-            return [interceptTLS(certificateName: hello.serverName ?? localIP)]
+            phase = .handshaking(route: upstream, hello: hello, connect: nil)
+            let name = hello.serverNameSent == nil ? localIP : hello.serverName ?? hello.serverNameAddress ?? upstream.host
+            return [interceptTLS(certificateName: name)]
         }
+        // Forward mode: the name the client asked for when it is a host name, else the CONNECT's host.
         let name = hello.serverName ?? connect.target.host
         if settings.isPassthrough(name) || settings.isPassthrough(connect.target.host) {
             phase = .tunnelling(connect, hello: hello)
             return [.openTunnel(connect.target)]
         }
-        phase = .handshaking(route: connect.target, hello: hello)
+        phase = .handshaking(route: connect.target, hello: hello, connect: connect)
         return [interceptTLS(certificateName: name)]
     }
 
@@ -309,7 +343,14 @@ public struct DownstreamLayer {
     }
 
     private mutating func connectionClosed(_ problem: ProxyError?) -> [DownstreamCommand] {
+        let idle: ExchangeRecord?
+        if case .intercepting(_, let tls) = phase, lastSequence == 0, flows.isEmpty {
+            idle = annotated(handshakeOnlyRecord(tls: tls, error: problem))
+        } else {
+            idle = nil
+        }
         phase = .closed
+        if let idle { return [.record(idle)] }
         let gone = problem ?? ProxyError(.closedEarly, at: "downstream", "the client closed the connection",
                                          status: .connectionTerminated)
         var commands: [DownstreamCommand] = []

@@ -32,8 +32,13 @@ public enum ExchangeEvent: Sendable {
     case responseBody([UInt8])
     /// The upstream response is complete.
     case responseEnd(trailers: HTTPFields?)
-    /// A final response head went to the client in this form.
+    /// A response head went to the client in this form: the final one, or an
+    /// interim one (relayed, or the proxy's own `100 Continue`).
     case responseHeadSent(HTTPResponseHead, wire: HeadDigest.WireForm)
+    /// The response's end went to the client with these trailers: the ones
+    /// the engine wrote, which may be none of those asked for (an HTTP/1.x
+    /// response that is not chunked cannot carry trailers).
+    case responseEndSent(trailers: HTTPFields?)
 
     /// The upstream stream stopped (false) or resumed (true) taking bytes.
     case upstreamWritable(Bool)

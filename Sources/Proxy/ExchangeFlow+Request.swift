@@ -61,6 +61,7 @@ extension ExchangeFlow {
             let framing = UpstreamFraming.framing(of: shaped, clientFraming: clientFraming)
             upstream = .opening
             requestLeg = .opening(pending: [], bodyless: !framing.allowsBody)
+            replay.opening(target, head: shaped, framing: framing)
             commands.append(.openUpstream(target, head: shaped, framing: framing))
         case (.opening(var pending, let bodyless), .body), (.opening(var pending, let bodyless), .end):
             // A request whose head ended it has nothing more to send (its `.end` is only recorded).
@@ -81,10 +82,14 @@ extension ExchangeFlow {
         case .head:
             break
         case .body(let chunk):
-            recorder.upstream?.request.recordBody(chunk)
+            // A chunk forwarded as the client sent it is hashed once, for both legs.
+            let source = recorder.downstream.request.bodyEndingWith(chunk)
+            recorder.upstream?.request.recordBody(chunk, following: source)
+            replay.sent(part)
             commands.append(.sendRequestBody(chunk))
         case .end(let trailers):
             recorder.upstream?.request.recordEnd(trailers: trailers, at: clock())
+            replay.sent(part)
             commands.append(.endRequest(trailers: trailers))
             requestLeg = .sent
         }

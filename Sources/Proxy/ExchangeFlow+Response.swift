@@ -8,6 +8,8 @@ extension ExchangeFlow {
         guard case .open = upstream else { return }
         if !head.isInformational || head.status == 101 {
             recorder.upstream?.response.recordResponse(head, wire: wire, at: clock())
+        } else {
+            recorder.upstream?.recordInterim(head, wire: wire, at: clock())
         }
         passResponse(.head(head), into: &commands)
     }
@@ -33,6 +35,7 @@ extension ExchangeFlow {
         case .opening, .open: upstream = .closed
         case .none, .closed: return
         }
+        if retryUpstream(problem, into: &commands) { return }
         fail(problem, status: 502, into: &commands)
     }
 
@@ -60,7 +63,7 @@ extension ExchangeFlow {
     }
 
     /// Sends one response part to the client and records it as sent (the
-    /// head is recorded when the driver reports its wire form).
+    /// head and the end are recorded when the driver reports them as written).
     mutating func sendToClient(_ part: HTTPResponsePart, into commands: inout [ExchangeCommand]) {
         guard client == .connected else { return }
         switch (responseLeg, part) {
@@ -69,10 +72,10 @@ extension ExchangeFlow {
             commands.append(.sendResponse(.head(shaped)))
             if !shaped.isInformational || shaped.status == 101 { responseLeg = .streaming }
         case (.streaming, .body(let chunk)):
-            recorder.downstream.response.recordBody(chunk)
+            // A chunk forwarded as the server sent it is hashed once, for both legs.
+            recorder.downstream.response.recordBody(chunk, following: recorder.upstream?.response.bodyEndingWith(chunk))
             commands.append(.sendResponse(part))
-        case (.streaming, .end(let trailers)):
-            recorder.downstream.response.recordEnd(trailers: trailers, at: clock())
+        case (.streaming, .end):
             commands.append(.sendResponse(part))
             responseLeg = .sent
         default:

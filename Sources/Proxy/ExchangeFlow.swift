@@ -103,6 +103,8 @@ public struct ExchangeFlow {
     var clientWritable = true
     /// The first failure; it is what the record says.
     var error: ProxyError?
+    /// What is kept to send the request again if the upstream never processed it.
+    var replay = UpstreamReplay()
     public private(set) var isFinished = false
 
     /// True while a hook's stall keeps the client waiting (the exchange ends when the client leaves).
@@ -200,6 +202,12 @@ public struct ExchangeFlow {
         case .responseHeadSent(let head, let wire):
             if !head.isInformational || head.status == 101 {
                 recorder.downstream.response.recordResponse(head, wire: wire, at: clock())
+            } else {
+                recorder.downstream.recordInterim(head, wire: wire, at: clock())
+            }
+        case .responseEndSent(let trailers):
+            if case .sent = responseLeg, !recorder.downstream.response.isEnded {
+                recorder.downstream.response.recordEnd(trailers: trailers, at: clock())
             }
         case .upstreamWritable(let writable):
             upstreamWritable = writable
@@ -232,10 +240,12 @@ public struct ExchangeFlow {
         guard !isFinished else { return }
         adjustReading(&commands)
         // A response that went out is over once the driver reported its head
-        // as sent (the record needs its wire form).
+        // and its end as sent (the record holds them as the engine wrote them),
+        // or the client left meanwhile.
         let responseOver: Bool
         switch responseLeg {
         case .sent: responseOver = recorder.downstream.response.hasHead
+            && (recorder.downstream.response.isEnded || client == .gone)
         case .broken: responseOver = true
         case .awaitingHead, .streaming, .stalled: responseOver = false
         }

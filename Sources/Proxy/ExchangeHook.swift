@@ -84,11 +84,15 @@ public protocol ProxyAddon: Sendable {
     /// True when `connectionAccepted` may ask for an untrusted certificate,
     /// so the proxy makes its throwaway CA when it starts (off the loops).
     var mayPresentUntrustedCertificates: Bool { get }
+    /// Options to name in the recording header (values of add-ons that use
+    /// the same key are joined with commas, in add-on order).
+    var recordedOptions: [String: String] { get }
 }
 
 extension ProxyAddon {
     public func connectionAccepted(_ connection: ConnectionID) -> ConnectionDirectives { ConnectionDirectives() }
     public var mayPresentUntrustedCertificates: Bool { false }
+    public var recordedOptions: [String: String] { [:] }
 }
 
 /// What an add-on knows about an exchange when its hook is made.

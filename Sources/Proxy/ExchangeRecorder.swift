@@ -14,6 +14,8 @@ struct ExchangeRecorder {
     var upstream: LegRecorder?
     /// The request's `Intact-Trace`, when it carried one.
     var traceID: String?
+    /// Failed upstream attempts before the current one (see `ExchangeRecord.retries`).
+    var retries: [ExchangeRecord.Failure] = []
 
     init(id: ExchangeID, settings: RecordingSettings, downstream: LegRecorder) {
         self.id = id
@@ -22,6 +24,15 @@ struct ExchangeRecorder {
     }
 
     var now: Timestamp { settings.clock() }
+
+    /// Drops the upstream leg of an attempt that failed before the upstream
+    /// processed the request, keeping why (and on which connection) in `retries`.
+    mutating func abandonAttempt(_ problem: ProxyError) {
+        var failure = problem.failure
+        if let upstream { failure.location += " (connection \(upstream.connectionID))" }
+        retries.append(failure)
+        upstream = nil
+    }
 
     /// Starts the upstream leg (on the connection the pool assigned).
     mutating func beginUpstream(connection: ConnectionID, tls: TLSDetails?) {
@@ -36,7 +47,9 @@ struct ExchangeRecorder {
         if var upstream {
             legs.append(upstream.finish(redaction: settings.redaction, at: time))
         }
-        return ExchangeRecord(exchangeID: id.description, traceID: traceID, tap: settings.tap, legs: legs,
-                              error: error?.failure)
+        var record = ExchangeRecord(exchangeID: id.description, traceID: traceID, tap: settings.tap, legs: legs,
+                                    error: error?.failure)
+        record.retries = retries.isEmpty ? nil : retries
+        return record
     }
 }

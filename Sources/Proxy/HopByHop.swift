@@ -32,11 +32,13 @@ enum HopByHop {
 
     /// The request as it goes to `target`: origin form (absolute form is for
     /// proxies), the target's scheme, connection-specific fields removed.
+    /// No authority is made up: a request that carried none (an HTTP/1.0
+    /// request without `Host`) goes on without one (RFC 9113 §8.3.1 allows
+    /// an HTTP/2 request without `:authority`).
     static func shapeRequest(_ head: HTTPRequestHead, for target: UpstreamTarget) -> HTTPRequestHead {
         var shaped = head
         if shaped.targetForm == .absolute { shaped.targetForm = .origin }
         shaped.scheme = target.scheme.rawValue
-        if shaped.authority == nil { shaped.authority = target.hostField }
         shaped.fields = strip(head.fields)
         return shaped
     }

@@ -12,6 +12,8 @@ struct LegRecorder {
     var tls: TLSDetails?
     var request: MessageRecorder
     var response: MessageRecorder
+    /// Interim responses (1xx other than 101) as they crossed, in order.
+    private var interim: [MessageRecorder] = []
 
     init(role: ExchangeRecord.Leg.Role, connectionID: ConnectionID, streamID: Int? = nil, tls: TLSDetails?,
          bodyStoreLimit: Int) {
@@ -23,10 +25,20 @@ struct LegRecorder {
         response = MessageRecorder(bodyStoreLimit: bodyStoreLimit)
     }
 
+    /// An interim response head that crossed the leg (it has no body).
+    mutating func recordInterim(_ head: HTTPResponseHead, wire: HeadDigest.WireForm, at time: Timestamp) {
+        var message = MessageRecorder(bodyStoreLimit: 0)
+        message.recordResponse(head, wire: wire, at: time)
+        message.recordEnd(trailers: nil, at: time)
+        interim.append(message)
+    }
+
     /// The leg as the record keeps it. Called once.
     mutating func finish(redaction: RedactionPolicy, at time: Timestamp) -> ExchangeRecord.Leg {
-        ExchangeRecord.Leg(role: role, connectionID: connectionID.description, streamID: streamID, tls: tls,
-                           request: request.finish(redaction: redaction, at: time),
-                           response: response.finish(redaction: redaction, at: time))
+        let interimResponses = interim.indices.compactMap { interim[$0].finish(redaction: redaction, at: time) }
+        return ExchangeRecord.Leg(role: role, connectionID: connectionID.description, streamID: streamID, tls: tls,
+                                  request: request.finish(redaction: redaction, at: time),
+                                  response: response.finish(redaction: redaction, at: time),
+                                  interimResponses: interimResponses.isEmpty ? nil : interimResponses)
     }
 }

@@ -31,15 +31,24 @@ public struct LocalResponse: Hashable, Sendable {
     /// `intact; error=connection_refused; details="…"`: `details` is an sf-string
     /// (RFC 8941 §3.3.3): printable ASCII only, `"` and `\` escaped, anything
     /// else replaced by `?`.
+    /// An upstream proxy's refusal adds `next-hop="…"` and `received-status=N` (RFC 9209 §2.1.2, §2.1.3).
     static func proxyStatus(_ error: ProxyError) -> String {
-        var details = ""
-        for scalar in error.failure.message.unicodeScalars {
+        var value = "\(proxyName); error=\(error.statusType.rawValue)"
+        if let nextHop = error.nextHop { value += "; next-hop=\(sfString(nextHop))" }
+        if let status = error.receivedStatus { value += "; received-status=\(status)" }
+        return value + "; details=\(sfString(error.failure.message))"
+    }
+
+    /// `text` as a quoted sf-string.
+    static func sfString(_ text: String) -> String {
+        var quoted = "\""
+        for scalar in text.unicodeScalars {
             switch scalar {
-            case "\"", "\\": details += "\\" + String(scalar)
-            case " "..."~": details.unicodeScalars.append(scalar)
-            default: details += "?"
+            case "\"", "\\": quoted += "\\" + String(scalar)
+            case " "..."~": quoted.unicodeScalars.append(scalar)
+            default: quoted += "?"
             }
         }
-        return "\(proxyName); error=\(error.statusType.rawValue); details=\"\(details)\""
+        return quoted + "\""
     }
 }

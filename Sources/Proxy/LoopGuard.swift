@@ -7,14 +7,21 @@ public struct LoopGuard: Hashable, Sendable {
     /// The bound IP address as text (`127.0.0.1`, `::`), and port.
     public let listenIP: String
     public let port: Int
+    /// The other addresses bound on the same port, when the listen host was
+    /// a name with several (`localhost`: 127.0.0.1 and ::1).
+    public let otherListenIPs: [String]
 
-    public init(listenIP: String, port: Int) {
+    public init(listenIP: String, port: Int, otherListenIPs: [String] = []) {
         self.listenIP = listenIP
         self.port = port
+        self.otherListenIPs = otherListenIPs
     }
 
+    /// Every bound IP address.
+    var listenIPs: [String] { [listenIP] + otherListenIPs }
+
     /// True when the listener accepts connections on every local address.
-    var isWildcard: Bool { listenIP == "0.0.0.0" || listenIP == "::" }
+    var isWildcard: Bool { listenIPs.contains { $0 == "0.0.0.0" || $0 == "::" } }
 
     /// True when a connection to `target` would reach this proxy.
     public func refuses(_ target: UpstreamTarget) -> Bool {
@@ -29,11 +36,11 @@ public struct LoopGuard: Hashable, Sendable {
 
     /// Whether `host` (a name or a literal) names an address this listener answers on.
     private func reachesListener(_ host: String) -> Bool {
-        if host == listenIP { return true }
+        if listenIPs.contains(host) { return true }
         // 0.0.0.0 and :: as destinations reach the local host on Linux.
         let meansThisHost = host == "localhost" || host.hasSuffix(".localhost") || host == "0.0.0.0" || host == "::"
         if isWildcard { return meansThisHost || LoopGuard.isLoopbackLiteral(host) }
-        let listenIsLoopback = LoopGuard.isLoopbackLiteral(listenIP)
+        let listenIsLoopback = listenIPs.contains(where: LoopGuard.isLoopbackLiteral)
         return listenIsLoopback && meansThisHost
     }
 

@@ -27,6 +27,12 @@ struct MessageRecorder {
 
     private(set) var head = Head.none
     private var body: BodyRecorder
+    /// The last body chunk recorded, held so the other leg can tell that it
+    /// forwards these very bytes (same storage: a held array cannot change).
+    private var lastBodyChunk: [UInt8] = []
+    /// True while every body chunk so far was adopted from the other leg
+    /// (`recordBody(_:following:)`), so this body equals that one's prefix.
+    private var followsOtherLeg = true
     private var progress = Progress.open
     private var timings = MessageTimings()
 
@@ -64,7 +70,34 @@ struct MessageRecorder {
     }
 
     mutating func recordBody(_ chunk: [UInt8]) {
+        followsOtherLeg = false
         body.update(chunk)
+        lastBodyChunk = chunk
+    }
+
+    /// The body so far, when `chunk` is the very array this leg recorded
+    /// last (not merely equal bytes): what the other leg may adopt.
+    func bodyEndingWith(_ chunk: [UInt8]) -> BodyRecorder? {
+        guard !chunk.isEmpty, chunk.count == lastBodyChunk.count else { return nil }
+        let same = chunk.withUnsafeBufferPointer { mine in
+            lastBodyChunk.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress }
+        }
+        return same ? body : nil
+    }
+
+    /// Records `chunk` as forwarded from the other leg, which recorded it
+    /// last and whose body up to there is `source` (`bodyEndingWith`). While
+    /// this body has been the other leg's all along, its digest state is
+    /// adopted (shared, copy-on-write) instead of hashing the chunk a second
+    /// time; otherwise the chunk is hashed here.
+    mutating func recordBody(_ chunk: [UInt8], following source: BodyRecorder?) {
+        guard !chunk.isEmpty else { return }
+        guard followsOtherLeg, let source, body.length + chunk.count == source.length else {
+            recordBody(chunk)
+            return
+        }
+        body = source
+        lastBodyChunk = chunk
     }
 
     mutating func recordEnd(trailers: HTTPFields?, at time: Timestamp) {

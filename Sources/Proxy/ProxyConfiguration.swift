@@ -1,5 +1,6 @@
 import Evidence
 import TLS
+import Wire
 
 /// Everything a `ProxyServer` runs with; `intact proxy` builds one from its
 /// options, the demo builds one in code.
@@ -43,7 +44,8 @@ public struct ProxyConfiguration: Sendable {
         public var recordSecrets: Bool { redaction.recordSecrets }
     }
 
-    /// The address to listen on (an IP literal); loopback by default.
+    /// The address to listen on: an IP literal, or a host name whose every
+    /// address is bound (`localhost`: 127.0.0.1 and ::1); loopback by default.
     public var listenHost: String = "127.0.0.1"
     /// The port; 0 picks an ephemeral one (`ProxyServer.start` returns it).
     public var listenPort: Int = 8080
@@ -61,11 +63,20 @@ public struct ProxyConfiguration: Sendable {
     public var tap: String = "proxy"
     /// Nil: exchanges are not written to a file (they still reach `exchangeLog`).
     public var recording: Recording?
-    /// The sign-in flow's context path, for the auth-step labels.
-    public var contextPath: String = "suite"
-    /// Add-ons run on every exchange, in order, after the auth-step labeller
-    /// (which so labels each exchange from what the client and the server sent).
+    /// Add-ons run on every exchange, in order (`intact proxy` and the demo
+    /// give the sign-in flow's: `ProxyAddons`' `signInAddons`).
     public var addons: [any ProxyAddon] = []
+    /// The HTTP proxy every upstream connection is tunnelled through with
+    /// CONNECT (`--upstream-proxy`, or `HTTPS_PROXY`); nil: direct.
+    public var upstreamProxy: UpstreamProxy?
+    /// Clients allowed to connect (`--allow`); empty: everyone.
+    public var allowedClients = ClientAllowList()
+    /// Called with the address of each client `allowedClients` refused, on
+    /// its loop (`intact proxy` logs a line). Must not block.
+    public var refusedClientLog: (@Sendable (SocketAddress) -> Void)?
+    /// Answers forward-mode requests addressed to the proxy itself
+    /// (`http://intact.proxy/`, `http://PROXY:PORT/`): the CA page. Nil: none.
+    public var localSite: (any LocalSite)?
     /// Called with each finished exchange's record, on the exchange's loop
     /// (`intact proxy` logs a line). Must not block.
     public var exchangeLog: (@Sendable (ExchangeRecord) -> Void)?
@@ -85,19 +96,24 @@ public struct ProxyConfiguration: Sendable {
     /// The options that shape what was recorded, for the recording header.
     public var recordedOptions: [String: String] {
         var options = ["listen": "\(listenHost):\(listenPort)", "mode": mode.description,
-                       "contextPath": contextPath, "caSHA256": authority.sha256Fingerprint]
+                       "caSHA256": authority.sha256Fingerprint]
         switch upstreamVerification {
         case .systemStore: options["upstreamVerification"] = "system"
         case .caFile(let path): options["upstreamVerification"] = "ca-file:\(path)"
         case .insecure: options["upstreamVerification"] = "insecure"
         }
+        if let upstreamProxy {
+            options["upstreamProxy"] = upstreamProxy.address.description
+            if !upstreamProxy.exemptions.isEmpty { options["noUpstreamProxy"] = upstreamProxy.exemptions.joined(separator: ",") }
+        }
+        if !allowedClients.isEmpty { options["allow"] = allowedClients.ranges.map(\.description).joined(separator: ",") }
         if !passthroughHosts.isEmpty { options["passthrough"] = passthroughHosts.joined(separator: ",") }
         if let recording { options["recordBodies"] = String(recording.bodyStoreLimit) }
         if let identity = upstreamClientIdentity { options["upstreamClientCertificate"] = identity.subject }
-        let engines = addons.compactMap { ($0 as? FaultsAddon)?.engine }
-        if !engines.isEmpty {
-            options["faults"] = engines.flatMap { $0.rules.map(\.name) }.joined(separator: ",")
-            options["faultSeed"] = engines.map { String($0.seed) }.joined(separator: ",")
+        for addon in addons {
+            for (key, value) in addon.recordedOptions {
+                options[key] = options[key].map { $0 + "," + value } ?? value
+            }
         }
         return options
     }

@@ -19,13 +19,39 @@ extension ProxyError {
         case .timeout(let what):
             return ProxyError(.timeout, at: location, message,
                               status: what == .connect ? .connectionTimeout : .tlsProtocolError)
-        case .peerClosed:
-            return ProxyError(.closedEarly, at: location, message, status: .connectionTerminated)
-        case .http1Parse, .http1Serialize, .http2Connection, .http2Session, .unsupportedProtocol, .invalidState,
-             .proxyRefused:
+        case .peerClosed(let stage):
+            var problem = ProxyError(.closedEarly, at: location, message, status: .connectionTerminated)
+            if stage == .responseOnReusedConnection { problem.notProcessed = .ifIdempotent }
+            return problem
+        case let .proxyRefused(proxy, status, reason):
+            return .upstreamProxyRefused(proxy: proxy, status: status, reason: reason, at: location)
+        case .http1Parse, .http1Serialize, .http2Connection, .http2Session, .unsupportedProtocol, .invalidState:
             return ProxyError(.protocolError, at: location, message, status: .httpProtocolError)
-        case .streamReset, .goAway, .cancelled:
+        case .goAway:
+            var problem = ProxyError(.reset, at: location, message, status: .connectionTerminated)
+            problem.notProcessed = .certainly
+            return problem
+        case .streamReset(let reset):
+            var problem = ProxyError(.reset, at: location, message, status: .connectionTerminated)
+            if reset.code == .refusedStream, reset.initiator == .peer { problem.notProcessed = .certainly }
+            return problem
+        case .cancelled:
             return ProxyError(.reset, at: location, message, status: .connectionTerminated)
         }
+    }
+}
+
+extension ProxyError {
+    /// The upstream proxy answered CONNECT with a non-2xx status: the client
+    /// gets 502 naming that proxy and its answer (`next-hop`,
+    /// `received-status`). A 407 means Intact's credentials are missing or
+    /// wrong: a configuration error; anything else leaves the destination
+    /// unavailable through that proxy.
+    static func upstreamProxyRefused(proxy: String, status: Int, reason: String, at location: String) -> ProxyError {
+        let message = "upstream proxy \(proxy) refused CONNECT: \(status) \(reason)"
+            + (status == 407 ? " (give credentials with --upstream-proxy http://USER:PASSWORD@HOST:PORT)" : "")
+        return ProxyError(.connectionRefused, at: location, message,
+                          status: status == 407 ? .proxyConfigurationError : .destinationUnavailable,
+                          nextHop: proxy, receivedStatus: status)
     }
 }

@@ -11,6 +11,7 @@ public struct ProxyError: Error, Hashable, Sendable, CustomStringConvertible {
         case connectionRefused = "connection_refused"
         case connectionTerminated = "connection_terminated"
         case connectionTimeout = "connection_timeout"
+        case destinationUnavailable = "destination_unavailable"
         case tlsProtocolError = "tls_protocol_error"
         case tlsCertificateError = "tls_certificate_error"
         case httpRequestError = "http_request_error"
@@ -25,10 +26,31 @@ public struct ProxyError: Error, Hashable, Sendable, CustomStringConvertible {
     public var failure: ExchangeRecord.Failure
     /// What the `Proxy-Status` field of a local answer says.
     public var statusType: StatusType
+    /// Set when the upstream certainly or most likely never processed the
+    /// request, so it may be sent again on a fresh connection.
+    public var notProcessed: NotProcessed?
 
-    public init(_ kind: ExchangeRecord.Failure.Kind, at location: String, _ message: String, status: StatusType) {
+    /// How sure it is that the upstream never processed a request.
+    public enum NotProcessed: Hashable, Sendable {
+        /// Certain: its HTTP/2 stream was above a GOAWAY's last-stream-id, or
+        /// refused with REFUSED_STREAM (RFC 9113 §8.7). Any method may be resent.
+        case certainly
+        /// Likely: a reused HTTP/1.1 connection ended before any byte of the
+        /// response. Only an idempotent request may be resent (RFC 9110 §9.2.2).
+        case ifIdempotent
+    }
+    /// The next hop that gave the answer, when it was not the destination
+    /// (an upstream proxy): `Proxy-Status`'s `next-hop` parameter.
+    public var nextHop: String?
+    /// The status the next hop answered with: `Proxy-Status`'s `received-status`.
+    public var receivedStatus: Int?
+
+    public init(_ kind: ExchangeRecord.Failure.Kind, at location: String, _ message: String, status: StatusType,
+                nextHop: String? = nil, receivedStatus: Int? = nil) {
         failure = ExchangeRecord.Failure(kind: kind, location: location, message: message)
         statusType = status
+        self.nextHop = nextHop
+        self.receivedStatus = receivedStatus
     }
 
     /// `upstream connect: connection refused (127.0.0.1:1)`.

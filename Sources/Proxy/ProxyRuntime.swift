@@ -22,9 +22,8 @@ final class ProxyRuntime: Sendable {
     /// The TLS settings of every upstream endpoint (one context, so pooled
     /// connections are shared by all client connections of a loop).
     let upstreamTLS: HTTPClientTLS
-    /// Every add-on: the auth-step labeller first (so it sees the request as
-    /// received and the response as the server sent it, before any fault),
-    /// then the configured ones.
+    /// Every add-on, in the configured order (the proxy knows none of them
+    /// by name; `intact proxy` puts the auth-step labeller first).
     let addons: [any ProxyAddon]
     private let loopGuard: Mutex<LoopGuard>
     private let loopStates: [ObjectIdentifier: LoopState]
@@ -53,7 +52,7 @@ final class ProxyRuntime: Sendable {
             }
         }
         sink = RecordingSink(writer: writer, log: configuration.exchangeLog)
-        addons = [AuthStepAddon(contextPath: configuration.contextPath)] + configuration.addons
+        addons = configuration.addons
         loopGuard = Mutex(LoopGuard(listenIP: requested.ip, port: Int(requested.port)))
         var server = HTTPServerConnection.Configuration()
         server.automaticContinue = false
@@ -84,9 +83,12 @@ final class ProxyRuntime: Sendable {
         unlink(writer.path)
     }
 
-    /// The listener is bound here: loops are refused against this address.
-    func bound(to address: SocketAddress) {
-        loopGuard.withLock { $0 = LoopGuard(listenIP: address.ip, port: Int(address.port)) }
+    /// The listeners are bound here (one port): loops are refused against these addresses.
+    func bound(to addresses: [SocketAddress]) {
+        guard let first = addresses.first else { return }
+        loopGuard.withLock {
+            $0 = LoopGuard(listenIP: first.ip, port: Int(first.port), otherListenIPs: addresses.dropFirst().map(\.ip))
+        }
     }
 
     /// The settings a new client connection's layer starts with.
@@ -95,7 +97,8 @@ final class ProxyRuntime: Sendable {
         let recording = RecordingSettings(tap: configuration.tap, redaction: redaction,
                                           bodyStoreLimit: configuration.recording?.bodyStoreLimit ?? 0)
         return ProxyLayerSettings(mode: configuration.mode, passthroughHosts: configuration.passthroughHosts,
-                                  loopGuard: loopGuard.withLock { $0 }, addons: addons, recording: recording)
+                                  loopGuard: loopGuard.withLock { $0 }, addons: addons, recording: recording,
+                                  localSite: configuration.localSite)
     }
 
     var currentLoopGuard: LoopGuard { loopGuard.withLock { $0 } }

@@ -20,7 +20,7 @@ public final class ProxyServer: Sendable {
 
     private enum State {
         case idle
-        case running(Listener, ProxyRuntime)
+        case running([Listener], ProxyRuntime)
         case stopping
         case stopped
     }
@@ -41,12 +41,24 @@ public final class ProxyServer: Sendable {
     ///
     /// Throws `ProxyStartError` naming what could not be set up.
     public func start() throws -> SocketAddress {
-        try state.withLock { state in
+        try start(listeningOn: nil)
+    }
+
+    /// As `start()`, serving on `socket`, bound and listening already (the
+    /// demo reserves the proxy's port before the server behind it starts, and
+    /// never releases it); `listenHost` and `listenPort` are not used. The
+    /// server takes the socket over, also when it fails to start.
+    public func start(on socket: ListeningSocket) throws -> SocketAddress {
+        try start(listeningOn: socket)
+    }
+
+    private func start(listeningOn socket: ListeningSocket?) throws -> SocketAddress {
+        defer { socket?.close() }  // a no-op once the listener adopted it
+        return try state.withLock { state in
             guard case .idle = state else { throw ProxyStartError.alreadyStarted }
-            guard let requested = SocketAddress(ip: configuration.listenHost, port: UInt16(clamping: configuration.listenPort)),
-                  (0...65535).contains(configuration.listenPort) else {
-                throw ProxyStartError.badListenAddress("\(configuration.listenHost):\(configuration.listenPort)")
-            }
+            let addresses: [SocketAddress]
+            if let socket { addresses = [socket.localAddress] } else { addresses = try listenAddresses() }
+            let requested = addresses[0]
             var untrusted: CertificateAuthority?
             if configuration.addons.contains(where: \.mayPresentUntrustedCertificates) {
                 do {
@@ -67,18 +79,57 @@ public final class ProxyServer: Sendable {
             let group = EventLoopGroup(loopCount: max(1, configuration.loopCount), label: "intact.proxy")
             let runtime = try ProxyRuntime(configuration: configuration, contexts: contexts, loops: group.loops,
                                            requested: requested)
-            let listener: Listener
+            let allowed = configuration.allowedClients
+            let refusedLog = configuration.refusedClientLog
+            var listeners: [Listener] = []
             do throws(WireError) {
-                listener = try Listener(bindingTo: requested, on: group.loops[0], connectionLoops: group) { connection in
+                let accept: @Sendable (Connection) -> Void = { connection in
+                    guard allowed.admits(connection.remoteAddress) else {
+                        refusedLog?(connection.remoteAddress)
+                        return connection.abort()
+                    }
                     runtime.accept(connection)
                 }
+                if let socket {
+                    listeners.append(try Listener(adopting: socket, on: group.loops[0], connectionLoops: group,
+                                                  onAccept: accept))
+                }
+                // Every address of a name gets the port the first one got (an ephemeral one for port 0).
+                var port = requested.port
+                for address in addresses where socket == nil {
+                    let listener = try Listener(bindingTo: address.withPort(port), on: group.loops[0],
+                                                connectionLoops: group, onAccept: accept)
+                    port = listener.localAddress.port
+                    listeners.append(listener)
+                }
             } catch {
+                listeners.forEach { $0.close() }
                 runtime.abandon()
                 throw ProxyStartError.listen(error)
             }
-            runtime.bound(to: listener.localAddress)
-            state = .running(listener, runtime)
-            return listener.localAddress
+            runtime.bound(to: listeners.map(\.localAddress))
+            state = .running(listeners, runtime)
+            boundAddresses.withLock { $0 = listeners.map(\.localAddress) }
+            return listeners[0].localAddress
+        }
+    }
+
+    /// Every address the proxy listens on (empty before `start`).
+    public var listeningAddresses: [SocketAddress] { boundAddresses.withLock { $0 } }
+
+    private let boundAddresses = Mutex<[SocketAddress]>([])
+
+    /// The addresses `listenHost` names: itself when it is an IP literal,
+    /// else every address it resolves to. Blocks on DNS.
+    private func listenAddresses() throws(ProxyStartError) -> [SocketAddress] {
+        let text = "\(configuration.listenHost):\(configuration.listenPort)"
+        guard (0...65535).contains(configuration.listenPort),
+              let endpoint = HostPort(host: configuration.listenHost, port: UInt16(configuration.listenPort)) else {
+            throw ProxyStartError.badListenAddress(text)
+        }
+        switch Resolver.resolveBlocking(endpoint.host, port: endpoint.port) {
+        case .success(let addresses): return addresses
+        case .failure(let error): throw ProxyStartError.unresolvableListenHost(endpoint.description, error)
         }
     }
 
@@ -88,19 +139,24 @@ public final class ProxyServer: Sendable {
     /// and closes the recording, then calls `completion` on a private queue.
     /// Callable from any thread; a second call completes at once.
     public func stop(drainTimeout: Duration, _ completion: @escaping @Sendable (ProxyStopOutcome) -> Void) {
-        let running: (Listener, ProxyRuntime)? = state.withLock { state in
-            guard case .running(let listener, let runtime) = state else {
+        let running: ([Listener], ProxyRuntime)? = state.withLock { state in
+            guard case .running(let listeners, let runtime) = state else {
                 if case .idle = state { state = .stopped }
                 return nil
             }
             state = .stopping
-            return (listener, runtime)
+            return (listeners, runtime)
         }
-        guard let (listener, runtime) = running else {
+        guard let (listeners, runtime) = running else {
             DispatchQueue.global().async { completion(ProxyStopOutcome(abandonedExchanges: 0, recordingError: nil)) }
             return
         }
-        listener.close {
+        let closed = DispatchGroup()
+        for listener in listeners {
+            closed.enter()
+            listener.close { closed.leave() }
+        }
+        closed.notify(queue: DispatchQueue.global()) {
             runtime.drain(timeout: drainTimeout) { outcome in
                 self.state.withLock { $0 = .stopped }
                 completion(outcome)
@@ -133,6 +189,8 @@ public struct ProxyStopOutcome: Sendable {
 public enum ProxyStartError: Error, CustomStringConvertible {
     case alreadyStarted
     case badListenAddress(String)
+    /// The host of the listen address does not resolve.
+    case unresolvableListenHost(String, WireError)
     case listen(WireError)
     case tls(TLSError)
     case recording(RecordingWriteError)
@@ -143,6 +201,7 @@ public enum ProxyStartError: Error, CustomStringConvertible {
         switch self {
         case .alreadyStarted: return "the proxy was already started"
         case .badListenAddress(let text): return "cannot listen on \(text): not an IP address and port"
+        case .unresolvableListenHost(let text, let error): return "cannot listen on \(text): \(error)"
         case .listen(let error): return "cannot listen: \(error)"
         case .tls(let error): return "cannot set up TLS: \(error)"
         case .recording(let error): return "\(error)"

@@ -7,17 +7,20 @@ import TLS
 /// name, or the throwaway CA for an untrusted one; demanding a client
 /// certificate when a fault says so), and one client context for every upstream.
 ///
-/// Downstream contexts select `h2` or `http/1.1` by ALPN and refuse a
-/// client that offers only protocols the proxy does not speak (the
+/// Downstream contexts select `h2`, `http/1.1` or `http/1.0` by ALPN and
+/// refuse a client that offers only protocols the proxy does not speak (the
 /// `no_application_protocol` alert); a client that offers no ALPN at all
-/// gets HTTP/1.1. Both sides write the key log when one is configured.
+/// gets HTTP/1.1. Upstream, the proxy offers `h2` and `http/1.1`. Both sides write the key log when one is configured.
 ///
 /// `Sendable`: the cache is behind a mutex; contexts themselves are Sendable.
 final class TLSContexts: Sendable {
     /// Server contexts kept; beyond it the oldest is dropped (connections keep theirs alive).
     static let serverCacheCapacity = 256
-    /// What the proxy speaks, in the order it prefers.
+    /// What the proxy offers upstream, in the order it prefers.
     static let alpn = ["h2", "http/1.1"]
+    /// What the proxy accepts from clients, in the order it prefers: `http/1.0`
+    /// too (`curl -0`), spoken by the HTTP/1.x engine with HTTP/1.0 framing.
+    static let downstreamALPN = alpn + ["http/1.0"]
 
     let authority: CertificateAuthority
     let keyLog: TLSKeyLogSetting
@@ -98,7 +101,7 @@ final class TLSContexts: Sendable {
             issuer = authority
         }
         var configuration = TLSServerConfiguration(identity: try issuer.leaf(for: name))
-        configuration.alpnPreference = TLSContexts.alpn
+        configuration.alpnPreference = TLSContexts.downstreamALPN
         configuration.alpnMismatch = .fail
         configuration.keyLog = keyLog
         switch changes.requiredClientCertificate {

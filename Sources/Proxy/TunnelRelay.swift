@@ -24,15 +24,22 @@ final class TunnelRelay {
         self.finished = finished
     }
 
-    /// Starts relaying; `clientStarted` tells whether the client channel's
-    /// handler is merely replaced (it is running) or the channel is started.
-    func start(clientStarted: Bool) {
+    /// Starts relaying; `clientStarted` and `serverStarted` tell whether a
+    /// channel's handler is merely replaced (it is running; a started server
+    /// channel, a tunnel through an upstream proxy, resumes reading) or the
+    /// channel is started.
+    func start(clientStarted: Bool, serverStarted: Bool = false) {
         if clientStarted {
             client.setHandler { [self] event in handle(event, from: client, to: server) }
         } else {
             client.start { [self] event in handle(event, from: client, to: server) }
         }
-        server.start { [self] event in handle(event, from: server, to: client) }
+        if serverStarted {
+            server.setHandler { [self] event in handle(event, from: server, to: client) }
+            server.resumeReading()
+        } else {
+            server.start { [self] event in handle(event, from: server, to: client) }
+        }
     }
 
     private func handle(_ event: ChannelEvent, from source: ByteChannel, to sink: ByteChannel) {

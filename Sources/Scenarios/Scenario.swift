@@ -16,13 +16,24 @@ import Foundation
 ///       "config": "nginx.conf",                  // optional: nginx.conf / haproxy.cfg
 ///       "breaks": "Step 11 … (the sentence)",    // optional: what it breaks
 ///       "policy": "policy.json",                 // optional: verify policy (default strict)
-///       "tapA": {"clientCertificate": true},     // optional: tap A presents a client certificate
+///       "tapA": {"clientCertificate": true,      // optional: tap A presents a client certificate,
+///                "plainHTTP": true,              //   speaks plain HTTP to the load balancer,
+///                "recordSecrets": true,          //   records cookies in clear,
+///                "faults": ["strip-set-cookie"],  //   injects fault presets (`intact proxy --fault`)
+///                "faultRules": "rules.json"},    //   and a fault rule file (`intact proxy --faults`)
+///       "tapB": {"recordSecrets": true, "faults": []},   // optional: the same for tap B
 ///       "expect": {
 ///         "client": {"succeeds": false, "diagnosis": "strip-set-cookie", "step": "token-exchange"},
 ///         "verify": {"holds": false, "exchange": "bootstrap", "verdict": "modified",
-///                    "difference": {"message": "response", "kind": "field-removed", "field": "set-cookie"}}
+///                    "difference": {"message": "response", "kind": "field-removed", "field": "set-cookie"},
+///                    "differences": [{"message": "response", "kind": "cookie-changed", "field": "set-cookie",
+///                                     "cookie": "JSESSIONID", "text": "JSESSIONID: Path changed (/suite → /)"}]}
 ///       }
 ///     }
+///
+/// A verification that holds may say `"tolerated": ["via"]` (fields that must
+/// show as tolerated) and `"intermediaryRequests": N` (at least N requests the
+/// load balancer made itself must be listed: its health checks).
 ///
 /// The two expectations name exchanges in their own words:
 /// - `expect.client.step` is the client's step (`FlowStep`: `protected-request`,
@@ -57,6 +68,9 @@ public struct Scenario: Hashable, Sendable {
     public var policyFile: String?
     /// Whether tap A presents a client certificate issued by the run's CA to the load balancer.
     public var tapAPresentsClientCertificate: Bool
+    /// How tap A (in front of the load balancer) and tap B (behind it) run.
+    public var tapA = ScenarioTapOptions()
+    public var tapB = ScenarioTapOptions()
     public var expectation: ScenarioExpectation
 
     /// Reads and checks the scenario in `directory`. Blocks on disk I/O.
@@ -84,6 +98,10 @@ public struct Scenario: Hashable, Sendable {
         guard FileManager.default.fileExists(atPath: scenario.configFile) else {
             throw .configMissing(file: scenario.configFile)
         }
+        for rules in [scenario.tapA.faultRules, scenario.tapB.faultRules].compactMap({ $0 })
+            where !FileManager.default.fileExists(atPath: rules) {
+            throw .configMissing(file: rules)
+        }
         if let policy = scenario.policyFile {
             do {
                 _ = try VerificationPolicy.load(path: policy)
@@ -104,12 +122,13 @@ public struct Scenario: Hashable, Sendable {
 private struct ScenarioManifestReader {
     let directory: String
 
-    static let scenarioFields = ["summary", "loadBalancer", "config", "breaks", "policy", "tapA", "expect"]
-    static let tapAFields = ["clientCertificate"]
+    static let scenarioFields = ["summary", "loadBalancer", "config", "breaks", "policy", "tapA", "tapB", "expect"]
+    static let tapAFields = ["clientCertificate", "plainHTTP", "recordSecrets", "faults", "faultRules"]
+    static let tapBFields = ["recordSecrets", "faults", "faultRules"]
     static let expectFields = ["client", "verify"]
     static let clientFields = ["succeeds", "diagnosis", "step"]
-    static let verifyFields = ["holds", "tolerated", "exchange", "verdict", "difference"]
-    static let differenceFields = ["message", "kind", "field"]
+    static let verifyFields = ["holds", "tolerated", "intermediaryRequests", "exchange", "verdict", "difference", "differences"]
+    static let differenceFields = ["message", "kind", "field", "cookie", "text"]
 
     func scenario(_ json: LocatedJSON) throws(ConfigurationError) -> Scenario {
         let top = try JSONFieldReader(json, path: "", allowed: Self.scenarioFields)
@@ -119,13 +138,26 @@ private struct ScenarioManifestReader {
         }
         let config = try top.name("config") ?? kind.defaultConfigFileName
         let policy = try top.name("policy")
-        let presentsCertificate = try top.object("tapA", allowed: Self.tapAFields)?.bool("clientCertificate") ?? false
+        let tapAReader = try top.object("tapA", allowed: Self.tapAFields)
+        let presentsCertificate = try tapAReader?.bool("clientCertificate") ?? false
+        var tapA = try tapOptions(tapAReader)
+        tapA.plainHTTP = try tapAReader?.bool("plainHTTP") ?? false
+        let tapB = try tapOptions(top.object("tapB", allowed: Self.tapBFields))
         let expect = try object(top, "expect", Self.expectFields)
         let expectation = ScenarioExpectation(client: try clientOutcome(object(expect, "client", Self.clientFields)),
                                               verify: try verifyOutcome(object(expect, "verify", Self.verifyFields)))
         return Scenario(name: "", directory: directory, summary: summary, breaks: try top.name("breaks"),
                         loadBalancer: kind, configFile: resolve(config), policyFile: policy.map(resolve),
-                        tapAPresentsClientCertificate: presentsCertificate, expectation: expectation)
+                        tapAPresentsClientCertificate: presentsCertificate, tapA: tapA, tapB: tapB, expectation: expectation)
+    }
+
+    /// `recordSecrets` and `faults` (preset names, as `intact proxy --fault` takes them) of one tap.
+    private func tapOptions(_ reader: JSONFieldReader?) throws(ConfigurationError) -> ScenarioTapOptions {
+        guard let reader else { return ScenarioTapOptions() }
+        let faults = try reader.strings("faults") ?? []
+        guard !faults.contains(where: \.isEmpty) else { throw reader.error(.invalid("expected fault preset names"), "faults") }
+        return ScenarioTapOptions(recordSecrets: try reader.bool("recordSecrets") ?? false, faults: faults,
+                                  faultRules: try reader.name("faultRules").map(resolve))
     }
 
     private func clientOutcome(_ client: JSONFieldReader) throws(ConfigurationError) -> ScenarioExpectation.ClientOutcome {
@@ -141,38 +173,41 @@ private struct ScenarioManifestReader {
 
     private func verifyOutcome(_ verify: JSONFieldReader) throws(ConfigurationError) -> ScenarioExpectation.VerifyOutcome {
         if try verify.required("holds", verify.bool) {
-            guard !verify.has("exchange"), !verify.has("verdict"), !verify.has("difference") else {
+            guard !verify.has("exchange"), !verify.has("verdict"), !verify.has("difference"), !verify.has("differences") else {
                 throw verify.error(.inconsistent("a verification that holds has no failing exchange, verdict or difference"))
             }
             let tolerated = try verify.strings("tolerated") ?? []
             guard !tolerated.contains(where: \.isEmpty) else {
                 throw verify.error(.invalid("expected non-empty field or cookie names"), "tolerated")
             }
-            return .holds(tolerated: tolerated.map { $0.lowercased() })
+            return .holds(tolerated: tolerated.map { $0.lowercased() },
+                          intermediaryRequests: try verify.int("intermediaryRequests", in: 0...Int.max) ?? 0)
         }
-        guard !verify.has("tolerated") else {
-            throw verify.error(.inconsistent("\"tolerated\" is only for a verification that holds"), "tolerated")
+        for key in ["tolerated", "intermediaryRequests"] where verify.has(key) {
+            throw verify.error(.inconsistent("\"\(key)\" is only for a verification that holds"), key)
         }
         let step = try choice(verify, "exchange", AuthStep.allCases)
         let verdict = try choice(verify, "verdict", HopVerdict.allCases)
         guard !verdict.passes else {
             throw verify.error(.invalid("\"\(verdict.rawValue)\" passes the policy; expected a failing verdict"), "verdict")
         }
-        var difference: ScenarioExpectation.ExpectedDifference?
+        var differences: [ScenarioExpectation.ExpectedDifference] = []
         if let fields = try verify.object("difference", allowed: Self.differenceFields) {
-            difference = ScenarioExpectation.ExpectedDifference(
-                message: try choice(fields, "message", ScenarioExpectation.ExpectedDifference.Message.allCases),
-                kind: try choice(fields, "kind", Self.differenceKinds),
-                field: try fields.name("field")?.lowercased())
+            differences.append(try expectedDifference(fields))
         }
-        return .fails(ScenarioExpectation.ExpectedFailure(step: step, verdict: verdict, difference: difference))
+        if let list = try verify.objects("differences", allowed: Self.differenceFields) {
+            guard !list.isEmpty else { throw verify.error(.invalid("expected at least one difference"), "differences") }
+            for fields in list { differences.append(try expectedDifference(fields)) }
+        }
+        return .fails(ScenarioExpectation.ExpectedFailure(step: step, verdict: verdict, differences: differences))
     }
 
-    /// Every `MessageDifference.Kind`, for parsing and for naming the choices in errors.
-    private static let differenceKinds: [MessageDifference.Kind] = [
-        .statusChanged, .methodChanged, .targetChanged, .fieldAdded, .fieldRemoved, .fieldChanged,
-        .bodyChanged, .trailersChanged, .unexplained,
-    ]
+    private func expectedDifference(_ fields: JSONFieldReader) throws(ConfigurationError) -> ScenarioExpectation.ExpectedDifference {
+        ScenarioExpectation.ExpectedDifference(
+            message: try choice(fields, "message", ScenarioExpectation.ExpectedDifference.Message.allCases),
+            kind: try choice(fields, "kind", MessageDifference.Kind.allCases),
+            field: try fields.name("field")?.lowercased(), cookie: try fields.name("cookie"), text: try fields.name("text"))
+    }
 
     // MARK: Values
 
@@ -192,5 +227,31 @@ private struct ScenarioManifestReader {
         let url = relative.hasPrefix("/") ? URL(fileURLWithPath: relative)
             : URL(fileURLWithPath: directory).appendingPathComponent(relative)
         return url.standardizedFileURL.path
+    }
+}
+
+/// How one tap of a scenario runs, beyond recording.
+public struct ScenarioTapOptions: Hashable, Sendable {
+    /// Record cookies and other secrets in clear (`--record-secrets`).
+    public var recordSecrets = false
+    /// Fault presets the tap injects (`--fault NAME[:key=value,...]`, one each).
+    public var faults: [String] = []
+    /// A fault rule file the tap injects (`--faults FILE`, format in `Examples/faults/`), absolute.
+    public var faultRules: String?
+    /// Tap A only: speak plain HTTP to the load balancer (`reverse:http://…`),
+    /// for a load balancer that listens without TLS.
+    public var plainHTTP = false
+
+    public init(recordSecrets: Bool = false, faults: [String] = [], faultRules: String? = nil, plainHTTP: Bool = false) {
+        self.recordSecrets = recordSecrets
+        self.faults = faults
+        self.faultRules = faultRules
+        self.plainHTTP = plainHTTP
+    }
+
+    /// The `intact proxy` options these settings add.
+    var proxyArguments: [String] {
+        (recordSecrets ? ["--record-secrets"] : []) + faults.flatMap { ["--fault", $0] }
+            + (faultRules.map { ["--faults", $0] } ?? [])
     }
 }

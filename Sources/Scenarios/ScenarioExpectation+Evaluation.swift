@@ -35,10 +35,14 @@ extension ScenarioExpectation {
                 + report.problems.map { "verify: \($0.message)" }
         }
         switch verify {
-        case let .holds(tolerated):
+        case let .holds(tolerated, intermediaryRequests):
             var found: [String] = []
             if !report.policyHolds {
                 found.append("verify: expected the policy to hold, but " + Self.failures(in: report).joined(separator: "; "))
+            }
+            if report.intermediaryRequests.total < intermediaryRequests {
+                found.append("verify: expected at least \(intermediaryRequests) intermediary request"
+                             + "\(intermediaryRequests == 1 ? "" : "s") listed, got \(report.intermediaryRequests.total)")
             }
             let toleratedFields = Set(report.exchanges.flatMap { exchange in
                 exchange.hops.filter { $0.hop == hop.number }.flatMap { $0.request.differences + $0.response.differences }
@@ -69,11 +73,11 @@ extension ScenarioExpectation {
                              + "got " + (seen.isEmpty ? "no exchange labelled so (labels: \(labels.joined(separator: ", ")))" : seen))
                 return found
             }
-            if let difference = expected.difference {
+            for difference in expected.differences {
                 let message = difference.message == .request ? match.request : match.response
-                let named = message.differences.contains { $0.kind == difference.kind && $0.field == difference.field }
-                if !named {
-                    let listed = message.differences.map { "\($0.kind.rawValue)" + ($0.field.map { " \($0)" } ?? "") }
+                if !message.differences.contains(where: difference.matches) {
+                    let listed = message.differences.map { "\($0.kind.rawValue)" + ($0.field.map { " \($0)" } ?? "")
+                        + ($0.cookie.map { " \($0)" } ?? "") + " \"\($0.text)\"" }
                     found.append("verify: expected \(difference) on \(hop.label) at \(expected.step.rawValue), got "
                                  + (listed.isEmpty ? "no difference" : listed.joined(separator: ", ")))
                 }

@@ -17,8 +17,11 @@ public struct ScenarioExpectation: Hashable, Sendable {
     /// What `intact verify` must conclude.
     public enum VerifyOutcome: Hashable, Sendable {
         /// The policy holds; each field named here must show as a tolerated
-        /// difference on the load balancer's hop (proof it was seen, not hidden).
-        case holds(tolerated: [String])
+        /// difference on the load balancer's hop (proof it was seen, not
+        /// hidden), and the report must list at least `intermediaryRequests`
+        /// requests the load balancer made itself (its health checks; a
+        /// minimum, because they run on a timer).
+        case holds(tolerated: [String], intermediaryRequests: Int = 0)
         /// The policy fails, on the load balancer's hop only; `failure` is one
         /// of the failing exchanges.
         case fails(ExpectedFailure)
@@ -34,17 +37,19 @@ public struct ScenarioExpectation: Hashable, Sendable {
         public var step: AuthStep
         /// The hop's verdict there.
         public var verdict: HopVerdict
-        /// A named difference that must be among those of that hop, when the verdict is `modified`.
-        public var difference: ExpectedDifference?
+        /// Named differences that must all be among those of that hop, when the verdict is `modified`.
+        public var differences: [ExpectedDifference]
 
-        public init(step: AuthStep, verdict: HopVerdict, difference: ExpectedDifference? = nil) {
+        public init(step: AuthStep, verdict: HopVerdict, difference: ExpectedDifference? = nil,
+                    differences: [ExpectedDifference] = []) {
             self.step = step
             self.verdict = verdict
-            self.difference = difference
+            self.differences = (difference.map { [$0] } ?? []) + differences
         }
     }
 
-    /// A difference by kind, message and (for field kinds) field name.
+    /// A difference by kind, message, (for field and cookie kinds) field
+    /// name, and optionally the cookie it is about and its exact text.
     public struct ExpectedDifference: Hashable, Sendable, CustomStringConvertible {
         public enum Message: String, Hashable, Sendable, CaseIterable {
             case request, response
@@ -54,16 +59,30 @@ public struct ScenarioExpectation: Hashable, Sendable {
         public var kind: MessageDifference.Kind
         /// Lowercased; nil for kinds without a field (`body-changed`, `status-changed`…).
         public var field: String?
+        /// The cookie's name, for a difference of one cookie; nil: any.
+        public var cookie: String?
+        /// The difference's exact text (`JSESSIONID: Path changed (/suite → /)`); nil: any.
+        public var text: String?
 
-        public init(message: Message, kind: MessageDifference.Kind, field: String? = nil) {
+        public init(message: Message, kind: MessageDifference.Kind, field: String? = nil, cookie: String? = nil,
+                    text: String? = nil) {
             self.message = message
             self.kind = kind
             self.field = field
+            self.cookie = cookie
+            self.text = text
         }
 
-        /// `response field-removed set-cookie`.
+        /// Whether `difference` is this one.
+        public func matches(_ difference: MessageDifference) -> Bool {
+            difference.kind == kind && difference.field == field && (cookie == nil || difference.cookie == cookie)
+                && (text == nil || difference.text == text)
+        }
+
+        /// `response field-removed set-cookie`, `response cookie-changed set-cookie JSESSIONID "…"`.
         public var description: String {
-            "\(message.rawValue) \(kind.rawValue)" + (field.map { " \($0)" } ?? "")
+            "\(message.rawValue) \(kind.rawValue)" + (field.map { " \($0)" } ?? "") + (cookie.map { " \($0)" } ?? "")
+                + (text.map { " \"\($0)\"" } ?? "")
         }
     }
 

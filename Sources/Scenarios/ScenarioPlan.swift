@@ -119,14 +119,15 @@ public struct ScenarioPlan: Hashable, Sendable {
         let tapB = ProcessCommand(role: .tapB, executable: intactExecutable, arguments: [
             "proxy", "--listen", "\(host):\(ports.tapB)", "--mode", "reverse:https://\(host):\(ports.server)",
             "--ca-dir", caDirectory, "--upstream-ca", files.caCertificate,
-        ] + recordingOptions("tap-b"))
+        ] + scenario.tapB.proxyArguments + recordingOptions("tap-b"))
         let loadBalancer = ProcessCommand(role: .loadBalancer, executable: loadBalancerExecutable,
                                           arguments: kind.runArguments(config: files.renderedConfig, runDirectory: run))
         let tapA = ProcessCommand(role: .tapA, executable: intactExecutable, arguments: [
-            "proxy", "--listen", "\(host):\(ports.tapA)", "--mode", "reverse:https://\(host):\(ports.loadBalancer)",
+            "proxy", "--listen", "\(host):\(ports.tapA)",
+            "--mode", "reverse:\(scenario.tapA.plainHTTP ? "http" : "https")://\(host):\(ports.loadBalancer)",
             "--ca-dir", caDirectory, "--upstream-ca", files.caCertificate,
         ] + (scenario.tapAPresentsClientCertificate ? ["--upstream-client-cert", files.clientCertificate] : [])
-            + recordingOptions("tap-a"))
+            + scenario.tapA.proxyArguments + recordingOptions("tap-a"))
         services = [server, tapB, loadBalancer, tapA]
         client = ProcessCommand(role: .client, executable: intactExecutable, arguments: [
             "client", origin + Self.resourcePath, "--ca", files.caCertificate, "--json",

@@ -23,6 +23,8 @@ extension ScenarioResult {
         let tolerated = report.exchanges.flatMap(\.hops).flatMap { $0.request.differences + $0.response.differences }
             .filter { $0.toleratedBy != nil }.map(\.text)
         for text in Set(tolerated).sorted() { lines.append("            tolerated: \(text)") }
+        for text in report.intermediaryRequests.lines { lines.append("            intermediary requests: \(text)") }
+        for text in report.connections.flatMap(\.lines) { lines.append("            connections: \(text)") }
         switch mismatches {
         case nil:
             lines.append("  result:   the load balancer was left stopped; the scenario's expectation does not apply")

@@ -1,4 +1,5 @@
 import Foundation
+import Transport
 
 /// A forward proxy the client reaches over plain TCP and asks to `CONNECT`
 /// to the server (`http://HOST:PORT`, the form `HTTPS_PROXY` takes).
@@ -16,27 +17,8 @@ public struct ForwardProxy: Hashable, Sendable, CustomStringConvertible {
     /// trailing `/`; nil for anything else (another scheme, user info, a
     /// path, no port: a proxy's port has no sensible default).
     public init?(_ text: String) {
-        var rest = Substring(text)
-        if let range = rest.range(of: "://") {
-            guard rest[..<range.lowerBound].lowercased() == "http" else { return nil }
-            rest = rest[range.upperBound...]
-        }
-        if rest.hasSuffix("/") { rest = rest.dropLast() }
-        guard !rest.contains("/"), !rest.contains("@") else { return nil }
-        let hostPart: Substring
-        let portPart: Substring
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]"), rest[rest.index(after: close)...].hasPrefix(":") else { return nil }
-            hostPart = rest[rest.index(after: rest.startIndex)..<close]
-            portPart = rest[rest.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = rest.lastIndex(of: ":") else { return nil }
-            hostPart = rest[..<colon]
-            portPart = rest[rest.index(after: colon)...]
-            guard !hostPart.contains(":") else { return nil }
-        }
-        guard !hostPart.isEmpty, let port = Int(portPart), (1...65535).contains(port) else { return nil }
-        self.init(host: String(hostPart), port: port)
+        guard let parsed = HTTPProxyAddress(url: text), parsed.authorization == nil, !text.contains("@") else { return nil }
+        self.init(host: parsed.host, port: Int(parsed.port))
     }
 
     /// `http://host:port`.
@@ -44,22 +26,8 @@ public struct ForwardProxy: Hashable, Sendable, CustomStringConvertible {
         "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
     }
 
-    /// Whether `NO_PROXY` (comma-separated: `*`, host names, `.domain` or
-    /// `domain` suffixes, IP literals; ports ignored) exempts `host`.
+    /// Whether `NO_PROXY` exempts `host` (`HTTPProxyAddress.isExempt`).
     public static func isExempt(host: String, noProxy: String) -> Bool {
-        let host = host.lowercased()
-        for entry in noProxy.split(separator: ",") {
-            var name = entry.trimmingCharacters(in: .whitespaces).lowercased()
-            if name == "*" { return true }
-            if name.hasPrefix("[") , let close = name.firstIndex(of: "]") {
-                name = String(name[name.index(after: name.startIndex)..<close])
-            } else if name.filter({ $0 == ":" }).count == 1, let colon = name.firstIndex(of: ":") {
-                name = String(name[..<colon])
-            }
-            if name.hasPrefix(".") { name.removeFirst() }
-            guard !name.isEmpty else { continue }
-            if host == name || host.hasSuffix("." + name) { return true }
-        }
-        return false
+        HTTPProxyAddress.isExempt(host: host, noProxy: noProxy)
     }
 }

@@ -6,7 +6,8 @@ import Synchronization
 /// mints a server certificate for any host the proxy intercepts, and client
 /// certificates for tests.
 ///
-/// On disk it is one directory (default `certs/`, mode 0700) holding
+/// On disk it is one directory (by default one per user, see
+/// `defaultDirectory(environment:)`; mode 0700) holding
 /// `ca-cert.pem` (0644), `ca-key.pem` (0600) and `leaf-key.pem` (0600, the
 /// one P-256 key every minted server certificate shares, so a cold leaf
 /// costs one signature and no key generation). Loading refuses a directory
@@ -16,8 +17,6 @@ import Synchronization
 /// them on a loop queue. Minting leaves (`leaf(for:)`) does no I/O and may be
 /// called from any thread; see `CertificateAuthority+Leaves.swift`.
 public final class CertificateAuthority: Sendable {
-    /// The directory used when the user names none.
-    public static let defaultDirectory = "certs"
     /// File names inside the directory.
     public static let certificateFileName = "ca-cert.pem"
     public static let keyFileName = "ca-key.pem"
@@ -59,17 +58,17 @@ public final class CertificateAuthority: Sendable {
     }
 
     /// Creates a new CA in `directory`: generates the CA key, the shared
-    /// leaf key and a self-signed CA certificate, and writes the three files.
-    /// The directory is created with mode 0700 (an existing one is tightened
-    /// to 0700). Throws `.alreadyExists` rather than overwrite any of the
-    /// files; on a failed write removes what it wrote.
+    /// leaf key and a self-signed CA certificate, and publishes the three
+    /// files at once (see `CertificateFiles.publish`): a new or empty
+    /// directory is built aside and renamed into place (mode 0700); a
+    /// directory holding other files is filled under its lock. Throws
+    /// `.alreadyExists` rather than overwrite a CA, also when another process
+    /// created one meanwhile (`loadOrCreate` then loads that one).
     /// Blocks on key generation and disk I/O: never call on a loop queue.
     public static func create(in directory: String,
                               leafCacheCapacity: Int = defaultLeafCacheCapacity) throws -> CertificateAuthority {
-        let paths = [certificateFileName, keyFileName, leafKeyFileName].map { CertificateFiles.path(directory, $0) }
-        if let existing = paths.first(where: CertificateFiles.exists) {
-            throw CertificateError.alreadyExists(file: existing)
-        }
+        let certificatePath = CertificateFiles.path(directory, certificateFileName)
+        if CertificateFiles.exists(certificatePath) { throw CertificateError.alreadyExists(file: certificatePath) }
         let authorityKey = try X509Codec.generateP256Key()
         let authority: TLSIdentity
         do {
@@ -80,59 +79,96 @@ public final class CertificateAuthority: Sendable {
             throw error
         }
         let leafKey = OwnedKey(try X509Codec.generateP256Key())
-
-        let files: [(path: String, bytes: [UInt8], mode: mode_t)] = [
-            (paths[2], try X509Codec.pem(privateKey: leafKey.pointer), 0o600),
-            (paths[1], try X509Codec.pem(privateKey: authority.privateKey.pointer), 0o600),
-            // Written last: its presence is what marks the directory as holding a CA.
-            (paths[0], try X509Codec.pem(certificate: authority.certificate.pointer), 0o644),
-        ]
-        try CertificateFiles.makePrivateDirectory(directory)
-        var written: [String] = []
-        do {
-            for file in files {
-                try CertificateFiles.writeNew(file.path, file.bytes, mode: file.mode)
-                written.append(file.path)
-            }
-        } catch {
-            written.forEach(CertificateFiles.remove)
-            throw error
-        }
+        try CertificateFiles.publish([
+            .init(name: leafKeyFileName, bytes: try X509Codec.pem(privateKey: leafKey.pointer), mode: 0o600),
+            .init(name: keyFileName, bytes: try X509Codec.pem(privateKey: authority.privateKey.pointer), mode: 0o600),
+            // Last: its presence is what marks the directory as holding a CA.
+            .init(name: certificateFileName, bytes: try X509Codec.pem(certificate: authority.certificate.pointer),
+                  mode: 0o644),
+        ], in: directory)
         return CertificateAuthority(directory: directory, authority: authority, leafKey: leafKey,
                                     leafCacheCapacity: leafCacheCapacity)
     }
 
     /// Loads the CA in `directory`. Refuses a directory or key file that
-    /// group or others can access, a corrupt PEM file, a CA key that does
+    /// group or others can access, a half-written CA (a key without the
+    /// certificate, or the reverse), a corrupt PEM file, a CA key that does
     /// not match the certificate, and a certificate without `CA:TRUE`; each
-    /// error names the file.
+    /// error names the file and the fix. Waits while another process fills
+    /// the directory in place (its lock).
     /// Blocks on disk I/O: never call on a loop queue.
     public static func load(from directory: String,
                             leafCacheCapacity: Int = defaultLeafCacheCapacity) throws -> CertificateAuthority {
         try CertificateFiles.checkPrivateDirectory(directory)
-        let certificatePath = CertificateFiles.path(directory, certificateFileName)
-        let authority = try loadIdentity(certificateFile: certificatePath,
-                                         keyFile: CertificateFiles.path(directory, keyFileName))
-        guard X509Codec.isCertificateAuthority(authority.certificate.pointer) else {
-            throw CertificateError.notACertificateAuthority(source: certificatePath)
+        try waitUntilComplete(directory)
+        return try CertificateFiles.withDirectoryLock(directory, exclusive: false) {
+            try checkComplete(directory)
+            let certificatePath = CertificateFiles.path(directory, certificateFileName)
+            let authority = try loadIdentity(certificateFile: certificatePath,
+                                             keyFile: CertificateFiles.path(directory, keyFileName))
+            guard X509Codec.isCertificateAuthority(authority.certificate.pointer) else {
+                throw CertificateError.notACertificateAuthority(source: certificatePath)
+            }
+            let leafKeyPath = CertificateFiles.path(directory, leafKeyFileName)
+            let leafKey = OwnedKey(try X509Codec.privateKey(pem: CertificateFiles.readPrivate(leafKeyPath),
+                                                            source: leafKeyPath))
+            return CertificateAuthority(directory: directory, authority: authority, leafKey: leafKey,
+                                        leafCacheCapacity: leafCacheCapacity)
         }
-        let leafKeyPath = CertificateFiles.path(directory, leafKeyFileName)
-        let leafKey = OwnedKey(try X509Codec.privateKey(pem: CertificateFiles.readPrivate(leafKeyPath),
-                                                        source: leafKeyPath))
-        return CertificateAuthority(directory: directory, authority: authority, leafKey: leafKey,
-                                    leafCacheCapacity: leafCacheCapacity)
     }
 
     /// Loads the CA in `directory`, or creates one when the directory holds
-    /// no CA certificate. `created` says which happened.
+    /// none. Safe when several processes do it at once on one new directory:
+    /// one creates, the others load what it made. `created` says which happened.
     /// Blocks on disk I/O and maybe key generation: never call on a loop queue.
     public static func loadOrCreate(in directory: String, leafCacheCapacity: Int = defaultLeafCacheCapacity)
         throws -> (authority: CertificateAuthority, created: Bool)
     {
-        if exists(in: directory) {
-            return (try load(from: directory, leafCacheCapacity: leafCacheCapacity), false)
+        if !holdsAnyFile(directory) {
+            do {
+                return (try create(in: directory, leafCacheCapacity: leafCacheCapacity), true)
+            } catch CertificateError.alreadyExists {
+                // Another process made it first: use theirs.
+            }
         }
-        return (try create(in: directory, leafCacheCapacity: leafCacheCapacity), true)
+        return (try load(from: directory, leafCacheCapacity: leafCacheCapacity), false)
+    }
+
+    /// Whether any of the three CA files is in `directory`.
+    private static func holdsAnyFile(_ directory: String) -> Bool {
+        [certificateFileName, keyFileName, leafKeyFileName].contains {
+            CertificateFiles.exists(CertificateFiles.path(directory, $0))
+        }
+    }
+
+    /// How long a half-made CA is waited for before it is reported as half-written.
+    static let halfWrittenWait: Duration = .seconds(2)
+
+    /// Returns once the directory holds all three files, or none, or
+    /// `halfWrittenWait` passed (another process may be writing it).
+    private static func waitUntilComplete(_ directory: String) throws {
+        let deadline = ContinuousClock.now + halfWrittenWait
+        while ContinuousClock.now < deadline {
+            let present = [certificateFileName, keyFileName, leafKeyFileName].filter {
+                CertificateFiles.exists(CertificateFiles.path(directory, $0))
+            }
+            if present.isEmpty || present.count == 3 { return }
+            usleep(50_000)
+        }
+    }
+
+    /// Throws `.incompleteAuthority` when some but not all three files are there.
+    private static func checkComplete(_ directory: String) throws {
+        let names = [certificateFileName, keyFileName, leafKeyFileName]
+        let missing = names.filter { !CertificateFiles.exists(CertificateFiles.path(directory, $0)) }
+        guard missing.isEmpty else {
+            if missing.count == names.count {
+                throw CertificateError.unreadable(file: CertificateFiles.path(directory, certificateFileName),
+                                                  reason: "no development CA in \(directory)")
+            }
+            throw CertificateError.incompleteAuthority(directory: directory, missing: missing,
+                                                       present: names.filter { !missing.contains($0) })
+        }
     }
 
     // MARK: The CA certificate

@@ -24,6 +24,9 @@ public enum CertificateError: Error, Equatable, Sendable, CustomStringConvertibl
     case notPEMPrivateKey(source: String, reason: String)
     /// The private key does not belong to the certificate.
     case keyMismatch(certificate: String, key: String)
+    /// A CA directory holds some of the CA's files but not all: a creation
+    /// was interrupted, or a file was removed.
+    case incompleteAuthority(directory: String, missing: [String], present: [String])
     /// A CA directory's certificate is not a CA certificate (no `CA:TRUE`).
     case notACertificateAuthority(source: String)
     /// The bytes are not a PKCS#12 (`.p12`/`.pfx`) structure.
@@ -59,7 +62,14 @@ public enum CertificateError: Error, Equatable, Sendable, CustomStringConvertibl
         case let .notPEMPrivateKey(source, reason):
             return "\(source): not a PEM private key (\(reason))"
         case let .keyMismatch(certificate, key):
-            return "\(key) is not the private key of the certificate in \(certificate)"
+            return "\(key) is not the private key of the certificate in \(certificate): the files come from "
+                + "different CAs; put back the matching key, or move the directory away so a new CA is made "
+                + "(devices must then trust the new one)"
+        case let .incompleteAuthority(directory, missing, present):
+            let paths = present.map { CertificateFiles.path(directory, $0) }.joined(separator: ", ")
+            return "\(directory) holds a half-written CA: \(missing.joined(separator: ", ")) missing next to "
+                + "\(present.joined(separator: ", ")) (an interrupted creation?); remove \(paths) "
+                + "and run again to make a new CA, or restore the missing file"
         case let .notACertificateAuthority(source):
             return "\(source): the certificate is not a CA certificate (no basicConstraints CA:TRUE)"
         case let .notPKCS12(source, reason):

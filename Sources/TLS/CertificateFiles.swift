@@ -129,24 +129,25 @@ enum CertificateFiles {
         unlink(path)
     }
 
-    private static func makeDirectories(_ path: String) throws {
+    /// Makes `path` and its missing parents with mode 0700 (the XDG rule for data directories).
+    static func makeDirectories(_ path: String) throws {
         if let parent = parentDirectory(of: path), !exists(parent) {
             try makeDirectories(parent)
         }
-        guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
+        guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
             throw CertificateError.unwritable(file: path, reason: errnoText())
         }
     }
 
-    private static func parentDirectory(of path: String) -> String? {
+    static func parentDirectory(of path: String) -> String? {
         var trimmed = Substring(path)
         while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
         guard let slash = trimmed.lastIndex(of: "/") else { return nil }
         let parent = trimmed[..<slash]
-        return parent.isEmpty ? nil : String(parent)
+        return parent.isEmpty ? "/" : String(parent)
     }
 
-    private static func errnoText() -> String {
+    static func errnoText() -> String {
         String(cString: strerror(errno))
     }
 }

@@ -3,8 +3,16 @@ import Hashing
 /// What a ClientHello says about where the client wants to go, read before
 /// any TLS engine sees the bytes.
 public struct ClientHelloSummary: Sendable, Hashable {
-    /// The SNI host name, lowercased; `nil` when the client sent none.
+    /// The SNI host name, lowercased; `nil` when the client sent none, or sent
+    /// one that is not a valid DNS host name (see `serverNameIssue`).
     public var serverName: String?
+    /// The SNI bytes exactly as the client sent them; nil without SNI.
+    public var serverNameSent: [UInt8]?
+    /// Why the SNI the client sent is not a valid host name (an IP address,
+    /// `host:port`, bad characters, too long); nil when it is one or absent.
+    /// Such a name is accepted, as nginx, HAProxy and mitmproxy accept it:
+    /// the server picks a certificate by other means and records this.
+    public var serverNameIssue: String?
     /// The ALPN protocols offered, in the client's order; empty without the extension.
     public var alpn: [String]
     /// `legacy_version` of the ClientHello (0x0303 for TLS 1.2 and 1.3 clients).
@@ -13,11 +21,53 @@ public struct ClientHelloSummary: Sendable, Hashable {
     /// empty when the extension is absent (a TLS 1.2-only client).
     public var supportedVersions: [UInt16]
 
-    public init(serverName: String?, alpn: [String], legacyVersion: UInt16, supportedVersions: [UInt16]) {
+    public init(serverName: String?, alpn: [String], legacyVersion: UInt16, supportedVersions: [UInt16],
+                serverNameSent: [UInt8]? = nil, serverNameIssue: String? = nil) {
         self.serverName = serverName
+        self.serverNameSent = serverNameSent ?? serverName.map { Array($0.utf8) }
+        self.serverNameIssue = serverNameIssue
         self.alpn = alpn
         self.legacyVersion = legacyVersion
         self.supportedVersions = supportedVersions
+    }
+
+    /// The SNI as sent, printable: visible ASCII kept, every other byte
+    /// (NUL, controls, non-ASCII) and the backslash written as `\xHH`.
+    /// Nil without SNI.
+    public var escapedServerNameSent: String? {
+        serverNameSent.map(ClientHelloSummary.escaped)
+    }
+
+    /// The name inside an SNI that is not a host name but says where the client
+    /// means to go: the address of an IP literal, the host of `host:port`
+    /// (Go clients send those). Nil for a valid host name or anything else.
+    public var serverNameAddress: String? {
+        guard serverNameIssue != nil, let sent = serverNameSent else { return nil }
+        let colons = sent.filter { $0 == UInt8(ascii: ":") }.count
+        // One colon is `host:port` (an IPv6 literal has at least two).
+        if colons != 1, HostNameSyntax.check(sent) == .ipAddress { return String(decoding: sent, as: UTF8.self) }
+        guard let colon = sent.lastIndex(of: UInt8(ascii: ":")),
+              sent[(colon + 1)...].allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+              colon + 1 < sent.count else { return nil }
+        var host = Array(sent[..<colon])
+        if host.first == UInt8(ascii: "["), host.last == UInt8(ascii: "]") { host = Array(host.dropFirst().dropLast()) }
+        switch HostNameSyntax.check(host) {
+        case .hostName, .ipAddress: return String(decoding: host, as: UTF8.self).lowercased()
+        case .invalid: return nil
+        }
+    }
+
+    static func escaped(_ bytes: [UInt8]) -> String {
+        var text = ""
+        for byte in bytes {
+            if byte >= 0x21 && byte <= 0x7E && byte != UInt8(ascii: "\\") {
+                text.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                text += "\\x" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return text
     }
 }
 
@@ -32,10 +82,9 @@ public enum ClientHelloPeek {
         /// The bytes are not a TLS ClientHello this peek accepts (plain HTTP, SSLv2,
         /// a malformed or oversized hello); `reason` says which, for a network engineer.
         case notTLS(reason: String)
+        /// A well-formed ClientHello. An SNI that is not a valid DNS host
+        /// name does not make it fail: `serverNameIssue` says what is wrong.
         case clientHello(ClientHelloSummary)
-        /// The hello is well formed but its SNI is not a valid DNS host name
-        /// (bad characters, an IP literal); `raw` holds the bytes as sent.
-        case invalidServerName(raw: [UInt8], reason: String)
     }
 
     /// The largest ClientHello handshake message accepted (its body, without the 4-byte header).
@@ -127,14 +176,16 @@ public enum ClientHelloPeek {
                 guard data.isAtEnd else { throw PeekFailure("extension \(type) has trailing bytes") }
             }
             if let rawServerName {
+                summary.serverNameSent = rawServerName
                 switch HostNameSyntax.check(rawServerName) {
+                case _ where rawServerName.filter({ $0 == UInt8(ascii: ":") }).count == 1:
+                    summary.serverNameIssue = "SNI is not a valid host name: a ':' is not allowed in a host name (host:port)"
                 case .hostName:
                     summary.serverName = String(decoding: rawServerName, as: UTF8.self).lowercased()
                 case .ipAddress:
-                    return .invalidServerName(raw: rawServerName,
-                                              reason: "SNI carries the IP address \(String(decoding: rawServerName, as: UTF8.self)), which RFC 6066 forbids")
+                    summary.serverNameIssue = "SNI carries the IP address \(ClientHelloSummary.escaped(rawServerName)), which RFC 6066 forbids"
                 case .invalid(let reason):
-                    return .invalidServerName(raw: rawServerName, reason: "SNI is not a valid host name: \(reason)")
+                    summary.serverNameIssue = "SNI is not a valid host name: \(reason)"
                 }
             }
             return .clientHello(summary)

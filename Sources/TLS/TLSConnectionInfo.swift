@@ -24,6 +24,10 @@ public struct TLSConnectionInfo: Sendable, Hashable, Codable {
     public var offeredALPN: [String]
     /// Client: the SNI sent. Server: the SNI the client sent. `nil`: none.
     public var serverName: String?
+    /// Server: why the SNI the client sent is not a valid host name (an IP
+    /// address, `host:port`…), when the server accepted it anyway
+    /// (`ClientHelloSummary.serverNameIssue`); nil otherwise.
+    public var serverNameIssue: String?
     /// The peer's leaf certificate: the server's for a client, the client certificate for a server.
     public var peerCertificate: TLSCertificateSummary?
     public var verifyResult: TLSVerifyResult

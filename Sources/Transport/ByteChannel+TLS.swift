@@ -74,11 +74,6 @@ extension ByteChannel {
             phase = .peeking(setup, seen: seen)
         case .notTLS(let reason):
             fail(.tlsHandshake(TLSError(kind: .notTLS, explanation: reason)))
-        case .invalidServerName(_, let reason):
-            // A fatal unrecognized_name alert, as a bare TLS record: no engine exists yet.
-            connection.write([21, 3, 3, 0, 2, 2, TLSAlert.unrecognizedName.code])
-            fail(.tlsHandshake(TLSError(kind: .invalidServerName, explanation: reason,
-                                        alert: .sent(.unrecognizedName))))
         case .clientHello(let summary):
             clientHello = summary
             switch setup.clientHelloPolicy {
@@ -116,6 +111,8 @@ extension ByteChannel {
             cancelHandshakeTimer()
             phase = .secured(engine)
             tlsInfo = engine.negotiated
+            // What was odd about the SNI the client sent, which the handshake accepted.
+            if let issue = clientHello?.serverNameIssue { tlsInfo?.serverNameIssue = issue }
             flushEarlyWrites()
             deliver(.established(tlsInfo))
             if case .secured(let engine) = phase { readSecured(engine) }

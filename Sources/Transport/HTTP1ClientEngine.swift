@@ -17,11 +17,23 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
     /// The request in flight.
     final class Exchange {
         let stream: HTTPClientStream
+        /// The connection carried an exchange before this one.
+        let reusedConnection: Bool
         /// The final response allows another exchange after it; nil until it arrived.
         var responseKeepAlive: Bool?
+        /// A response head (interim or final) arrived.
+        var responseStarted = false
 
-        init(stream: HTTPClientStream) {
+        init(stream: HTTPClientStream, reusedConnection: Bool) {
             self.stream = stream
+            self.reusedConnection = reusedConnection
+        }
+
+        /// How the exchange fails when the connection ends before its response
+        /// head: on a reused connection with no byte of response, the request
+        /// was most likely never processed.
+        var unansweredStage: TransportStage {
+            reusedConnection && !responseStarted ? .responseOnReusedConnection : .response
         }
     }
 
@@ -64,7 +76,7 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
                                       requestWire: .http1(head: Array(serialized.rawHead)), connection: connection,
                                       driver: self)
         nextStreamID += 1
-        exchange = Exchange(stream: stream)
+        exchange = Exchange(stream: stream, reusedConnection: nextStreamID > 2)
         if head.version != .http1_1 || serialized.fields.requestsClose { phase = .lastExchange }
         stream.setHandler(handler)
         if !serialized.framing.allowsBody {
@@ -98,7 +110,7 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         // that closes without answering). Waiting would last until a timeout.
         if let current = exchange, current.responseKeepAlive == nil, !waitsForConsumer {
             exchange = nil
-            current.stream.fail(.peerClosed(during: .response))
+            current.stream.fail(.peerClosed(during: current.unansweredStage))
             close()
         }
     }
@@ -107,7 +119,7 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         phase = .closed
         if let current = exchange {
             exchange = nil
-            current.stream.fail(failure ?? error ?? .peerClosed(during: .response))
+            current.stream.fail(failure ?? error ?? .peerClosed(during: current.unansweredStage))
         }
         return failure ?? error
     }
@@ -146,8 +158,10 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         guard let current = exchange else { return }
         switch event {
         case .responseHead(let parsed) where parsed.isInterim:
+            current.responseStarted = true
             current.stream.receive(.interimResponse(parsed.head, wire: .http1(head: parsed.rawHead)))
         case .responseHead(let parsed):
+            current.responseStarted = true
             current.responseKeepAlive = parsed.keepAlive
             current.stream.receiveResponse(parsed.head, wire: .http1(head: parsed.rawHead))
             if parsed.framing == .tunnel {
@@ -201,10 +215,11 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         phase = .closed
     }
 
-    override func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) {
+    override func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) -> HTTPFields? {
         guard exchange?.stream === stream, !isClosed else { throw .invalidState("the exchange is over") }
-        try writeEnd(trailers: trailers)
+        let sent = try writeEnd(trailers: trailers)
         stream.outboundEnded()
         completeIfDone()
+        return sent
     }
 }

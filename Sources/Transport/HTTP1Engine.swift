@@ -84,14 +84,18 @@ class HTTP1Engine: HTTPStreamDriver, @unchecked Sendable {
         }
     }
 
-    /// Writes the end of the message in progress (last chunk and trailers when chunked).
-    final func writeEnd(trailers: HTTPFields?) throws(TransportError) {
+    /// Writes the end of the message in progress: the last chunk and the
+    /// trailers when chunked. A message that is not chunked cannot carry
+    /// trailers: they are dropped. Returns the trailers written, nil if none.
+    final func writeEnd(trailers: HTTPFields?) throws(TransportError) -> HTTPFields? {
+        let carried = serializer.carriesTrailers && trailers?.isEmpty == false ? trailers : nil
         do {
-            let bytes = try serializer.writeEnd(trailers: trailers)
+            let bytes = try serializer.writeEnd(trailers: carried)
             if !bytes.isEmpty { channel.write(bytes) }
         } catch {
             throw .http1Serialize(error)
         }
+        return carried
     }
 
     // MARK: Channel and stream side, alike for both roles
@@ -134,5 +138,5 @@ class HTTP1Engine: HTTPStreamDriver, @unchecked Sendable {
         try writeBody(bytes)
     }
 
-    func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) {}
+    func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) -> HTTPFields? { nil }
 }

@@ -265,20 +265,27 @@ final class HTTP1ServerEngine: HTTP1Engine, HTTPConnectionEngine, HTTPServerStre
     }
 
     func sendHead(_ head: HTTPResponseHead, framing: HTTP1Framing?,
-                  on stream: HTTPServerStream) throws(TransportError) -> HeadDigest.WireForm {
+                  on stream: HTTPServerStream) throws(TransportError) -> (sent: HTTPResponseHead, wire: HeadDigest.WireForm) {
         let current = try current(stream)
         guard current.isAwaitingHead else { throw .invalidState("the final response head was already sent") }
-        var head = head
-        if head.version == .http2 { head.version = .http1_1 }
+        let translated = head.version == .http2
+        var head = head.carriedByHTTP1()
+        var framing = framing
+        if framing == nil, translated, Self.expectsTrailers(head, answering: stream.request) {
+            head.fields.removeAll { $0.lowercasedName == "content-length" }
+            framing = .chunked
+        }
         let serialized: HTTP1SerializedHead
         do {
-            serialized = try serializer.writeResponseHead(head, framing: framing, requestMethod: stream.request.method)
+            serialized = try serializer.writeResponseHead(head, framing: framing, requestMethod: stream.request.method,
+                                                          requestVersion: stream.request.version)
         } catch {
             throw .http1Serialize(error)
         }
         channel.write(serialized.bytes)
+        head.fields = serialized.fields
         let wire = HeadDigest.WireForm.http1(head: Array(serialized.rawHead))
-        guard !head.isInformational || head.status == 101 else { return wire }
+        guard !head.isInformational || head.status == 101 else { return (head, wire) }
         // A final answer before the 100 the client waits for: it will not send the body, so
         // the connection cannot carry another request (RFC 9110 §10.1.1).
         let bodyWithheld = stream.continueOwed && stream.inbound == .open
@@ -292,18 +299,38 @@ final class HTTP1ServerEngine: HTTP1Engine, HTTPConnectionEngine, HTTPServerStre
             current.response = .body(persistent: current.requestKeepAlive && !serialized.fields.requestsClose
                                                  && !bodyWithheld)
         }
-        return wire
+        return (head, wire)
     }
 
-    override func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) {
+    /// Whether a response translated from HTTP/2 should go out chunked so
+    /// that trailers can follow: it declares `Trailer`, or the client said
+    /// `TE: trailers`; the client speaks HTTP/1.1 and the response may have a
+    /// body. Only chunked framing carries trailers, so its `Content-Length`
+    /// (framing only, RFC 9112 §6.1) then gives way.
+    static func expectsTrailers(_ head: HTTPResponseHead, answering request: HTTPRequestHead) -> Bool {
+        guard request.version == .http1_1, request.method != "HEAD", head.status >= 200,
+              head.status != 204, head.status != 304, !(request.method == "CONNECT" && head.status < 300) else {
+            return false
+        }
+        if head.fields.contains("trailer") { return true }
+        return request.fields.values("te").contains { value in
+            value.split(separator: ",").contains { member in
+                let coding = member.split(separator: ";").first.map { String($0.filter { $0 != " " && $0 != "\t" }) }
+                return HTTPField.lowercaseASCII(coding ?? "") == "trailers"
+            }
+        }
+    }
+
+    override func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) -> HTTPFields? {
         let current = try current(stream)
         guard case .body(let persistent) = current.response else {
             throw .invalidState("response end before the response head")
         }
-        try writeEnd(trailers: trailers)
+        let sent = try writeEnd(trailers: trailers)
         current.response = .done(persistent: persistent)
         stream.outboundEnded()
         completeIfDone()
+        return sent
     }
 
     override func inboundWanted(_ stream: HTTPStream) {

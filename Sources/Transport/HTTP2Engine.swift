@@ -125,7 +125,7 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
         pump.scheduleFlush()
     }
 
-    func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) {
+    func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) -> HTTPFields? {
         let id = try id(stream)
         do {
             try session.sendTrailers(stream: id, trailers: trailers ?? HTTPFields())
@@ -135,6 +135,7 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
         stream.outboundEnded()
         removeIfDone(id)
         pump.scheduleFlush()
+        return trailers?.isEmpty == false ? trailers : nil
     }
 
     func reset(_ stream: HTTPStream, code: HTTP2ErrorCode) {

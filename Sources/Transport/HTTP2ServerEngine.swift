@@ -57,17 +57,19 @@ final class HTTP2ServerEngine: HTTP2Engine, HTTPConnectionEngine, HTTPServerStre
     }
 
     func sendHead(_ head: HTTPResponseHead, framing: HTTP1Framing?,
-                  on stream: HTTPServerStream) throws(TransportError) -> HeadDigest.WireForm {
+                  on stream: HTTPServerStream) throws(TransportError) -> (sent: HTTPResponseHead, wire: HeadDigest.WireForm) {
         let id = try id(stream)
         var head = head
+        // HTTP/2 carries no reason phrase.
         head.version = .http2
+        head.reason = ""
         do {
             try session.sendResponse(stream: id, head: head, endStream: false)
         } catch {
             throw .http2Session(error)
         }
         pump.scheduleFlush()
-        return .http2Sent(response: head)
+        return (head, .http2Sent(response: head))
     }
 
     override func inboundWanted(_ stream: HTTPStream) {

@@ -86,7 +86,7 @@ final class HTTPClientDialer: @unchecked Sendable {
         }
         let handshake: ProxyConnectHandshake
         do {
-            handshake = try ProxyConnectHandshake(authority: endpoint.authority)
+            handshake = try ProxyConnectHandshake(authority: endpoint.authority, authorization: endpoint.proxy?.authorization)
         } catch {
             connection.close()
             finish(.failure(.http1Serialize(error)))
@@ -109,7 +109,8 @@ final class HTTPClientDialer: @unchecked Sendable {
                 return
             case .refused(let head):
                 channel.close()
-                finish(.failure(.proxyRefused(status: head.status, reason: head.reason)))
+                finish(.failure(.proxyRefused(proxy: endpoint.proxy?.description ?? "the proxy", status: head.status,
+                                               reason: head.reason)))
             case .malformed(let error):
                 channel.close()
                 finish(.failure(.http1Parse(error)))

@@ -49,8 +49,31 @@ public final class HTTPClientPool: @unchecked Sendable {
         var waiters: [Waiter] = []
         /// Learnt from the first connection that became ready (or known from the endpoint).
         var version: HTTPVersion?
-        /// Idle timers by connection.
-        var idleTimers: [ObjectIdentifier: LoopTimer] = [:]
+        /// Idle watches by connection.
+        var idleTimers: [ObjectIdentifier: IdleWatch] = [:]
+    }
+
+    /// One connection's idle deadline and the timer that checks it. The
+    /// timer is not remade per request (each new Dispatch timer, and each
+    /// cancel, wakes Dispatch's manager thread): a request only clears the
+    /// deadline, the next idle moment sets it again, and a timer that fires
+    /// early re-arms for what is left.
+    ///
+    /// `@unchecked Sendable`: made, read and changed only on the pool's loop
+    /// (its timer runs there too).
+    private final class IdleWatch: @unchecked Sendable {
+        var timer: LoopTimer?
+        /// When the connection may be closed; nil while it serves a request.
+        var deadline: ContinuousClock.Instant?
+
+        init(deadline: ContinuousClock.Instant) {
+            self.deadline = deadline
+        }
+
+        func cancel() {
+            timer?.cancel()
+            timer = nil
+        }
     }
 
     public init(loop: EventLoop, configuration: Configuration = Configuration()) {
@@ -121,7 +144,7 @@ public final class HTTPClientPool: @unchecked Sendable {
                 return
             }
             let waiter = pool.waiters.removeFirst()
-            pool.idleTimers.removeValue(forKey: ObjectIdentifier(connection))?.cancel()
+            pool.idleTimers[ObjectIdentifier(connection)]?.deadline = nil
             do {
                 let stream = try connection.openStream(waiter.head, framing: waiter.framing, handler: waiter.handler)
                 waiter.completion(.success(stream))
@@ -195,10 +218,33 @@ public final class HTTPClientPool: @unchecked Sendable {
     private func armIdleTimerIfIdle(_ connection: HTTPClientConnection, _ endpoint: HTTPEndpoint) {
         guard let pool = endpoints[endpoint], connection.activeStreamCount == 0, connection.canOpenStream else { return }
         let key = ObjectIdentifier(connection)
-        pool.idleTimers[key]?.cancel()
-        pool.idleTimers[key] = loop.schedule(after: configuration.idleTimeout) { [self] in
-            guard endpoints[endpoint]?.idleTimers.removeValue(forKey: key) != nil,
-                  connection.activeStreamCount == 0 else { return }
+        let deadline = ContinuousClock.now + configuration.idleTimeout
+        if let watch = pool.idleTimers[key] {
+            watch.deadline = deadline
+            return
+        }
+        let watch = IdleWatch(deadline: deadline)
+        pool.idleTimers[key] = watch
+        scheduleIdleCheck(watch, connection, endpoint, after: configuration.idleTimeout)
+    }
+
+    /// Closes the connection once its deadline passed while idle; re-arms
+    /// when the deadline moved; forgets the watch while the connection is busy.
+    private func scheduleIdleCheck(_ watch: IdleWatch, _ connection: HTTPClientConnection, _ endpoint: HTTPEndpoint,
+                                   after delay: Duration) {
+        let key = ObjectIdentifier(connection)
+        watch.timer = loop.schedule(after: delay) { [self] in
+            guard let pool = endpoints[endpoint], pool.idleTimers[key] === watch else { return }
+            guard let deadline = watch.deadline, connection.activeStreamCount == 0 else {
+                pool.idleTimers[key] = nil
+                return
+            }
+            let now = ContinuousClock.now
+            guard now >= deadline else {
+                scheduleIdleCheck(watch, connection, endpoint, after: deadline - now)
+                return
+            }
+            pool.idleTimers[key] = nil
             connection.close()
         }
     }

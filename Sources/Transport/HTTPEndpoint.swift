@@ -76,14 +76,3 @@ public struct HTTPClientTLS: Hashable, Sendable {
         hasher.combine(handshakeTimeout)
     }
 }
-
-/// An HTTP forward proxy (plaintext) that accepts CONNECT.
-public struct HTTPProxyAddress: Hashable, Sendable {
-    public var host: String
-    public var port: UInt16
-
-    public init(host: String, port: UInt16) {
-        self.host = host
-        self.port = port
-    }
-}

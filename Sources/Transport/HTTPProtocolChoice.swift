@@ -3,8 +3,10 @@ import TLS
 
 /// Which HTTP version a connection speaks once its channel is established.
 public enum HTTPProtocolChoice: Hashable, Sendable {
-    /// Follow ALPN: `h2` is HTTP/2; `http/1.1` or no ALPN (plaintext
-    /// included) is HTTP/1.1; anything else fails with `.unsupportedProtocol`.
+    /// Follow ALPN: `h2` is HTTP/2; `http/1.1`, `http/1.0` or no ALPN
+    /// (plaintext included) is HTTP/1.x (the request line says which; an
+    /// HTTP/1.0 request gets HTTP/1.0 framing); anything else fails with
+    /// `.unsupportedProtocol`.
     case negotiated
     /// HTTP/1.1 whatever ALPN said.
     case http1
@@ -18,7 +20,7 @@ public enum HTTPProtocolChoice: Hashable, Sendable {
         case .http2: return .success(.http2)
         case .negotiated:
             switch tls?.alpn {
-            case nil, "http/1.1": return .success(.http1_1)
+            case nil, "http/1.1", "http/1.0": return .success(.http1_1)
             case "h2": return .success(.http2)
             case let other?: return .failure(.unsupportedProtocol(other))
             }

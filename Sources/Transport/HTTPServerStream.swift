@@ -30,10 +30,15 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
     /// answering a CONNECT); nil once it is gone.
     public private(set) weak var connection: HTTPServerConnection?
 
-    /// The final response head as sent, once sent. Read only on the loop.
+    /// The final response head as the engine wrote it (HTTP/1.1: version,
+    /// reason and fields of the serialized status line and field lines;
+    /// HTTP/2: no reason), once sent. Read only on the loop.
     public private(set) var response: HTTPResponseHead?
     /// The final response head's wire form as sent. Read only on the loop.
     public private(set) var responseWire: HeadDigest.WireForm?
+
+    /// The last response head (interim or final) as the engine wrote it. Read only on the loop.
+    public private(set) var lastSentHead: HTTPResponseHead?
 
     /// Whether the client still waits for a 100 Continue (no response head went out yet).
     private(set) var continueOwed: Bool
@@ -62,10 +67,11 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
         guard response == nil else { throw .invalidState("a second final response head") }
         guard let serverDriver = driver as? any HTTPServerStreamDriver else { throw .invalidState("not a server stream") }
         let interim = head.isInformational && head.status != 101
-        let wire = try serverDriver.sendHead(head, framing: framing, on: self)
+        let (sent, wire) = try serverDriver.sendHead(head, framing: framing, on: self)
         continueOwed = false
+        lastSentHead = sent
         if !interim {
-            response = head
+            response = sent
             responseWire = wire
         }
         return wire
@@ -94,8 +100,20 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
     /// Sends `100 Continue` if the client waits for it and no response head
     /// went out. Called by engines when the stream starts wanting its body.
     func answerContinueIfOwed(automatic: Bool) {
-        guard automatic, continueOwed, wantsInbound else { return }
+        guard automatic, wantsInbound else { return }
+        sendContinueIfOwed()
+    }
+
+    /// Sends `100 Continue` now if the client waits for it (it asked, and no
+    /// response head went out yet); returns its wire form, nil when none was
+    /// owed. A proxy whose next hop will not answer the expectation (HTTP/2
+    /// origins send no 100: the body flows under flow control) calls this
+    /// once that hop is ready for the body. Called only on the loop.
+    @discardableResult
+    public func sendContinueIfOwed() -> HeadDigest.WireForm? {
+        loop.preconditionOnLoop()
+        guard continueOwed else { return nil }
         continueOwed = false
-        _ = try? sendHead(HTTPResponseHead(status: 100, version: request.version == .http2 ? .http2 : .http1_1))
+        return try? sendHead(HTTPResponseHead(status: 100, version: request.version == .http2 ? .http2 : .http1_1))
     }
 }

@@ -125,12 +125,16 @@ public class HTTPStream: @unchecked Sendable {
         if !driver.isWritable(self) { awaitingWritable = true }
     }
 
-    /// Ends our message, with trailers when given (HTTP/1.1 needs chunked
-    /// framing for them). Called only on the loop.
-    public func sendEnd(trailers: HTTPFields? = nil) throws(TransportError) {
+    /// Ends our message, with trailers when given, and returns the trailers
+    /// that went out: HTTP/1.x carries them only in a chunked message, so on
+    /// one that is not (a `Content-Length` or close-delimited body, an
+    /// HTTP/1.0 peer) they are dropped and nil comes back — the caller
+    /// records what was sent, not what it asked for. Called only on the loop.
+    @discardableResult
+    public func sendEnd(trailers: HTTPFields? = nil) throws(TransportError) -> HTTPFields? {
         loop.preconditionOnLoop()
         let driver = try writableDriver("end of message")
-        try driver.sendEnd(trailers: trailers, on: self)
+        return try driver.sendEnd(trailers: trailers, on: self)
     }
 
     /// Abandons the exchange: HTTP/2 sends RST_STREAM with `code`; HTTP/1.1

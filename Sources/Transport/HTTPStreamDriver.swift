@@ -8,7 +8,9 @@ protocol HTTPStreamDriver: AnyObject {
     /// Writes body bytes of this side's message.
     func sendBody(_ bytes: [UInt8], on stream: HTTPStream) throws(TransportError)
     /// Ends this side's message.
-    func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError)
+    /// Ends our message; returns the trailers that went out with it (nil when
+    /// none did: an HTTP/1.x message that is not chunked cannot carry them).
+    func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) -> HTTPFields?
     /// Abandons the exchange (HTTP/2: RST_STREAM with `code`; HTTP/1.1: the connection is reset).
     func reset(_ stream: HTTPStream, code: HTTP2ErrorCode)
     /// Whether the stream may take more outbound bytes without piling them up.
@@ -25,7 +27,9 @@ protocol HTTPStreamDriver: AnyObject {
 
 /// Server-role engines also send response heads.
 protocol HTTPServerStreamDriver: HTTPStreamDriver {
-    /// Writes a response head (interim or final) and returns its wire form as sent.
+    /// Writes a response head (interim or final) and returns it as the
+    /// engine wrote it (version, reason and fields as on the wire, framing
+    /// fields the serializer added included) with its wire form.
     func sendHead(_ head: HTTPResponseHead, framing: HTTP1Framing?,
-                  on stream: HTTPServerStream) throws(TransportError) -> HeadDigest.WireForm
+                  on stream: HTTPServerStream) throws(TransportError) -> (sent: HTTPResponseHead, wire: HeadDigest.WireForm)
 }

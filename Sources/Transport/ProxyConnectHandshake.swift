@@ -5,9 +5,9 @@ import HTTP
 /// tunnel is open. Interim responses are skipped; a 2xx opens the tunnel with
 /// whatever bytes came after the response head (the start of the origin's
 /// TLS ServerHello, rarely); any other status refuses it.
-struct ProxyConnectHandshake {
+public struct ProxyConnectHandshake {
     /// What the bytes received so far decided.
-    enum Outcome: Equatable {
+    public enum Outcome: Equatable {
         case needMoreBytes
         /// The tunnel is open; `leftover` belongs to the tunnelled stream.
         case tunnel(leftover: [UInt8])
@@ -16,20 +16,23 @@ struct ProxyConnectHandshake {
     }
 
     /// `CONNECT authority HTTP/1.1` with a `Host` field, to send first.
-    let request: [UInt8]
+    public let request: [UInt8]
     private var parser = HTTP1Parser(parsing: .response)
 
+    /// `authorization` is sent as `Proxy-Authorization` (Basic credentials).
     /// Throws when `authority` cannot be a request target (spaces, control bytes).
-    init(authority: String) throws(HTTP1SerializerError) {
+    public init(authority: String, authorization: String? = nil) throws(HTTP1SerializerError) {
+        var fields: HTTPFields = ["Host": authority]
+        if let authorization { fields.append("Proxy-Authorization", authorization) }
         let head = HTTPRequestHead(method: "CONNECT", authority: authority, path: "", targetForm: .authority,
-                                   fields: ["Host": authority])
+                                   fields: fields)
         var serializer = HTTP1Serializer()
         request = try serializer.writeRequestHead(head).bytes
         parser.expectResponse(to: "CONNECT")
     }
 
     /// Feeds the proxy's bytes; the outcome once it is known.
-    mutating func receive(_ bytes: [UInt8]) -> Outcome {
+    public mutating func receive(_ bytes: [UInt8]) -> Outcome {
         parser.feed(bytes)
         do {
             while let event = try parser.next() {

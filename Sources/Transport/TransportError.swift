@@ -36,7 +36,7 @@ public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The peer sent GOAWAY before processing this stream; it may be retried.
     case goAway(lastStreamID: HTTP2StreamID, code: HTTP2ErrorCode)
     /// A forward proxy answered CONNECT with a non-2xx status.
-    case proxyRefused(status: Int, reason: String)
+    case proxyRefused(proxy: String, status: Int, reason: String)
     /// The connection's negotiated protocol is not one this layer speaks
     /// (an ALPN value other than `h2` and `http/1.1`).
     case unsupportedProtocol(String)
@@ -60,7 +60,7 @@ public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
         case .http2Session(let error): return "HTTP/2 call refused: \(error)"
         case .streamReset(let reset): return "HTTP/2 \(reset)"
         case .goAway(let last, let code): return "HTTP/2 GOAWAY (\(code.name)) before this stream was processed (last stream \(last))"
-        case .proxyRefused(let status, let reason): return "proxy refused CONNECT: \(status) \(reason)"
+        case .proxyRefused(let proxy, let status, let reason): return "proxy \(proxy) refused CONNECT: \(status) \(reason)"
         case .unsupportedProtocol(let name): return "negotiated protocol \"\(name)\" is not HTTP/1.1 or HTTP/2"
         case .invalidState(let what): return "not possible now: \(what)"
         case .cancelled: return "cancelled by this side"
@@ -82,6 +82,11 @@ public enum TransportStage: String, Hashable, Sendable, CustomStringConvertible 
     case tlsHandshake = "the TLS handshake"
     case request = "a request"
     case response = "a response"
+    /// A reused HTTP/1.1 connection ended before any byte of the response:
+    /// the server most likely closed it as idle while the request was on its
+    /// way, and never processed it (RFC 9110 §9.2.2 lets an idempotent
+    /// request be sent again).
+    case responseOnReusedConnection = "a response on a reused connection (no byte of it came)"
     case http2Streams = "open HTTP/2 streams"
     public var description: String { rawValue }
 }

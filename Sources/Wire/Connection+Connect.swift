@@ -111,7 +111,7 @@ private final class Connector: @unchecked Sendable {
             let code = Socket.pendingError(descriptor)
             self.finish(code == 0 ? .success(()) : .failure(WireError.fromErrno(code, call: "connect", address: self.address)))
         }
-        source.setCancelHandler { self.sourceCancelled() }
+        source.setCancelHandler { self.loop.runTurn { self.sourceCancelled() } }
         let gate = SourceGate(source)
         let timer = loop.schedule(after: timeout) { self.finish(.failure(.timedOut)) }
         state = .waiting(descriptor: descriptor, gate: gate, timer: timer)

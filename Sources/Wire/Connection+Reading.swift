@@ -1,17 +1,21 @@
 import Glibc
 
 extension Connection {
-    /// Stops `.received` events: suspends the read source, so unread bytes
-    /// stay in the kernel and TCP flow control slows the peer. Balanced with
-    /// `resumeReading()`; repeated calls are harmless. Takes effect at once,
-    /// even in the middle of delivering a burst. While paused, EOF and a reset
-    /// by the peer are noticed only on resuming (or, for a reset, on the next
-    /// write). Called only on the loop.
+    /// Stops `.received` events, so unread bytes stay in the kernel and TCP
+    /// flow control slows the peer. Balanced with `resumeReading()`; repeated
+    /// calls are harmless. Takes effect at once, even in the middle of
+    /// delivering a burst. While paused, EOF and a reset by the peer are
+    /// noticed only on resuming (or, for a reset, on the next write).
+    /// Called only on the loop.
+    ///
+    /// The read source is suspended lazily: only when it fires while reading
+    /// is paused. An HTTP/1.1 server pauses after each request and resumes
+    /// after each response; suspending and resuming the source each time
+    /// would wake Dispatch's manager thread twice per request.
     public func pauseReading() {
         loop.preconditionOnLoop()
         guard case .reading = readSide else { return }
         readSide = .paused
-        readGate?.suspend()
     }
 
     /// Undoes `pauseReading()`. No-op after EOF or close. Called only on the loop.
@@ -20,9 +24,16 @@ extension Connection {
         guard case .paused = readSide else { return }
         readSide = .reading
         guard case .open = lifecycle else { return }
-        readGate?.resume()
-        // After a hang-up the source fires no more (see `readable()`), so
-        // bytes left unread when we paused must be fetched without it.
+        if readGate?.isRunning == false {
+            readGate?.resume()
+        } else if !readStoppedEarly {
+            // The last read met EAGAIN and the source never fired since:
+            // nothing is waiting, and the running source reports what comes.
+            return
+        }
+        // Bytes may be waiting that the source will not announce again: the
+        // read stopped before EAGAIN, or the source fired while paused (after
+        // a hang-up it fires no more, see `readable()`). Fetch them without it.
         scheduleRead()
     }
 
@@ -71,7 +82,14 @@ extension Connection {
     /// anything not read in that call would never be announced again.
     /// Runs on the loop.
     func readable() {
+        if case .paused = readSide {
+            // Fired while paused: now hold the source back (see `pauseReading`).
+            readGate?.suspend()
+            readStoppedEarly = true
+            return
+        }
         var budget = Connection.readBudgetPerEvent
+        readStoppedEarly = true
         while isReadingActive {
             guard budget > 0 else {
                 scheduleRead()
@@ -96,6 +114,7 @@ extension Connection {
             case .failed(EINTR):
                 continue
             case .failed(EAGAIN), .failed(EWOULDBLOCK):
+                readStoppedEarly = false
                 return
             case .failed(let code):
                 teardown(WireError.fromErrno(code, call: "read", address: remoteAddress))

@@ -31,14 +31,23 @@ extension Connection {
         if case .open = lifecycle { scheduleFlush() }
     }
 
-    /// Queues one flush on the loop, so writes made in one turn go out together.
+    /// Flushes at the end of the current loop turn, so writes made in one
+    /// turn go out together in one `writev` with no work item queued; outside
+    /// a turn (not expected: every handler runs in one) queues a flush instead.
     func scheduleFlush() {
         guard !flushScheduled else { return }
         flushScheduled = true
-        loop.execute {
-            self.flushScheduled = false
-            self.flush()
+        if loop.isInTurn {
+            loop.flushAtEndOfTurn(self)
+        } else {
+            loop.execute { self.endOfTurnFlush() }
         }
+    }
+
+    /// The flush `scheduleFlush` promised. Runs on the loop.
+    func endOfTurnFlush() {
+        flushScheduled = false
+        flush()
     }
 
     /// Writes pending bytes until done or the kernel is full; runs the write

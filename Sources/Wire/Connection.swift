@@ -13,12 +13,14 @@ import Glibc
 ///
 /// Reading: chunks are delivered as they arrive, read until the socket would
 /// block (up to 256 KiB per turn, then the loop serves others first).
-/// `pauseReading()` suspends the read source, so the kernel buffer fills and
-/// TCP flow control pushes back on the peer.
+/// `pauseReading()` stops reading (the read source is suspended only if it
+/// fires meanwhile), so the kernel buffer fills and TCP flow control pushes
+/// back on the peer.
 ///
-/// Writing: `write(_:)` queues and returns at once; queued chunks are
-/// gathered into `writev(2)` on the next loop turn. `isWritable` follows the
-/// `writeWatermarks`. The write source runs only while the kernel is full.
+/// Writing: `write(_:)` queues and returns at once; the chunks queued during
+/// a loop turn are gathered into one `writev(2)` when the turn ends
+/// (`EventLoop.runTurn`). `isWritable` follows the `writeWatermarks`. The
+/// write source runs only while the kernel is full (after `EAGAIN`).
 ///
 /// Closing: `shutdownWrite()` sends FIN once the queue drains; `close()`
 /// stops reading, drains, then closes; `abort()` drops the queue and resets.
@@ -51,6 +53,10 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     var flushScheduled = false
     /// True while a read continuation is queued on the loop (at most one at a time).
     var readScheduled = false
+    /// True when the last read stopped before the socket said EAGAIN (paused
+    /// mid-burst, budget spent, or the source fired while paused), so bytes
+    /// may wait that the read source will not announce again.
+    var readStoppedEarly = false
     /// Read and write sources, made by `start(_:)`.
     var readGate: SourceGate?
     var writeGate: SourceGate?
@@ -135,11 +141,11 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
         self.handler = handler
 
         let read = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: loop.queue)
-        read.setEventHandler { self.readable() }
-        read.setCancelHandler { self.sourceCancelled() }
+        read.setEventHandler { self.loop.runTurn { self.readable() } }
+        read.setCancelHandler { self.loop.runTurn { self.sourceCancelled() } }
         let write = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: loop.queue)
-        write.setEventHandler { self.flush() }
-        write.setCancelHandler { self.sourceCancelled() }
+        write.setEventHandler { self.loop.runTurn { self.flush() } }
+        write.setCancelHandler { self.loop.runTurn { self.sourceCancelled() } }
         readGate = SourceGate(read)
         writeGate = SourceGate(write)
         lifecycle = .open

@@ -6,10 +6,17 @@ import Dispatch
 /// handlers, callbacks, timers. State confined to a loop needs no lock; code
 /// that touches it from elsewhere hops over with `execute(_:)`.
 ///
+/// ## Turns
+/// Every piece of work the loop runs (a source handler, a timer, an
+/// `execute` item) is one *turn* (`runTurn`). Connections written to during a
+/// turn are flushed together when it ends (`flushAtEndOfTurn`): a response
+/// head and body written one after the other leave in one `writev`, with no
+/// extra work item queued per write.
+///
 /// ## Sendable
-/// A loop is shared freely between threads. Its only mutable state is the read
-/// scratch buffer, which is touched only on `queue` (by connections reading
-/// there), so `@unchecked Sendable` holds.
+/// A loop is shared freely between threads. Its only mutable state (the read
+/// scratch buffer, the turn depth and the end-of-turn flush list) is touched
+/// only on `queue`, so `@unchecked Sendable` holds.
 ///
 /// Loop-confined classes in `Wire` (`Connection`, `Listener`) follow the same
 /// rule: they are `@unchecked Sendable` so they can be handed to another
@@ -24,6 +31,11 @@ public final class EventLoop: @unchecked Sendable {
     private let key = DispatchSpecificKey<UInt8>()
     /// Reused read buffer; touched only on `queue` (see `withReadScratch`).
     private let scratch: UnsafeMutableRawBufferPointer
+    /// How many `runTurn` calls are on the stack; touched only on `queue`.
+    private var turnDepth = 0
+    /// Connections to flush when the current turn ends, each once (the
+    /// connection's `flushScheduled` guards against duplicates); touched only on `queue`.
+    private var endOfTurnFlushes: [Connection] = []
 
     /// Bytes one `read(2)` asks for; connections read into the loop's scratch
     /// buffer of this size and copy out exactly what arrived.
@@ -54,7 +66,37 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs `work` on the loop, later: never inline, even when called on the loop.
     public func execute(_ work: @escaping @Sendable () -> Void) {
-        queue.async(execute: work)
+        queue.async { self.runTurn(work) }
+    }
+
+    /// Runs `body` as a turn: connections written to meanwhile are flushed
+    /// when the outermost turn ends. Every handler Wire installs on `queue`
+    /// runs through here. Called only on the loop.
+    func runTurn(_ body: () -> Void) {
+        turnDepth += 1
+        body()
+        turnDepth -= 1
+        guard turnDepth == 0, !endOfTurnFlushes.isEmpty else { return }
+        // A flush may deliver `.writable`, whose handler writes again and
+        // appends: walk by index until the list stops growing.
+        turnDepth = 1
+        var index = 0
+        while index < endOfTurnFlushes.count {
+            let connection = endOfTurnFlushes[index]
+            index += 1
+            connection.endOfTurnFlush()
+        }
+        endOfTurnFlushes.removeAll(keepingCapacity: true)
+        turnDepth = 0
+    }
+
+    /// True while a turn runs: a write may then wait for its end. Called only on the loop.
+    var isInTurn: Bool { turnDepth > 0 }
+
+    /// Flushes `connection` when the current turn ends. Called only on the
+    /// loop, during a turn, at most once per connection per turn.
+    func flushAtEndOfTurn(_ connection: Connection) {
+        endOfTurnFlushes.append(connection)
     }
 
     /// Runs `work` on the loop once, after `delay`, unless the returned timer is

@@ -43,25 +43,24 @@ public final class Listener: @unchecked Sendable {
     /// on `loop`. Throws `.addressInUse(address)` when the address is taken,
     /// `.addressNotAvailable(address)` when it is not local, `.system` else.
     /// `onAccept` runs on each connection's loop; it should `start` or `close` it.
-    public init(
+    public convenience init(
         bindingTo address: SocketAddress, on loop: EventLoop, connectionLoops: EventLoopGroup? = nil,
         backlog: Int32 = 1024, onAccept: @escaping @Sendable (Connection) -> Void
     ) throws(WireError) {
-        let descriptor = try Socket.makeTCP(family: address.cFamily)
-        do throws(WireError) {
-            try Socket.setOption(descriptor, level: SOL_SOCKET, name: SO_REUSEADDR, value: 1,
-                                 call: "setsockopt(SO_REUSEADDR)")
-            guard address.withSockAddr({ bind(descriptor, $0, $1) }) == 0 else {
-                throw WireError.fromErrno(errno, call: "bind", address: address)
-            }
-            guard listen(descriptor, backlog) == 0 else {
-                throw WireError.system(call: "listen", errno: errno)
-            }
-            self.localAddress = try Socket.localAddress(descriptor)
-        } catch {
-            Socket.close(descriptor)
-            throw error
-        }
+        try self.init(adopting: ListeningSocket(bindingTo: address, backlog: backlog), on: loop,
+                      connectionLoops: connectionLoops, onAccept: onAccept)
+    }
+
+    /// Starts accepting on `loop` on a socket bound and listening already
+    /// (connections waiting in its backlog are accepted first). Takes the
+    /// descriptor over: the listener closes it. Throws `.system(call: "adopt",
+    /// errno: EBADF)` when the socket was closed or adopted before.
+    public init(
+        adopting socket: ListeningSocket, on loop: EventLoop, connectionLoops: EventLoopGroup? = nil,
+        onAccept: @escaping @Sendable (Connection) -> Void
+    ) throws(WireError) {
+        guard let descriptor = socket.take() else { throw WireError.system(call: "adopt", errno: EBADF) }
+        self.localAddress = socket.localAddress
         self.descriptor = descriptor
         self.loop = loop
         self.connectionLoops = connectionLoops
@@ -70,8 +69,8 @@ public final class Listener: @unchecked Sendable {
         let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: loop.queue)
         self.state = .starting(SourceGate(source))
         // The handlers hold the listener until the source is cancelled.
-        source.setEventHandler { self.acceptable() }
-        source.setCancelHandler { self.sourceCancelled() }
+        source.setEventHandler { self.loop.runTurn { self.acceptable() } }
+        source.setCancelHandler { self.loop.runTurn { self.sourceCancelled() } }
         loop.execute { self.startAccepting() }
     }
 

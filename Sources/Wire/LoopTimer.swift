@@ -19,7 +19,7 @@ public final class LoopTimer: @unchecked Sendable {
         source.setEventHandler { [source] in
             guard !source.isCancelled else { return }
             source.cancel()
-            work()
+            loop.runTurn(work)
         }
         self.source = source
         source.activate()

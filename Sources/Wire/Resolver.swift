@@ -33,6 +33,18 @@ public enum Resolver {
         }
     }
 
+    /// Resolves `host` on the calling thread: the same answers as
+    /// `resolve(_:port:on:_:)`. Blocks on DNS: never call on a loop (it is
+    /// for start-up, such as the names a proxy is told to listen on).
+    public static func resolveBlocking(_ host: String, port: UInt16) -> Result<[SocketAddress], WireError> {
+        let result: Result<[SocketAddress], WireError>
+        switch plan(for: host) {
+        case .answer(let answer): result = answer
+        case .lookup(let name, let numeric): result = lookUp(name, numericOnly: numeric)
+        }
+        return result.map { addresses in addresses.map { $0.withPort(port) } }
+    }
+
     /// How a host will be resolved.
     enum Plan: Equatable {
         /// Known without `getaddrinfo` (addresses carry port 0).

@@ -68,6 +68,11 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible, Lossle
         self.scopeID = scopeID
     }
 
+    /// An address from its family and bytes (4 or 16, network order), port 0.
+    static func from(family: Family, bytes: [UInt8]) -> SocketAddress {
+        SocketAddress(family: family, addressBytes: bytes, port: 0, scopeID: 0)
+    }
+
     /// `127.0.0.1:port`.
     public static func loopbackIPv4(port: UInt16) -> SocketAddress {
         SocketAddress(family: .ipv4, addressBytes: [127, 0, 0, 1], port: port, scopeID: 0)

@@ -185,7 +185,7 @@ final class SignInFlowTests: XCTestCase {
             }
         }
         XCTAssertEqual(rePathed?.mode, .rewriteSetCookie)
-        XCTAssertTrue(rePathed?.evidence.contains("Path=/other") ?? false)
+        XCTAssertTrue(rePathed?.evidence.contains("JSESSIONID: Path changed (/suite → /other)") ?? false, rePathed?.evidence ?? "")
         let noHttpOnly = diagnosis { driver in
             driver.onResponse = { request, head, _ in
                 guard request.step == .tokenExchange else { return }

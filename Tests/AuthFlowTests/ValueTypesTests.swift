@@ -1,3 +1,4 @@
+import ConfigurationFile
 import Foundation
 import XCTest
 @testable import AuthFlow
@@ -77,18 +78,26 @@ final class ValueTypesTests: XCTestCase {
         XCTAssertEqual(users[1].email, "bob@x.test")
         XCTAssertEqual(users[1].locale, "en_US")
 
-        func error(_ text: String) -> MockUser.FileError? {
-            do { _ = try MockUser.parseUsersFile(Array(text.utf8)); return nil } catch { return error }
+        func error(_ text: String) -> String? {
+            do { _ = try MockUser.parseUsersFile(Array(text.utf8), file: "u.json"); return nil } catch { return error.description }
         }
-        XCTAssertEqual(error("[]"), .missingUsersArray)
-        XCTAssertEqual(error(#"{"users": []}"#), .noUsers)
-        XCTAssertEqual(error(#"{"users": [1]}"#), .entryNotObject(index: 0))
-        XCTAssertEqual(error(#"{"users": [{"username": "a"}]}"#), .missingField(index: 0, field: "password"))
-        XCTAssertEqual(error(#"{"users": [{"username": "a", "password": 3}]}"#), .fieldNotString(index: 0, field: "password"))
-        XCTAssertEqual(error(#"{"users": [{"username": "a", "password": "x"}, {"username": "a", "password": "y"}]}"#), .duplicateUsername("a"))
-        if case .notJSON = error("{") {} else { XCTFail("expected notJSON") }
-        XCTAssertEqual(MockUser.FileError.missingField(index: 2, field: "password").description, "users[2] has no \"password\"")
-        XCTAssertThrowsError(try MockUser.loadUsersFile(atPath: "/nonexistent/users.json"))
+        XCTAssertEqual(error("[]"), "u.json:1:1: expected an object, found an array")
+        XCTAssertEqual(error("{}"), "u.json:1:1: missing field \"users\"")
+        XCTAssertEqual(error(#"{"users": []}"#), "u.json:1:11: at users: the users file lists no users")
+        XCTAssertEqual(error(#"{"users": [1]}"#), "u.json:1:12: at users[0]: expected an object, found a number")
+        XCTAssertEqual(error(#"{"users": [{"username": "a"}]}"#), "u.json:1:12: at users[0]: missing field \"password\"")
+        XCTAssertEqual(error(#"{"users": [{"username": "a", "password": 3}]}"#),
+                       "u.json:1:42: at users[0].password: expected a string, found a number")
+        XCTAssertEqual(error(#"{"users": [{"username": "a", "password": ""}]}"#),
+                       "u.json:1:42: at users[0].password: an empty string is out of range (at least one character)")
+        XCTAssertEqual(error(#"{"users": [{"username": "a", "password": "x"}, {"username": "a", "password": "y"}]}"#),
+                       "u.json:1:61: at users[1].username: username \"a\" appears twice")
+        XCTAssertEqual(error("{\n  \"users\": [{\"username\": \"a\", \"pasword\": \"x\"}]}"),
+                       "u.json:2:31: at users[0]: unknown field \"pasword\" (allowed: username, password, displayName, email, locale, timeZone)")
+        XCTAssertEqual(error("{")?.hasPrefix("u.json:1:2: not valid JSON: "), true)
+        XCTAssertThrowsError(try MockUser.loadUsersFile(atPath: "/nonexistent/users.json")) { error in
+            XCTAssertEqual("\(error)", "/nonexistent/users.json: cannot read: no such file or not readable")
+        }
     }
 
     func testTokenPostFormatRoundTrip() throws {

@@ -23,17 +23,9 @@ final class CompressionTests: XCTestCase {
         ]
     }
 
-    /// A fresh directory for files the gzip tool reads and writes.
-    private func scratch() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("intact-compression-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(at: url) }
-        return url
-    }
-
     /// `gzip` run through the shell on files, so binary data never passes as text.
     private func gzipTool(_ arguments: String, input: [UInt8]) throws -> [UInt8] {
-        let directory = try scratch()
+        let directory = URL(fileURLWithPath: makeTemporaryDirectory(prefix: "intact-compression"))
         let inFile = directory.appendingPathComponent("in"), outFile = directory.appendingPathComponent("out")
         try Data(input).write(to: inFile)
         let run = try ToolRun.run("/bin/sh", ["-c", "gzip \(arguments) < '\(inFile.path)' > '\(outFile.path)'"])

@@ -24,7 +24,28 @@ final class ExchangeRecordLineTests: XCTestCase {
         failed.traceID = nil
         failed.authFlowStep = nil
         failed.faults = []
+        failed.retries = [ExchangeRecord.Failure(kind: .reset, location: "upstream stream 1", message: "REFUSED_STREAM"),
+                          ExchangeRecord.Failure(kind: .closedEarly, location: "somewhere", message: "m", side: .client,
+                                                 stage: .response)]
         kinds.append(failed)
+
+        var event = SampleRecords.record(7)
+        event.legs = [ExchangeRecord.Leg(role: .downstream, connectionID: "c-7",
+                                         tls: TLSDetails(version: "TLSv1.3", sni: "1.2.3.4", alpn: "h2", sniIssue: "an IP address"))]
+        event.connection = ConnectionEvent(outcome: .handshakeOnly, peer: "127.0.0.1:5555",
+                                           at: Timestamp(millisecondsSince1970: 1_700_000_000_001.25), tlsVersion: "TLSv1.3")
+        kinds.append(event)
+        kinds.append(ExchangeRecord(exchangeID: "ex-reset", tap: "t", legs: [],
+                                    connection: ConnectionEvent(outcome: .reset)))
+
+        var interim = SampleRecords.record(8)
+        let continueHead = HTTPResponseHead(status: 100, reason: "Continue", fields: [:])
+        interim.legs[0].interimResponses = [
+            RecordedMessage(response: continueHead,
+                            digest: MessageDigest(head: HeadDigest(response: continueHead,
+                                                                   wire: .http1(head: Array("HTTP/1.1 100 Continue\r\n".utf8)))),
+                            timings: MessageTimings(start: Timestamp(millisecondsSince1970: 5)), redaction: RedactionPolicy())]
+        kinds.append(interim)
 
         var refused = SampleRecords.record(5)
         refused.legs[1].request = nil

@@ -1,4 +1,5 @@
 import Foundation
+import IntactTestSupport
 import XCTest
 import Evidence
 
@@ -44,7 +45,7 @@ final class ReportHTMLTests: XCTestCase {
             "request equivalent: version HTTP/1.1 → HTTP/2",
             "cookie crumbs (1 → 2 fields)",
             "request tolerated: Via added (1.1 lb) [tolerated: field via added in requests (LB)]",
-            "response modified: Set-Cookie removed (secret)",
+            "response modified: JSESSIONID removed",
             "injected on purpose: strip-set-cookie (removed 1 Set-Cookie)",
             "broken: proxy-a, upstream response head: reset: connection reset by peer",
             "response foreign: 503 reached proxy-a downstream but never left proxy-a upstream",
@@ -60,20 +61,10 @@ final class ReportHTMLTests: XCTestCase {
     /// Loads the page in headless Chromium and returns the DOM it built.
     private func dumpDOM(_ page: String) throws -> String {
         let profile = temporaryPath("chromium-profile")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ReportHTMLTests.chromium)
-        process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile)",
-                             "--dump-dom", URL(fileURLWithPath: page).absoluteString]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let killer = DispatchWorkItem { [process] in if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 120, execute: killer)
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        killer.cancel()
-        XCTAssertEqual(process.terminationStatus, 0, "chromium exit status")
-        return String(decoding: data, as: UTF8.self)
+        let run = try ToolRun.run(ReportHTMLTests.chromium,
+                                  ["--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=\(profile)",
+                                   "--dump-dom", URL(fileURLWithPath: page).absoluteString], timeout: 120)
+        XCTAssertEqual(run.status, 0, "chromium exit status")
+        return run.output
     }
 }

@@ -15,9 +15,9 @@ final class ReportJSONTests: XCTestCase {
 
     func testDocumentedKeysAndValues() throws {
         let json = try object(try ReportSamples.report())
-        XCTAssertEqual(json["schema"] as? String, "intact-verify/1")
-        XCTAssertEqual(Set(json.keys), ["schema", "policy", "recordings", "path", "exchanges", "summary", "problems",
-                                        "warnings", "policyHolds"])
+        XCTAssertEqual(json["schema"] as? String, "intact-verify/2")
+        XCTAssertEqual(Set(json.keys), ["schema", "policy", "recordings", "path", "exchanges", "intermediaryRequests",
+                                        "connections", "summary", "problems", "warnings", "policyHolds"])
         XCTAssertEqual(json["policyHolds"] as? Bool, false)
         let policy = try XCTUnwrap(json["policy"] as? [String: Any])
         XCTAssertEqual(policy["tolerations"] as? [String], ["field via added in requests (LB)"])
@@ -40,7 +40,7 @@ final class ReportJSONTests: XCTestCase {
         let difference = try XCTUnwrap((response["differences"] as? [[String: Any]])?.first)
         XCTAssertEqual(difference["kind"] as? String, "field-removed")
         XCTAssertEqual(difference["field"] as? String, "set-cookie")
-        XCTAssertEqual(difference["text"] as? String, "Set-Cookie removed (secret)")
+        XCTAssertEqual(difference["text"] as? String, "JSESSIONID removed")
         XCTAssertEqual((third[1]["injected"] as? [[String: Any]])?.first?["name"] as? String, "strip-set-cookie")
 
         let broken = try XCTUnwrap((exchanges[3]["hops"] as? [[String: Any]])?[2]["failures"] as? [[String: Any]])

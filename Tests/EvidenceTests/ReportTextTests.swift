@@ -24,7 +24,7 @@ final class ReportTextTests: XCTestCase {
             "       hop 2 request equivalent: version HTTP/1.1 → HTTP/2; field-name case (cookie, intact-trace, user-agent); "
                 + "Host field (authority unchanged); cookie crumbs (1 → 2 fields)",
             "       hop 2 request tolerated: Via added (1.1 lb) [tolerated: field via added in requests (LB)]",
-            "       hop 2 response modified: Set-Cookie removed (secret)",
+            "       hop 2 response modified: JSESSIONID removed",
             "       hop 2 injected on purpose: strip-set-cookie (removed 1 Set-Cookie)",
             "       hop 3 broken: proxy-a, upstream response head: reset: connection reset by peer",
             "       hop 1 request missing: GET /suite/rest/c left client, never reached proxy-a",

@@ -1,4 +1,5 @@
 import Foundation
+import IntactTestSupport
 import XCTest
 import Evidence
 import HTTP
@@ -66,9 +67,6 @@ enum SampleRecords {
 extension XCTestCase {
     /// A path in a fresh temporary directory, removed when the test ends.
     func temporaryPath(_ name: String = "recording.jsonl") -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("intact-evidence-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(at: directory) }
-        return directory.appendingPathComponent(name).path
+        makeTemporaryDirectory(prefix: "intact-evidence") + "/" + name
     }
 }

@@ -30,8 +30,43 @@ final class VerificationPolicyTests: XCTestCase {
             Toleration(.field("via"), changes: [.added, .changed], reason: "the load balancer announces itself"),
             Toleration(.field("x-forwarded-for"), changes: [.added, .changed], message: .request, reason: "client address"),
             Toleration(.field("x-forwarded-proto"), message: .request, reason: "original scheme"),
-            Toleration(.cookie("SERVERID"), changes: [.added, .changed], reason: "affinity cookie (needs cookies recorded in clear)"),
+            Toleration(.cookie("SERVERID"), changes: [.added, .removed, .changed],
+                       reason: "HAProxy affinity cookie (cookie SERVERID insert indirect)"),
+            Toleration(.cookie("route"), changes: [.added, .removed, .changed], reason: "nginx sticky route cookie"),
+            Toleration(.cookie("srv_id"), changes: [.added, .removed, .changed], reason: "nginx sticky cookie srv_id"),
+            Toleration(.cookie("AWSALB*"), changes: [.added, .removed, .changed],
+                       reason: "AWS load balancer stickiness cookies (AWSALB, AWSALBCORS, AWSALBTG, AWSALBTGCORS)"),
         ])
+        XCTAssertEqual(lb.intermediaryRequests, .allow)
+    }
+
+    func testIntermediaryRequestsRule() throws {
+        XCTAssertEqual(try decode("{}").intermediaryRequests, .allow, "strict allows the load balancer's own requests")
+        XCTAssertEqual(try decode(#"{"intermediaryRequests": "forbid"}"#).intermediaryRequests, .forbid)
+        let paths = try decode(#"{"intermediaryRequests": ["/health", "/ping"]}"#).intermediaryRequests
+        XCTAssertEqual(paths, .paths(["/health", "/ping"]))
+        XCTAssertTrue(paths.allows(target: "/health?full=1"))
+        XCTAssertFalse(paths.allows(target: "/suite/rest/a"))
+        XCTAssertEqual(paths.description, "allowed to /health, /ping only")
+    }
+
+    func testUnknownIntermediaryRequestsValueNamesLineAndAllowedValues() {
+        assertRejected("{\n  \"name\": \"p\",\n  \"intermediaryRequests\": \"deny\"\n}",
+                       "p.json:3:27: at intermediaryRequests: unknown value \"deny\" (expected \"allow\", \"forbid\" "
+                       + "or a list of allowed paths such as [\"/health\"])")
+        assertRejected(#"{"intermediaryRequests": ["health"]}"#,
+                       "p.json:1:26: at intermediaryRequests: a list must hold paths starting with \"/\" (expected \"allow\", "
+                       + "\"forbid\" or a list of allowed paths such as [\"/health\"])")
+        assertRejected(#"{"intermediaryRequests": true}"#,
+                       "p.json:1:26: at intermediaryRequests: expected \"allow\", \"forbid\" or a list of allowed paths "
+                       + "such as [\"/health\"], found a boolean")
+    }
+
+    func testCookiePatternNamesEveryCookieWithThePrefix() {
+        XCTAssertTrue(Toleration.Subject.cookie("AWSALB*").names(cookie: "AWSALBCORS"))
+        XCTAssertTrue(Toleration.Subject.cookie("SERVERID").names(cookie: "SERVERID"))
+        XCTAssertFalse(Toleration.Subject.cookie("SERVERID").names(cookie: "SERVERID2"))
+        XCTAssertFalse(Toleration.Subject.field("serverid").names(cookie: "SERVERID"))
     }
 
     func testDefaultsAndDescriptions() throws {
@@ -49,7 +84,7 @@ final class VerificationPolicyTests: XCTestCase {
         assertRejected("not json", "p.json:1:2: not valid JSON: expected null, found 'o'")
         assertRejected("[]", "p.json:1:1: expected an object, found an array")
         assertRejected(#"{"tolerate":[], "tolerance":1}"#,
-                       "p.json:1:17: unknown field \"tolerance\" (allowed: name, description, tolerate)")
+                       "p.json:1:17: unknown field \"tolerance\" (allowed: name, description, tolerate, intermediaryRequests)")
         assertRejected(#"{"tolerate":{"field":"Via"}}"#, "p.json:1:13: at tolerate: expected an array, found an object")
         assertRejected("{\"tolerate\":[\n  {\"field\":\"Via\",\"change\":[\"added\"]}]}",
                        "p.json:2:18: at tolerate[0]: unknown field \"change\" (allowed: field, cookie, changes, message, reason)")

@@ -63,6 +63,48 @@ final class HTTP1SerializerTests: XCTestCase {
         }
     }
 
+    /// An HTTP/1.1 status line answering an HTTP/1.0 request: never chunked
+    /// (the client would not understand it), close-delimited without a length,
+    /// even when chunked is asked for; trailers cannot be carried.
+    func testResponseToAnHTTP10RequestIsNeverChunked() throws {
+        var serializer = HTTP1Serializer()
+        let head = try serializer.writeResponseHead(HTTPResponseHead(status: 200, fields: ["Server": "intact"]),
+                                                    requestVersion: .http1_0)
+        XCTAssertEqual(String(decoding: head.bytes, as: UTF8.self), "HTTP/1.1 200 OK\r\nServer: intact\r\n\r\n")
+        XCTAssertEqual(head.framing, .closeDelimited)
+        XCTAssertFalse(serializer.carriesTrailers)
+        XCTAssertEqual(try serializer.writeBody([1, 2]), [1, 2])
+        XCTAssertThrowsError(try serializer.writeEnd(trailers: ["Digest": "x"])) {
+            XCTAssertEqual($0 as? HTTP1SerializerError, .trailersRequireChunked)
+        }
+        var asked = HTTP1Serializer()
+        XCTAssertEqual(try asked.writeResponseHead(HTTPResponseHead(status: 200), framing: .chunked,
+                                                   requestVersion: .http1_0).framing, .closeDelimited)
+        var sized = HTTP1Serializer()
+        XCTAssertEqual(try sized.writeResponseHead(HTTPResponseHead(status: 200, fields: ["Content-Length": "2"]),
+                                                   requestVersion: .http1_0).framing, .contentLength(2))
+        var chunked = HTTP1Serializer()
+        _ = try chunked.writeResponseHead(HTTPResponseHead(status: 200))
+        XCTAssertTrue(chunked.carriesTrailers)
+    }
+
+    /// From HTTP/2 (no reason phrase) to HTTP/1.x: RFC 9110's phrase, or an
+    /// empty one for a code it does not name; an HTTP/1.x head is left as it is.
+    func testHeadsFromHTTP2GetTheStandardReasonPhrase() throws {
+        XCTAssertEqual(HTTPResponseHead(status: 200, reason: "", version: .http2).carriedByHTTP1().reason, "OK")
+        XCTAssertEqual(HTTPResponseHead(status: 422, reason: "", version: .http2).carriedByHTTP1().reason, "Unprocessable Content")
+        XCTAssertEqual(HTTPResponseHead(status: 103, reason: "", version: .http2).carriedByHTTP1().reason, "Early Hints")
+        let unknown = HTTPResponseHead(status: 599, reason: "", version: .http2).carriedByHTTP1()
+        XCTAssertEqual(unknown.reason, "")
+        XCTAssertEqual(unknown.version, .http1_1)
+        var serializer = HTTP1Serializer()
+        XCTAssertEqual(String(decoding: try serializer.writeResponseHead(unknown, framing: .contentLength(0)).bytes, as: UTF8.self),
+                       "HTTP/1.1 599 \r\nContent-Length: 0\r\n\r\n")
+        let odd = HTTPResponseHead(status: 200, reason: "Fine  By Me", version: .http1_1)
+        XCTAssertEqual(odd.carriedByHTTP1(), odd)
+        XCTAssertEqual(HTTPResponseHead(status: 200, reason: "", version: .http2).carriedByHTTP1(as: .http1_0).version, .http1_0)
+    }
+
     func testRequestFramingIsAddedOrChecked() throws {
         var serializer = HTTP1Serializer()
         let get = HTTPRequestHead(method: "GET", authority: "h", path: "/", fields: ["Host": "h"])

@@ -12,21 +12,16 @@ struct Invocation {
 
 extension XCTestCase {
     /// Runs `intact` with `arguments`, capturing both output streams.
-    func intact(_ arguments: [String]) -> Invocation {
+    func intact(_ arguments: [String], environment: [String: String]? = nil) -> Invocation {
         let output = CapturedOutput()
         let error = CapturedOutput()
-        let status = IntactCommandLine.run(arguments, context: CommandContext(standardOutput: output.writer,
-                                                                            standardError: error.writer))
+        let context = environment.map {
+            CommandContext(standardOutput: output.writer, standardError: error.writer, environment: $0)
+        } ?? CommandContext(standardOutput: output.writer, standardError: error.writer)
+        let status = IntactCommandLine.run(arguments, context: context)
         return Invocation(status: status, output: output.text, error: error.text)
     }
 
-    /// A fresh directory under /tmp, removed when the test ends.
-    func makeTemporaryDirectory() -> String {
-        var template = Array("/tmp/intact-cli-test-XXXXXX".utf8CString)
-        let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
-        return path
-    }
 }
 
 final class CACommandTests: XCTestCase {
@@ -65,7 +60,7 @@ final class CACommandTests: XCTestCase {
         XCTAssertEqual(missing.status, 1)
         XCTAssertEqual(missing.output, "")
         XCTAssertEqual(missing.error, "intact: no development CA in \(directory) (no ca-cert.pem); "
-                       + "create one with: intact ca init --dir \(directory)\n")
+                       + "create one with: intact ca init --ca-dir \(directory)\n")
 
         XCTAssertEqual(intact(["ca", "init", "--dir", directory]).status, 0)
         let shown = intact(["ca", "show", "--dir", directory])

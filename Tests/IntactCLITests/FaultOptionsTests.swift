@@ -1,5 +1,6 @@
 import Foundation
 import Proxy
+import ProxyAddons
 import XCTest
 @testable import IntactCLI
 
@@ -99,7 +100,10 @@ final class FaultOptionsTests: XCTestCase {
         let error = CapturedOutput()
         let configuration = try ProxyCommand.makeConfiguration(parsed, CommandContext(standardOutput: CapturedOutput().writer,
                                                                                          standardError: error.writer))
-        let addon = try XCTUnwrap(configuration.addons.first as? FaultsAddon)
+        // The step labeller comes first (it sees what the client and the server sent), then the faults.
+        XCTAssertEqual(configuration.addons.count, 2)
+        XCTAssertTrue(configuration.addons.first is AuthStepAddon)
+        let addon = try XCTUnwrap(configuration.addons.last as? FaultsAddon)
         XCTAssertEqual(addon.engine.seed, 42)
         XCTAssertEqual(addon.engine.rules.map(\.name), ["strip-set-cookie"])
         XCTAssertTrue(error.text.contains("injecting faults: --fault strip-set-cookie (1 rule); seed 42"), error.text)

@@ -98,6 +98,7 @@ final class HARCommandTests: XCTestCase {
         commands += flow.handle(.responseHeadSent(response, wire: .http1(head: Array("HTTP/1.1 200 OK\r\n".utf8))))
         commands += flow.handle(.responseBody(Array("ok".utf8)))
         commands += flow.handle(.responseEnd(trailers: nil))
+        commands += flow.handle(.responseEndSent(trailers: nil))
         for case .finished(let record) in commands { writer.append(record) }
         XCTAssertNil(writer.closeAndWait())
         let handle = try XCTUnwrap(FileHandle(forWritingAtPath: path))

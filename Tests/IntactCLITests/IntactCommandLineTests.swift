@@ -61,7 +61,8 @@ final class IntactCommandLineTests: XCTestCase {
     func testCAHelpStatesDefaults() {
         let run = intact(["ca", "issue-client", "--help"])
         XCTAssertTrue(run.output.contains("password that protects the PKCS#12 file (default: intact)"), run.output)
-        XCTAssertTrue(run.output.contains("directory of the development CA (default: certs)"), run.output)
+        XCTAssertTrue(run.output.contains("directory of the development CA (default: $XDG_DATA_HOME/intact, else ~/.local/share/intact)"),
+                      run.output)
         XCTAssertTrue(run.output.contains("(default: 365)"), run.output)
     }
 }

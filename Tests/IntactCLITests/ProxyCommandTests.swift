@@ -1,5 +1,6 @@
 import Foundation
 import Proxy
+import ProxyAddons
 import XCTest
 @testable import IntactCLI
 
@@ -60,7 +61,8 @@ final class ProxyCommandTests: XCTestCase {
         XCTAssertEqual(config.recording?.bodyStoreLimit, 64 * 1024)
         XCTAssertEqual(config.recording?.recordSecrets, true)
         XCTAssertEqual(config.tap, "edge")
-        XCTAssertEqual(config.contextPath, "app")
+        XCTAssertEqual(config.recordedOptions["contextPath"], "app", "the step labeller comes first, with the path")
+        XCTAssertTrue(config.addons.first is AuthStepAddon)
         XCTAssertNil(config.exchangeLog)
     }
 
@@ -74,7 +76,14 @@ final class ProxyCommandTests: XCTestCase {
     func testBadOptionsAreUsageErrorsNamingTheOption() {
         let directory = makeTemporaryDirectory() + "/certs"
         let cases: [([String], String)] = [
-            (["--listen", "localhost:80"], "--listen"),
+            (["--listen", "localhost"], "--listen"),
+            (["--listen", "::1:80"], "--listen"),
+            (["--listen", ":80"], "--listen"),
+            (["--allow", "10.0.0.0/33"], "--allow"),
+            (["--allow", "10.0.0.1/8"], "--allow"),
+            (["--allow", "10.0.0/8"], "--allow"),
+            (["--allow", "not-an-address"], "--allow"),
+            (["--allow", "::1/129"], "--allow"),
             (["--listen", "127.0.0.1:70000"], "--listen"),
             (["--mode", "reverse:nohost"], "--mode"),
             (["--mode", "sideways"], "--mode"),
@@ -98,7 +107,7 @@ final class ProxyCommandTests: XCTestCase {
     func testHelpListsTheOptions() {
         let run = intact(["proxy", "--help"])
         XCTAssertEqual(run.status, 0)
-        for option in ["--listen ADDR:PORT", "--mode MODE", "--passthrough HOST", "--record-bodies[=LIMIT]",
+        for option in ["--listen HOST:PORT", "--allow CIDR", "--mode MODE", "--passthrough HOST", "--record-bodies[=LIMIT]",
                        "--upstream-client-cert FILE.p12", "--log-format FORMAT", "--keylog FILE"] {
             XCTAssertTrue(run.output.contains(option), "\(option) missing from:\n\(run.output)")
         }

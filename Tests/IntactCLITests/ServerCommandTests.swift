@@ -28,7 +28,9 @@ final class ServerCommandTests: XCTestCase {
     }
 
     func testDefaultsFollowTheFlowSpecification() throws {
-        let configuration = try ServerCommand.hostConfiguration(parsed(["server"]))
+        let context = CommandContext(standardOutput: CapturedOutput().writer, standardError: CapturedOutput().writer,
+                                     environment: ["HOME": "/home/ann"])
+        let configuration = try ServerCommand.hostConfiguration(parsed(["server"]), context)
         XCTAssertEqual(configuration.listenAddress.description, "127.0.0.1:8443")
         XCTAssertTrue(configuration.externalOriginFollowsListener)
         XCTAssertEqual(configuration.server.externalOrigin.serialized, "https://127.0.0.1:8443")
@@ -42,7 +44,7 @@ final class ServerCommandTests: XCTestCase {
         XCTAssertNil(configuration.clientCertificateRoots)
         XCTAssertEqual(configuration.alpn, ["h2", "http/1.1"])
         guard case .developmentCA(let directory) = configuration.certificate else { return XCTFail("mints from the CA") }
-        XCTAssertEqual(directory, "certs")
+        XCTAssertEqual(directory, "/home/ann/.local/share/intact")
     }
 
     func testOptionsReachTheMockServerConfiguration() throws {
@@ -93,11 +95,11 @@ final class ServerCommandTests: XCTestCase {
         }
     }
 
-    func testABadUsersFileIsReportedWithItsReason() throws {
+    func testABadUsersFileIsReportedWithItsLineColumnAndReason() throws {
         let file = makeTemporaryDirectory() + "/users.json"
         try Data(#"{"users": []}"#.utf8).write(to: URL(fileURLWithPath: file))
         let run = intact(["server", "--users", file])
         XCTAssertEqual(run.status, 1)
-        XCTAssertEqual(run.error, "intact: users file lists no users\n")
+        XCTAssertEqual(run.error, "intact: \(file):1:11: at users: the users file lists no users\n")
     }
 }

@@ -2,6 +2,7 @@ import AuthFlow
 import Evidence
 import Foundation
 import SignIn
+import IntactTestSupport
 import XCTest
 @testable import IntactCLI
 
@@ -20,27 +21,14 @@ final class SignInCommandsTests: XCTestCase {
         return Invocation(status: status, output: output.text, error: error.text)
     }
 
-    private func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
-
     func testCurlGetsThe401JSONAndTheClientSignsInWithBothRecordings() throws {
         let directory = makeTemporaryDirectory()
         let ca = directory + "/certs/ca-cert.pem"
         var clientRun: Invocation?
         let server = try withServer(["--ca-dir", directory + "/certs", "--record", directory + "/server.jsonl"]) { started in
             let url = "https://127.0.0.1:\(started.listenAddress.port)/suite/rest/whatever"
-            let curl = try run("/usr/bin/curl", ["-sS", "--cacert", ca, url, "-w", "\n%{http_code} %{http_version}"])
-            XCTAssertEqual(curl.status, 0, curl.output)
+            let curl = try ToolRun.run("/usr/bin/curl", ["-sS", "--cacert", ca, url, "-w", "\n%{http_code} %{http_version}"])
+            XCTAssertEqual(curl.status, 0, curl.error)
             let lines = curl.output.split(separator: "\n")
             XCTAssertEqual(lines.last, "401 2", curl.output)
             let json = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: String]

@@ -91,7 +91,7 @@ final class VerifyCommandTests: XCTestCase {
         let run = intact(["verify", "--json"] + files)
         XCTAssertEqual(run.status, 1, run.error)
         let report = try VerificationReport.decode(json: Array(run.output.utf8))
-        XCTAssertEqual(report.schema, "intact-verify/1")
+        XCTAssertEqual(report.schema, "intact-verify/2")
         XCTAssertFalse(report.policyHolds)
         XCTAssertEqual(report.exchanges.first?.hops[1].request.differences.first?.kind, .targetChanged)
     }

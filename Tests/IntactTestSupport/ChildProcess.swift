@@ -1,36 +1,61 @@
 import Foundation
 import Glibc
 
-/// Runs a tool (curl, nghttp) to completion and keeps what it printed.
-public struct ToolRun {
+/// Runs a program to completion and keeps what it printed: the one runner
+/// every test uses for tools (openssl, curl, nghttp, gzip, git, chromium…).
+public struct ToolRun: Sendable {
     public let status: Int32
-    public let output: String
+    /// Standard output, as bytes.
+    public let outputData: Data
+    /// Standard error, as text.
     public let error: String
+    /// Whether it was killed for outliving its time limit.
+    public let timedOut: Bool
 
-    /// Runs `path` with `arguments`; output and error are collected through files (no pipe deadlock).
-    public static func run(_ path: String, _ arguments: [String]) throws -> ToolRun {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("intact-tool-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let out = directory.appendingPathComponent("out"), err = directory.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+    /// Standard output, as text.
+    public var output: String { String(decoding: outputData, as: UTF8.self) }
+
+    /// Runs `program` (an absolute path, or a name looked up in PATH) with
+    /// `arguments`, feeding `input` to its standard input; output and error
+    /// go through files (no pipe deadlock). Killed after `timeout` seconds, so
+    /// a hung peer fails the test instead of blocking it. Blocks: never call on a loop.
+    public static func run(_ program: String, _ arguments: [String], input: Data? = nil,
+                           timeout: TimeInterval = 120) throws -> ToolRun {
+        let directory = TemporaryDirectory.create(prefix: "intact-tool")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let inFile = directory + "/in", outFile = directory + "/out", errFile = directory + "/err"
+        for file in [inFile, outFile, errFile] { _ = FileManager.default.createFile(atPath: file, contents: nil) }
+        if let input { try input.write(to: URL(fileURLWithPath: inFile)) }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
+        if program.hasPrefix("/") {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [program] + arguments
+        }
+        process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: inFile))
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outFile))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errFile))
+        let finished = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in finished.signal() }
         try process.run()
-        process.waitUntilExit()
+        var timedOut = false
+        if finished.wait(timeout: .now() + timeout) == .timedOut {
+            timedOut = true
+            process.terminate()
+            finished.wait()
+        }
         return ToolRun(status: process.terminationStatus,
-                       output: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-                       error: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+                       outputData: (try? Data(contentsOf: URL(fileURLWithPath: outFile))) ?? Data(),
+                       error: (try? String(contentsOfFile: errFile, encoding: .utf8)) ?? "",
+                       timedOut: timedOut)
     }
 
     /// Runs the `openssl` tool, the independent judge of what the TLS code
     /// writes and presents.
-    public static func openssl(_ arguments: [String]) throws -> ToolRun {
-        try run("/usr/bin/openssl", arguments)
+    public static func openssl(_ arguments: [String], input: Data? = nil) throws -> ToolRun {
+        try run("/usr/bin/openssl", arguments, input: input)
     }
 
     public static func curl(_ arguments: [String]) throws -> ToolRun {
@@ -63,10 +88,16 @@ public final class IntactProcess: @unchecked Sendable {
     }
 
     /// Starts `intact` with `arguments`; standard error (and standard output
-    /// when `keepOutput`) go to files in `directory`. `launcher`, when given,
-    /// runs `intact` (`["/usr/bin/prlimit", "--fsize=8192", "--"]`).
-    public init(_ arguments: [String], directory: String, keepOutput: Bool = false, launcher: [String] = []) throws {
-        errorFile = directory + "/intact-stderr.txt"
+    /// when `keepOutput`) go to files in `directory` (`name` tells several
+    /// processes' files apart). `environment` replaces the inherited one's
+    /// variables it names. `launcher`, when given, runs `intact`
+    /// (`["/usr/bin/prlimit", "--fsize=8192", "--"]`).
+    public init(_ arguments: [String], directory: String, keepOutput: Bool = false, name: String = "intact",
+                environment: [String: String] = [:], launcher: [String] = []) throws {
+        errorFile = directory + "/\(name)-stderr.txt"
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         _ = FileManager.default.createFile(atPath: errorFile, contents: nil)
         if let program = launcher.first {
             process.executableURL = URL(fileURLWithPath: program)
@@ -76,7 +107,7 @@ public final class IntactProcess: @unchecked Sendable {
             process.arguments = arguments
         }
         if keepOutput {
-            let file = directory + "/intact-stdout.txt"
+            let file = directory + "/\(name)-stdout.txt"
             _ = FileManager.default.createFile(atPath: file, contents: nil)
             outputFile = file
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: file))

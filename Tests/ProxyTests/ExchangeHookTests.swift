@@ -1,6 +1,7 @@
 import AuthFlow
 import Evidence
 import HTTP
+import ProxyAddons
 import XCTest
 @testable import Proxy
 

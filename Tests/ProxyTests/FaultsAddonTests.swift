@@ -2,6 +2,7 @@ import AuthFlow
 import Evidence
 import Faults
 import HTTP
+import ProxyAddons
 import TLS
 import XCTest
 @testable import Proxy

@@ -25,10 +25,13 @@ final class NginxOrigin {
 
     /// Starts nginx and waits until it accepts connections. `http2`: offer h2
     /// by ALPN (else HTTP/1.1 only); `requireClientCertificate`: refuse
-    /// requests without a client certificate issued by `authority`.
-    init(http2: Bool = true, requireClientCertificate: Bool = false) throws {
-        var template = Array("/tmp/intact-origin-XXXXXX".utf8CString)
-        directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+    /// requests without a client certificate issued by `authority`;
+    /// `keepaliveRequests`: the requests nginx serves on one connection before
+    /// it closes it (HTTP/1.1) or sends GOAWAY (HTTP/2).
+    /// `serverExtra`: more directives for the `server` block.
+    init(http2: Bool = true, requireClientCertificate: Bool = false, keepaliveRequests: Int = 100000,
+         serverExtra: String = "") throws {
+        directory = TemporaryDirectory.create(prefix: "intact-origin")
         for sub in ["www", "tmp", "logs"] {
             try FileManager.default.createDirectory(atPath: directory + "/" + sub, withIntermediateDirectories: true)
         }
@@ -53,7 +56,7 @@ final class NginxOrigin {
                 uwsgi_temp_path \(directory)/tmp/uwsgi;
                 scgi_temp_path \(directory)/tmp/scgi;
                 default_type application/octet-stream;
-                keepalive_requests 100000;
+                keepalive_requests \(keepaliveRequests);
                 server {
                     listen 127.0.0.1:\(port) ssl\(http2 ? " http2" : "");
                     ssl_certificate \(directory)/origin.pem;
@@ -63,6 +66,7 @@ final class NginxOrigin {
                     client_max_body_size 0;
                     dav_methods PUT;
                     create_full_put_path on;
+                    \(serverExtra)
                 }
             }
             """

@@ -28,6 +28,41 @@ final class ProxyBadInputTests: XCTestCase {
         XCTAssertEqual(record.leg(.downstream)?.response?.status, 400)
     }
 
+    /// A port probe's connect-and-close, a reset, a TLS handshake with no
+    /// request and a handshake the client rejects: each is recorded as a
+    /// connection event with the peer, never as an exchange, and the
+    /// rejected handshake says which side failed at which stage.
+    func testConnectionsWithoutARequestAreRecordedAsConnectionEvents() throws {
+        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: 1))
+        let proxy = try ProxyHarness(mode: .reverse(upstream))
+        let probe = try XCTUnwrap(RawSocket.connect(port: proxy.port))
+        close(probe)
+        let reset = try XCTUnwrap(RawSocket.connect(port: proxy.port))
+        RawSocket.reset(reset)
+        let target = "-connect 127.0.0.1:\(proxy.port) -servername localhost"
+        let handshake = try ToolRun.run("/bin/sh", ["-c", "openssl s_client \(target) -CAfile '\(proxy.caFile)' < /dev/null"])
+        XCTAssertTrue(handshake.output.contains("Verify return code: 0 (ok)"), handshake.output + handshake.error)
+        let rejected = try ToolRun.run("/bin/sh", ["-c", "openssl s_client \(target) -verify_return_error < /dev/null"])
+        XCTAssertNotEqual(rejected.status, 0, "the client rejects a certificate from a CA it does not know")
+
+        let recording = try proxy.stopAndRead()
+        let events = recording.records.compactMap(\.connection)
+        XCTAssertEqual(recording.records.count, 4, "\(recording.records)")
+        XCTAssertEqual(Set(events.map(\.outcome)), [.closed, .reset, .handshakeOnly, .handshakeFailed])
+        XCTAssertTrue(events.allSatisfy { $0.peer?.hasPrefix("127.0.0.1:") == true && $0.at != nil }, "\(events)")
+        XCTAssertEqual(events.first { $0.outcome == .handshakeOnly }?.tlsVersion, "TLSv1.3")
+        let failed = try XCTUnwrap(recording.records.first { $0.connection?.outcome == .handshakeFailed })
+        XCTAssertEqual(failed.error?.side, .client)
+        XCTAssertEqual(failed.error?.stage, .tls)
+        XCTAssertTrue(recording.records.allSatisfy { ConnectionEvent.of($0) != nil })
+
+        let report = try Verifier().verify([recording])
+        XCTAssertEqual(report.exchanges, [], "no connection event is an exchange")
+        XCTAssertEqual(report.connections.first?.total, 4)
+        XCTAssertEqual(report.connections.first?.failures.count, 1)
+        XCTAssertEqual(report.problems.map(\.kind), [.noExchange])
+    }
+
     func testConnectToAClosedPortOrUnknownHostIs502WithTheReason() throws {
         let proxy = try ProxyHarness()
         let closed = try NginxOrigin.freePort()

@@ -3,6 +3,7 @@ import Foundation
 import Proxy
 import TLS
 import Wire
+import IntactTestSupport
 import XCTest
 
 /// A `ProxyServer` run in-process on an ephemeral loopback port for a
@@ -22,8 +23,7 @@ final class ProxyHarness {
     /// Starts a proxy; `configure` adjusts the configuration (mode, trust, hooks…).
     init(mode: ProxyMode = .forward, bodyStoreLimit: Int = 0,
          configure: (inout ProxyConfiguration) -> Void = { _ in }) throws {
-        var template = Array("/tmp/intact-proxy-XXXXXX".utf8CString)
-        directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        directory = TemporaryDirectory.create(prefix: "intact-proxy")
         authority = try CertificateAuthority.create(in: directory + "/ca")
         var configuration = ProxyConfiguration(authority: authority)
         configuration.listenPort = 0

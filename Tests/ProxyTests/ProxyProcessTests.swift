@@ -13,8 +13,7 @@ final class ProxyProcessTests: XCTestCase {
     private var origin: NginxOrigin?
 
     override func setUpWithError() throws {
-        var template = Array("/tmp/intact-process-XXXXXX".utf8CString)
-        directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+        directory = TemporaryDirectory.create(prefix: "intact-process")
         origin = try NginxOrigin()
     }
 
@@ -43,13 +42,15 @@ final class ProxyProcessTests: XCTestCase {
                           "-w", "%{http_code} %{size_download}"] + extra + [url])
     }
 
-    func testAGibibyteStreamsThroughWhileResidentMemoryStaysUnder64MiB() throws {
-        let origin = try XCTUnwrap(origin)
-        // A sparse file: nginx sends zeros without the disk holding a gibibyte.
-        let path = origin.root + "/gibibyte"
+    /// A sparse 1 GiB file at the origin: nginx sends zeros without the disk holding a gibibyte.
+    private func makeSparseGibibyte() throws {
+        let path = try XCTUnwrap(origin).root + "/gibibyte"
         XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: nil))
         XCTAssertEqual(truncate(path, 1 << 30), 0)
-        let (proxy, port) = try startProxy(["--quiet"])
+    }
+
+    /// Runs `body` while sampling `proxy`'s VmRSS every 20 ms; returns its result and the peak in KiB.
+    private static func peakResidentKiB<T>(of proxy: IntactProcess, _ body: () throws -> T) throws -> (T, Int) {
         let peak = Mutex(0)
         let sampling = Atomic<Bool>(true)
         let sampler = Thread {
@@ -59,11 +60,17 @@ final class ProxyProcessTests: XCTestCase {
             }
         }
         sampler.start()
-        let run = try curl(port, "/gibibyte", ["--http2"])
-        sampling.store(false, ordering: .relaxed)
+        defer { sampling.store(false, ordering: .relaxed) }
+        let result = try body()
+        return (result, peak.withLock { $0 })
+    }
+
+    func testAGibibyteStreamsThroughWhileResidentMemoryStaysUnder64MiB() throws {
+        try makeSparseGibibyte()
+        let (proxy, port) = try startProxy(["--quiet"])
+        let (run, peakKiB) = try Self.peakResidentKiB(of: proxy) { try curl(port, "/gibibyte", ["--http2"]) }
         XCTAssertEqual(run.status, 0, run.error)
         XCTAssertEqual(run.output, "200 \(1 << 30)")
-        let peakKiB = peak.withLock { $0 }
         print("intact proxy peak VmRSS while 1 GiB streamed: \(peakKiB) KiB")
         XCTAssertGreaterThan(peakKiB, 0, "VmRSS was read")
         XCTAssertLessThan(peakKiB, 64 * 1024, "peak resident memory \(peakKiB) KiB")
@@ -72,6 +79,32 @@ final class ProxyProcessTests: XCTestCase {
         let record = try XCTUnwrap(RecordingReader.read(path: directory + "/run.jsonl").records.first)
         XCTAssertEqual(record.leg(.downstream)?.response?.digest.body, record.leg(.upstream)?.response?.digest.body)
         XCTAssertEqual(record.leg(.downstream)?.response?.digest.body.length, 1 << 30)
+    }
+
+    /// A client that reads a 1 GiB response at 100 KiB/s while the origin
+    /// could send it at loopback speed: the proxy must hold the origin back
+    /// (HTTP/2 window, HTTP/1.1 by not reading past its write watermark), not
+    /// buffer what the client has not taken. Eight seconds per version are
+    /// enough: an unbounded proxy would hold hundreds of MiB by then.
+    func testASlowReaderOfAGibibyteHoldsTheOriginBackAndMemoryStaysUnder64MiB() throws {
+        try makeSparseGibibyte()
+        let (proxy, port) = try startProxy(["--quiet"])
+        for version in ["--http1.1", "--http2"] {
+            let (run, peakKiB) = try Self.peakResidentKiB(of: proxy) {
+                try curl(port, "/gibibyte", [version, "--limit-rate", "100K", "--max-time", "8"])
+            }
+            XCTAssertEqual(run.status, 28, "curl stops at its --max-time, the response still flowing: \(run.error)")
+            let fields = run.output.split(separator: " ")
+            XCTAssertEqual(fields.first, "200", run.output)
+            let received = Int(fields.last ?? "") ?? 0
+            XCTAssertGreaterThan(received, 100 * 1024, "the body flowed (\(version))")
+            XCTAssertLessThan(received, 4 << 20, "curl kept to its rate (\(version))")
+            print("intact proxy peak VmRSS, 1 GiB read at 100 KiB/s (\(version)): \(peakKiB) KiB")
+            XCTAssertGreaterThan(peakKiB, 0, "VmRSS was read")
+            XCTAssertLessThan(peakKiB, 64 * 1024, "peak resident memory \(peakKiB) KiB with a slow reader (\(version))")
+        }
+        proxy.signal(SIGTERM)
+        XCTAssertEqual(proxy.waitForExit(), 0, proxy.standardError)
     }
 
     /// Clients that hang up while a response is still being written make the

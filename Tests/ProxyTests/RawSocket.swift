@@ -106,6 +106,14 @@ final class RawOrigin: @unchecked Sendable {
         case resetMidBody(declared: Int, sent: Int)
         /// Never answers; reads until the peer goes, then records how many body bytes came.
         case swallow
+        /// Answers with exactly these bytes, then closes its side and drains
+        /// the peer before closing (a close-delimited body ends there; a proxy
+        /// refusing CONNECT).
+        case answer(String)
+        /// Answers the first request with these bytes (keeping the connection),
+        /// then reads the next request's head and closes without answering it:
+        /// an idle-timeout race as a reused connection meets it.
+        case answerOnceThenDropNext(String)
     }
 
     let port: Int
@@ -113,6 +121,7 @@ final class RawOrigin: @unchecked Sendable {
     private let behaviour: Behaviour
     private let lock = NSLock()
     private var received: [Int] = []
+    private var heads: [String] = []
 
     init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
@@ -123,6 +132,9 @@ final class RawOrigin: @unchecked Sendable {
 
     /// Body bytes each finished connection received after its head.
     var bodyBytesReceived: [Int] { lock.withLock { received } }
+
+    /// Every request head read, in order.
+    var requestHeads: [String] { lock.withLock { heads } }
 
     func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
 
@@ -137,13 +149,24 @@ final class RawOrigin: @unchecked Sendable {
     private func handle(_ client: Int32) {
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        _ = RawSocket.read(client, until: "\r\n\r\n")
+        let head = RawSocket.read(client, until: "\r\n\r\n")
+        lock.withLock { heads.append(head) }
         switch behaviour {
         case .resetMidBody(let declared, let sent):
             RawSocket.send(client, Array("HTTP/1.1 200 OK\r\nContent-Length: \(declared)\r\n\r\n".utf8))
             RawSocket.send(client, [UInt8](repeating: 0x61, count: sent))
             usleep(100_000)
             RawSocket.reset(client)
+        case .answerOnceThenDropNext(let text):
+            RawSocket.send(client, Array(text.utf8))
+            let next = RawSocket.read(client, until: "\r\n\r\n")
+            if !next.isEmpty { lock.withLock { heads.append(next) } }
+            close(client)
+        case .answer(let text):
+            RawSocket.send(client, Array(text.utf8))
+            shutdown(client, Int32(SHUT_WR))
+            _ = RawSocket.readAll(client)
+            close(client)
         case .swallow:
             let body = RawSocket.readAll(client, limit: .max)
             lock.withLock { received.append(body.count) }

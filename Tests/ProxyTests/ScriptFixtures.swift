@@ -106,8 +106,12 @@ struct FlowScript {
     /// Keeps the commands and reports sent response heads back, as a driver does right after sending.
     private mutating func absorb(_ commands: [ExchangeCommand]) -> [ExchangeCommand] {
         log += commands
-        for case .sendResponse(.head(let head)) in commands {
-            log += flow.handle(.responseHeadSent(head, wire: Script.wire(head)))
+        for command in commands {
+            switch command {
+            case .sendResponse(.head(let head)): log += flow.handle(.responseHeadSent(head, wire: Script.wire(head)))
+            case .sendResponse(.end(let trailers)): log += flow.handle(.responseEndSent(trailers: trailers))
+            default: break
+            }
         }
         return commands
     }

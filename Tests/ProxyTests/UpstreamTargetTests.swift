@@ -42,6 +42,11 @@ final class UpstreamTargetTests: XCTestCase {
         XCTAssertTrue(wildcard.refuses(UpstreamTarget(scheme: .https, host: "127.0.0.5", port: 8080)!))
         XCTAssertTrue(wildcard.refuses(peerIP: "127.0.0.1", port: 8080))
         XCTAssertFalse(wildcard.refuses(peerIP: "127.0.0.1", port: 8081))
+        // A name bound on several addresses (localhost): each of them is the proxy.
+        let named = LoopGuard(listenIP: "127.0.0.1", port: 8080, otherListenIPs: ["::1"])
+        XCTAssertTrue(named.refuses(UpstreamTarget(scheme: .http, host: "[::1]", port: 8080)!))
+        XCTAssertTrue(named.refuses(peerIP: "::1", port: 8080))
+        XCTAssertFalse(LoopGuard(listenIP: "127.0.0.1", port: 8080).refuses(peerIP: "::1", port: 8080))
     }
 
     func testLocalResponsesNameTheErrorInProxyStatus() {

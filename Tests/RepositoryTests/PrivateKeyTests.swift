@@ -16,14 +16,15 @@ final class PrivateKeyTests: XCTestCase {
     static func containsPrivateKey(_ bytes: [UInt8]) -> Bool {
         var index = 0
         while let start = firstIndex(of: begin, in: bytes, from: index) {
-            // The label: uppercase letters, digits and spaces up to the closing dashes.
+            // The label: uppercase letters, digits and spaces (as PEM labels are), then the closing dashes.
             var cursor = start + begin.count
-            while cursor < bytes.count, bytes[cursor] != UInt8(ascii: "-"), bytes[cursor] != UInt8(ascii: "\n"),
-                  cursor - start < 64 {
+            while cursor < bytes.count, cursor - start < 64,
+                  (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(bytes[cursor])
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[cursor]) || bytes[cursor] == UInt8(ascii: " ") {
                 cursor += 1
             }
-            let label = bytes[(start + begin.count)..<cursor] + bytes[cursor..<min(bytes.count, cursor + 5)]
-            if Array(label).suffix(end.count) == ArraySlice(end) { return true }
+            let label = Array(bytes[(start + begin.count)..<cursor]) + Array(bytes[cursor..<min(bytes.count, cursor + 5)])
+            if label.count >= end.count, Array(label.suffix(end.count)) == end { return true }
             index = start + 1
         }
         return false
@@ -67,6 +68,7 @@ final class PrivateKeyTests: XCTestCase {
         XCTAssertFalse(Self.containsPrivateKey(Array(certificate.utf8)))
         XCTAssertFalse(Self.containsPrivateKey(Array("-----BEGIN ".utf8)))
         XCTAssertFalse(Self.containsPrivateKey(Array("a PRIVATE KEY is mentioned".utf8)))
+        XCTAssertFalse(Self.containsPrivateKey(Array("prose: `-----BEGIN … PRIVATE KEY-----`".utf8)), "labels are uppercase")
         XCTAssertTrue(Self.isTestFixture("Tests/TLSTests/Fixtures/leaf-key.pem"))
         XCTAssertFalse(Self.isTestFixture("ca/leaf-key.pem"))
         XCTAssertFalse(Self.isTestFixture("Examples/Fixtures/key.pem"), "only test targets hold fixtures")

@@ -1,6 +1,7 @@
 import Evidence
 import Foundation
 import HTTP
+import IntactTestSupport
 import XCTest
 @testable import SignIn
 
@@ -72,9 +73,6 @@ final class TapRecorderTests: XCTestCase {
 extension XCTestCase {
     /// A fresh directory, removed when the test ends.
     func temporaryDirectory() -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("intact-signin-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        addTeardownBlock { try? FileManager.default.removeItem(at: url) }
-        return url.path
+        makeTemporaryDirectory(prefix: "intact-signin")
     }
 }

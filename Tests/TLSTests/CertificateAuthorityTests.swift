@@ -4,14 +4,6 @@ import IntactTestSupport
 @testable import TLS
 
 extension XCTestCase {
-    /// A fresh directory under /tmp, removed when the test ends.
-    func makeTemporaryDirectory() -> String {
-        var template = Array("/tmp/intact-ca-test-XXXXXX".utf8CString)
-        let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
-        return path
-    }
-
     /// Permission bits of `path`.
     func mode(of path: String) throws -> Int {
         let attributes = try FileManager.default.attributesOfItem(atPath: path)

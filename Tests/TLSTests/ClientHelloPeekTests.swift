@@ -96,7 +96,10 @@ final class ClientHelloPeekTests: XCTestCase {
         XCTAssertEqual(summary.supportedVersions, [0x0304, 0x0303])
     }
 
-    func testInvalidServerNames() {
+    /// A name that is not a valid host name is accepted (nginx, HAProxy and
+    /// mitmproxy accept them too): no `serverName`, the bytes as sent, and
+    /// the reason it is not one.
+    func testInvalidServerNamesAreAcceptedWithTheirIssue() {
         let cases: [(String, String)] = [
             ("bad_name.test", "'_'"),
             ("127.0.0.1", "IP address"),
@@ -106,19 +109,38 @@ final class ClientHelloPeekTests: XCTestCase {
             (String(repeating: "a", count: 64) + ".test", "longer than 63"),
             ("a..b", "empty"),
             ("example.123", "all digits"),
+            ("localhost:8443", "':'"),
+            (String(repeating: "a", count: 300), "300 bytes"),
         ]
         for (name, expected) in cases {
             let outcome = ClientHelloPeek.inspect(builtClientHello(extensions: [serverNameExtension(Array(name.utf8))]))
-            guard case .invalidServerName(let raw, let reason) = outcome else {
+            guard case .clientHello(let summary) = outcome else {
                 XCTFail("\(name): \(outcome)")
                 continue
             }
-            XCTAssertEqual(raw, Array(name.utf8))
-            XCTAssertTrue(reason.contains(expected), "\(name): \(reason)")
+            XCTAssertNil(summary.serverName, name)
+            XCTAssertEqual(summary.serverNameSent, Array(name.utf8))
+            XCTAssertEqual(summary.escapedServerNameSent, name)
+            let issue = summary.serverNameIssue ?? ""
+            XCTAssertTrue(issue.contains(expected), "\(name): \(issue)")
         }
-        let binary = ClientHelloPeek.inspect(builtClientHello(extensions: [serverNameExtension([0x65, 0x00, 0x66])]))
-        guard case .invalidServerName(_, let reason) = binary else { return XCTFail("\(binary)") }
-        XCTAssertTrue(reason.contains("0x00"), reason)
+        let binary = ClientHelloPeek.inspect(builtClientHello(extensions: [serverNameExtension([0x65, 0x00, 0x66, 0x5C])]))
+        guard case .clientHello(let summary) = binary else { return XCTFail("\(binary)") }
+        XCTAssertEqual(summary.escapedServerNameSent, "e\\x00f\\x5C")
+        XCTAssertTrue(summary.serverNameIssue?.contains("0x00") == true, summary.serverNameIssue ?? "")
+    }
+
+    /// The address or host inside an SNI that is not a host name, for picking a certificate.
+    func testTheAddressInsideAnOddServerName() {
+        let cases: [(String, String?)] = [
+            ("127.0.0.1", "127.0.0.1"), ("::1", "::1"), ("Localhost:8443", "localhost"), ("127.0.0.1:443", "127.0.0.1"),
+            ("[::1]:443", "::1"), ("bad_name:443", nil), ("host:", nil), ("bad_name", nil), ("example.test", nil),
+        ]
+        for (name, expected) in cases {
+            guard case .clientHello(let summary) = ClientHelloPeek.inspect(
+                builtClientHello(extensions: [serverNameExtension(Array(name.utf8))])) else { return XCTFail(name) }
+            XCTAssertEqual(summary.serverNameAddress, expected, name)
+        }
     }
 
     func testPlainHTTPIsNotTLS() {

@@ -1,4 +1,5 @@
 import Foundation
+import IntactTestSupport
 import TLS
 
 /// Certificates made once per test run with the `openssl` command line, in a
@@ -118,22 +119,14 @@ struct TestCertificates: Sendable {
     }
 
     private func openssl(_ arguments: [String]) throws(TestSetupError) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
+        let run: ToolRun
         do {
-            try process.run()
+            run = try ToolRun.openssl(arguments)
         } catch {
             throw TestSetupError(message: "cannot run openssl: \(error)")
         }
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestSetupError(message: "openssl \(arguments.joined(separator: " ")) failed: "
-                                 + String(decoding: message, as: UTF8.self))
+        guard run.status == 0 else {
+            throw TestSetupError(message: "openssl \(arguments.joined(separator: " ")) failed: " + run.error)
         }
     }
 }

@@ -3,6 +3,7 @@ import HTTP
 import TLS
 import Transport
 import Wire
+import IntactTestSupport
 import XCTest
 
 /// HTTP/1.1 server behaviour seen from a raw byte peer: malformed requests,
@@ -85,8 +86,8 @@ final class HTTP1ServerConnectionTests: XCTestCase {
         defer { proxy.stop() }
         let output = try curl(origin, ["--http1.1", "-x", "http://127.0.0.1:\(proxy.port)", "-w", " %{http_code}",
                                        "https://\(TestPKI.hostName):\(origin.port)/version"])
-        XCTAssertEqual(output.status, 0, output.stderr)
-        XCTAssertEqual(output.stdout, "HTTP/1.1 1 200")
+        XCTAssertEqual(output.status, 0, output.error)
+        XCTAssertEqual(output.output, "HTTP/1.1 1 200")
         XCTAssertEqual(proxy.connectTargets.current, ["\(TestPKI.hostName):\(origin.port)"])
     }
 }

@@ -174,7 +174,7 @@ final class HTTPClientTests: XCTestCase {
         let plain = try TestOrigin(tls: false)
         defer { plain.stop() }
         let refused = send("GET", "/", to: try endpoint(.http1, proxy: HTTPProxyAddress(host: "127.0.0.1", port: plain.port)))
-        XCTAssertEqual(refused.failure, .proxyRefused(status: 404, reason: "Not Found"))
+        XCTAssertEqual(refused.failure, .proxyRefused(proxy: "http://127.0.0.1:\(plain.port)", status: 404, reason: "Not Found"))
         // TLS to a plaintext server.
         guard case .tlsHandshake? = send("GET", "/", to: try endpoint(.http1, port: plain.port)).failure else {
             return XCTFail("expected a TLS handshake failure")

@@ -11,7 +11,7 @@ final class HTTPStreamTests: XCTestCase {
     /// `@unchecked Sendable` holds.
     private final class IdleDriver: HTTPStreamDriver, @unchecked Sendable {
         func sendBody(_ bytes: [UInt8], on stream: HTTPStream) throws(TransportError) {}
-        func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) {}
+        func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) -> HTTPFields? { nil }
         func reset(_ stream: HTTPStream, code: HTTP2ErrorCode) {}
         func isWritable(_ stream: HTTPStream) -> Bool { true }
         func pendingOutboundBytes(_ stream: HTTPStream) -> Int { 0 }

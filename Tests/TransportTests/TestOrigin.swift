@@ -1,3 +1,4 @@
+import IntactTestSupport
 import Foundation
 import HTTP
 import Hashing
@@ -172,10 +173,10 @@ final class TestOrigin: Sendable {
 }
 
 /// `curl` against a `TestOrigin` with the test CA and `example.test` resolved to loopback.
-func curl(_ origin: TestOrigin, _ arguments: [String]) throws -> ToolOutput {
+func curl(_ origin: TestOrigin, _ arguments: [String]) throws -> ToolRun {
     let pki = try TestPKI.shared()
-    return try runTool(["curl", "-sS", "--max-time", "20", "--cacert", pki.caFile,
-                        "--resolve", "\(TestPKI.hostName):\(origin.port):127.0.0.1"] + arguments, limit: 30)
+    return try ToolRun.run("curl", ["-sS", "--max-time", "20", "--cacert", pki.caFile,
+                        "--resolve", "\(TestPKI.hostName):\(origin.port):127.0.0.1"] + arguments, timeout: 30)
 }
 
 /// A wire form as text: HTTP/1.1 head bytes as they are, HTTP/2 fields one `name: value` per line.

@@ -2,6 +2,7 @@ import Foundation
 import TLS
 import Transport
 import Wire
+import IntactTestSupport
 import XCTest
 
 /// A value shared between the test thread and event loops.
@@ -53,55 +54,9 @@ final class TestPKI: Sendable {
     }
 }
 
-/// What a command-line tool printed.
-struct ToolOutput {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-}
-
-/// Runs a command-line tool to completion (killed after `limit`, so a hung
-/// peer fails the test instead of blocking it) and returns what it printed.
-/// Blocks: call on the test thread, never on a loop.
-func runTool(_ arguments: [String], stdin: Data? = nil, limit: TimeInterval = 60) throws -> ToolOutput {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    let output = Pipe()
-    let errors = Pipe()
-    let input = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = input
-    try process.run()
-    if let stdin { input.fileHandleForWriting.write(stdin) }
-    try input.fileHandleForWriting.close()
-    let outputData = Locked(Data())
-    let errorData = Locked(Data())
-    let group = DispatchGroup()
-    group.enter()
-    DispatchQueue.global().async {
-        outputData.withLock { $0 = output.fileHandleForReading.readDataToEndOfFile() }
-        group.leave()
-    }
-    group.enter()
-    DispatchQueue.global().async {
-        errorData.withLock { $0 = errors.fileHandleForReading.readDataToEndOfFile() }
-        group.leave()
-    }
-    if group.wait(timeout: .now() + limit) == .timedOut {
-        process.terminate()
-        group.wait()
-    }
-    process.waitUntilExit()
-    return ToolOutput(status: process.terminationStatus,
-                      stdout: String(decoding: outputData.current, as: UTF8.self),
-                      stderr: String(decoding: errorData.current, as: UTF8.self))
-}
-
 /// Whether a tool is installed (tests that need it are skipped otherwise).
 func toolExists(_ name: String) -> Bool {
-    (try? runTool(["sh", "-c", "command -v \(name)"]).status) == 0
+    (try? ToolRun.run("sh", ["-c", "command -v \(name)"]).status) == 0
 }
 
 /// Deterministic test bytes: `count` bytes of a repeating, position-dependent pattern.

@@ -48,6 +48,12 @@ public enum HTMLReport {
             for exchange in group.exchanges { html += row(exchange, report.path.hops, geometry) }
             html += "</section>\n"
         }
+        if let heading = TextReport.intermediaryHeading(report) {
+            html += "<h2>\(escaped(heading))</h2>\n" + list(report.intermediaryRequests.lines, id: "intermediary-requests")
+        }
+        if let heading = TextReport.connectionsHeading(report) {
+            html += "<h2>\(escaped(heading))</h2>\n" + list(report.connections.flatMap(\.lines), id: "connections")
+        }
         html += "</body>\n</html>\n"
         return html
     }
@@ -179,9 +185,9 @@ private struct Geometry {
     /// that did keeps its own; an absent one is a stub ending in a cross.
     private func arrow(_ hop: HopResult, _ result: MessageResult, _ message: String, from: Int, to: Int, y: Int,
                        number: Int, tooltip: String) -> String {
-        let crossedWhole = result.outcome > .absent && result.outcome < .missing
+        let crossedWhole = result.outcome > .notReached && result.outcome < .missing
             && result.before?.complete != false && result.after?.complete != false
-        guard result.outcome != .absent || hop.verdict == .broken else { return "" }
+        guard result.outcome != .notReached || hop.verdict == .broken else { return "" }
         let verdict = hop.verdict == .broken && !crossedWhole ? "broken" : result.outcome.rawValue
         let colour = HTMLReport.colour(verdict)
         let middle = (from + to) / 2
@@ -189,7 +195,7 @@ private struct Geometry {
         var start = from, end = to, dash = ""
         let shapes: String
         switch result.outcome {
-        case .missing, .absent:
+        case .missing, .notReached, .broken:
             end = middle
             shapes = "<path d=\"M\(end - 5) \(y - 5)L\(end + 5) \(y + 5)M\(end - 5) \(y + 5)L\(end + 5) \(y - 5)\" "
                 + "stroke=\"\(colour)\" stroke-width=\"2.5\"/>"

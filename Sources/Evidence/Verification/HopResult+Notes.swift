@@ -24,7 +24,7 @@ extension HopResult {
 
     private static func note(_ kind: String, _ result: MessageResult, leaves: String, reaches: String) -> String? {
         switch result.outcome {
-        case .absent, .identical:
+        case .notReached, .identical, .broken:  // a message is never broken itself; its hop is
             return nil
         case .equivalent:
             return "\(kind) equivalent: " + result.reasons.map(\.text).joined(separator: "; ")

@@ -13,29 +13,41 @@ struct MessageJudge {
     func judge(before: RecordedMessage?, after: RecordedMessage?, as kind: Toleration.Message) -> MessageResult {
         switch (before, after) {
         case (nil, nil):
-            return MessageResult(outcome: .absent, before: nil, after: nil)
+            return MessageResult(outcome: .notReached, before: nil, after: nil)
         case (let before?, nil):
             return MessageResult(outcome: .missing, before: MessageSummary(before), after: nil)
         case (nil, let after?):
             return MessageResult(outcome: .foreign, before: nil, after: MessageSummary(after))
         case (let before?, let after?):
             let comparison = DigestComparison(before: before.digest, after: after.digest)
-            let differences = comparison.changes.map { describe($0, before, after, kind) }
-            let outcome: MessageResult.Outcome
-            switch comparison.verdict {
-            case .identical: outcome = .identical
-            case .equivalent: outcome = .equivalent
-            case .modified: outcome = differences.allSatisfy { $0.toleratedBy != nil } ? .tolerated : .modified
-            }
-            return MessageResult(outcome: outcome, before: MessageSummary(before), after: MessageSummary(after),
-                                 reasons: comparison.reasons.map(MessageJudge.equivalence), differences: differences)
+            let differences = comparison.changes.flatMap { describe($0, before, after, kind) }
+            let tolerated = comparison.verdict == .modified && differences.allSatisfy { $0.toleratedBy != nil }
+            return MessageResult(outcome: tolerated ? .tolerated : comparison.verdict, before: MessageSummary(before),
+                                 after: MessageSummary(after), reasons: comparison.reasons, differences: differences)
         }
     }
 
     // MARK: Differences
 
+    /// The differences one change makes: one, or one per cookie part for `Cookie` and `Set-Cookie`.
     private func describe(_ change: DigestComparison.Change, _ before: RecordedMessage, _ after: RecordedMessage,
-                          _ kind: Toleration.Message) -> MessageDifference {
+                          _ kind: Toleration.Message) -> [MessageDifference] {
+        let cookieField = kind == .request ? "cookie" : "set-cookie"
+        switch change {
+        case .fieldAdded(cookieField):
+            if let differences = cookieDifferences(.added, field: cookieField, before, after, kind) { return differences }
+        case .fieldRemoved(cookieField):
+            if let differences = cookieDifferences(.removed, field: cookieField, before, after, kind) { return differences }
+        case .fieldChanged(cookieField):
+            if let differences = cookieDifferences(.changed, field: cookieField, before, after, kind) { return differences }
+        default:
+            break
+        }
+        return [describeOne(change, before, after, kind)]
+    }
+
+    private func describeOne(_ change: DigestComparison.Change, _ before: RecordedMessage, _ after: RecordedMessage,
+                             _ kind: Toleration.Message) -> MessageDifference {
         switch change {
         case .statusChanged(let from, let to):
             return MessageDifference(kind: .statusChanged, before: String(from), after: String(to), text: change.description)
@@ -48,19 +60,19 @@ struct MessageJudge {
             let values = FieldValues(after, name)
             return MessageDifference(kind: .fieldAdded, field: name, after: values.joined,
                               text: "\(values.spelling ?? name) added" + values.shown,
-                              toleratedBy: tolerance(.added, of: name, before, after, kind))
+                              toleratedBy: tolerance(.added, of: name, kind))
         case .fieldRemoved(let name):
             let values = FieldValues(before, name)
             return MessageDifference(kind: .fieldRemoved, field: name, before: values.joined,
                               text: "\(values.spelling ?? name) removed" + values.shown,
-                              toleratedBy: tolerance(.removed, of: name, before, after, kind))
+                              toleratedBy: tolerance(.removed, of: name, kind))
         case .fieldChanged(let name):
             let old = FieldValues(before, name), new = FieldValues(after, name)
             let shown = old.isRedacted || new.isRedacted
                 ? " (secret values differ)" : " (\(FieldValues.clip(old.joined ?? "")) → \(FieldValues.clip(new.joined ?? "")))"
             return MessageDifference(kind: .fieldChanged, field: name, before: old.joined, after: new.joined,
                               text: "\(new.spelling ?? old.spelling ?? name) changed" + shown,
-                              toleratedBy: tolerance(.changed, of: name, before, after, kind))
+                              toleratedBy: tolerance(.changed, of: name, kind))
         case .bodyChanged(let from, let to):
             return MessageDifference(kind: .bodyChanged, before: String(from), after: String(to), text: change.description)
         case .trailersChanged:
@@ -75,47 +87,58 @@ struct MessageJudge {
         "\(message.scheme ?? "")://\(message.authority ?? message.firstValue("host") ?? "")\(message.path ?? "")"
     }
 
-    private static func equivalence(_ reason: DigestComparison.Reason) -> Equivalence {
-        let kind: Equivalence.Kind
-        switch reason {
-        case .fieldNameCase: kind = .fieldNameCase
-        case .version: kind = .version
-        case .framing: kind = .framing
-        case .hopByHop: kind = .hopByHop
-        case .host: kind = .host
-        case .cookieCrumbs: kind = .cookieCrumbs
-        case .fieldOrder: kind = .fieldOrder
-        case .targetForm: kind = .targetForm
-        case .reasonPhrase: kind = .reasonPhrase
-        case .trailerFormatting: kind = .trailerFormatting
-        case .wireFormatting: kind = .wireFormatting
-        }
-        return Equivalence(kind: kind, text: reason.description)
-    }
-
     // MARK: Tolerations
 
-    /// The rules that tolerate this field change, as the report shows them;
-    /// nil when the policy does not tolerate it.
-    private func tolerance(_ change: Toleration.Change, of field: String, _ before: RecordedMessage,
-                           _ after: RecordedMessage, _ kind: Toleration.Message) -> String? {
-        if let rule = policy.tolerations.first(where: { $0.subject == .field(field) && $0.covers(change, in: kind) }) {
-            return rule.description
+    /// The first rule that tolerates this kind of change of a field, as the report shows it.
+    private func tolerance(_ change: Toleration.Change, of field: String, _ kind: Toleration.Message) -> String? {
+        policy.tolerations.first { $0.subject == .field(field) && $0.covers(change, in: kind) }?.description
+    }
+
+    /// The first rule that tolerates this kind of change of a cookie by name, else of its field.
+    private func tolerance(_ change: Toleration.Change, ofCookie cookie: String, field: String,
+                           fieldChange: Toleration.Change, _ kind: Toleration.Message) -> String? {
+        policy.tolerations.first { $0.subject.names(cookie: cookie) && $0.covers(change, in: kind) }?.description
+            ?? tolerance(fieldChange, of: field, kind)
+    }
+
+    // MARK: Cookies
+
+    /// A `Cookie` or `Set-Cookie` change as one difference per cookie part
+    /// (`SERVERID added`, `JSESSIONID: attribute SameSite=None added`,
+    /// `JSESSIONID: value changed (secret)`); nil when a side was recorded
+    /// without parts (redacted by an older build), so only the field can be named.
+    private func cookieDifferences(_ change: Toleration.Change, field: String, _ before: RecordedMessage,
+                                   _ after: RecordedMessage, _ kind: Toleration.Message) -> [MessageDifference]? {
+        let old = FieldValues(before, field), new = FieldValues(after, field)
+        guard let oldParts = old.cookies, let newParts = new.cookies else { return nil }
+        let secret = old.isRedacted || new.isRedacted
+        let changes = CookieChange.compare(oldParts, newParts) { _ in secret }
+        let spelling = new.spelling ?? old.spelling ?? field
+        guard !changes.isEmpty else {
+            return [MessageDifference(kind: .fieldChanged, field: field, text: "\(spelling) changed (the same cookies, "
+                                      + "in another order or with other spacing)", toleratedBy: tolerance(.changed, of: field, kind))]
         }
-        let cookieField = kind == .request ? "cookie" : "set-cookie"
-        guard field == cookieField else { return nil }
-        let cookieRules = policy.tolerations.filter { if case .cookie = $0.subject { return true } else { return false } }
-        guard !cookieRules.isEmpty,
-              let changes = CookieChanges(before: FieldValues(before, field), after: FieldValues(after, field), kind: kind),
-              !changes.byName.isEmpty else { return nil }
-        var used: [Toleration] = []
-        for (name, cookieChange) in changes.byName.sorted(by: { $0.key < $1.key }) {
-            guard let rule = cookieRules.first(where: { $0.subject == .cookie(name) && $0.covers(cookieChange, in: kind) }) else {
-                return nil
+        return changes.map { cookieChange in
+            let cookieKind: Toleration.Change
+            let differenceKind: MessageDifference.Kind
+            switch cookieChange {
+            case .added: (cookieKind, differenceKind) = (.added, change == .added ? .fieldAdded : .cookieAdded)
+            case .removed: (cookieKind, differenceKind) = (.removed, change == .removed ? .fieldRemoved : .cookieRemoved)
+            default: (cookieKind, differenceKind) = (.changed, .cookieChanged)
             }
-            if !used.contains(rule) { used.append(rule) }
+            var values: (String?, String?) = (nil, nil)
+            switch cookieChange {
+            case .valueChanged(_, let from, let to, false): values = (from, to)
+            case .attributeChanged(_, _, let from, let to): values = (from, to)
+            case .attributeAdded(_, let attribute): values = (nil, attribute)
+            case .attributeRemoved(_, let attribute): values = (attribute, nil)
+            default: break
+            }
+            return MessageDifference(kind: differenceKind, field: field, cookie: cookieChange.cookie.isEmpty ? nil : cookieChange.cookie,
+                                     before: values.0, after: values.1, text: cookieChange.description,
+                                     toleratedBy: tolerance(cookieKind, ofCookie: cookieChange.cookie, field: field,
+                                                            fieldChange: change, kind))
         }
-        return used.map(\.description).joined(separator: "; ")
     }
 }
 
@@ -126,11 +149,20 @@ private struct FieldValues {
     let spelling: String?
     let isRedacted: Bool
 
+    /// The cookies of every line of the field, part by part; nil when a line has none recorded.
+    let cookies: [CookieParts]?
+
     init(_ message: RecordedMessage, _ lowercasedName: String) {
         let fields = message.fields.filter { HTTPField.lowercaseASCII($0.name) == lowercasedName }
         values = fields.map(\.value)
         spelling = fields.first?.name
         isRedacted = fields.contains(where: \.isRedacted)
+        var cookies: [CookieParts]? = []
+        for field in fields {
+            guard let parts = field.cookieParts else { cookies = nil; break }
+            cookies?.append(contentsOf: parts)
+        }
+        self.cookies = cookies
     }
 
     /// The values joined with ", "; nil when the field is absent.
@@ -145,42 +177,5 @@ private struct FieldValues {
     /// At most 60 characters of a value, for one-line text.
     static func clip(_ value: String) -> String {
         value.count <= 60 ? value : String(value.prefix(57)) + "..."
-    }
-}
-
-/// Which cookies a `Cookie` (request) or `Set-Cookie` (response) change
-/// added, removed or changed, by cookie name; nil when a value is redacted
-/// and the names cannot be known.
-private struct CookieChanges {
-    let byName: [String: Toleration.Change]
-
-    init?(before: FieldValues, after: FieldValues, kind: Toleration.Message) {
-        guard !before.isRedacted && !after.isRedacted else { return nil }
-        let old = CookieChanges.cookies(before.values, kind), new = CookieChanges.cookies(after.values, kind)
-        var byName: [String: Toleration.Change] = [:]
-        for name in Set(old.keys).union(new.keys) {
-            switch (old[name], new[name]) {
-            case (nil, _?): byName[name] = .added
-            case (_?, nil): byName[name] = .removed
-            case let (a?, b?) where a != b: byName[name] = .changed
-            default: break
-            }
-        }
-        self.byName = byName
-    }
-
-    /// Cookie name → its values (crumbs of `Cookie`, whole lines of `Set-Cookie`), in order.
-    private static func cookies(_ values: [String], _ kind: Toleration.Message) -> [String: [String]] {
-        let items: [String]
-        switch kind {
-        case .request: items = values.flatMap { $0.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) } }
-        case .response: items = values
-        }
-        var result: [String: [String]] = [:]
-        for item in items where !item.isEmpty {
-            let name = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]
-            result[String(name).trimmingCharacters(in: .whitespaces), default: []].append(item)
-        }
-        return result
     }
 }

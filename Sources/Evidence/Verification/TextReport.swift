@@ -26,6 +26,17 @@ public enum TextReport {
             lines.append(contentsOf: table(group.exchanges, report.path.hops))
         }
 
+        if let heading = intermediaryHeading(report) {
+            lines.append("")
+            lines.append(heading)
+            lines.append(contentsOf: report.intermediaryRequests.lines.map { "  " + $0 })
+        }
+        if let heading = connectionsHeading(report) {
+            lines.append("")
+            lines.append(heading)
+            lines.append(contentsOf: report.connections.flatMap(\.lines).map { "  " + $0 })
+        }
+
         let cells = report.exchanges.flatMap(\.hops)
         if cells.contains(where: { $0.pairing == .inferred }) || cells.contains(where: { !$0.injected.isEmpty }) {
             lines.append("")
@@ -40,12 +51,34 @@ public enum TextReport {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// `12 exchanges over 3 hops: 30 identical, …; 2 pairings inferred`.
+    /// The heading of the intermediary requests section; nil when there are none.
+    static func intermediaryHeading(_ report: VerificationReport) -> String? {
+        let requests = report.intermediaryRequests
+        guard requests.total > 0 else { return nil }
+        return "Intermediary requests (made by an intermediary itself, not exchanges of the app; policy: "
+            + "\(report.policy.intermediaryRequests)): \(requests.total)"
+    }
+
+    /// The heading of the connection events section; nil when there are none.
+    static func connectionsHeading(_ report: VerificationReport) -> String? {
+        guard !report.connections.isEmpty else { return nil }
+        return "Connections without a request (connection events, never exchanges; no policy fails on them):"
+    }
+
+    /// `12 exchanges over 3 hops: 30 identical, …; 2 pairings inferred`, then
+    /// the intermediary requests and connection events when there are any.
     static func summaryLine(_ summary: VerificationSummary) -> String {
         let counts = HopVerdict.allCases.filter { $0 != .notReached }.map { "\(summary.count($0)) \($0.rawValue)" }
-        return "Summary: \(summary.exchanges) exchange\(summary.exchanges == 1 ? "" : "s") over \(summary.hops) "
+        var line = "Summary: \(summary.exchanges) exchange\(summary.exchanges == 1 ? "" : "s") over \(summary.hops) "
             + "hop\(summary.hops == 1 ? "" : "s"): " + counts.joined(separator: ", ")
             + "; \(summary.inferredPairings) pairing\(summary.inferredPairings == 1 ? "" : "s") inferred"
+        if summary.intermediaryRequests > 0 {
+            line += "; \(summary.intermediaryRequests) intermediary request\(summary.intermediaryRequests == 1 ? "" : "s")"
+        }
+        if summary.connectionEvents > 0 {
+            line += "; \(summary.connectionEvents) connection event\(summary.connectionEvents == 1 ? "" : "s")"
+        }
+        return line
     }
 
     /// `Policy strict holds.` or `Policy strict FAILS: …`.
@@ -57,6 +90,10 @@ public enum TextReport {
             let injected = failing.count { $0.hops.contains { !$0.verdict.passes && !$0.injected.isEmpty } }
             reasons.append("\(failing.count) of \(report.exchanges.count) exchanges fail"
                            + (injected > 0 ? " (\(injected) on hops with injected faults)" : ""))
+        }
+        let forbidden = report.intermediaryRequests.forbidden
+        if forbidden > 0 {
+            reasons.append("\(forbidden) intermediary request\(forbidden == 1 ? "" : "s") the policy does not allow")
         }
         reasons.append(contentsOf: report.problems.map(\.kind.rawValue))
         return "Policy \(report.policy.name) FAILS: " + reasons.joined(separator: "; ") + "."

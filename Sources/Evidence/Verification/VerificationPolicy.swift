@@ -27,11 +27,16 @@ public struct VerificationPolicy: Hashable, Sendable {
     public var name: String
     public var description: String?
     public var tolerations: [Toleration]
+    /// Whether requests an intermediary makes itself (health checks) are
+    /// allowed; `allow` unless the file says `"intermediaryRequests"`.
+    public var intermediaryRequests: IntermediaryRequestRule
 
-    public init(name: String, description: String? = nil, tolerations: [Toleration] = []) {
+    public init(name: String, description: String? = nil, tolerations: [Toleration] = [],
+                intermediaryRequests: IntermediaryRequestRule = .allow) {
         self.name = name
         self.description = description
         self.tolerations = tolerations
+        self.intermediaryRequests = intermediaryRequests
     }
 
     /// The document's rule: nothing but identical or equivalent messages.
@@ -67,10 +72,18 @@ public struct Toleration: Hashable, Sendable, CustomStringConvertible {
     public enum Subject: Hashable, Sendable {
         /// A field, by its name lowercased.
         case field(String)
-        /// A cookie by its exact name: a crumb of `Cookie` in requests, a
-        /// `Set-Cookie` line in responses. Needs values recorded in clear; a
-        /// redacted `Cookie` or `Set-Cookie` does not show which cookie changed.
+        /// A cookie by its exact name, or every name starting with a prefix
+        /// when it ends in `*` (`AWSALB*`): a crumb of `Cookie` in requests,
+        /// a `Set-Cookie` line in responses. Works on redacted recordings:
+        /// cookies are recorded part by part, only their values digested.
         case cookie(String)
+
+        /// Whether the subject names this cookie.
+        public func names(cookie name: String) -> Bool {
+            guard case .cookie(let pattern) = self else { return false }
+            if pattern.hasSuffix("*") { return name.hasPrefix(pattern.dropLast()) }
+            return pattern == name
+        }
     }
 
     public enum Change: String, Hashable, Sendable, CaseIterable {
@@ -113,11 +126,43 @@ public struct Toleration: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
+/// What a policy says about requests an intermediary makes itself (seen
+/// behind it, never in front of it): the document's rule is about the app's
+/// messages, so `strict` allows them; a policy may forbid them, or allow
+/// only some paths (`"intermediaryRequests": ["/health"]`).
+public enum IntermediaryRequestRule: Hashable, Sendable, CustomStringConvertible {
+    case allow
+    case forbid
+    /// Allowed when the request's path (without its query) is one of these.
+    case paths([String])
+
+    /// The words a policy file may give instead of a list.
+    public static let words = ["allow", "forbid"]
+
+    public func allows(target: String) -> Bool {
+        switch self {
+        case .allow: return true
+        case .forbid: return false
+        case .paths(let paths):
+            let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? target
+            return paths.contains(path)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .allow: return "allowed"
+        case .forbid: return "forbidden"
+        case .paths(let paths): return "allowed to " + paths.joined(separator: ", ") + " only"
+        }
+    }
+}
+
 /// Reads the JSON object of a policy file. Each object's fields are
 /// declared once, in the lists below; adding a field is adding it there and
 /// reading it where the object is read.
 private enum PolicyReader {
-    static let policyFields = ["name", "description", "tolerate"]
+    static let policyFields = ["name", "description", "tolerate", "intermediaryRequests"]
     static let tolerationFields = ["field", "cookie", "changes", "message", "reason"]
 
     static func policy(_ json: LocatedJSON, defaultName: String) throws(ConfigurationError) -> VerificationPolicy {
@@ -127,7 +172,31 @@ private enum PolicyReader {
             tolerations.append(try toleration(rule))
         }
         return VerificationPolicy(name: try top.name("name") ?? defaultName, description: try top.string("description"),
-                                  tolerations: tolerations)
+                                  tolerations: tolerations, intermediaryRequests: try intermediaryRule(top))
+    }
+
+    /// `"allow"`, `"forbid"`, or a non-empty list of paths, each starting with `/`.
+    private static func intermediaryRule(_ top: JSONFieldReader) throws(ConfigurationError) -> IntermediaryRequestRule {
+        let key = "intermediaryRequests"
+        guard let value = top.value(key) else { return .allow }
+        let expected = IntermediaryRequestRule.words.map { "\"\($0)\"" }.joined(separator: ", ")
+            + " or a list of allowed paths such as [\"/health\"]"
+        switch value.value {
+        case .string(let word):
+            switch word {
+            case "allow": return .allow
+            case "forbid": return .forbid
+            default: throw top.error(.invalid("unknown value \"\(word)\" (expected \(expected))"), key)
+            }
+        case .array:
+            let paths = try top.strings(key) ?? []
+            guard !paths.isEmpty, paths.allSatisfy({ $0.hasPrefix("/") }) else {
+                throw top.error(.invalid("a list must hold paths starting with \"/\" (expected \(expected))"), key)
+            }
+            return .paths(paths)
+        default:
+            throw top.error(.wrongType(expected: expected, found: value.typeName), key)
+        }
     }
 
     private static func toleration(_ rule: JSONFieldReader) throws(ConfigurationError) -> Toleration {

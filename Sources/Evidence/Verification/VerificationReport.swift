@@ -3,7 +3,7 @@ import HTTP
 /// The result of verifying recordings: which observation points were compared
 /// in which order, and for every exchange a verdict per hop with each
 /// difference named. It is also the `intact verify --json` document (schema
-/// `intact-verify/1`, described in `Docs/verify-json.md`): every type here
+/// `intact-verify/2`, described in `Docs/verify-json.md`): every type here
 /// encodes with stable key names and lowercase, hyphenated enumeration values.
 ///
 /// A report is a plain value built once by `Verifier.verify(_:)`; the text,
@@ -12,7 +12,7 @@ public struct VerificationReport: Codable, Hashable, Sendable {
     /// The schema name and version of the JSON form; a consumer checks it
     /// before reading further. The version changes when a key is removed or
     /// its meaning changes (added keys do not change it).
-    public static let schemaName = "intact-verify/1"
+    public static let schemaName = "intact-verify/2"
 
     public var schema: String
     /// The policy applied.
@@ -21,8 +21,12 @@ public struct VerificationReport: Codable, Hashable, Sendable {
     public var recordings: [RecordingSummary]
     /// The taps in path order, client first, and the hops between their points.
     public var path: VerifiedPath
-    /// Every exchange, ordered by when it was first seen.
+    /// Every exchange of the app, ordered by when it was first seen.
     public var exchanges: [VerifiedExchange]
+    /// Requests an intermediary made itself (health checks), not exchanges of the app.
+    public var intermediaryRequests: IntermediaryRequests
+    /// Per tap that recorded any, its connections that carried no request.
+    public var connections: [TapConnections]
     /// Counts over every exchange and hop.
     public var summary: VerificationSummary
     /// Why the recordings as a whole could not prove anything, when they could not.
@@ -34,16 +38,21 @@ public struct VerificationReport: Codable, Hashable, Sendable {
     public var policyHolds: Bool
 
     public init(policy: PolicySummary, recordings: [RecordingSummary], path: VerifiedPath,
-                exchanges: [VerifiedExchange], problems: [VerificationProblem], warnings: [String]) {
+                exchanges: [VerifiedExchange], intermediaryRequests: IntermediaryRequests = IntermediaryRequests(groups: []),
+                connections: [TapConnections] = [], problems: [VerificationProblem], warnings: [String]) {
         self.schema = VerificationReport.schemaName
         self.policy = policy
         self.recordings = recordings
         self.path = path
         self.exchanges = exchanges
-        self.summary = VerificationSummary(exchanges: exchanges, hopCount: path.hops.count)
+        self.intermediaryRequests = intermediaryRequests
+        self.connections = connections
+        self.summary = VerificationSummary(exchanges: exchanges, hopCount: path.hops.count,
+                                           intermediaryRequests: intermediaryRequests, connections: connections)
         self.problems = problems
         self.warnings = warnings
         self.policyHolds = problems.isEmpty && !exchanges.isEmpty && exchanges.allSatisfy(\.passes)
+            && intermediaryRequests.forbidden == 0
     }
 
     /// The exchanges grouped by auth-flow step, groups in order of first
@@ -62,7 +71,8 @@ public struct VerificationReport: Codable, Hashable, Sendable {
 // MARK: - Verdicts
 
 /// The verdict of one exchange on one hop, in increasing severity.
-public enum HopVerdict: String, Codable, Hashable, Sendable, CaseIterable, Comparable, CustomStringConvertible {
+public enum HopVerdict: String, Codable, CodingKeyRepresentable, Hashable, Sendable, CaseIterable, Comparable,
+                        CustomStringConvertible {
     /// Neither side of the hop saw the exchange: it stopped at an earlier hop
     /// (which carries the verdict) or never needed this one.
     case notReached = "not-reached"
@@ -285,18 +295,24 @@ public struct RecordedFailure: Codable, Hashable, Sendable, CustomStringConverti
     /// The leg and stage, as the tap recorded it.
     public var location: String
     public var message: String
+    /// The side of the tap that failed (its client leg or its upstream leg), when known.
+    public var side: ExchangeRecord.Failure.Side?
+    /// The stage it failed at, when known.
+    public var stage: ExchangeRecord.Failure.Stage?
 
     public init(tap: String, failure: ExchangeRecord.Failure) {
         self.tap = tap
         self.kind = failure.kind
         self.location = failure.location
         self.message = failure.message
+        self.side = failure.side
+        self.stage = failure.stage
     }
 
     public var description: String { "\(tap), \(location): \(kind.rawValue): \(message)" }
 
     private enum CodingKeys: String, CodingKey {
-        case tap, kind, location = "where", message
+        case tap, kind, location = "where", message, side, stage
     }
 }
 
@@ -305,17 +321,10 @@ public struct RecordedFailure: Codable, Hashable, Sendable, CustomStringConverti
 /// One message (request or response) on one hop: before is the side it left,
 /// after the side it reached.
 public struct MessageResult: Codable, Hashable, Sendable {
-    public enum Outcome: String, Codable, Hashable, Sendable, CaseIterable, Comparable {
-        /// Neither side saw the message.
-        case absent
-        case identical, equivalent, tolerated, modified, missing, foreign
-
-        public static func < (a: Outcome, b: Outcome) -> Bool {
-            allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
-        }
-    }
-
-    public var outcome: Outcome
+    /// The message's verdict on the hop, in the same vocabulary as the hop's:
+    /// `not-reached` when neither side saw it; never `broken` (a hop is broken,
+    /// by a recorded failure, not a message).
+    public var outcome: HopVerdict
     /// The message as the side it left saw it, when it did.
     public var before: MessageSummary?
     /// The message as the side it reached saw it, when it did.
@@ -325,7 +334,7 @@ public struct MessageResult: Codable, Hashable, Sendable {
     /// Semantic differences, each marked when tolerated.
     public var differences: [MessageDifference]
 
-    public init(outcome: Outcome, before: MessageSummary?, after: MessageSummary?, reasons: [Equivalence] = [],
+    public init(outcome: HopVerdict, before: MessageSummary?, after: MessageSummary?, reasons: [Equivalence] = [],
                 differences: [MessageDifference] = []) {
         self.outcome = outcome
         self.before = before
@@ -380,18 +389,25 @@ public struct Equivalence: Codable, Hashable, Sendable {
 /// One semantic difference, named, with the values when the recordings hold
 /// them in clear, and the policy rule that tolerates it, if any.
 public struct MessageDifference: Codable, Hashable, Sendable {
-    public enum Kind: String, Codable, Hashable, Sendable {
+    public enum Kind: String, Codable, Hashable, Sendable, CaseIterable {
         case statusChanged = "status-changed", methodChanged = "method-changed", targetChanged = "target-changed"
         case fieldAdded = "field-added", fieldRemoved = "field-removed", fieldChanged = "field-changed"
+        /// A cookie added to, removed from, or changed in a `Cookie` or
+        /// `Set-Cookie` field present on both sides (`cookie` names it; a
+        /// whole field added or removed is `field-added`/`field-removed`, one per cookie).
+        case cookieAdded = "cookie-added", cookieRemoved = "cookie-removed", cookieChanged = "cookie-changed"
         case bodyChanged = "body-changed", trailersChanged = "trailers-changed", unexplained
     }
 
     public var kind: Kind
-    /// The lowercased field name, for the field kinds.
+    /// The lowercased field name, for the field and cookie kinds.
     public var field: String?
+    /// The cookie's name, for a difference of one cookie of `Cookie` or `Set-Cookie`.
+    public var cookie: String?
     /// The value before and after: status codes, methods, `scheme://authority/path`
     /// targets, field values (joined with `, `; secrets stay `sha256:` digests),
-    /// body lengths in bytes. Nil where that side has none.
+    /// body lengths in bytes; for a cookie, the attribute or the value in clear
+    /// (never a secret's digest). Nil where that side has none.
     public var before: String?
     public var after: String?
     /// `Via added (1.1 lb)`, `body changed (120 → 98 bytes)`…
@@ -399,10 +415,11 @@ public struct MessageDifference: Codable, Hashable, Sendable {
     /// The policy rule that tolerates this difference, as the policy states it; nil when not tolerated.
     public var toleratedBy: String?
 
-    public init(kind: Kind, field: String? = nil, before: String? = nil, after: String? = nil, text: String,
-                toleratedBy: String? = nil) {
+    public init(kind: Kind, field: String? = nil, cookie: String? = nil, before: String? = nil, after: String? = nil,
+                text: String, toleratedBy: String? = nil) {
         self.kind = kind
         self.field = field
+        self.cookie = cookie
         self.before = before
         self.after = after
         self.text = text
@@ -437,11 +454,15 @@ public struct PolicySummary: Codable, Hashable, Sendable {
     public var description: String?
     /// One sentence per toleration rule.
     public var tolerations: [String]
+    /// What the policy says about requests intermediaries make themselves:
+    /// `allowed`, `forbidden`, or `allowed to /health only`.
+    public var intermediaryRequests: String
 
     public init(_ policy: VerificationPolicy) {
         name = policy.name
         description = policy.description
         tolerations = policy.tolerations.map(\.description)
+        intermediaryRequests = policy.intermediaryRequests.description
     }
 }
 
@@ -454,6 +475,8 @@ public struct VerificationProblem: Codable, Hashable, Sendable, CustomStringConv
         case noHop = "no-hop"
         /// The recordings hold no exchange.
         case noExchange = "no-exchange"
+        /// The recordings hold requests an intermediary made itself and no exchange of the app.
+        case onlyIntermediaryRequests = "only-intermediary-requests"
     }
 
     public var kind: Kind
@@ -472,24 +495,32 @@ public struct VerificationSummary: Codable, Hashable, Sendable {
     public var exchanges: Int
     public var hops: Int
     /// Per verdict, the number of (exchange, hop) cells with it; `not-reached` cells are not counted.
-    public var verdicts: [String: Int]
+    public var verdicts: [HopVerdict: Int]
     /// Exchanges whose worst verdict fails the policy.
     public var failingExchanges: Int
     /// Pairings across taps made by sequence alignment.
     public var inferredPairings: Int
     /// Hops where a fault was injected on purpose.
     public var injectedHops: Int
+    /// Requests intermediaries made themselves (not counted in `exchanges`).
+    public var intermediaryRequests: Int
+    /// Connections that carried no request, over every tap (not counted in `exchanges`).
+    public var connectionEvents: Int
 
-    public init(exchanges list: [VerifiedExchange], hopCount: Int) {
+    public init(exchanges list: [VerifiedExchange], hopCount: Int,
+                intermediaryRequests: IntermediaryRequests = IntermediaryRequests(groups: []),
+                connections: [TapConnections] = []) {
         exchanges = list.count
         hops = hopCount
-        var verdicts: [String: Int] = [:]
-        for verdict in HopVerdict.allCases where verdict != .notReached { verdicts[verdict.rawValue] = 0 }
+        self.intermediaryRequests = intermediaryRequests.total
+        connectionEvents = connections.reduce(0) { $0 + $1.total }
+        var verdicts: [HopVerdict: Int] = [:]
+        for verdict in HopVerdict.allCases where verdict != .notReached { verdicts[verdict] = 0 }
         var inferred = 0
         var injected = 0
         for exchange in list {
             for hop in exchange.hops {
-                if hop.verdict != .notReached { verdicts[hop.verdict.rawValue, default: 0] += 1 }
+                if hop.verdict != .notReached { verdicts[hop.verdict, default: 0] += 1 }
                 if hop.pairing == .inferred { inferred += 1 }
                 if !hop.injected.isEmpty { injected += 1 }
             }
@@ -501,5 +532,5 @@ public struct VerificationSummary: Codable, Hashable, Sendable {
     }
 
     /// The count for one verdict.
-    public func count(_ verdict: HopVerdict) -> Int { verdicts[verdict.rawValue] ?? 0 }
+    public func count(_ verdict: HopVerdict) -> Int { verdicts[verdict] ?? 0 }
 }

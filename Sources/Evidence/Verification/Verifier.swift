@@ -51,7 +51,8 @@ public struct Verifier: Sendable {
         let (chains, unpairedBoundaries) = try ExchangeChain.link(path, maximumAlignmentCells: configuration.maximumAlignmentCells)
         let judge = MessageJudge(policy: configuration.policy)
 
-        let ordered = chains.map { ($0, start(of: $0, in: path)) }.enumerated().sorted { a, b in
+        let sorted = sort(chains, in: path)
+        let ordered = sorted.app.map { ($0, start(of: $0, in: path)) }.enumerated().sorted { a, b in
             switch (a.element.1, b.element.1) {
             case let (ta?, tb?) where ta != tb: return ta < tb
             case (.some, nil): return true
@@ -59,24 +60,30 @@ public struct Verifier: Sendable {
             default: return a.offset < b.offset
             }
         }.map(\.element)
-        let exchanges = ordered.enumerated().map { number, entry in
+        var exchanges = ordered.enumerated().map { number, entry in
             exchange(entry.0, number: number + 1, started: entry.1, path: path, judge: judge)
         }
+        let connections = pairConnectionFailures(sorted.events, with: &exchanges, path: path)
+        let intermediary = intermediaryRequests(sorted.intermediary, path: path)
 
         var problems: [VerificationProblem] = []
-        if exchanges.isEmpty {
+        if exchanges.isEmpty && intermediary.total > 0 {
+            problems.append(VerificationProblem(kind: .onlyIntermediaryRequests, message:
+                "the recordings hold \(intermediary.total) request\(intermediary.total == 1 ? "" : "s") an intermediary made "
+                + "itself and no exchange of the app: nothing to verify for the app"))
+        } else if exchanges.isEmpty {
             problems.append(VerificationProblem(kind: .noExchange, message: "the recordings hold no exchange: nothing was verified"))
         }
         if path.hops.isEmpty, let tap = path.taps.first {
             problems.append(VerificationProblem(kind: .noHop, message:
                 "only one observation point (\(tap.name), \(tap.entry.rawValue) leg): add the recording of another tap on the path"))
         }
-        if !unpairedBoundaries.isEmpty && !chains.contains(where: \.crossesTaps) {
+        if !unpairedBoundaries.isEmpty && !sorted.app.isEmpty && !sorted.app.contains(where: \.crossesTaps) {
             let names = path.taps.map(\.name).joined(separator: ", ")
             problems.append(VerificationProblem(kind: .nothingPairs, message:
                 "nothing pairs across the taps \(names): no exchange shares a trace id or aligns on method, target "
                 + "and body (recordings of different runs?)"))
-        } else {
+        } else if !sorted.app.isEmpty {
             for boundary in unpairedBoundaries {
                 let (a, b) = (path.taps[boundary].name, path.taps[boundary + 1].name)
                 problems.append(VerificationProblem(kind: .nothingPairs, message:
@@ -84,7 +91,8 @@ public struct Verifier: Sendable {
             }
         }
         return VerificationReport(policy: PolicySummary(configuration.policy), recordings: recordings.map(RecordingSummary.init),
-                                  path: path.verifiedPath, exchanges: exchanges, problems: problems,
+                                  path: path.verifiedPath, exchanges: exchanges, intermediaryRequests: intermediary,
+                                  connections: connections, problems: problems,
                                   warnings: Verifier.digestKeyWarnings(recordings) + recordings.flatMap { $0.warnings.map(\.description) })
     }
 
@@ -102,6 +110,132 @@ public struct Verifier: Sendable {
         return ["the recordings did not digest secrets under the same digest key: \(list). Recorded secret values "
                 + "(cookies, Authorization, token and password parameters) cannot be compared across them and are not "
                 + "reported as changed for that; give every tap of a setup the same --digest-key FILE"]
+    }
+
+    // MARK: What is not an exchange of the app
+
+    /// A connection event, with the failure its record holds.
+    typealias RecordedEvent = (event: ConnectionEvent, failure: ExchangeRecord.Failure?, record: ExchangeRecord)
+
+    /// The chains sorted into the app's exchanges, requests intermediaries
+    /// made themselves (tap index and record), and connection events per tap.
+    private func sort(_ chains: [ExchangeChain], in path: TapPath)
+        -> (app: [ExchangeChain], intermediary: [(tap: Int, record: ExchangeRecord)], events: [[RecordedEvent]]) {
+        var app: [ExchangeChain] = []
+        var intermediary: [(tap: Int, record: ExchangeRecord)] = []
+        var events: [[RecordedEvent]] = Array(repeating: [], count: path.taps.count)
+        // An intermediary never sends the client's `Intact-Trace`; nor does its own
+        // request match one a tap in front of it saw (method, target, body):
+        // such a request is the app's, sent again (a retry), and stays an exchange.
+        let sent = path.taps.map { tap in
+            Set(tap.records.flatMap { $0.legs.compactMap { $0.request.map(Verifier.requestKey) } })
+        }
+        for chain in chains {
+            let members = records(chain, in: path)
+            guard let first = members.first else { continue }
+            if members.count == 1, let event = ConnectionEvent.of(first.record) {
+                events[first.tap].append((event, first.record.error, first.record))
+                continue
+            }
+            if first.tap > 0, first.record.traceID == nil, let request = first.record.leg(path.taps[first.tap].entry)?.request,
+               !sent[..<first.tap].contains(where: { $0.contains(Verifier.requestKey(request)) }) {
+                intermediary.append(first)
+                continue
+            }
+            app.append(chain)
+        }
+        return (app, intermediary, events)
+    }
+
+    /// A request's method, target and body digest, as one string.
+    private static func requestKey(_ request: RecordedMessage) -> String {
+        "\(request.method ?? "") \(request.path ?? "") \(request.digest.body.length) \(request.digest.body.sha256.hex)"
+    }
+
+    /// Groups intermediary requests by tap, method and target, in order of first appearance.
+    private func intermediaryRequests(_ list: [(tap: Int, record: ExchangeRecord)], path: TapPath) -> IntermediaryRequests {
+        var order: [String] = []
+        var groups: [String: IntermediaryRequestGroup] = [:]
+        for (tap, record) in list {
+            let leg = record.leg(path.taps[tap].entry)
+            guard let request = leg?.request else { continue }
+            let (method, target) = (request.method ?? "", request.path ?? "")
+            let key = "\(tap) \(method) \(target)"
+            let time = request.timings.earliest
+            var group = groups[key] ?? IntermediaryRequestGroup(
+                tap: path.taps[tap].name, method: method, target: target, count: 0, first: time, last: time, statuses: [],
+                allowed: configuration.policy.intermediaryRequests.allows(target: target))
+            if groups[key] == nil { order.append(key) }
+            group.count += 1
+            if let time {
+                group.first = min(group.first ?? time, time)
+                group.last = max(group.last ?? time, time)
+            }
+            if let status = leg?.response?.status, !group.statuses.contains(status) {
+                group.statuses = (group.statuses + [status]).sorted()
+            }
+            groups[key] = group
+        }
+        return IntermediaryRequests(groups: order.compactMap { groups[$0] })
+    }
+
+    /// How far apart (milliseconds) a tap's handshake failure and an exchange's
+    /// start may be and still be paired as one attempt.
+    static let connectionPairingWindow = 10_000.0
+
+    /// Summarises each tap's connection events, pairing each handshake
+    /// failure with the exchange whose request left the tap in front of it
+    /// and never arrived (missing or broken on the hop into the tap), nearest
+    /// in time — or, for an exchange with no time (the client could not send
+    /// its request), one whose hop already shows a TLS or connect failure:
+    /// the other side's view of the same handshake. That hop then shows the
+    /// failure and is broken.
+    private func pairConnectionFailures(_ events: [[RecordedEvent]], with exchanges: inout [VerifiedExchange],
+                                        path: TapPath) -> [TapConnections] {
+        var summaries: [TapConnections] = []
+        var taken: Set<Int> = []
+        for (tap, list) in events.enumerated() where !list.isEmpty {
+            let hop = path.hopTaps.firstIndex { $0.to == tap && $0.from != tap }
+            let entries = list.map { item -> (event: ConnectionEvent, failure: ExchangeRecord.Failure?, paired: Int?) in
+                guard item.event.outcome == .handshakeFailed, let hop, let at = item.event.at else {
+                    return (item.event, item.failure, nil)
+                }
+                // How far from the event an exchange started; untimed ones rank last.
+                func distance(_ index: Int) -> Double {
+                    exchanges[index].started.map { abs($0.milliseconds(until: at)) } ?? .infinity
+                }
+                let candidates = exchanges.indices.filter { index in
+                    let result = exchanges[index].hops[hop]
+                    guard !taken.contains(index), [.missing, .broken].contains(result.verdict) else { return false }
+                    if exchanges[index].started == nil {
+                        return result.failures.contains { $0.stage == .tls || $0.stage == .connect }
+                    }
+                    return distance(index) <= Verifier.connectionPairingWindow
+                }
+                guard let best = candidates.min(by: { distance($0) < distance($1) }) else { return (item.event, item.failure, nil) }
+                taken.insert(best)
+                var hops = exchanges[best].hops
+                let recorded = item.failure.map { RecordedFailure(tap: path.taps[tap].name, failure: $0) }
+                if let recorded {
+                    hops[hop].failures.append(recorded)
+                    hops[hop].verdict = .broken
+                }
+                // Faults the tap applied to the connection (a client certificate it demanded)
+                // show on its own hop, broken by the same failure, as for any exchange of the tap.
+                if !item.record.faults.isEmpty, let own = path.ownHop(ofTap: tap) {
+                    hops[own].injected += item.record.faults
+                    if let recorded, !hops[own].failures.contains(recorded) {
+                        hops[own].failures.append(recorded)
+                        hops[own].verdict = .broken
+                    }
+                }
+                exchanges[best].hops = hops
+                exchanges[best].verdict = hops.map(\.verdict).max() ?? .notReached
+                return (item.event, item.failure, exchanges[best].number)
+            }
+            summaries.append(TapConnections(tap: path.taps[tap].name, events: entries))
+        }
+        return summaries
     }
 
     // MARK: One exchange
@@ -158,13 +292,13 @@ public struct Verifier: Sendable {
         let injected = sides.flatMap { tap, record in
             path.ownHop(ofTap: tap) == index ? record?.faults ?? [] : []
         }
-        let crossedWhole = [request, response].allSatisfy { $0.outcome > .absent && $0.outcome < .missing }
+        let crossedWhole = [request, response].allSatisfy { $0.outcome > .notReached && $0.outcome < .missing }
             && [nearLeg?.request, farLeg?.request, nearLeg?.response, farLeg?.response].allSatisfy { $0?.complete ?? true }
         let verdict: HopVerdict
         if !failures.isEmpty && !crossedWhole {
             verdict = .broken
         } else {
-            verdict = Verifier.verdict(max(request.outcome, response.outcome))
+            verdict = max(request.outcome, response.outcome)
         }
         return HopResult(hop: info.number, verdict: verdict, pairing: pairing, request: request, response: response,
                          injected: injected, failures: failures)
@@ -181,18 +315,6 @@ public struct Verifier: Sendable {
             if hops.contains(where: { $0.verdict == .broken && $0.failures.contains(failure) }) { continue }
             hops[own].verdict = .broken
             if !hops[own].failures.contains(failure) { hops[own].failures.append(failure) }
-        }
-    }
-
-    private static func verdict(_ outcome: MessageResult.Outcome) -> HopVerdict {
-        switch outcome {
-        case .absent: return .notReached
-        case .identical: return .identical
-        case .equivalent: return .equivalent
-        case .tolerated: return .tolerated
-        case .modified: return .modified
-        case .missing: return .missing
-        case .foreign: return .foreign
         }
     }
 }

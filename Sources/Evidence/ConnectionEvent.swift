@@ -1,0 +1,64 @@
+/// What happened on a connection that carried no request: a port probe that
+/// connected and closed, a reset, a TLS handshake that finished or failed
+/// before any request. A tap records one as a record with no message and
+/// this value (`ExchangeRecord.connection`); the verifier lists it per tap
+/// and never counts it as an exchange of the app, so it never fails a
+/// policy. A handshake that failed after the client sent its ClientHello is
+/// a connection failure: it is paired with the exchange a neighbouring tap
+/// saw fail at the same time, when one did.
+public struct ConnectionEvent: Codable, Hashable, Sendable {
+    /// How the connection ended.
+    public enum Outcome: String, Codable, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+        /// The peer connected and closed without sending a byte (a port probe, an L4 health check).
+        case closed
+        /// The peer reset the connection before any request.
+        case reset
+        /// The TLS handshake completed; the connection closed with no request.
+        case handshakeOnly = "handshake-only"
+        /// The TLS handshake failed after the client's ClientHello (a client
+        /// rejecting the certificate, a protocol mismatch).
+        case handshakeFailed = "handshake-failed"
+
+        public var description: String {
+            switch self {
+            case .closed: return "connected and closed"
+            case .reset: return "reset"
+            case .handshakeOnly: return "TLS handshake, no request"
+            case .handshakeFailed: return "TLS handshake failed"
+            }
+        }
+    }
+
+    public var outcome: Outcome
+    /// The peer's address (`127.0.0.1:51234`), when the tap knew it.
+    public var peer: String?
+    /// When the tap saw the connection end.
+    public var at: Timestamp?
+    /// The TLS version, when a handshake completed.
+    public var tlsVersion: String?
+
+    public init(outcome: Outcome, peer: String? = nil, at: Timestamp? = nil, tlsVersion: String? = nil) {
+        self.outcome = outcome
+        self.peer = peer
+        self.at = at
+        self.tlsVersion = tlsVersion
+    }
+
+    /// The event a record stands for: its `connection` value, else (a
+    /// recording of an older build, or the mock server's) a record with no
+    /// message whose failure is a connection-level one. Nil for a record that
+    /// carried a message, and for the client's: a request the client could
+    /// not send is still an exchange of the app, failed.
+    public static func of(_ record: ExchangeRecord) -> ConnectionEvent? {
+        guard !record.legs.contains(where: { $0.request != nil || $0.response != nil }) else { return nil }
+        if let event = record.connection { return event }
+        guard record.traceID == nil, !record.legs.contains(where: { $0.role == .client }) else { return nil }
+        guard let error = record.error else { return ConnectionEvent(outcome: .closed) }
+        switch error.kind {
+        case .closedEarly: return ConnectionEvent(outcome: .closed)
+        case .reset: return ConnectionEvent(outcome: .reset)
+        case .tls: return ConnectionEvent(outcome: .handshakeFailed)
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Evidence
+import HTTP
+
+/// What an exchange keeps to send its request again when the upstream never
+/// processed it: the head and framing it opened the upstream stream with,
+/// and the body parts sent on the current attempt while they stay within
+/// `bodyLimit` (beyond it the body is no longer held in full, and a failure
+/// is final). One retry per exchange, on a fresh stream from the pool (the
+/// connection that sent GOAWAY or closed takes no new stream).
+struct UpstreamReplay {
+    /// The most body bytes held for a resend.
+    static let bodyLimit = 64 * 1024
+    /// Methods whose request may be sent again when it was only likely, not
+    /// certainly, unprocessed (RFC 9110 §9.2.2).
+    static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
+    /// The most attempts per exchange.
+    static let maximumAttempts = 2
+
+    /// The head the upstream stream was opened with, where it went and its body framing.
+    private(set) var opened: (target: UpstreamTarget, head: HTTPRequestHead, framing: HTTP1Framing)?
+    /// The parts sent on the current attempt; nil once the body outgrew `bodyLimit`.
+    private(set) var sentParts: [HTTPRequestPart]? = []
+    private var heldBytes = 0
+    private(set) var attempts = 0
+
+    /// The request head is on its way upstream: a new attempt starts.
+    mutating func opening(_ target: UpstreamTarget, head: HTTPRequestHead, framing: HTTP1Framing) {
+        opened = (target, head, framing)
+        sentParts = []
+        heldBytes = 0
+        attempts += 1
+    }
+
+    /// A body part (or the end) went upstream on the current attempt.
+    mutating func sent(_ part: HTTPRequestPart) {
+        guard var parts = sentParts else { return }
+        if case .body(let chunk) = part { heldBytes += chunk.count }
+        guard heldBytes <= Self.bodyLimit else {
+            sentParts = nil
+            return
+        }
+        parts.append(part)
+        sentParts = parts
+    }
+
+    /// Whether a request failing with `problem` may be sent again.
+    func allows(_ problem: ProxyError) -> Bool {
+        guard attempts < Self.maximumAttempts, let opened, sentParts != nil else { return false }
+        switch problem.notProcessed {
+        case .certainly?: return true
+        case .ifIdempotent?: return Self.idempotentMethods.contains(opened.head.method)
+        case nil: return false
+        }
+    }
+}
+
+extension ExchangeFlow {
+    /// Sends the request again when the upstream failed without processing
+    /// it, nothing of the response reached the client, and the request is
+    /// still held in full: the failed attempt is noted in the record, the
+    /// request goes back to `.opening` with what was sent, and a fresh
+    /// stream is asked for. Returns false (doing nothing) otherwise.
+    mutating func retryUpstream(_ problem: ProxyError, into commands: inout [ExchangeCommand]) -> Bool {
+        guard replay.allows(problem), client == .connected, case .awaitingHead = responseLeg,
+              let opened = replay.opened else { return false }
+        let resend: [HTTPRequestPart]
+        switch requestLeg {
+        case .opening(let pending, _): resend = pending
+        case .forwarding, .sent: resend = replay.sentParts ?? []
+        case .awaitingHead, .discarding: return false
+        }
+        recorder.abandonAttempt(problem)
+        let bodyless = !opened.framing.allowsBody
+        requestLeg = .opening(pending: bodyless ? [] : resend, bodyless: bodyless)
+        upstream = .opening
+        replay.opening(opened.target, head: opened.head, framing: opened.framing)
+        commands.append(.openUpstream(opened.target, head: opened.head, framing: opened.framing))
+        return true
+    }
+}

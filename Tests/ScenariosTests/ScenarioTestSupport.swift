@@ -1,0 +1,86 @@
+import Foundation
+import IntactTestSupport
+import XCTest
+@testable import Scenarios
+
+/// Paths and helpers shared by the scenario tests.
+enum ScenarioFixtures {
+    /// The repository's root, from this file's path.
+    static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().path
+
+    /// `Examples/loadbalancers`.
+    static let examples = repositoryRoot + "/Examples/loadbalancers"
+
+    /// The example scenario `name` (`nginx/good`).
+    static func example(_ name: String) throws -> Scenario {
+        try Scenario.load(from: examples + "/" + name)
+    }
+
+    /// The `intact` executable built next to this test bundle (`swift build
+    /// --build-tests` builds it), or nil when it is not there.
+    static var intactExecutable: String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        let testBinary = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var directory = URL(fileURLWithPath: testBinary).deletingLastPathComponent()
+        // On Linux the test binary is …/debug/IntactPackageTests.xctest; on other layouts a bundle sits deeper.
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("intact").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
+    }
+
+    /// The subcommands a scenario run starts (`server`, `proxy`, `client`)
+    /// that `intact` at `path` does not list in its `--help`.
+    static func missingCommands(in path: String) -> [String] {
+        guard let help = try? ToolRun.run(path, ["--help"]).output else { return ["--help"] }
+        let listed = Set(help.split(separator: "\n").compactMap { line in
+            line.hasPrefix("  ") ? line.split(separator: " ").first.map(String.init) : nil
+        })
+        return ["server", "proxy", "client"].filter { !listed.contains($0) }
+    }
+}
+
+extension XCTestCase {
+    /// Writes `files` (relative path → contents) into a new scenario directory and returns its path.
+    func makeScenarioDirectory(_ files: [String: String]) throws -> String {
+        let directory = makeTemporaryDirectory(prefix: "intact-scenario-test") + "/custom/scenario"
+        for (name, contents) in files {
+            let path = directory + "/" + name
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                    withIntermediateDirectories: true)
+            try Data(contents.utf8).write(to: URL(fileURLWithPath: path))
+        }
+        return directory
+    }
+
+    /// Asserts that `body` throws exactly `expected`.
+    func assertThrows<T>(_ expected: ScenarioError, file: StaticString = #filePath, line: UInt = #line,
+                         _ body: () throws -> T) {
+        do {
+            _ = try body()
+            XCTFail("expected \(expected), nothing was thrown", file: file, line: line)
+        } catch let error as ScenarioError {
+            XCTAssertEqual(error, expected, file: file, line: line)
+        } catch {
+            XCTFail("expected \(expected), got \(error)", file: file, line: line)
+        }
+    }
+
+    /// The `ScenarioError` `body` throws, failing the test when it throws nothing or something else.
+    func scenarioError<T>(file: StaticString = #filePath, line: UInt = #line, _ body: () throws -> T) -> ScenarioError? {
+        do {
+            _ = try body()
+            XCTFail("expected a ScenarioError, nothing was thrown", file: file, line: line)
+        } catch let error as ScenarioError {
+            return error
+        } catch {
+            XCTFail("expected a ScenarioError, got \(error)", file: file, line: line)
+        }
+        return nil
+    }
+}
