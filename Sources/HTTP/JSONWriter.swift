@@ -35,21 +35,20 @@ public struct JSONWriter {
 
     /// Writes `{`, the members `body` writes, then `}`.
     public mutating func object(_ body: (inout JSONWriter) -> Void) {
-        separate()
-        bytes.append(UInt8(ascii: "{"))
-        needsComma = false
-        body(&self)
-        bytes.append(UInt8(ascii: "}"))
-        needsComma = true
+        container(open: UInt8(ascii: "{"), close: UInt8(ascii: "}"), body)
     }
 
     /// Writes `[`, the elements `body` writes, then `]`.
     public mutating func array(_ body: (inout JSONWriter) -> Void) {
+        container(open: UInt8(ascii: "["), close: UInt8(ascii: "]"), body)
+    }
+
+    private mutating func container(open: UInt8, close: UInt8, _ body: (inout JSONWriter) -> Void) {
         separate()
-        bytes.append(UInt8(ascii: "["))
+        bytes.append(open)
         needsComma = false
         body(&self)
-        bytes.append(UInt8(ascii: "]"))
+        bytes.append(close)
         needsComma = true
     }
 
