@@ -20,6 +20,7 @@ enum ProxyCommand {
         let listen = Option.value("listen", .hostPort,
                                   help: "where to listen: an IP, [IPv6] or a host name (every address bound); port 0 picks one",
                                   default: HostPort(host: "127.0.0.1", port: 8080)!)
+        let listenFD = InheritedListener.option()
         let allow = Option.repeatable("allow", .addressRange,
                                       help: "only clients in this range may connect (repeatable; e.g. 192.0.2.0/24)")
         let caDirectory = CADirectoryOptions()
@@ -85,12 +86,13 @@ enum ProxyCommand {
         run: run)
 
     private static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
+        let inherited = try InheritedListener.socket(arguments, descriptor: options.listenFD, address: options.listen)
         let configuration = try makeConfiguration(arguments, context)
         let drainSeconds = arguments[options.drainTimeout]
         let server = ProxyServer(configuration: configuration)
         let stopRequested = DispatchSemaphore(value: 0)
         let signals = SignalWatch(signals: [SIGINT, SIGTERM]) { stopRequested.signal() }
-        _ = try server.start()
+        _ = try inherited.map(server.start(on:)) ?? server.start()
         let addresses = server.listeningAddresses
         var banner = "intact proxy: listening on \(addresses.map(\.description).joined(separator: " and ")) "
             + "(\(configuration.mode) mode), CA \(configuration.authority.certificatePath)"

@@ -11,6 +11,7 @@ enum ServerCommand {
     struct Options: OptionGroup {
         let listen = Option.value("listen", .socketAddress("ADDR"), help: "address and port to listen on (IP literal)",
                                   default: .loopbackIPv4(port: 8443))
+        let listenFD = InheritedListener.option()
         let externalURL = Option.optional("external-url", .externalURL,
                                           help: "the URL the server believes it is reached at (default: https://<listen address>)")
         let context = Option.value("context", .string("PATH"), help: "context path of the endpoints", default: "suite")
@@ -104,7 +105,8 @@ enum ServerCommand {
     static func hostConfiguration(_ arguments: ParsedArguments,
                                   _ context: CommandContext = .standard) throws -> MockServerHost.Configuration {
         let path = arguments.path
-        let listen = arguments[options.listen]
+        let inherited = try InheritedListener.socket(arguments, descriptor: options.listenFD, address: options.listen)
+        let listen = inherited?.localAddress ?? arguments[options.listen]
         var contextPath = arguments[options.context]
         var externalOrigin: Origin?
         if let url = arguments[options.externalURL] {
@@ -146,17 +148,19 @@ enum ServerCommand {
             tokenPost: try SignInOptions.tokenPostFormat(arguments, options.tokenPost),
             requiresClientCertificate: clientCA != nil, maxRequestBodyBytes: arguments[options.maxBody],
             echoesTraceField: !arguments[options.noTraceEcho])
-        return MockServerHost.Configuration(server: server, listenAddress: listen,
-                                            externalOriginFollowsListener: externalOrigin == nil,
-                                            certificate: certificate,
-                                            clientCertificateRoots: clientCA.map { .caFile($0) })
+        var configuration = MockServerHost.Configuration(server: server, listenAddress: listen,
+                                                         externalOriginFollowsListener: externalOrigin == nil,
+                                                         certificate: certificate,
+                                                         clientCertificateRoots: clientCA.map { .caFile($0) })
+        configuration.listeningSocket = inherited
+        return configuration
     }
 
     /// The options worth writing into the recording's header.
     private static func recordedOptions(_ arguments: ParsedArguments) -> [String: String] {
         let recorded: [any OptionDeclaring] = [
-            options.listen, options.externalURL, options.context, options.users, options.tokenLifetime,
-            options.sessionIdle, options.schemes, options.requireClientCertificate, options.maxBody,
+            options.listen, options.listenFD, options.externalURL, options.context, options.users,
+            options.tokenLifetime, options.sessionIdle, options.schemes, options.requireClientCertificate, options.maxBody,
             options.tokenPost.tokenField, options.tokenPost.verifierField, options.tokenPost.encoding,
         ]
         var given: [String: String] = [:]

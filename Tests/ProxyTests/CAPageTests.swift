@@ -29,11 +29,8 @@ final class CAPageTests: XCTestCase {
     func run(_ head: HTTPRequestHead, site: Bool = true) throws -> [DownstreamCommand] {
         var layer = try layer(site: site)
         _ = layer.start()
-        var commands = layer.handle(.requestHead(Script.exchange(1), head, wire: Script.wire(head), streamID: nil,
-                                                 bodyFraming: .none))
-        for case .exchange(let exchange, .sendResponse(.head(let sent))) in commands {
-            commands += layer.handle(.exchange(exchange, .responseHeadSent(sent, wire: Script.wire(sent))))
-        }
+        var commands = Script.reportingSent(&layer, layer.handle(.requestHead(
+            Script.exchange(1), head, wire: Script.wire(head), streamID: nil, bodyFraming: .none)))
         commands += layer.handle(.exchange(Script.exchange(1), .requestEnd(trailers: nil)))
         return commands
     }

@@ -39,19 +39,9 @@ final class DownstreamLayerTests: XCTestCase {
         }
     }
 
-    /// Reports each response head sent back to the layer, as the driver does; returns all the commands.
+    /// Reports each response head and end sent back to the layer, as the driver does; returns all the commands.
     func reportingHeads(_ layer: inout DownstreamLayer, _ commands: [DownstreamCommand]) -> [DownstreamCommand] {
-        var all = commands
-        for command in commands {
-            switch command {
-            case .exchange(let exchange, .sendResponse(.head(let head))):
-                all += layer.handle(.exchange(exchange, .responseHeadSent(head, wire: Script.wire(head))))
-            case .exchange(let exchange, .sendResponse(.end(let trailers))):
-                all += layer.handle(.exchange(exchange, .responseEndSent(trailers: trailers)))
-            default: break
-            }
-        }
-        return all
+        Script.reportingSent(&layer, commands)
     }
 
     func sentHeads(_ commands: [DownstreamCommand]) -> [HTTPResponseHead] {

@@ -57,6 +57,22 @@ enum Script {
         return .http1(head: Array(written.rawHead))
     }
 
+    /// Reports each response head and end in `commands` back to `layer` as
+    /// sent, as the driver does right after sending; returns all the commands.
+    static func reportingSent(_ layer: inout DownstreamLayer, _ commands: [DownstreamCommand]) -> [DownstreamCommand] {
+        var all = commands
+        for command in commands {
+            switch command {
+            case .exchange(let exchange, .sendResponse(.head(let head))):
+                all += layer.handle(.exchange(exchange, .responseHeadSent(head, wire: wire(head))))
+            case .exchange(let exchange, .sendResponse(.end(let trailers))):
+                all += layer.handle(.exchange(exchange, .responseEndSent(trailers: trailers)))
+            default: break
+            }
+        }
+        return all
+    }
+
     static func bytes(_ count: Int, seed: UInt8 = 7) -> [UInt8] {
         (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
     }

@@ -52,7 +52,7 @@ final class ChainedTapsTests: XCTestCase {
     func testARelayDroppingOneSetCookieBetweenTheTapsIsNamedByHopExchangeAndField() throws {
         let chain = try chain()
         defer { chain.stop() }
-        let relay = try SetCookieDroppingRelay(port: chain.ports.middle, upstreamPort: chain.ports.tapB,
+        let relay = try SetCookieDroppingRelay(socket: try chain.takeMiddleSocket(), upstreamPort: chain.ports.tapB,
                                                caDirectory: chain.caDirectory, droppedCookie: MockServer.multipartCsrfCookie)
         defer { relay.stop() }
         try chain.start(tapAUpstream: chain.ports.middle)

@@ -34,7 +34,7 @@ final class LoadBalancerScenarioTests: XCTestCase {
             throw XCTSkip("this intact has no \(missing.map { "'intact \($0)'" }.joined(separator: ", ")) yet")
         }
         return ScenarioRunner.Options(intactExecutable: intact, runParent: makeTemporaryDirectory(prefix: "intact-scenario-test"),
-                                      readinessTimeout: 20, clientTimeout: 60)
+                                      clientTimeout: 60)
     }
 
     /// Runs the example `name` and asserts its outcome is the one it expects.
@@ -162,22 +162,37 @@ final class LoadBalancerScenarioTests: XCTestCase {
                       "the failure names tap A and the load balancer's address: \(cell.failures)")
     }
 
-    /// A load balancer that starts but never listens where the scenario says:
-    /// a clear error naming it and its address, and nothing left running.
-    func testALoadBalancerThatNeverListensIsAClearError() throws {
+    /// An HAProxy configuration that binds anything but the socket the runner
+    /// hands over is refused before anything starts, naming the line.
+    func testAnHAProxyConfigurationThatDoesNotBindTheHandedSocketIsAClearError() throws {
         let directory = try makeScenarioDirectory([
             "scenario.json": ScenarioTests.minimalManifest.replacingOccurrences(of: "nginx", with: "haproxy"),
-            "haproxy.cfg": "# listens on the wrong port\ndefaults\n    mode http\n    timeout client 5s\n"
-                + "frontend f\n    bind {{RUNDIR}}/haproxy.sock\n    http-request return status 200\n",
+            "haproxy.cfg": "# binds the port itself\ndefaults\n    mode http\n    timeout client 5s\n"
+                + "frontend f\n    bind {{LISTEN_ADDRESS}}:{{LISTEN_PORT}}\n    http-request return status 200\n",
         ])
-        var options = try options()
-        options.readinessTimeout = 1
-        let runner = ScenarioRunner(options: options)
+        let runner = ScenarioRunner(options: try options())
         let error = scenarioError { try runner.run(try Scenario.load(from: directory)) }
-        guard case let .notReady(role, address, seconds, _)? = error else { return XCTFail("\(String(describing: error))") }
-        XCTAssertEqual(role, "HAProxy")
-        XCTAssertTrue(address.hasPrefix("127.0.0.1:"))
-        XCTAssertEqual(seconds, 1)
+        guard case let .configTemplate(_, line, reason)? = error else { return XCTFail("\(String(describing: error))") }
+        XCTAssertEqual(line, 6)
+        XCTAssertTrue(reason.contains("bind {{LISTEN}}") && reason.contains("fd@3"), reason)
+    }
+
+    /// An nginx whose `listen` names another address than the socket it
+    /// inherits closes that socket: a clear error naming it and the address,
+    /// and nothing left running.
+    func testAnNginxThatDropsTheHandedSocketIsAClearError() throws {
+        let directory = try makeScenarioDirectory([
+            "scenario.json": ScenarioTests.minimalManifest,
+            "nginx.conf": "events {}\nhttp {\n    server {\n        listen 127.0.0.2:{{LISTEN_PORT}};\n"
+                + "        return 200;\n    }\n}\n",
+        ])
+        let runner = ScenarioRunner(options: try options())
+        let error = scenarioError { try runner.run(try Scenario.load(from: directory)) }
+        guard case let .droppedListener(role, address, _)? = error else { return XCTFail("\(String(describing: error))") }
+        XCTAssertEqual(role, "nginx")
+        XCTAssertTrue(address.hasPrefix("127.0.0.1:"), address)
+        let port = try XCTUnwrap(address.split(separator: ":").last.flatMap { Int($0) })
+        XCTAssertFalse(LoopbackSocket.isListening(port: port), "nothing of the run keeps the port")
     }
 
     /// The command line prints the verdict and keeps nothing of a run that went as expected.
