@@ -84,8 +84,13 @@ enum ClientCommand {
         var options = ["url": configuration.flow.resourceURL.serialized]
         if let proxy = configuration.proxy { options["proxy"] = proxy.description }
         if let trace = configuration.flow.traceRunID { options["trace-run"] = trace }
+        // The digest key lives beside the CA: the directory of --ca when given.
+        let keyDirectory = arguments[self.options.ca].map { ($0 as NSString).deletingLastPathComponent }
+            .map { $0.isEmpty ? "." : $0 } ?? CertificateAuthority.defaultDirectory(environment: environment)
         let recorder = try SignInOptions.recorder(arguments, self.options.recording, role: .client, mode: "client",
-                                                  options: options)
+                                                  options: options, keyDirectory: keyDirectory) { note in
+            context.standardError.line("intact client: " + note)
+        }
         let runner: ClientRunner
         do {
             runner = try ClientRunner(configuration: configuration, recorder: recorder)

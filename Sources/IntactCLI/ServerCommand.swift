@@ -77,7 +77,10 @@ enum ServerCommand {
                       waitForStop: (MockServerHost.Started) -> Void) throws -> Int32 {
         let configuration = try hostConfiguration(arguments, context)
         let recorder = try SignInOptions.recorder(arguments, options.recording, role: .server, mode: "server",
-                                                  options: recordedOptions(arguments))
+                                                  options: recordedOptions(arguments),
+                                                  keyDirectory: options.caDirectory.directory(arguments, context)) { note in
+            context.standardError.line("intact server: " + note)
+        }
         let host = MockServerHost(configuration: configuration, recorder: recorder)
         let started: MockServerHost.Started
         do {
