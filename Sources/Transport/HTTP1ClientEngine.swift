@@ -11,6 +11,10 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         case open
         /// The current exchange is the last one (either side said close, or the owner did).
         case lastExchange
+        /// The server answered 101: the connection carries another protocol,
+        /// which this type does not speak. Bytes past the 101 are kept in
+        /// `upgradeLeftover` until the owner detaches the channel.
+        case upgraded
         case closed
     }
 
@@ -42,6 +46,8 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
     private var exchange: Exchange?
     /// What made the connection fail, reported with `.closed`.
     private var failure: TransportError?
+    /// After a 101: the bytes of the new protocol read before the owner detached.
+    private var upgradeLeftover: [UInt8] = []
 
     init(connection: HTTPClientConnection) {
         self.connection = connection
@@ -155,6 +161,10 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
     }
 
     override func handle(_ event: HTTP1Event) {
+        if case .upgraded = phase, case .tunnel(let bytes) = event {
+            upgradeLeftover += bytes
+            return
+        }
         guard let current = exchange else { return }
         switch event {
         case .responseHead(let parsed) where parsed.isInterim:
@@ -165,10 +175,11 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
             current.responseKeepAlive = parsed.keepAlive
             current.stream.receiveResponse(parsed.head, wire: .http1(head: parsed.rawHead))
             if parsed.framing == .tunnel {
-                // The connection now carries another protocol, which this type does not speak.
-                current.stream.receive(.end(trailers: nil))
+                // The connection now carries another protocol, which this type does
+                // not speak: it waits for the owner to take the channel (`detachForTunnel`).
                 exchange = nil
-                close()
+                phase = .upgraded
+                current.stream.receive(.end(trailers: nil))
             }
         case .body(let bytes):
             current.stream.receive(.body(bytes))
@@ -178,6 +189,16 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         case .requestHead, .tunnel:
             break
         }
+    }
+
+    /// Hands the channel over after a 101; returns the bytes read past it.
+    func detachForTunnel() throws(TransportError) -> [UInt8] {
+        guard case .upgraded = phase else { throw .invalidState("no 101 Switching Protocols was received") }
+        while case .tunnel(let bytes)? = try? parser.next() { upgradeLeftover += bytes }
+        let leftover = upgradeLeftover
+        upgradeLeftover = []
+        phase = .closed
+        return leftover
     }
 
     override func peerClosedWhileIdle() {
