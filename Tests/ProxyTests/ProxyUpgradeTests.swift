@@ -101,10 +101,21 @@ final class ProxyUpgradeTests: XCTestCase {
         let head = try XCTUnwrap(origin.requestHeads.first)
         XCTAssertTrue(head.contains("\r\nUpgrade: websocket\r\n"), head)
         XCTAssertTrue(head.contains("\r\nConnection: Upgrade\r\n"), head)
-        let records = try proxy.stopAndRead().records
+        let recording = try proxy.stopAndRead()
+        let records = recording.records
         XCTAssertEqual(records.count, 1)
         let record = try XCTUnwrap(records.first)
         XCTAssertNil(record.error)
+        // `verify` of the proxy's own recording: its hop relayed the streams unchanged.
+        let report = try Verifier(Verifier.Configuration(policy: .strict)).verify([recording])
+        let hops = try XCTUnwrap(report.exchanges.first?.hops)
+        XCTAssertFalse(hops.isEmpty)
+        for hop in hops {
+            // (Reverse mode to a plain origin changes the request's scheme: that is the setup, not the relay.)
+            XCTAssertLessThanOrEqual(hop.response.outcome, .equivalent, "\(hop)")
+            XCTAssertFalse((hop.request.differences + hop.response.differences).contains { $0.kind == .relayedChanged },
+                           "\(hop)")
+        }
         for role in [ExchangeRecord.Leg.Role.downstream, .upstream] {
             let leg = try XCTUnwrap(record.leg(role))
             XCTAssertEqual(leg.response?.status, 101, "\(role)")

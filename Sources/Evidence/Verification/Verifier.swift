@@ -266,8 +266,12 @@ public struct Verifier: Sendable {
         } else {
             pairing = chain.pairings[fromTap]
         }
-        let request = judge.judge(before: nearLeg?.request, after: farLeg?.request, as: .request)
-        let response = judge.judge(before: farLeg?.response, after: nearLeg?.response, as: .response)
+        let request = judge.judgeRelayed(judge.judge(before: nearLeg?.request, after: farLeg?.request, as: .request),
+                                         before: nearLeg?.relayed?.clientToServer,
+                                         after: farLeg?.relayed?.clientToServer, direction: "client→server")
+        let response = judge.judgeRelayed(judge.judge(before: farLeg?.response, after: nearLeg?.response, as: .response),
+                                          before: farLeg?.relayed?.serverToClient,
+                                          after: nearLeg?.relayed?.serverToClient, direction: "server→client")
 
         let sides = fromTap == toTap ? [(fromTap, near)] : [(fromTap, near), (toTap, far)]
         let failures = sides.compactMap { tap, record in
