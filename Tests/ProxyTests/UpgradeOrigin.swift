@@ -9,8 +9,8 @@ import IntactTestSupport
 /// upgrade when it refuses, gets `refusal` and the connection goes on as HTTP.
 /// With `stopsReading` it reads nothing after the 101 (a peer that stalls).
 final class UpgradeOrigin: @unchecked Sendable {
-    let port: Int
-    private let listener: Int32
+    private(set) var port = 0
+    private var listener: Int32 = -1
     private let accepts: Bool
     private let stopsReading: Bool
     private let refusal: String
@@ -23,9 +23,7 @@ final class UpgradeOrigin: @unchecked Sendable {
         self.accepts = accepts
         self.stopsReading = stopsReading
         self.refusal = refusal
-        (listener, port) = try RawSocket.bindLoopback()
-        guard listen(listener, 16) == 0 else { throw TestSetupFailure("upgrade origin cannot listen") }
-        Thread.detachNewThread { [self] in serve() }
+        (listener, port) = try RawSocket.serveLoopback { [self] client in handle(client) }
     }
 
     /// Every request head read, in order.
@@ -33,15 +31,7 @@ final class UpgradeOrigin: @unchecked Sendable {
     /// Bytes echoed by each upgraded connection that ended.
     var echoedByteCounts: [Int] { lock.withLock { echoed } }
 
-    func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
-
-    private func serve() {
-        while true {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }
-            Thread.detachNewThread { [self] in handle(client) }
-        }
-    }
+    func stop() { RawSocket.stopListening(listener) }
 
     private func handle(_ client: Int32) {
         defer { close(client) }
