@@ -8,7 +8,7 @@ BUILD_PACKAGES := pkg-config libssl-dev libnghttp2-dev zlib1g-dev
 # report's browser (chromium), and the load balancers of the scenarios.
 TEST_PACKAGES := openssl curl nghttp2-client chromium nginx haproxy
 
-.PHONY: deps test-deps build release demo test microbench bench-deps bench clean
+.PHONY: deps test-deps build release demo test microbench bench-deps bench fuzz-build fuzz soak clean
 
 ## deps: install the build's Debian packages that are missing (needs root when any is missing).
 deps:
@@ -51,6 +51,29 @@ bench-deps:
 ## BENCH_MODE=full for longer runs; quick by default (about three minutes).
 bench: bench-deps release
 	./Benchmarks/run.sh
+
+## fuzz: every libFuzzer target (Tests/Fuzz) for FUZZ_SECONDS each; FUZZ_TARGETS="http1-request ..." picks some.
+## Release build with coverage and AddressSanitizer in .build/fuzz; details in Docs/Fuzzing.md.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+FUZZ_RUNTIME = $(firstword $(wildcard $(dir $(realpath $(shell command -v $(SWIFT))))../lib/clang/*/lib/linux/libclang_rt.fuzzer_no_main-x86_64.a))
+FUZZ_FLAGS = -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp \
+	-Xswiftc -DINTACT_LIBFUZZER -Xlinker --whole-archive -Xlinker $(FUZZ_RUNTIME) -Xlinker --no-whole-archive -Xlinker -lstdc++
+
+fuzz-build: deps
+	@test -n "$(FUZZ_RUNTIME)" || { echo "fuzz: libclang_rt.fuzzer_no_main is not in this Swift toolchain"; exit 1; }
+	$(SWIFT) build -c release --scratch-path .build/fuzz --product intact-fuzz $(FUZZ_FLAGS)
+
+fuzz: fuzz-build
+	./scripts/fuzz.sh .build/fuzz/release/intact-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+## soak: the recording proxy under h2load, wrk, curl, slow and idle clients against nginx for SOAK_MINUTES,
+## then zero failed requests, descriptors back to baseline, bounded RSS, a complete recording, verify (Docs/soak.md).
+SOAK_MINUTES ?= 10
+SOAK_RSS_LIMIT_MB ?= 256
+soak: release
+	@./scripts/install-deps.sh $(BUILD_PACKAGES) openssl curl wrk nghttp2-client nginx python3
+	./scripts/soak.sh $(SOAK_MINUTES) .build/release/intact $(SOAK_RSS_LIMIT_MB)
 
 clean:
 	rm -rf .build

@@ -2,7 +2,7 @@
 // Intact: an intercepting verification proxy for mobile sign-in flows.
 // Layers, bottom to top: a target depends only on targets of lower layers
 // (RepositoryTests checks it, and that README.md repeats this list).
-//   1. C libraries:       COpenSSL, CNGHTTP2, CZlib
+//   1. C libraries:       COpenSSL, CNGHTTP2, CZlib, CLibFuzzer
 //   2. foundations:       Wire, Hashing, Compression, ConfigurationFile
 //   3. protocol engines:  TLS, HTTP
 //   4. shared models:     Transport, Evidence, AuthFlow
@@ -49,9 +49,9 @@ let package = Package(
         // A byte channel over a connection (plaintext or TLS) and HTTP/1.1 or HTTP/2 on it, both roles.
         .target(name: "Transport", dependencies: ["Wire", "TLS", "HTTP"]),
         // Exchange records, recordings, HAR, the verifier and its reports.
-        .target(name: "Evidence", dependencies: ["HTTP", "TLS", "ConfigurationFile"]),
+        .target(name: "Evidence", dependencies: ["HTTP", "Hashing", "TLS", "Compression", "ConfigurationFile"]),
         // The mobile sign-in flow with no I/O: mock server, client flow, step classifier, diagnoses.
-        .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing", "ConfigurationFile"]),
+        .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing", "Compression", "ConfigurationFile"]),
         // The fault engine: rules, presets and their effect on messages, as outputs for the proxy.
         .target(name: "Faults", dependencies: ["HTTP", "AuthFlow", "Compression", "ConfigurationFile"]),
 
@@ -75,6 +75,13 @@ let package = Package(
         // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
         .executableTarget(name: "intact-microbench", dependencies: ["HTTP", "Hashing"], path: "Benchmarks/Microbench"),
 
+        // Fuzzing: one entry function per target (FuzzTargetsTests replays the corpus through each in
+        // `make test`) and the libFuzzer driver `make fuzz` builds with coverage and AddressSanitizer.
+        .systemLibrary(name: "CLibFuzzer", path: "Tests/Fuzz/CLibFuzzer"),
+        .target(name: "FuzzTargets", dependencies: ["HTTP", "TLS", "Evidence", "Faults", "ConfigurationFile"], path: "Tests/Fuzz/Targets"),
+        .executableTarget(name: "intact-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], path: "Tests/Fuzz/Driver"),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
+
         // Helpers shared by test targets: child processes (intact, curl), tool runs.
         .target(name: "IntactTestSupport", path: "Tests/IntactTestSupport"),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
@@ -84,8 +91,8 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "TLSTests", dependencies: ["IntactTestSupport", "TLS", "Hashing"]),
         .testTarget(name: "IntactCLITests", dependencies: ["IntactTestSupport", "IntactCLI", "Evidence", "HTTP", "SignIn", "AuthFlow", "Proxy", "ProxyAddons", "Wire"]),
-        .testTarget(name: "EvidenceTests", dependencies: ["IntactTestSupport", "Evidence", "HTTP", "ConfigurationFile"]),
-        .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "ConfigurationFile"]),
+        .testTarget(name: "EvidenceTests", dependencies: ["IntactTestSupport", "Evidence", "HTTP", "Hashing", "Compression", "ConfigurationFile"]),
+        .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Compression", "ConfigurationFile"]),
         .testTarget(name: "TransportTests", dependencies: ["IntactTestSupport", "Transport", "Wire", "TLS", "HTTP", "Hashing"]),
         .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow", "Compression", "ConfigurationFile"]),
         .testTarget(name: "ScenariosTests", dependencies: ["IntactTestSupport", "Scenarios", "IntactCLI", "Evidence", "AuthFlow", "Transport", "TLS", "HTTP", "Wire"]),

@@ -103,15 +103,10 @@ struct HTTP1HeadAnalysis {
 
     /// The one length every `Content-Length` element agrees on.
     private static func length(_ values: [String]) throws(HTTP1ParseError) -> Int {
-        var agreed: Int?
-        for value in values {
-            for element in HTTP1Grammar.listElements(value) {
-                guard let n = HTTP1Grammar.decimal(element) else { throw .invalidContentLength(value) }
-                if let prior = agreed, prior != n { throw .conflictingContentLengths(values) }
-                agreed = n
-            }
+        switch ContentLengthList.read(values) {
+        case .length(let n): return n
+        case .invalid(let value): throw .invalidContentLength(value)
+        case .conflicting: throw .conflictingContentLengths(values)
         }
-        guard let length = agreed else { throw .invalidContentLength(values.joined(separator: ", ")) }
-        return length
     }
 }

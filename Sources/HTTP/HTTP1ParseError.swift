@@ -2,7 +2,7 @@
 /// recording, a log line or a 4xx body can say exactly what was wrong.
 ///
 /// `status` is the status a server answers when a *request* has this problem
-/// (400, 414, 431, 501 or 505). A proxy that receives a broken *response*
+/// (400, 408, 414, 431, 501 or 505). A proxy that receives a broken *response*
 /// answers 502 instead; the case still says why.
 public enum HTTP1ParseError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Which part of a message the input ended in.
@@ -50,11 +50,15 @@ public enum HTTP1ParseError: Error, Hashable, Sendable, CustomStringConvertible 
     // Connection.
     case unsolicitedResponse
     case truncated(Section)
+    /// The request head did not complete within `seconds` of its first byte
+    /// (a slow client, Slowloris): answered 408.
+    case headTimeout(seconds: Int)
 
     /// The status a server answers a request that has this problem.
     public var status: Int {
         switch self {
         case .startLineTooLong: return 414
+        case .headTimeout: return 408
         case .headerSectionTooLarge, .tooManyFields: return 431
         case .unsupportedTransferCoding: return 501
         case .unsupportedVersion: return 505
@@ -101,6 +105,7 @@ public enum HTTP1ParseError: Error, Hashable, Sendable, CustomStringConvertible 
         case .forbiddenTrailerField(let name): return "field \"\(name)\" is not allowed in trailers"
         case .unsolicitedResponse: return "response with no request awaiting it"
         case .truncated(let section): return "connection closed in the \(section.rawValue) of a message"
+        case .headTimeout(let seconds): return "the request head did not complete within \(seconds) s"
         }
     }
 

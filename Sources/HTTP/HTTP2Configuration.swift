@@ -18,7 +18,7 @@ public struct HTTP2Configuration: Hashable, Sendable {
     public var maxConcurrentStreams: Int
     /// SETTINGS_MAX_HEADER_LIST_SIZE we advertise and enforce: a header block
     /// whose decoded fields (name + value + 32 each, RFC 9113 §6.5.2) exceed it
-    /// resets the stream.
+    /// resets the stream with ENHANCE_YOUR_CALM, the limit named in the reset's reason.
     public var maxHeaderListSize: Int
     /// How many SETTINGS/PING acknowledgements may wait unsent before the peer
     /// counts as flooding (nghttp2's `max_outbound_ack`). A driver that stops
@@ -32,6 +32,9 @@ public struct HTTP2Configuration: Hashable, Sendable {
     /// trips before, since it allows at most `rapidResetLimit` within any window.)
     public var rapidResetLimit: Int
     public var rapidResetWindow: Int
+    /// How many CONTINUATION frames may follow one HEADERS; one more fails the
+    /// connection with GOAWAY ENHANCE_YOUR_CALM (nghttp2's limit, set from here).
+    public var maxContinuations: Int
 
     public init(initialStreamWindow: Int = 1024 * 1024,
                 connectionWindow: Int = 16 * 1024 * 1024,
@@ -39,7 +42,8 @@ public struct HTTP2Configuration: Hashable, Sendable {
                 maxHeaderListSize: Int = 64 * 1024,
                 maxOutboundAcks: Int = 1000,
                 rapidResetLimit: Int = 100,
-                rapidResetWindow: Int = 1000) {
+                rapidResetWindow: Int = 1000,
+                maxContinuations: Int = 8) {
         self.initialStreamWindow = min(max(initialStreamWindow, 65_535), HTTP2Configuration.maxInitialStreamWindow)
         self.connectionWindow = min(max(connectionWindow, 65_535), Int(Int32.max))
         self.maxConcurrentStreams = max(maxConcurrentStreams, 1)
@@ -47,5 +51,6 @@ public struct HTTP2Configuration: Hashable, Sendable {
         self.maxOutboundAcks = max(maxOutboundAcks, 1)
         self.rapidResetLimit = max(rapidResetLimit, 0)
         self.rapidResetWindow = max(rapidResetWindow, 1)
+        self.maxContinuations = max(maxContinuations, 0)
     }
 }

@@ -5,7 +5,8 @@ public typealias HTTP2StreamID = Int32
 ///
 /// For one stream the order is: `interimResponse`* (client role only), then
 /// one `requestHead`/`responseHead`, then `data`*, then `streamEnded`; or a
-/// `streamReset` at any point, after which nothing more is reported for it.
+/// `streamReset` at any point (also after `streamEnded`, while this side
+/// still sends), after which nothing more is reported for it.
 /// `data` chunks for one stream that arrive back to back are coalesced.
 public enum HTTP2Event: Hashable, Sendable {
     /// Server role: a request's head. `decodedFields` is the header list
@@ -70,8 +71,11 @@ public enum HTTP2ConnectionError: Error, Hashable, Sendable, CustomStringConvert
     /// Server role: the first 24 bytes were not the client connection preface.
     case badClientPreface
     /// The peer made us queue more SETTINGS/PING acknowledgements than
-    /// `HTTP2Configuration.maxOutboundAcks` without reading them (SETTINGS or PING flood).
-    case flood
+    /// `limit` (`HTTP2Configuration.maxOutboundAcks`) without reading them (SETTINGS or PING flood).
+    case flood(limit: Int)
+    /// The peer sent more than `limit` CONTINUATION frames after one HEADERS
+    /// (`HTTP2Configuration.maxContinuations`; the CONTINUATION flood, CVE-2024-27316 and kin).
+    case continuationFlood(limit: Int)
     /// The peer reset more than `limit` of the last `window` streams it opened
     /// (the HTTP/2 "rapid reset" attack, CVE-2023-44487).
     case rapidReset(limit: Int, window: Int)
@@ -85,7 +89,7 @@ public enum HTTP2ConnectionError: Error, Hashable, Sendable, CustomStringConvert
     public var goAwayCode: HTTP2ErrorCode {
         switch self {
         case .badClientPreface: return .protocolError
-        case .flood, .rapidReset: return .enhanceYourCalm
+        case .flood, .continuationFlood, .rapidReset: return .enhanceYourCalm
         case .protocolViolation(let code, _): return code
         case .library: return .internalError
         }
@@ -94,7 +98,10 @@ public enum HTTP2ConnectionError: Error, Hashable, Sendable, CustomStringConvert
     public var description: String {
         switch self {
         case .badClientPreface: return "the client did not send the HTTP/2 connection preface"
-        case .flood: return "SETTINGS/PING flood: too many acknowledgements queued for a peer that does not read"
+        case .flood(let limit):
+            return "SETTINGS/PING flood: more than \(limit) acknowledgements queued for a peer that does not read"
+        case .continuationFlood(let limit):
+            return "CONTINUATION flood: more than \(limit) CONTINUATION frames after one HEADERS"
         case .rapidReset(let limit, let window): return "rapid reset: the peer reset more than \(limit) of its last \(window) streams"
         case .protocolViolation(let code, let reason): return "\(code.name): \(reason)"
         case .library(let code, let message): return "nghttp2 error \(code): \(message)"

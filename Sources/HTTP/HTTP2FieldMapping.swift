@@ -10,6 +10,8 @@
 /// - connection-specific fields are dropped: `Connection` and every field it
 ///   names, `Keep-Alive`, `Proxy-Connection`, `Transfer-Encoding`, `Upgrade`,
 ///   `HTTP2-Settings`, and `TE` unless its value is `trailers`;
+/// - a `Content-Length` list whose elements agree (`5, 5`) becomes one value
+///   (`ContentLengthList`): HTTP/2 carries one;
 /// - everything else (cookie crumbs included) keeps its order and value.
 ///
 /// Receiving: nghttp2 has already validated the list (lowercase names, pseudo
@@ -50,7 +52,7 @@ enum HTTP2FieldMapping {
         }
         var list: [HTTPField] = []
         list.reserveCapacity(fields.count)
-        for field in fields {
+        for field in fields.collapsingContentLengthList {
             let name = field.lowercasedName
             if connectionSpecific.contains(name) || named.contains(name) { continue }
             if name == "te" && HTTPField.lowercaseASCII(field.value.trimmingSpacesAndTabs()) != "trailers" { continue }

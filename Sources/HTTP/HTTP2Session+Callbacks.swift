@@ -156,11 +156,13 @@ extension HTTP2Session {
 
     fileprivate func header(stream: HTTP2StreamID, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Int32 {
         guard !hasFailed else { return callbackFailure }
-        guard let index = streams.index(forKey: stream) else { return 0 }
+        guard let index = streams.index(forKey: stream), !streams.values[index].headerListTooLarge else { return 0 }
         streams.values[index].blockSize += name.count + value.count + 32
         guard streams.values[index].blockSize <= configuration.maxHeaderListSize else {
             streams.values[index].localResetReason = "header list larger than \(configuration.maxHeaderListSize) bytes"
-            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue
+            streams.values[index].headerListTooLarge = true
+            streams.values[index].block = []
+            return 0
         }
         streams.values[index].block.append(HTTPField(name: String(latin1: name), value: String(latin1: value)))
         return 0
@@ -200,6 +202,10 @@ extension HTTP2Session {
     /// A complete header block: a head (interim or final) or trailers.
     private func headersReceived(stream id: HTTP2StreamID, endStream: Bool) {
         guard let index = streams.index(forKey: id) else { return }
+        if streams.values[index].headerListTooLarge {
+            deferred.append(.resetStream(id, .enhanceYourCalm))
+            return
+        }
         let block = streams.values[index].block
         streams.values[index].block = []
         streams.values[index].blockSize = 0

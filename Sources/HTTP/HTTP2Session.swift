@@ -48,6 +48,8 @@ public final class HTTP2Session {
         case releaseConnectionWindow(Int)
         /// Queue a terminating GOAWAY.
         case terminate(HTTP2ErrorCode)
+        /// Reset a stream this side refuses (its header list was over the limit).
+        case resetStream(HTTP2StreamID, HTTP2ErrorCode)
     }
 
     public let role: Role
@@ -83,6 +85,7 @@ public final class HTTP2Session {
         defer { nghttp2_option_del(option) }
         nghttp2_option_set_no_auto_window_update(option, 1)
         nghttp2_option_set_max_outbound_ack(option, configuration.maxOutboundAcks)
+        nghttp2_option_set_max_continuations(option, configuration.maxContinuations)
 
         let callbacks = HTTP2Session.makeCallbacks()
         defer { nghttp2_session_callbacks_del(callbacks) }
@@ -238,6 +241,8 @@ public final class HTTP2Session {
             library { _ = nghttp2_session_consume_connection(session, bytes) }
         case .terminate(let code):
             library { _ = nghttp2_session_terminate_session(session, code.rawValue) }
+        case .resetStream(let id, let code):
+            library { _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, code.rawValue) }
         }
     }
 
@@ -261,7 +266,8 @@ public final class HTTP2Session {
     private func failFromLibrary(_ code: Int32) {
         switch code {
         case NGHTTP2_ERR_BAD_CLIENT_MAGIC.rawValue: fail(.badClientPreface)
-        case NGHTTP2_ERR_FLOODED.rawValue: fail(.flood)
+        case NGHTTP2_ERR_FLOODED.rawValue: fail(.flood(limit: configuration.maxOutboundAcks))
+        case NGHTTP2_ERR_TOO_MANY_CONTINUATIONS.rawValue: fail(.continuationFlood(limit: configuration.maxContinuations))
         default: fail(.library(code: code, message: libraryMessage ?? HTTP2Session.message(code)))
         }
     }

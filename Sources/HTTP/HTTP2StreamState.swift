@@ -32,6 +32,10 @@ struct HTTP2StreamState {
     var block: [HTTPField] = []
     /// The RFC 9113 §6.5.2 size of `block` (name + value + 32 per field).
     var blockSize = 0
+    /// Set once a header block went over `maxHeaderListSize`: its further
+    /// fields are decoded (HPACK state must stay in step) but dropped, and
+    /// the stream is reset with ENHANCE_YOUR_CALM when the block ends.
+    var headerListTooLarge = false
     /// Bytes reported in `.data` events that the application has not yet
     /// reported consumed; they are held against the peer's window.
     var unconsumed = 0

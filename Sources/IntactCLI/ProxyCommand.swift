@@ -20,6 +20,7 @@ enum ProxyCommand {
         let listen = Option.value("listen", .hostPort,
                                   help: "where to listen: an IP, [IPv6] or a host name (every address bound); port 0 picks one",
                                   default: HostPort(host: "127.0.0.1", port: 8080)!)
+        let listenFD = InheritedListener.option()
         let allow = Option.repeatable("allow", .addressRange,
                                       help: "only clients in this range may connect (repeatable; e.g. 192.0.2.0/24)")
         let caDirectory = CADirectoryOptions()
@@ -51,7 +52,9 @@ enum ProxyCommand {
         let recordBodies = Option.optionalValue(
             "record-bodies", .byteSize("LIMIT"), whenAlone: ProxyCommand.defaultBodyLimit,
             help: "store bodies in the recording, up to LIMIT bytes each (K/M/G suffixes; default 1M)")
-        let recordSecrets = Option.flag("record-secrets", help: "record cookies, Authorization and other secrets in clear")
+        let recordSecrets = Option.flag("record-secrets",
+                                        help: "record cookies, Authorization, tokens and passwords in clear (default: keyed digests)")
+        let secrets = RecordingOptions()
         let contextPath = Option.value("context-path", .string("PATH"),
                                        help: "the sign-in flow's context path, for step labels", default: "suite")
         let quiet = Option.flag("quiet", short: "q", help: "no log line per exchange")
@@ -62,6 +65,18 @@ enum ProxyCommand {
         let loops = Option.value("loops", .integer(in: 1...256, "N"),
                                  help: "event loops (threads) serving connections; a client connection and its upstreams share one",
                                  default: EventLoopGroup.defaultLoopCount)
+        let headTimeout = Option.value("head-timeout", .integer(in: 1...86_400, "SECONDS"),
+                                       help: "a request head must complete this long after its first byte (else 408)",
+                                       default: 30)
+        let idleTimeout = Option.value("idle-timeout", .integer(in: 1...86_400, "SECONDS"),
+                                       help: "close a client connection with no request this long (HTTP/2: GOAWAY)",
+                                       default: 120)
+        let bodyTimeout = Option.value("body-timeout", .integer(in: 1...86_400, "SECONDS"),
+                                       help: "cut a connection whose request or response body makes no progress this long",
+                                       default: 60)
+        let maxClientConnections = Option.value("max-client-connections", .integer(in: 1...1_000_000, "N"),
+                                                help: "connections one client address may hold; more are refused and logged",
+                                                default: 512)
         let faults = FaultOptions.Group()
     }
 
@@ -83,12 +98,13 @@ enum ProxyCommand {
         run: run)
 
     private static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
+        let inherited = try InheritedListener.socket(arguments, descriptor: options.listenFD, address: options.listen)
         let configuration = try makeConfiguration(arguments, context)
         let drainSeconds = arguments[options.drainTimeout]
         let server = ProxyServer(configuration: configuration)
         let stopRequested = DispatchSemaphore(value: 0)
         let signals = SignalWatch(signals: [SIGINT, SIGTERM]) { stopRequested.signal() }
-        _ = try server.start()
+        _ = try inherited.map(server.start(on:)) ?? server.start()
         let addresses = server.listeningAddresses
         var banner = "intact proxy: listening on \(addresses.map(\.description).joined(separator: " and ")) "
             + "(\(configuration.mode) mode), CA \(configuration.authority.certificatePath)"
@@ -135,6 +151,11 @@ enum ProxyCommand {
         configuration.tap = arguments[options.tap]
         configuration.toolVersion = IntactVersion.string
         configuration.loopCount = arguments[options.loops]
+        configuration.clientTimeouts = ClientTimeouts(head: .seconds(arguments[options.headTimeout]),
+                                                      idle: .seconds(arguments[options.idleTimeout]),
+                                                      body: .seconds(arguments[options.bodyTimeout]))
+        configuration.maxClientConnections = arguments[options.maxClientConnections]
+        configuration.diagnosticLog = { line in log.line("intact proxy: \(line)") }
 
         let insecure = arguments[options.insecureUpstream]
         if let caFile = arguments[options.upstreamCA] {
@@ -157,11 +178,16 @@ enum ProxyCommand {
         }
         if let keyLog = arguments[options.keyLog] { configuration.keyLog = .file(keyLog) }
         if let path = arguments[options.record] {
+            let redaction = try options.secrets.redaction(arguments, recordSecrets: arguments[options.recordSecrets],
+                                                          keyDirectory: options.caDirectory.directory(arguments, context)) { note in
+                context.standardError.line("intact proxy: " + note)
+            }
             configuration.recording = ProxyConfiguration.Recording(
-                path: path, bodyStoreLimit: arguments[options.recordBodies] ?? 0,
-                recordSecrets: arguments[options.recordSecrets])
+                path: path, bodyStoreLimit: arguments[options.recordBodies] ?? 0, redaction: redaction)
         } else if arguments.isGiven(options.recordBodies) || arguments[options.recordSecrets] {
             throw UsageError("--record-bodies and --record-secrets need --record FILE.jsonl", path: arguments.path)
+        } else if let option = options.secrets.firstGiven(arguments) {
+            throw UsageError("--\(option) needs --record FILE.jsonl", path: arguments.path)
         }
         configuration.addons = ProxyConfiguration.signInAddons(
             contextPath: contextPath, try faults.map { [try $0.addon(contextPath: contextPath)] } ?? [])

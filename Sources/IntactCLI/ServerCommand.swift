@@ -11,6 +11,7 @@ enum ServerCommand {
     struct Options: OptionGroup {
         let listen = Option.value("listen", .socketAddress("ADDR"), help: "address and port to listen on (IP literal)",
                                   default: .loopbackIPv4(port: 8443))
+        let listenFD = InheritedListener.option()
         let externalURL = Option.optional("external-url", .externalURL,
                                           help: "the URL the server believes it is reached at (default: https://<listen address>)")
         let context = Option.value("context", .string("PATH"), help: "context path of the endpoints", default: "suite")
@@ -36,6 +37,8 @@ enum ServerCommand {
                                    default: 65536)
         let noTraceEcho = Option.flag("no-trace-echo",
                                       help: "do not repeat the request's Intact-Trace field in responses (synthetic)")
+        let gzip = Option.flag("gzip", help: "gzip-encode responses for requests that accept gzip, and say so in "
+                               + "Intact-Content-Encoding (synthetic)")
         let tokenPost = SignInOptions.TokenPostGroup()
         let recording = SignInOptions.RecordingGroup(defaultTap: "server")
     }
@@ -74,7 +77,10 @@ enum ServerCommand {
                       waitForStop: (MockServerHost.Started) -> Void) throws -> Int32 {
         let configuration = try hostConfiguration(arguments, context)
         let recorder = try SignInOptions.recorder(arguments, options.recording, role: .server, mode: "server",
-                                                  options: recordedOptions(arguments))
+                                                  options: recordedOptions(arguments),
+                                                  keyDirectory: options.caDirectory.directory(arguments, context)) { note in
+            context.standardError.line("intact server: " + note)
+        }
         let host = MockServerHost(configuration: configuration, recorder: recorder)
         let started: MockServerHost.Started
         do {
@@ -101,7 +107,8 @@ enum ServerCommand {
     static func hostConfiguration(_ arguments: ParsedArguments,
                                   _ context: CommandContext = .standard) throws -> MockServerHost.Configuration {
         let path = arguments.path
-        let listen = arguments[options.listen]
+        let inherited = try InheritedListener.socket(arguments, descriptor: options.listenFD, address: options.listen)
+        let listen = inherited?.localAddress ?? arguments[options.listen]
         var contextPath = arguments[options.context]
         var externalOrigin: Origin?
         if let url = arguments[options.externalURL] {
@@ -142,18 +149,20 @@ enum ServerCommand {
             tokenLifetime: arguments[options.tokenLifetime], sessionIdleTimeout: arguments[options.sessionIdle],
             tokenPost: try SignInOptions.tokenPostFormat(arguments, options.tokenPost),
             requiresClientCertificate: clientCA != nil, maxRequestBodyBytes: arguments[options.maxBody],
-            echoesTraceField: !arguments[options.noTraceEcho])
-        return MockServerHost.Configuration(server: server, listenAddress: listen,
-                                            externalOriginFollowsListener: externalOrigin == nil,
-                                            certificate: certificate,
-                                            clientCertificateRoots: clientCA.map { .caFile($0) })
+            echoesTraceField: !arguments[options.noTraceEcho], gzipsResponses: arguments[options.gzip])
+        var configuration = MockServerHost.Configuration(server: server, listenAddress: listen,
+                                                         externalOriginFollowsListener: externalOrigin == nil,
+                                                         certificate: certificate,
+                                                         clientCertificateRoots: clientCA.map { .caFile($0) })
+        configuration.listeningSocket = inherited
+        return configuration
     }
 
     /// The options worth writing into the recording's header.
     private static func recordedOptions(_ arguments: ParsedArguments) -> [String: String] {
         let recorded: [any OptionDeclaring] = [
-            options.listen, options.externalURL, options.context, options.users, options.tokenLifetime,
-            options.sessionIdle, options.schemes, options.requireClientCertificate, options.maxBody,
+            options.listen, options.listenFD, options.externalURL, options.context, options.users,
+            options.tokenLifetime, options.sessionIdle, options.schemes, options.requireClientCertificate, options.maxBody,
             options.tokenPost.tokenField, options.tokenPost.verifierField, options.tokenPost.encoding,
         ]
         var given: [String: String] = [:]

@@ -54,6 +54,8 @@ extension DownstreamDriver {
         let exchange = ExchangeID(connection: id, sequence: nextSequence)
         nextSequence += 1
         exchanges[exchange] = ExchangeStreams(client: stream)
+        deadline.exchangeStarted(at: .now)
+        checkDeadline()
         stream.setHandler { [self] event in clientEvent(event, exchange) }
         feed(.requestHead(exchange, stream.request, wire: stream.requestWire,
                           streamID: stream.version == .http2 ? stream.streamID : nil,
@@ -61,6 +63,7 @@ extension DownstreamDriver {
     }
 
     private func clientEvent(_ event: HTTPStreamEvent, _ exchange: ExchangeID) {
+        deadline.progress(at: .now)
         switch event {
         case .body(let bytes): feed(.exchange(exchange, .requestBody(bytes)))
         case .end(let trailers): feed(.exchange(exchange, .requestEnd(trailers: trailers)))
@@ -71,6 +74,7 @@ extension DownstreamDriver {
     }
 
     private func upstreamEvent(_ event: HTTPStreamEvent, _ exchange: ExchangeID, target: UpstreamTarget) {
+        deadline.progress(at: .now)
         switch event {
         case .interimResponse(let head, let wire), .response(let head, let wire):
             feed(.exchange(exchange, .responseHead(head, wire: wire)))
@@ -121,6 +125,8 @@ extension DownstreamDriver {
         case .finished(let record):
             streams.cancelTimers()
             exchanges[exchange] = nil
+            deadline.exchangeFinished(at: .now, receivedBytes: channel.receivedByteCount)
+            checkDeadline()
             runtime.sink.record(record)
         }
     }
@@ -180,7 +186,15 @@ extension DownstreamDriver {
         loopState.pool.openStream(
             to: endpoint, head, framing: framing,
             handler: { [weak self] event in self?.upstreamEvent(event, exchange, target: target) },
-            completion: { [weak self] result in self?.upstreamOpened(result, exchange, target: target) })
+            completion: { [weak self] result in
+                // A stream nobody is left to drive (the client connection ended while it
+                // opened) must not keep its pooled connection busy waiting for the body.
+                guard let self else {
+                    if case .success(let stream) = result { stream.reset() }
+                    return
+                }
+                upstreamOpened(result, exchange, target: target)
+            })
     }
 
     private func upstreamOpened(_ result: Result<HTTPClientStream, TransportError>, _ exchange: ExchangeID,

@@ -47,6 +47,9 @@ final class DownstreamDriver: @unchecked Sendable {
     /// Events waiting for the commands being carried out to finish (see `feed`).
     var pendingEvents: [DownstreamEvent] = []
     var isPerforming = false
+    /// The head, idle and body timeouts (sans-io), and the one timer that asks it.
+    var deadline: ConnectionDeadline
+    var deadlineTimer: LoopTimer?
 
     var loop: EventLoop { loopState.loop }
 
@@ -63,6 +66,7 @@ final class DownstreamDriver: @unchecked Sendable {
         channel = ByteChannel(connection: connection, security: security)
         id = ConnectionID(.downstream, channel.id)
         layer = DownstreamLayer(id: id, localIP: connection.localAddress.ip, settings: runtime.layerSettings)
+        deadline = ConnectionDeadline(timeouts: runtime.configuration.clientTimeouts, now: .now, receivedBytes: 0)
         layer.peer = connection.remoteAddress.description
     }
 
@@ -79,6 +83,7 @@ final class DownstreamDriver: @unchecked Sendable {
         isPerforming = true
         perform(layer.start())
         isPerforming = false
+        checkDeadline()
     }
 
     // MARK: Layer
@@ -133,7 +138,10 @@ final class DownstreamDriver: @unchecked Sendable {
 
     func serverEvent(_ event: HTTPServerConnectionEvent, from server: HTTPServerConnection) {
         switch event {
-        case .ready:
+        case .ready(let version):
+            // Plain HTTP serves at once; TLS after the handshake. Either way the timeouts start here.
+            deadline.connectionReady(at: .now, watchHeads: version != .http2)
+            checkDeadline()
             guard case .handshaking(let current) = phase, current === server else { return }
             phase = .serving(server)
             if let info = channel.tlsInfo { feed(.tlsEstablished(info)) }
@@ -345,10 +353,18 @@ final class DownstreamDriver: @unchecked Sendable {
         return open
     }
 
-    /// Leaves the loop's bookkeeping, once.
+    /// Leaves the loop's bookkeeping, once. No upstream stream outlives its
+    /// client connection: any still held is let go (an open HTTP/1.1 one
+    /// closes its connection rather than go back to the pool mid-message).
     func finish() {
         if case .finished = phase { return }
         phase = .finished
+        deadlineTimer?.cancel()
+        deadlineTimer = nil
+        for streams in exchanges.values {
+            streams.abandon()
+            streams.cancelTimers()
+        }
         probe?.close()
         probe = nil
         runtime.finished(self, on: loopState)

@@ -19,7 +19,7 @@ extension ProxyError {
             return ProxyError(.timeout, at: location, message, status: .connectionTimeout)
         case .connectionReset, .brokenPipe:
             return ProxyError(.reset, at: location, message, status: .connectionTerminated)
-        case .addressInUse, .addressNotAvailable, .system:
+        case .addressInUse, .addressNotAvailable, .notListening, .system:
             return ProxyError(.internal, at: location, message, status: .proxyInternalError)
         }
     }

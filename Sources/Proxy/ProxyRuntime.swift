@@ -30,6 +30,8 @@ final class ProxyRuntime: Sendable {
     private let loops: [EventLoop]
     /// Client connections not yet finished, across loops.
     let liveConnections = Atomic<Int>(0)
+    /// Connections per client address, across loops (`--max-client-connections`).
+    private let clientConnections: Mutex<ClientConnectionLimit>
 
     /// Creates the recording (header first). Blocks on disk I/O.
     init(configuration: ProxyConfiguration, contexts: TLSContexts, loops: [EventLoop],
@@ -42,7 +44,7 @@ final class ProxyRuntime: Sendable {
             let header = RecordingHeader(toolVersion: configuration.toolVersion, tap: configuration.tap,
                                          mode: ProxyRuntime.modeName(configuration.mode),
                                          options: configuration.recordedOptions,
-                                         redaction: RedactionPolicy(recordSecrets: recording.recordSecrets))
+                                         redaction: recording.redaction)
             do {
                 writer = try RecordingWriter(path: recording.path, header: header, replacing: recording.replacing)
             } catch let error as RecordingWriteError {
@@ -54,6 +56,7 @@ final class ProxyRuntime: Sendable {
         sink = RecordingSink(writer: writer, log: configuration.exchangeLog)
         addons = configuration.addons
         loopGuard = Mutex(LoopGuard(listenIP: requested.ip, port: Int(requested.port)))
+        clientConnections = Mutex(ClientConnectionLimit(limit: configuration.maxClientConnections))
         var server = HTTPServerConnection.Configuration()
         server.automaticContinue = false
         serverConfiguration = server
@@ -83,17 +86,19 @@ final class ProxyRuntime: Sendable {
         unlink(writer.path)
     }
 
-    /// The listeners are bound here (one port): loops are refused against these addresses.
+    /// The listeners are bound here (one port): loops are refused against these
+    /// addresses (and, for a wildcard, against every local interface's).
     func bound(to addresses: [SocketAddress]) {
         guard let first = addresses.first else { return }
-        loopGuard.withLock {
-            $0 = LoopGuard(listenIP: first.ip, port: Int(first.port), otherListenIPs: addresses.dropFirst().map(\.ip))
-        }
+        let guardAgainst = LoopGuard(listenIP: first.ip, port: Int(first.port),
+                                     otherListenIPs: addresses.dropFirst().map(\.ip),
+                                     localAddresses: LocalInterfaces.addresses())
+        loopGuard.withLock { $0 = guardAgainst }
     }
 
     /// The settings a new client connection's layer starts with.
     var layerSettings: ProxyLayerSettings {
-        let redaction = RedactionPolicy(recordSecrets: configuration.recording?.recordSecrets ?? false)
+        let redaction = configuration.recording?.redaction ?? RedactionPolicy()
         let recording = RecordingSettings(tap: configuration.tap, redaction: redaction,
                                           bodyStoreLimit: configuration.recording?.bodyStoreLimit ?? 0)
         return ProxyLayerSettings(mode: configuration.mode, passthroughHosts: configuration.passthroughHosts,
@@ -115,6 +120,13 @@ final class ProxyRuntime: Sendable {
     func accept(_ connection: Connection) {
         let state = state(of: connection.loop)
         guard !state.isDraining else { return connection.close() }
+        let client = connection.remoteAddress
+        guard clientConnections.withLock({ $0.admit(client) }) else {
+            connection.close()
+            configuration.diagnosticLog?("refused a connection from \(client.ip): it holds "
+                                         + "\(configuration.maxClientConnections) already (--max-client-connections)")
+            return
+        }
         liveConnections.wrappingAdd(1, ordering: .relaxed)
         let driver = DownstreamDriver(connection: connection, runtime: self, loopState: state)
         state.add(driver)
@@ -124,6 +136,8 @@ final class ProxyRuntime: Sendable {
     /// A client connection finished; called on its loop once.
     func finished(_ driver: DownstreamDriver, on state: LoopState) {
         state.remove(driver)
+        let client = driver.channel.remoteAddress
+        clientConnections.withLock { $0.release(client) }
         liveConnections.wrappingSubtract(1, ordering: .relaxed)
     }
 

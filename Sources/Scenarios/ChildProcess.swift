@@ -50,16 +50,24 @@ public final class ChildProcess: Sendable {
 
     deinit {
         if termination == nil {
-            kill(pid, SIGKILL)
+            killGroup()
             _ = reap(blocking: true)
         }
     }
 
     /// Starts `command`, its standard output to `outputFile` and its standard
     /// error to `errorFile` (both truncated; the same path for both merges
-    /// them in one file).
-    public static func spawn(_ command: ProcessCommand, outputFile: String,
-                             errorFile: String) throws(ScenarioError) -> ChildProcess {
+    /// them in one file), its environment the runner's plus `command.environment`.
+    ///
+    /// When `command.inheritsListener`, `listener` (a listening socket the
+    /// caller reserved) appears in the child at
+    /// `ProcessCommand.listenerDescriptor`, without close-on-exec; the
+    /// caller's descriptor stays open and the caller's to close. Every other
+    /// descriptor of the runner is close-on-exec and does not reach the child.
+    public static func spawn(_ command: ProcessCommand, outputFile: String, errorFile: String,
+                             listener: Int32? = nil) throws(ScenarioError) -> ChildProcess {
+        precondition(command.inheritsListener == (listener != nil),
+                     "\(command.role) takes a listening socket exactly when it inherits one")
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -70,6 +78,22 @@ public final class ChildProcess: Sendable {
             posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO)
         } else {
             posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, errorFile, writeFlags, 0o644)
+        }
+        // dup2 onto the target clears close-on-exec there; a copy numbered
+        // above the target makes source and target differ even when the
+        // caller's descriptor happens to be 3 (dup2 of a descriptor onto
+        // itself keeps the flag on older C libraries).
+        var handedCopy: Int32?
+        defer { handedCopy.map { _ = close($0) } }
+        if let listener {
+            let target = ProcessCommand.listenerDescriptor
+            let copy = fcntl(listener, F_DUPFD_CLOEXEC, target + 1)
+            guard copy >= 0 else {
+                throw .spawnFailed(executable: command.executable,
+                                   reason: "cannot hand over listening socket \(listener): \(String(cString: strerror(errno)))")
+            }
+            handedCopy = copy
+            posix_spawn_file_actions_adddup2(&actions, copy, target)
         }
 
         var attributes = posix_spawnattr_t()
@@ -87,14 +111,31 @@ public final class ChildProcess: Sendable {
 
         let argumentVector = ([command.executable] + command.arguments).map { strdup($0) }
         defer { argumentVector.forEach { free($0) } }
+        let environmentVector = environment(adding: command.environment).map { strdup($0) }
+        defer { environmentVector.forEach { free($0) } }
         var pid: pid_t = 0
         let result = (argumentVector + [nil]).withUnsafeBufferPointer { argv in
-            posix_spawn(&pid, command.executable, &actions, &attributes, argv.baseAddress!, environ)
+            (environmentVector + [nil]).withUnsafeBufferPointer { envp in
+                posix_spawn(&pid, command.executable, &actions, &attributes, argv.baseAddress!, envp.baseAddress!)
+            }
         }
         guard result == 0 else {
             throw .spawnFailed(executable: command.executable, reason: String(cString: strerror(result)))
         }
         return ChildProcess(pid: pid, command: command)
+    }
+
+    /// The runner's environment (`NAME=value` entries) with `additions` set over it.
+    private static func environment(adding additions: [String: String]) -> [String] {
+        var entries: [String] = []
+        var cursor = environ
+        while let entry = cursor.pointee {
+            let text = String(cString: entry)
+            let name = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? text
+            if additions[name] == nil { entries.append(text) }
+            cursor += 1
+        }
+        return entries + additions.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
     }
 
     /// How the child ended, or `nil` while it runs. Reaps it when it just ended.
@@ -117,29 +158,6 @@ public final class ChildProcess: Sendable {
         }
     }
 
-    /// Waits until something listens on 127.0.0.1:`port`, at most `timeout`
-    /// seconds. Throws `.exitedBeforeReady` when the child ends first and
-    /// `.notReady` when the time runs out (the child is left running: its
-    /// owner stops it), each naming it `name` and quoting the tail of `log`.
-    /// Blocks the calling thread.
-    public func waitUntilListening(port: Int, name: String, log: String, timeout: Double) throws(ScenarioError) {
-        let address = "127.0.0.1:\(port)"
-        let deadline = Clock.now + timeout
-        var pause = 0.005
-        while !LoopbackSocket.isListening(port: port) {
-            if let ended = termination {
-                throw .exitedBeforeReady(role: name, address: address, termination: ended,
-                                         logTail: ScenarioRunner.tail(of: log, lines: 20))
-            }
-            guard Clock.now < deadline else {
-                throw .notReady(role: name, address: address, seconds: Int(timeout),
-                                logTail: ScenarioRunner.tail(of: log, lines: 20))
-            }
-            Clock.sleep(pause)
-            pause = min(pause * 2, 0.05)
-        }
-    }
-
     /// Asks the child to stop (SIGTERM), gives it `grace` seconds to exit,
     /// then kills it (SIGKILL). Returns how it ended. Does nothing to a child
     /// that already ended.
@@ -148,8 +166,14 @@ public final class ChildProcess: Sendable {
         if let ended = termination { return ended }
         kill(pid, SIGTERM)
         if let ended = wait(timeout: grace) { return ended }
-        kill(pid, SIGKILL)
+        killGroup()
         return reap(blocking: true) ?? .signalled(SIGKILL)
+    }
+
+    /// SIGKILL to the child's process group (it leads one of its own), so
+    /// the processes it started (nginx's worker) go with it.
+    private func killGroup() {
+        if kill(-pid, SIGKILL) != 0 { kill(pid, SIGKILL) }
     }
 
     /// `waitpid` on this PID only, under the lock so one reap records the status.

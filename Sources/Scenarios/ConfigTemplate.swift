@@ -6,6 +6,8 @@
 public struct ConfigTemplate: Sendable {
     /// The placeholders a runner defines, with what each stands for (shown by `--help` and the README).
     public static let placeholders: [(name: String, meaning: String)] = [
+        ("LISTEN", "where the load balancer listens: fd@3 for HAProxy under the runner (the socket it hands over), "
+            + "else LISTEN_ADDRESS:LISTEN_PORT"),
         ("LISTEN_ADDRESS", "the address the load balancer listens on (127.0.0.1)"),
         ("LISTEN_PORT", "the load balancer's port (tap A forwards to it)"),
         ("UPSTREAM_ADDRESS", "tap B's address (127.0.0.1)"),

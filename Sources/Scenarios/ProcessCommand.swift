@@ -23,20 +23,34 @@ public struct ProcessCommand: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The descriptor at which a child finds the listening socket the runner
+    /// reserved for it (`--listen-fd 3`, HAProxy's `bind fd@3`, `NGINX="3;"`).
+    public static let listenerDescriptor: Int32 = 3
+
     public var role: Role
     /// An absolute path.
     public var executable: String
     public var arguments: [String]
+    /// Variables set for the child on top of the runner's environment (nginx's `NGINX`).
+    public var environment: [String: String]
+    /// True when the child expects the runner's reserved listening socket at
+    /// `listenerDescriptor` instead of binding its port itself.
+    public var inheritsListener: Bool
 
-    public init(role: Role, executable: String, arguments: [String]) {
+    public init(role: Role, executable: String, arguments: [String], environment: [String: String] = [:],
+                inheritsListener: Bool = false) {
         self.role = role
         self.executable = executable
         self.arguments = arguments
+        self.environment = environment
+        self.inheritsListener = inheritsListener
     }
 
-    /// The command as a POSIX shell line, each word quoted when it needs it.
+    /// The command as a POSIX shell line, each word quoted when it needs it,
+    /// after its environment assignments.
     public var description: String {
-        ([executable] + arguments).map(Self.shellQuoted).joined(separator: " ")
+        let assignments = environment.sorted { $0.key < $1.key }.map { "\($0.key)=" + Self.shellQuoted($0.value) }
+        return (assignments + ([executable] + arguments).map(Self.shellQuoted)).joined(separator: " ")
     }
 
     /// `word` unchanged when the shell reads it as one literal word, else in single quotes.

@@ -29,10 +29,10 @@ public enum ScenarioError: Error, Equatable, Sendable, CustomStringConvertible {
     case certificates(reason: String)
     /// `posix_spawn` failed.
     case spawnFailed(executable: String, reason: String)
-    /// A process that should keep running exited before it accepted connections.
+    /// A process that should keep running exited on its own.
     case exitedBeforeReady(role: String, address: String, termination: ProcessTermination, logTail: String)
-    /// A process kept running but accepted no connection in time.
-    case notReady(role: String, address: String, seconds: Int, logTail: String)
+    /// A process kept running but closed the listening socket it was handed.
+    case droppedListener(role: String, address: String, logTail: String)
     /// A process that should finish did not finish in time, and was killed.
     case timedOut(role: String, seconds: Int, logTail: String)
     /// A process finished but its output could not be read as expected.
@@ -64,10 +64,11 @@ public enum ScenarioError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .spawnFailed(executable, reason):
             return "cannot start \(executable): \(reason)"
         case let .exitedBeforeReady(role, address, termination, logTail):
-            return "\(role) \(termination) before accepting connections on \(address)"
+            return "\(role) \(termination) while it should serve \(address)"
                 + Self.logSuffix(logTail)
-        case let .notReady(role, address, seconds, logTail):
-            return "\(role) accepted no connection on \(address) within \(seconds) s" + Self.logSuffix(logTail)
+        case let .droppedListener(role, address, logTail):
+            return "\(role) closed the listening socket it was handed for \(address) "
+                + "(does its configuration listen on exactly that address?)" + Self.logSuffix(logTail)
         case let .timedOut(role, seconds, logTail):
             return "\(role) did not finish within \(seconds) s and was killed" + Self.logSuffix(logTail)
         case let .unreadableOutput(role, file, reason):

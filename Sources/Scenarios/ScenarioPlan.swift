@@ -53,8 +53,19 @@ public struct ScenarioPlan: Hashable, Sendable {
         }
     }
 
+    /// How the services come by their listening sockets.
+    public enum Listening: Hashable, Sendable {
+        /// Each binds its own port: the commands as a user runs them by hand.
+        case bindOwnPorts
+        /// Each inherits the socket the runner reserved for it at
+        /// `ProcessCommand.listenerDescriptor`, so no port is ever released
+        /// and bound again (`ReservedListeners`).
+        case inheritReserved
+    }
+
     public var scenario: Scenario
     public var ports: ScenarioPorts
+    public var listening: Listening
     public var runDirectory: String
     public var files: Files
     /// The values of the configuration template's placeholders.
@@ -80,9 +91,9 @@ public struct ScenarioPlan: Hashable, Sendable {
 
     /// Lays out a run of `scenario` on `ports` in `runDirectory` (absolute),
     /// running `intact` from `intactExecutable` and the load balancer from
-    /// `loadBalancerExecutable`.
+    /// `loadBalancerExecutable`, each service listening as `listening` says.
     public init(scenario: Scenario, ports: ScenarioPorts, runDirectory: String, intactExecutable: String,
-                loadBalancerExecutable: String) {
+                loadBalancerExecutable: String, listening: Listening = .bindOwnPorts) {
         let run = runDirectory.hasSuffix("/") ? String(runDirectory.dropLast()) : runDirectory
         let caDirectory = run + "/ca"
         let files = Files(
@@ -96,12 +107,16 @@ public struct ScenarioPlan: Hashable, Sendable {
             reportJSON: run + "/report.json")
         self.scenario = scenario
         self.ports = ports
+        self.listening = listening
         self.runDirectory = run
         self.files = files
 
         let host = Self.loopbackHost
         let origin = "https://\(host):\(ports.tapA)"
+        let kind = scenario.loadBalancer
+        let inherited = listening == .inheritReserved ? ProcessCommand.listenerDescriptor : nil
         placeholderValues = [
+            "LISTEN": kind.listenPlaceholder(host: host, port: ports.loadBalancer, inheritedDescriptor: inherited),
             "LISTEN_ADDRESS": host, "LISTEN_PORT": String(ports.loadBalancer),
             "UPSTREAM_ADDRESS": host, "UPSTREAM_PORT": String(ports.tapB), "UPSTREAM_NAME": Self.upstreamName,
             "PUBLIC_HOST": host, "PUBLIC_PORT": String(ports.tapA), "PUBLIC_ORIGIN": origin,
@@ -109,29 +124,36 @@ public struct ScenarioPlan: Hashable, Sendable {
             "CA": files.caCertificate, "RUNDIR": run, "SCENARIO_DIR": scenario.directory,
         ]
 
-        let kind = scenario.loadBalancer
+        // The load balancer's environment and its check's: HAProxy's check
+        // reads `fd@3` too, and nginx's finds its port held by the runner.
+        let balancerEnvironment = inherited.map(kind.inheritanceEnvironment(descriptor:)) ?? [:]
         configCheck = ProcessCommand(role: .configCheck, executable: loadBalancerExecutable,
-                                     arguments: kind.checkArguments(config: files.renderedConfig, runDirectory: run))
+                                     arguments: kind.checkArguments(config: files.renderedConfig, runDirectory: run),
+                                     environment: balancerEnvironment, inheritsListener: inherited != nil)
         let recordingOptions = { (tap: String) in ["--record", files.recordings[tap] ?? "", "--tap", tap] }
+        let listenOptions = { (port: Int) in
+            inherited.map { ["--listen-fd", "\($0)"] } ?? ["--listen", "\(host):\(port)"]
+        }
         let server = ProcessCommand(role: .server, executable: intactExecutable, arguments: [
-            "server", "--listen", "\(host):\(ports.server)", "--external-url", origin, "--ca-dir", caDirectory,
-        ] + recordingOptions("server"))
+            "server"] + listenOptions(ports.server) + ["--external-url", origin, "--ca-dir", caDirectory,
+        ] + (scenario.serverGzips ? ["--gzip"] : []) + recordingOptions("server"), inheritsListener: inherited != nil)
         let tapB = ProcessCommand(role: .tapB, executable: intactExecutable, arguments: [
-            "proxy", "--listen", "\(host):\(ports.tapB)", "--mode", "reverse:https://\(host):\(ports.server)",
+            "proxy"] + listenOptions(ports.tapB) + ["--mode", "reverse:https://\(host):\(ports.server)",
             "--ca-dir", caDirectory, "--upstream-ca", files.caCertificate,
-        ] + scenario.tapB.proxyArguments + recordingOptions("tap-b"))
+        ] + scenario.tapB.proxyArguments + recordingOptions("tap-b"), inheritsListener: inherited != nil)
         let loadBalancer = ProcessCommand(role: .loadBalancer, executable: loadBalancerExecutable,
-                                          arguments: kind.runArguments(config: files.renderedConfig, runDirectory: run))
+                                          arguments: kind.runArguments(config: files.renderedConfig, runDirectory: run),
+                                          environment: balancerEnvironment, inheritsListener: inherited != nil)
         let tapA = ProcessCommand(role: .tapA, executable: intactExecutable, arguments: [
-            "proxy", "--listen", "\(host):\(ports.tapA)",
+            "proxy"] + listenOptions(ports.tapA) + [
             "--mode", "reverse:\(scenario.tapA.plainHTTP ? "http" : "https")://\(host):\(ports.loadBalancer)",
             "--ca-dir", caDirectory, "--upstream-ca", files.caCertificate,
         ] + (scenario.tapAPresentsClientCertificate ? ["--upstream-client-cert", files.clientCertificate] : [])
-            + scenario.tapA.proxyArguments + recordingOptions("tap-a"))
+            + scenario.tapA.proxyArguments + recordingOptions("tap-a"), inheritsListener: inherited != nil)
         services = [server, tapB, loadBalancer, tapA]
         client = ProcessCommand(role: .client, executable: intactExecutable, arguments: [
             "client", origin + Self.resourcePath, "--ca", files.caCertificate, "--json",
-        ] + recordingOptions("client"))
+        ] + scenario.clientRequestFields.flatMap { ["--request-field", $0.description] } + recordingOptions("client"))
         verify = ProcessCommand(role: .verify, executable: intactExecutable, arguments:
             ["verify"] + Self.tapNames.compactMap { files.recordings[$0] }
             + ["--path", Self.tapNames.joined(separator: ","), "--html", files.reportHTML]

@@ -27,9 +27,10 @@ public struct ScenarioPorts: Hashable, Sendable {
         [(.server, server), (.tapB, tapB), (.loadBalancer, loadBalancer), (.tapA, tapA)]
     }
 
-    /// Four distinct ports the kernel reports free now (bound together to port 0, then released).
-    /// Another process could take one before the scenario binds it; the
-    /// listener that loses the race then fails to start, with its log quoted.
+    /// Four distinct ports the kernel reports free now (bound together to port 0, then released),
+    /// for a run a user starts by hand (`intact scenario prepare`), whose
+    /// services bind their own ports. Another process could take one
+    /// meanwhile; the runner never uses this, it reserves sockets (`ReservedListeners`).
     public static func ephemeral() throws(ScenarioError) -> ScenarioPorts {
         var descriptors: [Int32] = []
         defer { descriptors.forEach { _ = close($0) } }
@@ -46,9 +47,7 @@ public struct ScenarioPorts: Hashable, Sendable {
     /// (or holds bound), and `.portsUnavailable` for a port outside 1...65535.
     public func checkFree() throws(ScenarioError) {
         for (role, port) in listeners {
-            guard (1...65535).contains(port) else {
-                throw .portsUnavailable(reason: "port \(port) for \(role.displayName) is not between 1 and 65535")
-            }
+            try Self.checkRange(port, role: role)
             let descriptor: Int32
             do {
                 descriptor = try LoopbackSocket.bound(port: port)
@@ -60,7 +59,16 @@ public struct ScenarioPorts: Hashable, Sendable {
     }
 }
 
-/// Blocking IPv4 loopback socket helpers for port checks and readiness probes.
+extension ScenarioPorts {
+    /// Throws `.portsUnavailable` for a port outside 1...65535.
+    static func checkRange(_ port: Int, role: ProcessCommand.Role) throws(ScenarioError) {
+        guard (1...65535).contains(port) else {
+            throw .portsUnavailable(reason: "port \(port) for \(role.displayName) is not between 1 and 65535")
+        }
+    }
+}
+
+/// Blocking IPv4 loopback socket helpers: port checks, reservations, and whether a port listens.
 enum LoopbackSocket {
     /// A TCP socket bound (not listening) to 127.0.0.1:`port`, with
     /// SO_REUSEADDR as servers set it, so a port in TIME_WAIT counts as free.
@@ -79,6 +87,18 @@ enum LoopbackSocket {
             let reason = errorText()
             close(descriptor)
             throw .portsUnavailable(reason: "bind 127.0.0.1:\(port): \(reason)")
+        }
+        return descriptor
+    }
+
+    /// A socket bound to 127.0.0.1:`port` (0: one the kernel picks) and
+    /// listening, close-on-exec: a reservation to hand to a child.
+    static func listening(port: Int) throws(ScenarioError) -> Int32 {
+        let descriptor = try bound(port: port)
+        guard listen(descriptor, 1024) == 0 else {
+            let reason = errorText()
+            close(descriptor)
+            throw .portsUnavailable(reason: "listen on 127.0.0.1:\(port): \(reason)")
         }
         return descriptor
     }

@@ -5,8 +5,8 @@ import Synchronization
 
 /// Runs scenarios end to end: lays out the run, writes its files, checks the
 /// load balancer's configuration, starts the mock server, tap B, the load
-/// balancer and tap A (each on its loopback port, each owned by PID, each
-/// polled until it listens), runs the client through tap A, stops the
+/// balancer and tap A (each on its loopback port, which the runner reserved
+/// once and hands over as a listening socket; each owned by PID), runs the client through tap A, stops the
 /// services in reverse order so their recordings are complete, verifies the
 /// four recordings and compares everything with the scenario's expectation.
 ///
@@ -24,21 +24,18 @@ public final class ScenarioRunner: Sendable {
         /// Leave the load balancer stopped, to see what the client and the
         /// report say when it is not running (the expectation then does not apply).
         public var loadBalancerDown: Bool
-        /// Seconds a service may take to listen.
-        public var readinessTimeout: Double
         /// Seconds the client may take for the whole flow.
         public var clientTimeout: Double
         /// Seconds a service gets to exit after SIGTERM before SIGKILL.
         public var stopGrace: Double
 
         public init(intactExecutable: String, runParent: String = NSTemporaryDirectory() + "intact-scenarios",
-                    ports: ScenarioPorts? = nil, loadBalancerDown: Bool = false, readinessTimeout: Double = 15,
+                    ports: ScenarioPorts? = nil, loadBalancerDown: Bool = false,
                     clientTimeout: Double = 120, stopGrace: Double = 5) {
             self.intactExecutable = intactExecutable
             self.runParent = runParent
             self.ports = ports
             self.loadBalancerDown = loadBalancerDown
-            self.readinessTimeout = readinessTimeout
             self.clientTimeout = clientTimeout
             self.stopGrace = stopGrace
         }
@@ -64,12 +61,11 @@ public final class ScenarioRunner: Sendable {
 
     // MARK: Preparing
 
-    /// Lays out a run of `scenario` in a new run directory and writes its
+    /// Lays out a run of `scenario` for a user to repeat by hand (each
+    /// service binds its own port) in a new run directory and writes its
     /// files, then has the load balancer check the rendered configuration.
     /// Throws before anything keeps running: a taken port, a rejected configuration.
     public func prepare(_ scenario: Scenario, runDirectory: String? = nil) throws(ScenarioError) -> ScenarioPlan {
-        self.runDirectory.withLock { $0 = nil }
-        let loadBalancer = try scenario.loadBalancer.locate()
         let ports: ScenarioPorts
         if let fixed = options.ports {
             try fixed.checkFree()
@@ -77,6 +73,18 @@ public final class ScenarioRunner: Sendable {
         } else {
             ports = try ScenarioPorts.ephemeral()
         }
+        return try prepare(scenario, ports: ports, listening: .bindOwnPorts, reserved: nil, runDirectory: runDirectory)
+    }
+
+    /// As `prepare`, for the runner: the services inherit the sockets of `reserved`.
+    func prepare(_ scenario: Scenario, reserved: ReservedListeners) throws(ScenarioError) -> ScenarioPlan {
+        try prepare(scenario, ports: reserved.ports, listening: .inheritReserved, reserved: reserved, runDirectory: nil)
+    }
+
+    private func prepare(_ scenario: Scenario, ports: ScenarioPorts, listening: ScenarioPlan.Listening,
+                         reserved: ReservedListeners?, runDirectory: String?) throws(ScenarioError) -> ScenarioPlan {
+        self.runDirectory.withLock { $0 = nil }
+        let loadBalancer = try scenario.loadBalancer.locate()
         var directory = runDirectory ?? ""
         if runDirectory == nil {
             directory = try ScenarioWorkspace.makeRunDirectory(for: scenario, under: options.runParent)
@@ -84,18 +92,22 @@ public final class ScenarioRunner: Sendable {
         self.runDirectory.withLock { $0 = directory }
         progress("run directory \(directory)")
         let plan = ScenarioPlan(scenario: scenario, ports: ports, runDirectory: directory,
-                                intactExecutable: options.intactExecutable, loadBalancerExecutable: loadBalancer)
+                                intactExecutable: options.intactExecutable, loadBalancerExecutable: loadBalancer,
+                                listening: listening)
         // Render first: a template error is the scenario's, reported before any file is written.
         _ = try ScenarioWorkspace.renderConfig(plan)
         try ScenarioWorkspace.prepare(plan)
-        try checkConfig(plan)
+        try checkConfig(plan, reserved: reserved)
         return plan
     }
 
-    /// Runs `nginx -t` / `haproxy -c` on the rendered configuration.
-    private func checkConfig(_ plan: ScenarioPlan) throws(ScenarioError) {
+    /// Runs `nginx -t` / `haproxy -c` on the rendered configuration, with
+    /// the load balancer's reserved socket when it inherits one (HAProxy
+    /// reads `fd@3` while checking); the runner keeps its own copy.
+    private func checkConfig(_ plan: ScenarioPlan, reserved: ReservedListeners?) throws(ScenarioError) {
         let log = plan.files.log(.configCheck, in: plan.runDirectory)
-        let check = try ChildProcess.spawn(plan.configCheck, outputFile: log, errorFile: log)
+        let check = try ChildProcess.spawn(plan.configCheck, outputFile: log, errorFile: log,
+                                           listener: reserved?.descriptor(.loadBalancer))
         let ended = check.wait(timeout: 30) ?? check.stop(grace: 0)
         guard ended == .exited(0) else {
             throw .configRejected(tool: plan.scenario.loadBalancer.displayName, file: plan.scenario.configFile,
@@ -105,18 +117,24 @@ public final class ScenarioRunner: Sendable {
 
     // MARK: Running
 
-    /// Prepares and runs `scenario`, and compares the outcome with its expectation.
+    /// Reserves the run's listening sockets, prepares and runs `scenario`,
+    /// and compares the outcome with its expectation.
     public func run(_ scenario: Scenario) throws(ScenarioError) -> ScenarioResult {
-        let plan = try prepare(scenario)
+        let reserved = try ReservedListeners(fixed: options.ports)
+        let plan = try prepare(scenario, reserved: reserved)
         defer { stopAll() }
         for service in plan.services {
             if service.role == .loadBalancer && options.loadBalancerDown {
+                // Nothing serves the port, so it must refuse connections rather than queue them.
+                reserved.handedOver(.loadBalancer)
                 progress("left \(scenario.loadBalancer.displayName) stopped (--load-balancer-down)")
                 continue
             }
-            try start(service, plan: plan)
+            try start(service, plan: plan, reserved: reserved)
         }
+        try checkServicesRun(plan)
         let client = try runClient(plan)
+        try checkServicesRun(plan)
         stopAll()
         let report = try verify(plan)
         let mismatches = options.loadBalancerDown ? nil : scenario.expectation.mismatches(client: client, report: report)
@@ -137,17 +155,47 @@ public final class ScenarioRunner: Sendable {
         }
     }
 
-    /// Starts a long-running service and waits until it listens on its port.
-    private func start(_ command: ProcessCommand, plan: ScenarioPlan) throws(ScenarioError) {
-        guard let port = plan.port(of: command.role) else {
-            preconditionFailure("\(command.role) is not a listening role")
+    /// Starts a long-running service with the socket `reserved` holds for
+    /// its role, and closes the runner's copy only once the child holds its
+    /// own: the port listens without a gap from the reservation on, and
+    /// connections wait in the backlog until the child accepts them.
+    func start(_ command: ProcessCommand, plan: ScenarioPlan, reserved: ReservedListeners) throws(ScenarioError) {
+        guard let port = plan.port(of: command.role), let socket = reserved.descriptor(command.role) else {
+            preconditionFailure("\(command.role) is not a listening role with a reserved socket")
         }
         let log = plan.files.log(command.role, in: plan.runDirectory)
-        let child = try ChildProcess.spawn(command, outputFile: log, errorFile: log)
+        let child = try ChildProcess.spawn(command, outputFile: log, errorFile: log, listener: socket)
+        reserved.handedOver(command.role)
         children.withLock { $0.append(child) }
-        let name = command.role == .loadBalancer ? plan.scenario.loadBalancer.displayName : command.role.displayName
-        try child.waitUntilListening(port: port, name: name, log: log, timeout: options.readinessTimeout)
-        progress("started \(name) (pid \(child.pid)) on \(ScenarioPlan.loopbackHost):\(port)")
+        progress("started \(name(of: command.role, plan: plan)) (pid \(child.pid)) on \(ScenarioPlan.loopbackHost):\(port)")
+    }
+
+    /// Throws `.exitedBeforeReady` for a service that ended on its own, and
+    /// `.droppedListener` for one that runs but closed the socket it was
+    /// handed (an nginx whose `listen` names another address), each with the
+    /// tail of its log. Services hold their sockets from the start, so a
+    /// failing one shows here rather than as a port that never opens.
+    private func checkServicesRun(_ plan: ScenarioPlan) throws(ScenarioError) {
+        let running = children.withLock { $0 }
+        for child in running where child.command.role != .client {
+            let role = child.command.role
+            guard let port = plan.port(of: role) else { continue }
+            let address = "\(ScenarioPlan.loopbackHost):\(port)"
+            let log = plan.files.log(role, in: plan.runDirectory)
+            if let ended = child.termination {
+                throw .exitedBeforeReady(role: name(of: role, plan: plan), address: address, termination: ended,
+                                         logTail: Self.tail(of: log, lines: 20))
+            }
+            if !LoopbackSocket.isListening(port: port) {
+                throw .droppedListener(role: name(of: role, plan: plan), address: address,
+                                       logTail: Self.tail(of: log, lines: 20))
+            }
+        }
+    }
+
+    /// How messages name the process of `role`.
+    private func name(of role: ProcessCommand.Role, plan: ScenarioPlan) -> String {
+        role == .loadBalancer ? plan.scenario.loadBalancer.displayName : role.displayName
     }
 
     /// Runs the client to its end and reads its JSON outcome.

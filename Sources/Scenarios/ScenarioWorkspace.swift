@@ -30,6 +30,14 @@ public enum ScenarioWorkspace {
         } catch {
             throw .configMissing(file: file)
         }
+        if plan.scenario.loadBalancer == .haproxy && !text.contains("{{LISTEN}}") {
+            // The runner hands HAProxy its reserved socket as `fd@3`; a bind of
+            // the address and port would find the port held by that socket.
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            let line = (lines.firstIndex { $0.contains("{{LISTEN_PORT}}") } ?? 0) + 1
+            throw .configTemplate(file: file, line: line, reason: "HAProxy must 'bind {{LISTEN}}' (the runner hands it "
+                                  + "the listening socket it reserved, as fd@3), not the address and port")
+        }
         return try ConfigTemplate(file: file, text: text).render(plan.placeholderValues)
     }
 

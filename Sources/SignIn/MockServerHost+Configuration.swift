@@ -9,7 +9,12 @@ extension MockServerHost {
         /// `https://<bound address>` at start when `externalOriginFollowsListener`.
         public var server: MockServerConfiguration
         /// Where to listen; port 0 picks a free port (see `Started.listenAddress`).
+        /// With `listeningSocket`, that socket's address.
         public var listenAddress: SocketAddress
+        /// A socket bound and listening already (inherited: `intact server
+        /// --listen-fd`) to serve on instead of binding `listenAddress`; the
+        /// host takes it over at `start()`.
+        public var listeningSocket: ListeningSocket?
         /// True when the external URL is the listening address (no `--external-url`):
         /// then it is known only once the socket is bound.
         public var externalOriginFollowsListener: Bool

@@ -101,7 +101,11 @@ public final class MockServerHost: Sendable {
         guard began else { throw .alreadyStarted }
         let bound: SocketAddress
         do {
-            bound = try http.start()
+            if let socket = configuration.listeningSocket {
+                bound = try http.start(on: socket)
+            } else {
+                bound = try http.start()
+            }
         } catch {
             state.withLock { $0 = .stopped }
             throw .listen(error)

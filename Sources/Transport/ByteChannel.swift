@@ -303,6 +303,10 @@ public final class ByteChannel: @unchecked Sendable {
         }
     }
 
+    /// Every application byte delivered so far (after TLS): a client's
+    /// progress, for the proxy's head timeout. Read only on the loop.
+    public private(set) var receivedByteCount = 0
+
     /// Routes received bytes by phase.
     func receive(_ bytes: [UInt8]) {
         switch phase {
@@ -347,6 +351,7 @@ public final class ByteChannel: @unchecked Sendable {
 
     /// Hands an event to the handler, if the channel still has one.
     func deliver(_ event: ChannelEvent) {
+        if case .received(let bytes) = event { receivedByteCount += bytes.count }
         handler?(event)
     }
 

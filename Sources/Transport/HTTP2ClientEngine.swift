@@ -24,6 +24,8 @@ final class HTTP2ClientEngine: HTTP2Engine, HTTPClientEngine, @unchecked Sendabl
         guard canOpenStream else { throw .invalidState("the HTTP/2 connection is going away") }
         var head = head
         head.version = .http2
+        // The head as sent (and so as recorded): one value for an agreeing Content-Length list.
+        head.fields = head.fields.collapsingContentLengthList
         let endStream: Bool
         switch framing {
         case .none?, .contentLength(0)?: endStream = true

@@ -54,7 +54,14 @@ public final class HTTPServer: Sendable {
 
     /// Binds and starts accepting; returns the bound address. Callable from any thread, once.
     public func start() throws(WireError) -> SocketAddress {
-        let listener = try Listener(bindingTo: configuration.address, on: group.next(), connectionLoops: group) {
+        try start(on: ListeningSocket(bindingTo: configuration.address))
+    }
+
+    /// Starts accepting on `socket`, bound and listening already (an
+    /// inherited one: `intact server --listen-fd`); `configuration.address`
+    /// is not used. Takes the socket over. Callable from any thread, once.
+    public func start(on socket: ListeningSocket) throws(WireError) -> SocketAddress {
+        let listener = try Listener(adopting: socket, on: group.next(), connectionLoops: group) {
             [self] connection in accept(connection)
         }
         state.withLock { $0.listener = listener }

@@ -96,6 +96,18 @@ public final class HTTPServerConnection: HTTPConnection, @unchecked Sendable {
         return leftover
     }
 
+    /// The client began a request head and did not finish it in time (the
+    /// proxy's `--head-timeout`): HTTP/1.1 answers 408, reports it as a
+    /// `.malformedRequest` and closes; HTTP/2 closes gracefully (GOAWAY).
+    /// Called only on the loop, while no exchange is in progress.
+    public func requestHeadTimedOut(after seconds: Int) {
+        if let engine = router.engine as? HTTP1ServerEngine {
+            engine.parseFailed(.headTimeout(seconds: seconds))
+        } else {
+            close()
+        }
+    }
+
     func deliver(_ event: HTTPServerConnectionEvent) {
         handler?(event)
     }

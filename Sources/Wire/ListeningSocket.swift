@@ -38,6 +38,56 @@ public final class ListeningSocket: Sendable {
         self.descriptor = Mutex(descriptor)
     }
 
+    /// Takes over `descriptor`, a socket bound and listening already that
+    /// this process inherited (`intact proxy --listen-fd 3`: the scenario
+    /// runner reserves each port once and hands the socket to the child that
+    /// serves it). Makes it non-blocking and close-on-exec. Throws
+    /// `.notListening(descriptor:reason:)` when it is not open, not a socket,
+    /// not TCP, not IPv4/IPv6 or not listening; the descriptor is then left
+    /// as it was (this value never owned it).
+    public init(inheriting descriptor: Int32) throws(WireError) {
+        func refuse(_ reason: String) -> WireError { .notListening(descriptor: descriptor, reason: reason) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            throw refuse(errno == EBADF ? "it is not open" : "fstat failed: \(WireError.errnoName(errno))")
+        }
+        guard status.st_mode & S_IFMT == S_IFSOCK else {
+            let kind: String
+            switch status.st_mode & S_IFMT {
+            case S_IFREG: kind = "a regular file"
+            case S_IFDIR: kind = "a directory"
+            case S_IFCHR: kind = "a character device (a terminal?)"
+            case S_IFIFO: kind = "a pipe"
+            default: kind = "not a socket"
+            }
+            throw refuse("it is \(kind)")
+        }
+        func integerOption(_ name: Int32) -> Int32? {
+            var value: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            return getsockopt(descriptor, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
+        }
+        guard integerOption(SO_TYPE) == Int32(SOCK_STREAM.rawValue) else { throw refuse("it is not a stream socket") }
+        let address: SocketAddress
+        do {
+            address = try Socket.localAddress(descriptor)
+        } catch {
+            throw refuse("it is not an IPv4 or IPv6 socket (\(error))")
+        }
+        guard integerOption(SO_ACCEPTCONN) == 1 else {
+            throw refuse("it is bound to \(address) but not listening (listen(2) was not called)")
+        }
+        let flags = fcntl(descriptor, F_GETFL)
+        guard flags >= 0, fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) == 0 else {
+            throw WireError.system(call: "fcntl(F_SETFL)", errno: errno)
+        }
+        guard fcntl(descriptor, F_SETFD, FD_CLOEXEC) == 0 else {
+            throw WireError.system(call: "fcntl(F_SETFD)", errno: errno)
+        }
+        localAddress = address
+        self.descriptor = Mutex(descriptor)
+    }
+
     /// The descriptor, once: the caller now owns it. Nil when taken or closed before.
     func take() -> Int32? {
         descriptor.withLock { owned in

@@ -99,7 +99,7 @@ public enum Resolver {
     private static let gnuAddressFamily: Int32 = -9
 
     /// Blocking `getaddrinfo` for TCP addresses of any family. Never call on a loop.
-    private static func lookUp(_ name: String, numericOnly: Bool) -> Result<[SocketAddress], WireError> {
+    static func lookUp(_ name: String, numericOnly: Bool) -> Result<[SocketAddress], WireError> {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

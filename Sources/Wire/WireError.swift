@@ -27,6 +27,9 @@ public enum WireError: Error, Equatable, Hashable, Sendable, CustomStringConvert
     case nameNotFound(String)
     /// `getaddrinfo` failed for another reason; `code` is its `EAI_*` value.
     case resolutionFailed(host: String, code: Int32, message: String)
+    /// An inherited descriptor that is not a TCP socket listening on an
+    /// address (`ListeningSocket(inheriting:)`); `reason` says what it is instead.
+    case notListening(descriptor: Int32, reason: String)
     /// Any other failed system call, with the `errno` it set.
     case system(call: String, errno: Int32)
 
@@ -52,6 +55,8 @@ public enum WireError: Error, Equatable, Hashable, Sendable, CustomStringConvert
             return "host name '\(host)' not found"
         case .resolutionFailed(let host, let code, let message):
             return "resolving '\(host)' failed: \(message) (EAI code \(code))"
+        case .notListening(let descriptor, let reason):
+            return "descriptor \(descriptor) is not a listening TCP socket: \(reason)"
         case .system(let call, let code):
             return "\(call) failed: \(WireError.errnoName(code)) (\(WireError.errnoText(code)))"
         }

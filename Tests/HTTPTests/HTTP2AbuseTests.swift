@@ -87,20 +87,62 @@ final class HTTP2AbuseTests: XCTestCase {
 
     func testHeaderListOverLimitResetsStream() {
         let server = server(HTTP2Configuration(maxHeaderListSize: 1024))
-        let big = RawFrame.headers(stream: 1, [(":method", "GET"), (":scheme", "https"), (":path", "/"),
+        let big = RawFrame.headers(stream: 1, [(":method", "GET"), (":scheme", "https"), (":path", "/"), (":authority", "a.test"),
                                                ("x-a", String(repeating: "a", count: 600)), ("x-b", String(repeating: "b", count: 600))])
         let result = exchange(server, big)
         XCTAssertEqual(result.events.resets.map(\.stream), [1])
         XCTAssertEqual(result.events.resets.first?.reason, "header list larger than 1024 bytes")
+        XCTAssertEqual(result.events.resets.first?.code, .enhanceYourCalm)
         XCTAssertEqual(requestHeads(result.events), [])
-        XCTAssertTrue(result.frames.contains { $0.type == rstStream })
+        let reset = result.frames.first { $0.type == rstStream }
+        XCTAssertEqual(reset?.errorCode, HTTP2ErrorCode.enhanceYourCalm.rawValue)
+        XCTAssertEqual(result.frames.filter { $0.type == rstStream }.count, 1)
+        // The HPACK state stayed in step: the next request on the connection is read.
+        XCTAssertEqual(requestHeads(exchange(server, RawFrame.request(stream: 3)).events), [3])
+    }
+
+    func testOversizedTrailersAreResetWithEnhanceYourCalm() {
+        let server = server(HTTP2Configuration(maxHeaderListSize: 1024))
+        let head = RawFrame.headers(stream: 1, [(":method", "POST"), (":scheme", "https"), (":path", "/"), (":authority", "a.test")],
+                                    endStream: false)
+        XCTAssertEqual(requestHeads(exchange(server, head).events), [1])
+        let trailers = RawFrame.headers(stream: 1, [("x-t", String(repeating: "t", count: 1200))])
+        let result = exchange(server, trailers)
+        XCTAssertEqual(result.events.resets.map(\.code), [.enhanceYourCalm])
+        XCTAssertEqual(result.events.resets.first?.reason, "header list larger than 1024 bytes")
+    }
+
+    /// HEADERS without END_HEADERS on stream 1, then `count` CONTINUATION frames of one small field each.
+    private func continuations(_ count: Int, endLast: Bool) -> [UInt8] {
+        var bytes = RawFrame.frame(.headers, flags: RawFrame.endStream, stream: 1,
+                                   payload: RawFrame.headerBlock([(":method", "GET"), (":scheme", "https"), (":path", "/"),
+                                                                  (":authority", "a.test")]))
+        for n in 0..<count {
+            let flags = endLast && n == count - 1 ? RawFrame.endHeaders : 0
+            bytes += RawFrame.frame(.continuation, flags: flags, stream: 1, payload: RawFrame.headerBlock([("x-\(n)", "v")]))
+        }
+        return bytes
+    }
+
+    func testAContinuationFloodGetsEnhanceYourCalmNamingTheLimit() {
+        XCTAssertEqual(requestHeads(exchange(server(), continuations(8, endLast: true)).events), [1], "8 are allowed")
+        let server = server()
+        let result = exchange(server, continuations(9, endLast: false))
+        XCTAssertEqual(result.events.connectionErrors, [.continuationFlood(limit: 8)])
+        XCTAssertEqual(result.frames.last?.type, goaway)
+        XCTAssertEqual(result.frames.last?.errorCode, HTTP2ErrorCode.enhanceYourCalm.rawValue)
+        XCTAssertTrue(HTTP2ConnectionError.continuationFlood(limit: 8).description.contains("more than 8 CONTINUATION"))
+        XCTAssertTrue(HTTP2ConnectionError.flood(limit: 1000).description.contains("more than 1000"))
+        let stricter = self.server(HTTP2Configuration(maxContinuations: 2))
+        XCTAssertEqual(exchange(stricter, continuations(3, endLast: false)).events.connectionErrors,
+                       [.continuationFlood(limit: 2)])
     }
 
     func testSettingsFloodIsConnectionError() {
         let server = server()
         let flood = (0..<1001).flatMap { _ in RawFrame.settings() }
         let result = exchange(server, flood)
-        XCTAssertEqual(result.events.connectionErrors, [.flood])
+        XCTAssertEqual(result.events.connectionErrors, [.flood(limit: 1000)])
         XCTAssertEqual(result.frames.last?.type, goaway)
         XCTAssertEqual(result.frames.last?.errorCode, HTTP2ErrorCode.enhanceYourCalm.rawValue)
         XCTAssertTrue(server.isFinished)
@@ -115,7 +157,7 @@ final class HTTP2AbuseTests: XCTestCase {
         }
         let flooded = server()
         let result = exchange(flooded, (0..<1001).flatMap { _ in RawFrame.ping(7) })
-        XCTAssertEqual(result.events.connectionErrors, [.flood])
+        XCTAssertEqual(result.events.connectionErrors, [.flood(limit: 1000)])
         XCTAssertEqual(result.frames.last?.type, goaway)
         XCTAssertEqual(result.frames.last?.errorCode, HTTP2ErrorCode.enhanceYourCalm.rawValue)
     }

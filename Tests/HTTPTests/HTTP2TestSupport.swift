@@ -52,7 +52,7 @@ enum RawFrame {
     static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 
     enum Kind: UInt8 {
-        case data = 0, headers = 1, rstStream = 3, settings = 4, ping = 6, goaway = 7, windowUpdate = 8
+        case data = 0, headers = 1, rstStream = 3, settings = 4, ping = 6, goaway = 7, windowUpdate = 8, continuation = 9
     }
 
     static let endStream: UInt8 = 0x1

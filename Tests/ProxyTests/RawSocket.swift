@@ -140,10 +140,15 @@ final class RawOrigin: @unchecked Sendable {
     private let lock = NSLock()
     private var received: [Int] = []
     private var heads: [String] = []
+    private var accepted = 0
+    private var closedAfterHead = 0
 
     init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
-        (listener, port) = try RawSocket.serveLoopback { [self] client in handle(client) }
+        (listener, port) = try RawSocket.serveLoopback { [self] client in
+            lock.withLock { accepted += 1 }
+            handle(client)
+        }
     }
 
     /// Body bytes each finished connection received after its head.
@@ -151,6 +156,10 @@ final class RawOrigin: @unchecked Sendable {
 
     /// Every request head read, in order.
     var requestHeads: [String] { lock.withLock { heads } }
+    /// Connections accepted so far.
+    var connectionsAccepted: Int { lock.withLock { accepted } }
+    /// `.swallow`: connections that carried a request head and have closed since.
+    var connectionsClosedAfterHead: Int { lock.withLock { closedAfterHead } }
 
     func stop() { RawSocket.stopListening(listener) }
 
@@ -177,7 +186,10 @@ final class RawOrigin: @unchecked Sendable {
             close(client)
         case .swallow:
             let body = RawSocket.readAll(client, limit: .max)
-            lock.withLock { received.append(body.count) }
+            lock.withLock {
+                received.append(body.count)
+                if !head.isEmpty { closedAfterHead += 1 }
+            }
             close(client)
         }
     }

@@ -15,7 +15,7 @@ final class ConfigTemplateTests: XCTestCase {
         }
         XCTAssertEqual(file, "t.conf")
         XCTAssertEqual(line, 3)
-        XCTAssertTrue(reason.hasPrefix("unknown placeholder {{LISTEN_PROT}} (known: LISTEN_ADDRESS, LISTEN_PORT"), reason)
+        XCTAssertTrue(reason.hasPrefix("unknown placeholder {{LISTEN_PROT}} (known: LISTEN, LISTEN_ADDRESS, LISTEN_PORT"), reason)
     }
 
     func testUnterminatedAndMalformedPlaceholdersAreErrors() {

@@ -17,7 +17,8 @@ final class LoadBalancerScenarioTests: XCTestCase {
         "nginx/good", "nginx/hide-set-cookie", "nginx/error-page-401", "nginx/sub-filter", "nginx/proxy-redirect",
         "nginx/auth-request", "nginx/maintenance-return", "nginx/client-cert", "nginx/client-cert-missing",
         "nginx/forwarding-fields", "nginx/forwarding-fields-strict", "nginx/proxy-cookie-path",
-        "haproxy/good", "haproxy/del-set-cookie", "haproxy/html-401", "haproxy/compression", "haproxy/replace-location",
+        "haproxy/good", "haproxy/del-set-cookie", "haproxy/html-401", "haproxy/compression",
+        "haproxy/compression-by-server", "haproxy/plain-http", "haproxy/replace-location",
         "haproxy/cookie-gate", "haproxy/maintenance-return", "haproxy/client-cert", "haproxy/client-cert-missing",
         "haproxy/forwarding-fields", "haproxy/forwarding-fields-strict", "haproxy/ip-allowlist",
         "haproxy/health-check", "haproxy/sticky-cookie",
@@ -34,7 +35,7 @@ final class LoadBalancerScenarioTests: XCTestCase {
             throw XCTSkip("this intact has no \(missing.map { "'intact \($0)'" }.joined(separator: ", ")) yet")
         }
         return ScenarioRunner.Options(intactExecutable: intact, runParent: makeTemporaryDirectory(prefix: "intact-scenario-test"),
-                                      readinessTimeout: 20, clientTimeout: 60)
+                                      clientTimeout: 60)
     }
 
     /// Runs the example `name` and asserts its outcome is the one it expects.
@@ -91,7 +92,31 @@ final class LoadBalancerScenarioTests: XCTestCase {
     func testHAProxyGood() throws { try run("haproxy/good") }
     func testHAProxyDelSetCookie() throws { try run("haproxy/del-set-cookie") }
     func testHAProxyHTML401() throws { try run("haproxy/html-401") }
-    func testHAProxyCompression() throws { try run("haproxy/compression") }
+    /// The app asks for gzip (the client's default), the server answers
+    /// unencoded, HAProxy encodes on the way: the client says so.
+    func testHAProxyCompression() throws {
+        let result = try run("haproxy/compression")
+        XCTAssertEqual(result.client.outcome?.diagnosis?.evidence,
+                       "response has Content-Encoding: gzip, which the app accepts, but the server sent its body unencoded "
+                           + "(no Intact-Content-Encoding: gzip): it was compressed on the way")
+    }
+
+    /// Tap A speaks plain HTTP to a HAProxy listener without TLS: the scheme
+    /// change is tap A's own choice, shown as an equivalence, never a modification.
+    func testHAProxyPlainHTTPListener() throws {
+        let result = try run("haproxy/plain-http")
+        let reasons = result.report.exchanges.flatMap { $0.hops.flatMap(\.request.reasons) }
+        XCTAssertTrue(reasons.contains { $0.kind == .tapScheme && $0.text.hasPrefix("scheme https → http: tap-a's own upstream (reverse:http://") },
+                      "\(reasons)")
+        XCTAssertTrue(reasons.contains { $0.kind == .tapScheme && $0.text.hasPrefix("scheme http → https: tap-a's own upstream") })
+    }
+
+    /// The same HAProxy in front of a server that gzips its own answers: no alarm.
+    func testHAProxyCompressionByServer() throws {
+        let result = try run("haproxy/compression-by-server")
+        let checks = (result.client.outcome?.steps ?? []).flatMap(\.checks).map(\.message)
+        XCTAssertTrue(checks.contains("body gzip-encoded by the server itself (Intact-Content-Encoding), decoded"), "\(checks)")
+    }
     func testHAProxyReplaceLocation() throws { try run("haproxy/replace-location") }
     func testHAProxyCookieGate() throws { try run("haproxy/cookie-gate") }
     func testHAProxyMaintenanceReturn() throws { try run("haproxy/maintenance-return") }
@@ -162,22 +187,37 @@ final class LoadBalancerScenarioTests: XCTestCase {
                       "the failure names tap A and the load balancer's address: \(cell.failures)")
     }
 
-    /// A load balancer that starts but never listens where the scenario says:
-    /// a clear error naming it and its address, and nothing left running.
-    func testALoadBalancerThatNeverListensIsAClearError() throws {
+    /// An HAProxy configuration that binds anything but the socket the runner
+    /// hands over is refused before anything starts, naming the line.
+    func testAnHAProxyConfigurationThatDoesNotBindTheHandedSocketIsAClearError() throws {
         let directory = try makeScenarioDirectory([
             "scenario.json": ScenarioTests.minimalManifest.replacingOccurrences(of: "nginx", with: "haproxy"),
-            "haproxy.cfg": "# listens on the wrong port\ndefaults\n    mode http\n    timeout client 5s\n"
-                + "frontend f\n    bind {{RUNDIR}}/haproxy.sock\n    http-request return status 200\n",
+            "haproxy.cfg": "# binds the port itself\ndefaults\n    mode http\n    timeout client 5s\n"
+                + "frontend f\n    bind {{LISTEN_ADDRESS}}:{{LISTEN_PORT}}\n    http-request return status 200\n",
         ])
-        var options = try options()
-        options.readinessTimeout = 1
-        let runner = ScenarioRunner(options: options)
+        let runner = ScenarioRunner(options: try options())
         let error = scenarioError { try runner.run(try Scenario.load(from: directory)) }
-        guard case let .notReady(role, address, seconds, _)? = error else { return XCTFail("\(String(describing: error))") }
-        XCTAssertEqual(role, "HAProxy")
-        XCTAssertTrue(address.hasPrefix("127.0.0.1:"))
-        XCTAssertEqual(seconds, 1)
+        guard case let .configTemplate(_, line, reason)? = error else { return XCTFail("\(String(describing: error))") }
+        XCTAssertEqual(line, 6)
+        XCTAssertTrue(reason.contains("bind {{LISTEN}}") && reason.contains("fd@3"), reason)
+    }
+
+    /// An nginx whose `listen` names another address than the socket it
+    /// inherits closes that socket: a clear error naming it and the address,
+    /// and nothing left running.
+    func testAnNginxThatDropsTheHandedSocketIsAClearError() throws {
+        let directory = try makeScenarioDirectory([
+            "scenario.json": ScenarioTests.minimalManifest,
+            "nginx.conf": "events {}\nhttp {\n    server {\n        listen 127.0.0.2:{{LISTEN_PORT}};\n"
+                + "        return 200;\n    }\n}\n",
+        ])
+        let runner = ScenarioRunner(options: try options())
+        let error = scenarioError { try runner.run(try Scenario.load(from: directory)) }
+        guard case let .droppedListener(role, address, _)? = error else { return XCTFail("\(String(describing: error))") }
+        XCTAssertEqual(role, "nginx")
+        XCTAssertTrue(address.hasPrefix("127.0.0.1:"), address)
+        let port = try XCTUnwrap(address.split(separator: ":").last.flatMap { Int($0) })
+        XCTAssertFalse(LoopbackSocket.isListening(port: port), "nothing of the run keeps the port")
     }
 
     /// The command line prints the verdict and keeps nothing of a run that went as expected.

@@ -67,11 +67,44 @@ final class ScenarioPlanTests: XCTestCase {
         let nginx = try plan("nginx/good")
         XCTAssertEqual(nginx.services[2].arguments, ["-p", "/tmp/run/", "-c", "/tmp/run/nginx.conf", "-e",
                                                       "/tmp/run/nginx-error.log", "-g",
-                                                      "daemon off; master_process off; pid /tmp/run/nginx.pid;"])
+                                                      "daemon off; master_process on; worker_processes 1; pid /tmp/run/nginx.pid;"])
         XCTAssertEqual(nginx.configCheck.arguments.first, "-t")
         let haproxy = try plan("haproxy/good")
         XCTAssertEqual(haproxy.services[2].arguments, ["-db", "-f", "/tmp/run/haproxy.cfg"])
         XCTAssertEqual(haproxy.configCheck.arguments, ["-c", "-f", "/tmp/run/haproxy.cfg"])
+    }
+
+    /// Under the runner each service takes the socket it reserved at
+    /// descriptor 3; by hand (`intact scenario prepare`) each binds its port.
+    func testUnderTheRunnerEveryServiceInheritsItsReservedSocket() throws {
+        for name in ["nginx/good", "haproxy/good"] {
+            let scenario = try ScenarioFixtures.example(name)
+            let inherited = ScenarioPlan(scenario: scenario, ports: ScenarioPorts(base: 20000), runDirectory: "/tmp/run/",
+                                    intactExecutable: "/opt/intact", loadBalancerExecutable: "/usr/sbin/lb",
+                                    listening: .inheritReserved)
+            XCTAssertTrue((inherited.services + [inherited.configCheck]).allSatisfy(\.inheritsListener), name)
+            XCTAssertFalse(inherited.client.inheritsListener)
+            for service in inherited.services where service.role != .loadBalancer {
+                XCTAssertEqual(value(after: "--listen-fd", in: service), "3", "\(name) \(service.role)")
+                XCTAssertNil(value(after: "--listen", in: service))
+            }
+            let byHand = try plan(name)
+            XCTAssertFalse((byHand.services + [byHand.configCheck]).contains(where: \.inheritsListener), name)
+            XCTAssertEqual(byHand.placeholderValues["LISTEN"], "127.0.0.1:20001")
+            XCTAssertTrue(byHand.services.allSatisfy(\.environment.isEmpty))
+        }
+        let nginx = ScenarioPlan(scenario: try ScenarioFixtures.example("nginx/good"), ports: ScenarioPorts(base: 20000),
+                                 runDirectory: "/tmp/run", intactExecutable: "/opt/intact",
+                                 loadBalancerExecutable: "/usr/sbin/nginx", listening: .inheritReserved)
+        XCTAssertEqual(nginx.services[2].environment, ["NGINX": "3;"])
+        XCTAssertEqual(nginx.configCheck.environment, ["NGINX": "3;"])
+        XCTAssertEqual(nginx.placeholderValues["LISTEN"], "127.0.0.1:20001", "nginx names the inherited address")
+        XCTAssertTrue(nginx.services[2].description.hasPrefix("NGINX='3;' /usr/sbin/nginx -p"), nginx.services[2].description)
+        let haproxy = ScenarioPlan(scenario: try ScenarioFixtures.example("haproxy/good"), ports: ScenarioPorts(base: 20000),
+                                   runDirectory: "/tmp/run", intactExecutable: "/opt/intact",
+                                   loadBalancerExecutable: "/usr/sbin/haproxy", listening: .inheritReserved)
+        XCTAssertEqual(haproxy.placeholderValues["LISTEN"], "fd@3")
+        XCTAssertEqual(haproxy.services[2].environment, [:])
     }
 
     func testAPolicyIsPassedToVerify() throws {

@@ -50,7 +50,7 @@ final class ScenarioRunnerPreparationTests: XCTestCase {
     func testABrokenHAProxyConfigurationIsRejectedWithHAProxysOwnMessage() throws {
         let directory = try makeScenarioDirectory([
             "scenario.json": ScenarioTests.minimalManifest.replacingOccurrences(of: "nginx", with: "haproxy"),
-            "haproxy.cfg": "# broken\ndefaults\n    mode http\nfrontend f\n    bind {{LISTEN_ADDRESS}}:{{LISTEN_PORT}}\n    http-request retrun status 200\n",
+            "haproxy.cfg": "# broken\ndefaults\n    mode http\nfrontend f\n    bind {{LISTEN}}\n    http-request retrun status 200\n",
         ])
         let error = scenarioError { try runner().prepare(try Scenario.load(from: directory)) }
         guard case let .configRejected(tool, _, output)? = error else { return XCTFail("\(String(describing: error))") }

@@ -21,21 +21,22 @@ final class SetCookieDroppingRelay: Sendable {
     private let server: HTTPServer
     private let client: HTTPClient
 
-    /// Starts relaying 127.0.0.1:`port` to https://127.0.0.1:`upstreamPort`.
+    /// Starts relaying what arrives on `socket` (listening on 127.0.0.1
+    /// already; taken over) to https://127.0.0.1:`upstreamPort`.
     /// Blocks on disk I/O (the CA).
-    init(port: Int, upstreamPort: Int, caDirectory: String, droppedCookie: String) throws {
+    init(socket: ListeningSocket, upstreamPort: Int, caDirectory: String, droppedCookie: String) throws {
         let authority = try CertificateAuthority.load(from: caDirectory)
         let upstream = HTTPEndpoint(host: "127.0.0.1", port: UInt16(upstreamPort),
                                     tls: try HTTPClientTLS(trustRoots: .caPEM(Array(authority.certificatePEM.utf8))))
         group = EventLoopGroup(loopCount: 1, label: "test-relay")
         let client = HTTPClient(loop: group.loops[0])
         self.client = client
-        var configuration = HTTPServer.Configuration(address: SocketAddress(ip: "127.0.0.1", port: UInt16(port))!)
+        var configuration = HTTPServer.Configuration(address: socket.localAddress)
         configuration.tls = try HTTPServer.tlsSetup(identity: try authority.leaf(for: "127.0.0.1"))
         server = HTTPServer(group: group, configuration: configuration) { stream in
             SetCookieDroppingRelay.relay(stream, through: client, to: upstream, dropping: droppedCookie)
         }
-        _ = try server.start()
+        _ = try server.start(on: socket)
     }
 
     /// Forwards one exchange; called on the stream's loop.

@@ -2,6 +2,7 @@ import AuthFlow
 import Evidence
 import Foundation
 import TLS
+import Wire
 import XCTest
 @testable import Scenarios
 
@@ -25,16 +26,20 @@ final class TapChain {
     let intact: String
     let directory: String
     let ports: Ports
+    /// The four listening sockets, reserved once; each goes to what serves it.
+    private let reserved: ReservedListeners
     var caDirectory: String { directory + "/ca" }
     var caCertificate: String { caDirectory + "/" + CertificateAuthority.certificateFileName }
     var origin: String { "https://127.0.0.1:\(ports.tapA)" }
     private var children: [ChildProcess] = []
 
-    /// Lays the chain out in `directory` on free ports, with its development CA. Starts nothing.
+    /// Lays the chain out in `directory` on ports it reserves (listening
+    /// sockets it hands to the children), with its development CA. Starts nothing.
     init(intact: String, directory: String) throws {
         self.intact = intact
         self.directory = directory
-        let free = try ScenarioPorts.ephemeral()
+        reserved = try ReservedListeners(fixed: nil)
+        let free = reserved.ports
         ports = Ports(tapA: free.tapA, middle: free.loadBalancer, tapB: free.tapB, server: free.server)
         _ = try CertificateAuthority.loadOrCreate(in: directory + "/ca")
     }
@@ -46,25 +51,35 @@ final class TapChain {
     /// Starts the mock server, tap B in front of it, and tap A in front of
     /// `tapAUpstream` (tap B's port for a chain with nothing between).
     func start(tapAUpstream: Int) throws {
-        try start(.server, port: ports.server, [
-            "server", "--listen", "127.0.0.1:\(ports.server)", "--external-url", origin, "--ca-dir", caDirectory,
+        try start(.server, [
+            "server", "--listen-fd", "3", "--external-url", origin, "--ca-dir", caDirectory,
         ] + recording("server"))
-        try start(.tapB, port: ports.tapB, [
-            "proxy", "--listen", "127.0.0.1:\(ports.tapB)", "--mode", "reverse:https://127.0.0.1:\(ports.server)",
+        try start(.tapB, [
+            "proxy", "--listen-fd", "3", "--mode", "reverse:https://127.0.0.1:\(ports.server)",
             "--ca-dir", caDirectory, "--upstream-ca", caCertificate,
         ] + recording("tap-b"))
-        try start(.tapA, port: ports.tapA, [
-            "proxy", "--listen", "127.0.0.1:\(ports.tapA)", "--mode", "reverse:https://127.0.0.1:\(tapAUpstream)",
+        try start(.tapA, [
+            "proxy", "--listen-fd", "3", "--mode", "reverse:https://127.0.0.1:\(tapAUpstream)",
             "--ca-dir", caDirectory, "--upstream-ca", caCertificate,
         ] + recording("tap-a"))
     }
 
-    private func start(_ role: ProcessCommand.Role, port: Int, _ arguments: [String]) throws {
+    /// Starts `role` on the socket reserved for it (connections wait in its
+    /// backlog until the child accepts), then closes the chain's copy.
+    private func start(_ role: ProcessCommand.Role, _ arguments: [String]) throws {
         let log = directory + "/\(role.rawValue).log"
-        let child = try ChildProcess.spawn(ProcessCommand(role: role, executable: intact, arguments: arguments),
-                                           outputFile: log, errorFile: log)
+        let command = ProcessCommand(role: role, executable: intact, arguments: arguments, inheritsListener: true)
+        let child = try ChildProcess.spawn(command, outputFile: log, errorFile: log, listener: reserved.descriptor(role))
+        reserved.handedOver(role)
         children.append(child)
-        try child.waitUntilListening(port: port, name: role.displayName, log: log, timeout: 20)
+    }
+
+    /// The socket reserved for `ports.middle`, for the test's own intermediary.
+    func takeMiddleSocket() throws -> ListeningSocket {
+        let descriptor = try XCTUnwrap(reserved.descriptor(.loadBalancer), "the middle socket was taken before")
+        let socket = try ListeningSocket(inheriting: dup(descriptor))
+        reserved.handedOver(.loadBalancer)
+        return socket
     }
 
     /// Runs `intact client` through tap A to its end and reads its JSON outcome.

@@ -1,0 +1,59 @@
+/// `Content-Length` as RFC 9110 §8.6 lets a recipient read it: one decimal,
+/// or a list of identical decimals, in one field line (`5, 5`) or several.
+/// HTTP/1.1 accepts such a list (every recipient agrees on the length);
+/// HTTP/2 does not (RFC 9113 §8.1.1 wants one value), so a translation to
+/// HTTP/2 sends the one length instead, which verification shows as an
+/// equivalent framing change. Differing elements are refused by the parser.
+public enum ContentLengthList {
+    /// What a list of `Content-Length` values says.
+    public enum Reading: Hashable, Sendable {
+        /// Every element is this length.
+        case length(Int)
+        /// This value is empty, or an element is not a decimal number.
+        case invalid(String)
+        /// Elements name different lengths.
+        case conflicting
+    }
+
+    /// Reads every element of every value; `invalid("")` for no values.
+    public static func read(_ values: [String]) -> Reading {
+        var agreed: Int?
+        for value in values {
+            for element in HTTP1Grammar.listElements(value) {
+                guard let n = HTTP1Grammar.decimal(element) else { return .invalid(value) }
+                if let prior = agreed, prior != n { return .conflicting }
+                agreed = n
+            }
+        }
+        return agreed.map(Reading.length) ?? .invalid(values.joined(separator: ", "))
+    }
+
+    /// The length the values agree on; nil when they are invalid, conflict, or there are none.
+    public static func agreedLength(_ values: [String]) -> Int? {
+        if case .length(let n) = read(values) { return n }
+        return nil
+    }
+}
+
+extension HTTPFields {
+    /// These fields with a `Content-Length` list whose elements all agree
+    /// (`5, 5`, or two `Content-Length: 5` lines) replaced by one field with
+    /// the one length, where the first stood; unchanged otherwise. What an
+    /// HTTP/2 sender puts on the wire.
+    public var collapsingContentLengthList: HTTPFields {
+        let values = self.values("content-length")
+        guard !values.isEmpty, values.count > 1 || values[0].contains(","),
+              let length = ContentLengthList.agreedLength(values) else { return self }
+        var collapsed = HTTPFields()
+        var written = false
+        for field in self {
+            guard HTTP1Grammar.nameEquals(field.name, lowercased: "content-length") else {
+                collapsed.append(field)
+                continue
+            }
+            if !written { collapsed.append(HTTPField(name: field.name, value: String(length))) }
+            written = true
+        }
+        return collapsed
+    }
+}
