@@ -22,13 +22,6 @@ final class ProxyUpgradeTests: XCTestCase {
     mode, port, cafile, origin = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
     frames = int(sys.argv[5])
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
-    if mode == "reverse":
-        context = ssl.create_default_context(cafile=cafile)
-        context.check_hostname = False
-        s = context.wrap_socket(s, server_hostname="localhost")
-        target = "/chat"
-    else:
-        target = "http://127.0.0.1:%s/chat" % origin
     def head():
         data = b""
         while not data.endswith(b"\r\n\r\n"):
@@ -36,6 +29,17 @@ final class ProxyUpgradeTests: XCTestCase {
             if not byte: break
             data += byte
         return data.decode("latin-1")
+    if mode == "connect":
+        s.sendall(("CONNECT 127.0.0.1:%s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n" % (origin, origin)).encode())
+        print(head().split("\r\n")[0])
+    if mode in ("reverse", "connect"):
+        context = ssl.create_default_context(cafile=cafile)
+        context.check_hostname = False
+        context.set_alpn_protocols(["http/1.1"])
+        s = context.wrap_socket(s, server_hostname="localhost")
+        target = "/chat"
+    else:
+        target = "http://127.0.0.1:%s/chat" % origin
     s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n" % (target, origin)).encode())
     answer = head()
@@ -62,7 +66,7 @@ final class ProxyUpgradeTests: XCTestCase {
             more = s.recv(65536)
             if not more: break
             got += more
-        if mode != "reverse":
+        if mode == "forward":
             s.shutdown(socket.SHUT_WR)
         else:
             s = s.unwrap()
@@ -77,9 +81,10 @@ final class ProxyUpgradeTests: XCTestCase {
     """#
 
     private func runClient(_ mode: String, proxy: ProxyHarness, origin: UpgradeOrigin, frames: Int = 0,
-                           _ extra: [String] = []) throws -> [String] {
+                           originPort: Int? = nil, _ extra: [String] = []) throws -> [String] {
         let run = try ToolRun.run("/usr/bin/env", ["python3", "-c", Self.client, mode, String(proxy.port), proxy.caFile,
-                                                   String(origin.port), String(frames)] + extra, timeout: 60)
+                                                   String(originPort ?? origin.port), String(frames)] + extra,
+                                  timeout: 60)
         XCTAssertEqual(run.status, 0, run.error)
         return run.output.split(separator: "\n").map(String.init)
     }
@@ -91,9 +96,11 @@ final class ProxyUpgradeTests: XCTestCase {
 
     /// The frames went both ways through the proxy and each leg's record
     /// holds the same counts and digests as the client saw.
-    private func assertEchoed(_ mode: String, _ proxy: ProxyHarness, _ origin: UpgradeOrigin) throws {
+    private func assertEchoed(_ mode: String, _ proxy: ProxyHarness, _ origin: UpgradeOrigin,
+                              originPort: Int? = nil) throws {
         let frames = 500
-        let lines = try runClient(mode, proxy: proxy, origin: origin, frames: frames)
+        var lines = try runClient(mode, proxy: proxy, origin: origin, frames: frames, originPort: originPort)
+        if mode == "connect" { XCTAssertEqual(lines.removeFirst().prefix(12), "HTTP/1.1 200") }
         XCTAssertEqual(lines.first, "HTTP/1.1 101 Switching Protocols")
         let echo = try XCTUnwrap(lines.last?.split(separator: " ").map(String.init))
         let size = frames * 19
@@ -102,13 +109,13 @@ final class ProxyUpgradeTests: XCTestCase {
         XCTAssertTrue(head.contains("\r\nUpgrade: websocket\r\n"), head)
         XCTAssertTrue(head.contains("\r\nConnection: Upgrade\r\n"), head)
         let recording = try proxy.stopAndRead()
-        let records = recording.records
-        XCTAssertEqual(records.count, 1)
-        let record = try XCTUnwrap(records.first)
+        let upgraded = recording.records.filter { $0.leg(.downstream)?.response?.status == 101 }
+        XCTAssertEqual(upgraded.count, 1, "\(recording.records.map(\.exchangeID))")
+        let record = try XCTUnwrap(upgraded.first)
         XCTAssertNil(record.error)
         // `verify` of the proxy's own recording: its hop relayed the streams unchanged.
         let report = try Verifier(Verifier.Configuration(policy: .strict)).verify([recording])
-        let hops = try XCTUnwrap(report.exchanges.first?.hops)
+        let hops = try XCTUnwrap(report.exchanges.first { $0.records.contains { $0.exchangeID == record.exchangeID } }?.hops)
         XCTAssertFalse(hops.isEmpty)
         for hop in hops {
             // (Reverse mode to a plain origin changes the request's scheme: that is the setup, not the relay.)
@@ -125,7 +132,7 @@ final class ProxyUpgradeTests: XCTestCase {
             XCTAssertEqual(relayed.clientToServer.sha256.hex, echo[2], "\(role)")
             XCTAssertEqual(relayed.serverToClient.sha256.hex, echo[2], "\(role)")
         }
-        XCTAssertEqual(origin.echoedByteCounts, [size])
+        if originPort == nil { XCTAssertEqual(origin.echoedByteCounts, [size]) }
     }
 
     func testAWebSocketThroughTheReverseProxyIsRelayedAndRecorded() throws {
@@ -140,11 +147,29 @@ final class ProxyUpgradeTests: XCTestCase {
         try assertEchoed("forward", try ProxyHarness(), origin)
     }
 
+    /// Forward mode inside an intercepted CONNECT tunnel, to a TLS origin
+    /// (nginx, HTTP/1.1 only, proxying the WebSocket to the echo origin).
+    func testAWebSocketInsideAnInterceptedConnectTunnelIsRelayedAndRecorded() throws {
+        let origin = try UpgradeOrigin()
+        defer { origin.stop() }
+        let nginx = try NginxOrigin(http2: false, serverExtra: """
+            location /chat {
+                proxy_pass http://127.0.0.1:\(origin.port);
+                proxy_http_version 1.1;
+                proxy_set_header Upgrade $http_upgrade;
+                proxy_set_header Connection "Upgrade";
+            }
+            """)
+        defer { nginx.stop() }
+        let proxy = try ProxyHarness { $0.upstreamVerification = .caFile(nginx.caFile) }
+        try assertEchoed("connect", proxy, origin, originPort: nginx.port)
+    }
+
     func testARefusedUpgradeIsRelayedAsIsAndTheConnectionStaysHTTP() throws {
         let origin = try UpgradeOrigin(accepts: false)
         defer { origin.stop() }
         let proxy = try reverseProxy(to: origin)
-        let lines = try runClient("reverse", proxy: proxy, origin: origin, ["--again"])
+        let lines = try runClient("reverse", proxy: proxy, origin: origin, originPort: nil, ["--again"])
         XCTAssertEqual(lines, ["HTTP/1.1 426 Upgrade Required", "HTTP/1.1 426 Upgrade Required"])
         XCTAssertTrue(origin.requestHeads.first?.contains("\r\nUpgrade: websocket\r\n") == true)
         let records = try proxy.stopAndRead().records
@@ -160,7 +185,7 @@ final class ProxyUpgradeTests: XCTestCase {
         let origin = try UpgradeOrigin(accepts: false, refusal: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
         defer { origin.stop() }
         let proxy = try ProxyHarness()
-        let lines = try runClient("forward", proxy: proxy, origin: origin, ["--again"])
+        let lines = try runClient("forward", proxy: proxy, origin: origin, originPort: nil, ["--again"])
         XCTAssertEqual(lines, ["HTTP/1.1 200 OK", "HTTP/1.1 200 OK"])
         let records = try proxy.stopAndRead().records
         XCTAssertEqual(records.map { $0.leg(.downstream)?.response?.status }, [200, 200])
@@ -173,7 +198,7 @@ final class ProxyUpgradeTests: XCTestCase {
         let origin = try UpgradeOrigin(stopsReading: true)
         defer { origin.stop() }
         let proxy = try ProxyHarness()
-        let lines = try runClient("forward", proxy: proxy, origin: origin, ["--flood"])
+        let lines = try runClient("forward", proxy: proxy, origin: origin, originPort: nil, ["--flood"])
         XCTAssertEqual(lines.first, "HTTP/1.1 101 Switching Protocols")
         let sent = try XCTUnwrap(lines.last.flatMap { Int($0.split(separator: " ").last ?? "") })
         XCTAssertGreaterThan(sent, 0)
