@@ -265,8 +265,8 @@ extension DownstreamDriver {
         let clientLeftover: [UInt8]
         let serverLeftover: [UInt8]
         do {
-            clientLeftover = try server.detachForTunnel { _ in }
-            serverLeftover = try upstreamConnection.detachForTunnel { _ in }
+            clientLeftover = try server.detachForTunnel(handler: relay.clientEvents)
+            serverLeftover = try upstreamConnection.detachForTunnel(handler: relay.serverEvents)
         } catch {
             upstreamChannel.abort()
             channel.abort()

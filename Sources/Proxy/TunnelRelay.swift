@@ -50,17 +50,22 @@ final class TunnelRelay {
     /// channel is started.
     func start(clientStarted: Bool, serverStarted: Bool = false) {
         if clientStarted {
-            client.setHandler { [self] event in handle(event, from: client, to: server) }
+            client.setHandler(clientEvents)
         } else {
-            client.start { [self] event in handle(event, from: client, to: server) }
+            client.start(clientEvents)
         }
         if serverStarted {
-            server.setHandler { [self] event in handle(event, from: server, to: client) }
+            server.setHandler(serverEvents)
             server.resumeReading()
         } else {
-            server.start { [self] event in handle(event, from: server, to: client) }
+            server.start(serverEvents)
         }
     }
+
+    /// The handlers `start` installs, for handing a channel over to the relay
+    /// before it starts (an event delivered to them is relayed).
+    var clientEvents: (ChannelEvent) -> Void { { [self] event in handle(event, from: client, to: server) } }
+    var serverEvents: (ChannelEvent) -> Void { { [self] event in handle(event, from: server, to: client) } }
 
     private func handle(_ event: ChannelEvent, from source: ByteChannel, to sink: ByteChannel) {
         switch event {

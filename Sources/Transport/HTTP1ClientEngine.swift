@@ -12,8 +12,9 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         /// The current exchange is the last one (either side said close, or the owner did).
         case lastExchange
         /// The server answered 101: the connection carries another protocol,
-        /// which this type does not speak. Bytes past the 101 are kept in
-        /// `upgradeLeftover` until the owner detaches the channel.
+        /// which this type does not speak. Reading pauses (bytes past the 101
+        /// stay in the parser, at most one read) until the owner detaches the
+        /// channel, so a FIN waits for the owner too.
         case upgraded
         case closed
     }
@@ -46,8 +47,6 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
     private var exchange: Exchange?
     /// What made the connection fail, reported with `.closed`.
     private var failure: TransportError?
-    /// After a 101: the bytes of the new protocol read before the owner detached.
-    private var upgradeLeftover: [UInt8] = []
 
     init(connection: HTTPClientConnection) {
         self.connection = connection
@@ -156,15 +155,12 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
     override var isParsing: Bool { !isClosed }
 
     override var waitsForConsumer: Bool {
+        if case .upgraded = phase { return true }
         guard let current = exchange else { return false }
         return current.stream.inbound == .ended || !current.stream.wantsInbound
     }
 
     override func handle(_ event: HTTP1Event) {
-        if case .upgraded = phase, case .tunnel(let bytes) = event {
-            upgradeLeftover += bytes
-            return
-        }
         guard let current = exchange else { return }
         switch event {
         case .responseHead(let parsed) where parsed.isInterim:
@@ -191,14 +187,14 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         }
     }
 
-    /// Hands the channel over after a 101; returns the bytes read past it.
-    func detachForTunnel() throws(TransportError) -> [UInt8] {
+    /// Hands the channel over after a 101; returns the bytes read past it
+    /// and whether the server's FIN was read too.
+    func detachForTunnel() throws(TransportError) -> (leftover: [UInt8], peerEnded: Bool) {
         guard case .upgraded = phase else { throw .invalidState("no 101 Switching Protocols was received") }
-        while case .tunnel(let bytes)? = try? parser.next() { upgradeLeftover += bytes }
-        let leftover = upgradeLeftover
-        upgradeLeftover = []
+        var leftover: [UInt8] = []
+        while case .tunnel(let bytes)? = try? parser.next() { leftover += bytes }
         phase = .closed
-        return leftover
+        return (leftover, peerEnded)
     }
 
     override func peerClosedWhileIdle() {

@@ -90,7 +90,8 @@ public final class HTTPClientConnection: HTTPConnection, @unchecked Sendable {
 
     /// HTTP/1.1, after a 101 ended the current stream: hands the channel
     /// back with `handler` installed and returns the bytes the server already
-    /// sent past the 101. The connection's owner (the pool) sees `.closed(nil)`:
+    /// sent past the 101 (a `.readEOF` follows on a later loop turn when the
+    /// server's FIN came with them). The connection's owner (the pool) sees `.closed(nil)`:
     /// the connection carries no more HTTP and is never reused. Reading
     /// resumes. Called only on the loop.
     public func detachForTunnel(handler: @escaping (ChannelEvent) -> Void) throws(TransportError) -> [UInt8] {
@@ -98,7 +99,8 @@ public final class HTTPClientConnection: HTTPConnection, @unchecked Sendable {
         guard let engine = router.engine as? HTTP1ClientEngine else {
             throw .invalidState("only an HTTP/1.1 connection switches protocols")
         }
-        let leftover = try engine.detachForTunnel()
+        let (leftover, peerEnded) = try engine.detachForTunnel()
+        let readEnd = router.readEnd
         router.detach()
         let owner = self.handler
         self.handler = nil
@@ -106,6 +108,11 @@ public final class HTTPClientConnection: HTTPConnection, @unchecked Sendable {
         channel.resumeReading()
         selfReference = nil
         owner?(.closed(nil))
+        // A FIN read with the 101 is not read again: the new owner hears of it next.
+        if peerEnded, let readEnd {
+            let newOwner = LoopBound(handler, on: loop)
+            loop.execute { newOwner.value(.readEOF(readEnd)) }
+        }
         return leftover
     }
 

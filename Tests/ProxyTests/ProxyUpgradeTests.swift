@@ -71,8 +71,13 @@ final class ProxyUpgradeTests: XCTestCase {
         else:
             s = s.unwrap()
             s.shutdown(socket.SHUT_WR)
-        while s.recv(65536): pass
+        rest = b""
+        while True:
+            more = s.recv(65536)
+            if not more: break
+            rest += more
         print("echo %d %s %s" % (len(got), hashlib.sha256(got).hexdigest(), got == data))
+        print("rest %r" % rest.decode("latin-1"))
     elif "--again" in sys.argv:
         length = [l for l in answer.split("\r\n") if l.lower().startswith("content-length:")]
         if length: s.recv(int(length[0].split(":")[1]))
@@ -102,7 +107,8 @@ final class ProxyUpgradeTests: XCTestCase {
         var lines = try runClient(mode, proxy: proxy, origin: origin, frames: frames, originPort: originPort)
         if mode == "connect" { XCTAssertEqual(lines.removeFirst().prefix(12), "HTTP/1.1 200") }
         XCTAssertEqual(lines.first, "HTTP/1.1 101 Switching Protocols")
-        let echo = try XCTUnwrap(lines.last?.split(separator: " ").map(String.init))
+        XCTAssertEqual(lines.last, "rest ''")
+        let echo = try XCTUnwrap(lines.dropLast().last?.split(separator: " ").map(String.init))
         let size = frames * 19
         XCTAssertEqual(echo, ["echo", String(size), echo.count > 2 ? echo[2] : "", "True"])
         let head = try XCTUnwrap(origin.requestHeads.first)
@@ -163,6 +169,23 @@ final class ProxyUpgradeTests: XCTestCase {
         defer { nginx.stop() }
         let proxy = try ProxyHarness { $0.upstreamVerification = .caFile(nginx.caFile) }
         try assertEchoed("connect", proxy, origin, originPort: nginx.port)
+    }
+
+    /// Bytes the origin sends with its 101, and its FIN right after, reach
+    /// the client (they were read before the relay took the connection).
+    func testBytesAndAFinThatCameWithThe101AreRelayed() throws {
+        let origin = try UpgradeOrigin(greeting: "hello from the origin")
+        defer { origin.stop() }
+        let proxy = try ProxyHarness()
+        let lines = try runClient("forward", proxy: proxy, origin: origin, originPort: nil)
+        XCTAssertEqual(lines.first, "HTTP/1.1 101 Switching Protocols")
+        XCTAssertEqual(lines.last, "rest 'hello from the origin'")
+        let record = try XCTUnwrap(proxy.stopAndRead().records.first)
+        XCTAssertNil(record.error)
+        for role in [ExchangeRecord.Leg.Role.downstream, .upstream] {
+            XCTAssertEqual(record.leg(role)?.relayed?.serverToClient.bytes, 21, "\(role)")
+            XCTAssertEqual(record.leg(role)?.relayed?.clientToServer.bytes, 0, "\(role)")
+        }
     }
 
     func testARefusedUpgradeIsRelayedAsIsAndTheConnectionStaysHTTP() throws {

@@ -14,13 +14,17 @@ final class UpgradeOrigin: @unchecked Sendable {
     private let accepts: Bool
     private let stopsReading: Bool
     private let refusal: String
+    private let greeting: String?
     private let lock = NSLock()
     private var heads: [String] = []
     private var echoed: [Int] = []
 
-    init(accepts: Bool = true, stopsReading: Bool = false,
+    /// `greeting`: sent in the same write as the 101, then the origin
+    /// half-closes and reads until the client's FIN (no echo).
+    init(accepts: Bool = true, stopsReading: Bool = false, greeting: String? = nil,
          refusal: String = "HTTP/1.1 426 Upgrade Required\r\nContent-Length: 4\r\n\r\nnope") throws {
         self.accepts = accepts
+        self.greeting = greeting
         self.stopsReading = stopsReading
         self.refusal = refusal
         (listener, port) = try RawSocket.serveLoopback { [self] client in handle(client) }
@@ -46,7 +50,13 @@ final class UpgradeOrigin: @unchecked Sendable {
                 continue
             }
             RawSocket.send(client, Array(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
-                                          + "Connection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n").utf8))
+                                          + "Connection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n"
+                                          + (greeting ?? "")).utf8))
+            if greeting != nil {
+                shutdown(client, Int32(SHUT_WR))
+                _ = RawSocket.readAll(client)
+                return
+            }
             if stopsReading {
                 usleep(4_000_000)
                 return
