@@ -58,7 +58,7 @@ let package = Package(
         // Layer 4: the programs.
         // The intercepting proxy: sans-io layers (mode, TLS, HTTP, exchange) and their driver on Transport.
         // It knows no add-on by name: they plug in through `ProxyAddon`/`ExchangeHook`.
-        .target(name: "Proxy", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Transport"]),
+        .target(name: "Proxy", dependencies: ["Wire", "Hashing", "TLS", "HTTP", "Evidence", "Transport"]),
         // The sign-in flow's add-ons to the proxy: the auth-step labeller and the fault engine.
         .target(name: "ProxyAddons", dependencies: ["Proxy", "AuthFlow", "Faults", "Evidence", "HTTP", "TLS"]),
         // The sign-in flow on real connections: the mock server host and the client runner, both recording.

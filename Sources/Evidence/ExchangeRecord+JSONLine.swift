@@ -97,6 +97,31 @@ extension ExchangeRecord.Leg {
                     for interim in interimResponses { interim.write(to: &json) }
                 }
             }
+            if let relayed {
+                json.key("relayed")
+                relayed.write(to: &json)
+            }
+        }
+    }
+}
+
+extension RelayedStreams {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("clientToServer")
+            clientToServer.write(to: &json)
+            json.key("serverToClient")
+            serverToClient.write(to: &json)
+        }
+    }
+}
+
+extension RelayedStreams.Stream {
+    func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("bytes", bytes)
+            json.key("sha256")
+            json.hex(sha256.bytes)
         }
     }
 }

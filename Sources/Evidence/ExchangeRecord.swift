@@ -82,11 +82,15 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
         /// before the final one, in order (`100 Continue`, `103 Early Hints`);
         /// head digests only. Nil when there were none.
         public var interimResponses: [RecordedMessage]?
+        /// After a `101 Switching Protocols`: the bytes relayed each way on
+        /// this leg. Nil when the exchange did not switch protocols.
+        public var relayed: RelayedStreams?
 
         public init(role: Role, connectionID: String, streamID: Int? = nil, tls: TLSDetails? = nil,
                     request: RecordedMessage? = nil, response: RecordedMessage? = nil,
-                    interimResponses: [RecordedMessage]? = nil) {
+                    interimResponses: [RecordedMessage]? = nil, relayed: RelayedStreams? = nil) {
             self.interimResponses = interimResponses
+            self.relayed = relayed
             self.role = role
             self.connectionID = connectionID
             self.streamID = streamID

@@ -120,6 +120,8 @@ extension DownstreamDriver {
             }
         case .closeClientConnection:
             channel.close()
+        case .relayUpgraded:
+            relayUpgraded(exchange, streams)
         case .finished(let record):
             streams.cancelTimers()
             exchanges[exchange] = nil
@@ -235,5 +237,47 @@ extension DownstreamDriver {
                 feed(.exchange(exchange, .responseHeadSent(head, wire: wire)))
             }
         }
+    }
+
+    /// After a 101 on both legs: takes the client's channel from its HTTP/1.1
+    /// connection and the upstream one from its pooled connection (which
+    /// leaves the pool), and relays the two byte streams, counted and
+    /// digested each way, until both sides closed. The connection serves
+    /// nothing else afterwards.
+    private func relayUpgraded(_ exchange: ExchangeID, _ streams: ExchangeStreams) {
+        guard case .serving(let server) = phase, case .open(let upstreamStream) = streams.upstream,
+              let upstreamConnection = upstreamStream.connection else {
+            streams.abandon()
+            feed(.exchange(exchange, .upgradeRelayEnded(downstream: nil, upstream: nil, error: ProxyError(
+                .internal, at: "upgrade", "the connections that switched protocols were no longer there",
+                status: .proxyInternalError))))
+            return close()
+        }
+        streams.upstream = .closed
+        let upstreamChannel = upstreamConnection.channel
+        let relay = TunnelRelay(client: channel, server: upstreamChannel, counting: true) { [self] error, traffic in
+            let problem = error.map { ProxyError.transport($0, at: "upgraded connection") }
+            feed(.exchange(exchange, .upgradeRelayEnded(downstream: traffic?.downstream, upstream: traffic?.upstream,
+                                                        error: problem)))
+            feed(.connectionClosed(nil))
+            finish()
+        }
+        let clientLeftover: [UInt8]
+        let serverLeftover: [UInt8]
+        do {
+            clientLeftover = try server.detachForTunnel(handler: relay.clientEvents)
+            serverLeftover = try upstreamConnection.detachForTunnel(handler: relay.serverEvents)
+        } catch {
+            upstreamChannel.abort()
+            channel.abort()
+            feed(.exchange(exchange, .upgradeRelayEnded(downstream: nil, upstream: nil,
+                                                        error: .transport(error, at: "upgrade"))))
+            feed(.connectionClosed(nil))
+            return finish()
+        }
+        phase = .tunnelling(relay)
+        relay.start(clientStarted: true, serverStarted: true)
+        relay.relayEarlier(clientLeftover, fromClient: true)
+        relay.relayEarlier(serverLeftover, fromClient: false)
     }
 }

@@ -294,7 +294,7 @@ final class DownstreamDriver: @unchecked Sendable {
     }
 
     private func relay(to upstream: ByteChannel, serverStarted: Bool, leftover: [UInt8], target: UpstreamTarget) {
-        let relay = TunnelRelay(client: channel, server: upstream) { [self] error in
+        let relay = TunnelRelay(client: channel, server: upstream) { [self] error, _ in
             feed(.tunnelClosed(upstream: ConnectionID(.upstream, upstream.id),
                                error: error.map { .transport($0, at: "passthrough tunnel to \(target.authority)") }))
             finish()

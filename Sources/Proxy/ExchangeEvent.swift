@@ -46,6 +46,10 @@ public enum ExchangeEvent: Sendable {
     case clientWritable(Bool)
     /// The timer a `.startTimer` asked for has run out.
     case timerFired(ExchangeTimer)
+    /// The relay `.relayUpgraded` started is over (both connections closed):
+    /// what each leg carried each way (nil when the relay never started),
+    /// and the first failure.
+    case upgradeRelayEnded(downstream: RelayedStreams?, upstream: RelayedStreams?, error: ProxyError?)
 }
 
 /// The timer that paces one message of an exchange (a hook's delay, or the
@@ -86,6 +90,11 @@ public enum ExchangeCommand: Sendable, Hashable {
     /// Report `.timerFired(timer)` after `after` (on the exchange's loop);
     /// a timer still running when the exchange finishes never fires.
     case startTimer(ExchangeTimer, after: Duration)
+    /// The 101 went to the client and upstream's 101 is over: take both
+    /// connections from HTTP (neither serves HTTP again; the upstream one is
+    /// never pooled) and relay their bytes both ways with backpressure,
+    /// counting and digesting each direction; answer `.upgradeRelayEnded`.
+    case relayUpgraded
     /// Close the client's connection (gracefully: FIN, not RST) without
     /// answering; every exchange on it ends.
     case closeClientConnection

@@ -126,7 +126,7 @@ extension ExchangeFlow {
         case .sent, .broken:
             // The response was complete; a late reset changes nothing but a cut upload.
             if requestCut { noteFailure(problem) }
-        case .awaitingHead, .streaming, .stalled:
+        case .awaitingHead, .streaming, .switched, .stalled:
             responseLeg = .broken
             noteFailure(problem)
         }
@@ -141,7 +141,7 @@ extension ExchangeFlow {
         switch responseLeg {
         case .awaitingHead:
             answer(LocalResponse(status: status, error: problem).parts, into: &commands)
-        case .streaming:
+        case .streaming, .switched:
             reset(problem, into: &commands)
         case .sent, .broken, .stalled:
             stopRequest()
@@ -180,7 +180,7 @@ extension ExchangeFlow {
         abandonUpstream(into: &commands)
         switch responseLeg {
         case .sent, .broken: break
-        case .awaitingHead, .streaming, .stalled: responseLeg = .broken
+        case .awaitingHead, .streaming, .switched, .stalled: responseLeg = .broken
         }
         if client == .connected {
             client = .gone
@@ -195,7 +195,7 @@ extension ExchangeFlow {
         stopRequest()
         abandonUpstream(into: &commands)
         switch responseLeg {
-        case .awaitingHead, .streaming: responseLeg = .stalled
+        case .awaitingHead, .streaming, .switched: responseLeg = .stalled
         case .sent, .broken, .stalled: break
         }
     }

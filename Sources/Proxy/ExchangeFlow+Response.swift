@@ -6,6 +6,12 @@ extension ExchangeFlow {
     mutating func responseHead(_ head: HTTPResponseHead, wire: HeadDigest.WireForm,
                                into commands: inout [ExchangeCommand]) {
         guard case .open = upstream else { return }
+        if head.status == 101 && !upgradeRequested {
+            recorder.upstream?.response.recordResponse(head, wire: wire, at: clock())
+            return upstreamFailed(ProxyError(.protocolError, at: "upstream response",
+                                             "101 Switching Protocols to a request that asked for no upgrade",
+                                             status: .httpProtocolError), into: &commands)
+        }
         if !head.isInformational || head.status == 101 {
             recorder.upstream?.response.recordResponse(head, wire: wire, at: clock())
         } else {
@@ -17,6 +23,12 @@ extension ExchangeFlow {
     mutating func responseEnd(_ trailers: HTTPFields?, into commands: inout [ExchangeCommand]) {
         guard case .open = upstream else { return }
         recorder.upstream?.response.recordEnd(trailers: trailers, at: clock())
+        if upgradeRequested, recorder.upstream?.response.responseStatus == 101 {
+            // The connection now carries the new protocol: the driver takes it
+            // over for the relay; it is never reset nor pooled again.
+            upstream = .closed
+            return passResponse(.end(trailers: nil), into: &commands)
+        }
         // The upstream stream is done. If the request is not all sent (the
         // server answered early), it is abandoned: an HTTP/1.1 connection in
         // the middle of a request body cannot serve again.
@@ -51,7 +63,7 @@ extension ExchangeFlow {
         while true {
             // After an answer, a failure, a reset or a stall, the rest of the outputs has nowhere to go.
             switch responseLeg {
-            case .awaitingHead, .streaming: break
+            case .awaitingHead, .streaming, .switched: break
             case .sent, .broken, .stalled: return responsePacer.discard()
             }
             guard let step = responsePacer.next() else { return }
@@ -70,7 +82,11 @@ extension ExchangeFlow {
         case (.awaitingHead, .head(let head)):
             let shaped = HopByHop.shapeResponse(head)
             commands.append(.sendResponse(.head(shaped)))
-            if !shaped.isInformational || shaped.status == 101 { responseLeg = .streaming }
+            if shaped.status == 101 {
+                responseLeg = .switched
+            } else if !shaped.isInformational {
+                responseLeg = .streaming
+            }
         case (.streaming, .body(let chunk)):
             // A chunk forwarded as the server sent it is hashed once, for both legs.
             recorder.downstream.response.recordBody(chunk, following: recorder.upstream?.response.bodyEndingWith(chunk))
@@ -78,9 +94,26 @@ extension ExchangeFlow {
         case (.streaming, .end):
             commands.append(.sendResponse(part))
             responseLeg = .sent
+        case (.switched, .end):
+            // A 101 has no body; its end is where the other protocol begins.
+            commands.append(.relayUpgraded)
         default:
             // A part out of order (a hook's mistake) is dropped rather than sent malformed.
             break
         }
+    }
+
+    /// The relay after a 101 ended: each leg's streams go into the record,
+    /// and the exchange is over.
+    mutating func upgradeRelayEnded(downstream: RelayedStreams?, upstream streams: RelayedStreams?,
+                                    _ problem: ProxyError?) {
+        guard case .switched = responseLeg else { return }
+        if let problem { noteFailure(problem) }
+        recorder.downstream.relayed = downstream
+        recorder.upstream?.relayed = streams
+        if !recorder.downstream.response.isEnded {
+            recorder.downstream.response.recordEnd(trailers: nil, at: clock())
+        }
+        responseLeg = .sent
     }
 }

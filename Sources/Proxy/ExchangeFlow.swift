@@ -45,6 +45,10 @@ public struct ExchangeFlow {
         case awaitingHead
         /// A final head went to the client; body parts follow.
         case streaming
+        /// A `101 Switching Protocols` went to the client (the request asked
+        /// to switch): once upstream's 101 is over (`.relayUpgraded`) both
+        /// byte streams are relayed until `.upgradeRelayEnded`.
+        case switched
         /// The whole response went out.
         case sent
         /// The client's stream ended before the response was whole.
@@ -84,6 +88,9 @@ public struct ExchangeFlow {
     public let target: UpstreamTarget?
     /// The scheme recorded for the client's origin-form requests.
     let clientScheme: String
+    /// The client's HTTP/1.1 request asked to switch protocols (`Upgrade`
+    /// named in `Connection`): a 101 may answer it. Set by `start`.
+    var upgradeRequested = false
     /// How the client framed its request body (`HTTPServerStream.requestBodyFraming`).
     let clientFraming: HTTP1Framing
     let hooks: [any ExchangeHook]
@@ -156,6 +163,7 @@ public struct ExchangeFlow {
     public mutating func start(_ head: HTTPRequestHead, wire: HeadDigest.WireForm) -> [ExchangeCommand] {
         recorder.downstream.request.recordRequest(head, wire: wire, connectionScheme: clientScheme, at: clock())
         recorder.traceID = ExchangeRecord.traceID(in: head.fields)
+        upgradeRequested = HopByHop.upgradeToken(head.fields, version: head.version) != nil
         var commands: [ExchangeCommand] = []
         passRequest(.head(head), into: &commands)
         settle(&commands)
@@ -219,6 +227,8 @@ public struct ExchangeFlow {
         case .timerFired(.response):
             responsePacer.timerFired()
             releaseResponse(into: &commands)
+        case let .upgradeRelayEnded(downstream, upstream, problem):
+            upgradeRelayEnded(downstream: downstream, upstream: upstream, problem)
         }
         settle(&commands)
         return commands
@@ -247,7 +257,7 @@ public struct ExchangeFlow {
         case .sent: responseOver = recorder.downstream.response.hasHead
             && (recorder.downstream.response.isEnded || client == .gone)
         case .broken: responseOver = true
-        case .awaitingHead, .streaming, .stalled: responseOver = false
+        case .awaitingHead, .streaming, .switched, .stalled: responseOver = false
         }
         let requestOver = recorder.downstream.request.isEnded || client == .gone
         guard responseOver, requestOver else { return }

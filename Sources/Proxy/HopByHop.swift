@@ -11,6 +11,32 @@ enum HopByHop {
     /// The fixed connection-specific names, lowercased, except the framing ones.
     static let names: Set<String> = HeadDigest.hopByHopFieldNames.subtracting(HeadDigest.framingFieldNames)
 
+    /// The `Connection` token that asks to switch protocols, as the message
+    /// spells it (`Upgrade`, `upgrade`), when the message is HTTP/1.1, carries
+    /// `Upgrade` and names it in `Connection` (RFC 9110 §7.8; an HTTP/1.0
+    /// `Upgrade` is ignored). Nil otherwise.
+    static func upgradeToken(_ fields: HTTPFields, version: HTTPVersion) -> String? {
+        guard version == .http1_1, fields.contains("upgrade") else { return nil }
+        for value in fields.values("Connection") {
+            for token in value.split(separator: ",") {
+                let trimmed = token.trimmingSpaces
+                if HTTPField.lowercaseASCII(trimmed) == "upgrade" { return trimmed }
+            }
+        }
+        return nil
+    }
+
+    /// `strip`, except that a message switching protocols keeps its
+    /// `Upgrade` field and a `Connection` field with only the upgrade token:
+    /// the two say what the next hop switches to.
+    static func strip(_ fields: HTTPFields, keepingUpgrade token: String?) -> HTTPFields {
+        var out = strip(fields)
+        guard let token else { return out }
+        for field in fields where field.lowercasedName == "upgrade" { out.append(field.name, field.value) }
+        out.append("Connection", token)
+        return out
+    }
+
     /// The fields without the connection-specific ones and those `Connection` names.
     /// `TE: trailers` is kept: it is the one value that also means something end to end.
     static func strip(_ fields: HTTPFields) -> HTTPFields {
@@ -35,18 +61,22 @@ enum HopByHop {
     /// No authority is made up: a request that carried none (an HTTP/1.0
     /// request without `Host`) goes on without one (RFC 9113 §8.3.1 allows
     /// an HTTP/2 request without `:authority`).
+    /// An HTTP/1.1 request asking to switch protocols keeps `Upgrade` and
+    /// `Connection: upgrade` (an HTTP/2 upstream leg drops both itself).
     static func shapeRequest(_ head: HTTPRequestHead, for target: UpstreamTarget) -> HTTPRequestHead {
         var shaped = head
         if shaped.targetForm == .absolute { shaped.targetForm = .origin }
         shaped.scheme = target.scheme.rawValue
-        shaped.fields = strip(head.fields)
+        shaped.fields = strip(head.fields, keepingUpgrade: upgradeToken(head.fields, version: head.version))
         return shaped
     }
 
-    /// The response as it goes to the client: connection-specific fields removed.
+    /// The response as it goes to the client: connection-specific fields
+    /// removed, except `Upgrade` and `Connection: upgrade` on a 101.
     static func shapeResponse(_ head: HTTPResponseHead) -> HTTPResponseHead {
         var shaped = head
-        shaped.fields = strip(head.fields)
+        let token = head.status == 101 ? upgradeToken(head.fields, version: .http1_1) : nil
+        shaped.fields = strip(head.fields, keepingUpgrade: token)
         return shaped
     }
 }

@@ -14,6 +14,8 @@ struct LegRecorder {
     var response: MessageRecorder
     /// Interim responses (1xx other than 101) as they crossed, in order.
     private var interim: [MessageRecorder] = []
+    /// After a 101: the bytes relayed each way on this leg.
+    var relayed: RelayedStreams?
 
     init(role: ExchangeRecord.Leg.Role, connectionID: ConnectionID, streamID: Int? = nil, tls: TLSDetails?,
          bodyStoreLimit: Int) {
@@ -39,6 +41,7 @@ struct LegRecorder {
         return ExchangeRecord.Leg(role: role, connectionID: connectionID.description, streamID: streamID, tls: tls,
                                   request: request.finish(redaction: redaction, at: time),
                                   response: response.finish(redaction: redaction, at: time),
-                                  interimResponses: interimResponses.isEmpty ? nil : interimResponses)
+                                  interimResponses: interimResponses.isEmpty ? nil : interimResponses,
+                                  relayed: relayed)
     }
 }

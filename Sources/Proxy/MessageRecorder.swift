@@ -52,6 +52,12 @@ struct MessageRecorder {
         return false
     }
 
+    /// The status of a recorded response head; nil for a request or no head.
+    var responseStatus: Int? {
+        if case .response(let response, _) = head { return response.status }
+        return nil
+    }
+
     /// Body bytes seen so far.
     var bodyLength: Int { body.length }
 

@@ -5,7 +5,11 @@ import Wire
 /// passthrough tunnel), with backpressure both ways: when one side's write
 /// queue is full, reading from the other pauses until it drains. A FIN on
 /// one side is passed on as a half-close; the relay ends when both channels
-/// closed, reporting the first failure.
+/// closed, reporting the first failure and what it carried each way.
+///
+/// It relays passthrough tunnels and connections that switched protocols
+/// after a 101 alike; the latter count and digest each direction
+/// (`counting`), on the side it was read and the side it was written.
 ///
 /// Loop-confined: both channels live on `loop`; every method runs there.
 final class TunnelRelay {
@@ -13,15 +17,31 @@ final class TunnelRelay {
     private let server: ByteChannel
     private var openChannels = 2
     private var failure: TransportError?
-    private let finished: (TransportError?) -> Void
+    private let counting: Bool
+    private var traffic = RelayTraffic()
+    private let finished: (TransportError?, RelayTraffic?) -> Void
 
     /// Takes over both channels' events; `client` must be established (or
     /// about to be, for a passthrough) and `server` connected or connecting.
-    /// `finished` runs once, on the loop, after both closed.
-    init(client: ByteChannel, server: ByteChannel, finished: @escaping (TransportError?) -> Void) {
+    /// `finished` runs once, on the loop, after both closed, with what was
+    /// relayed when `counting`.
+    init(client: ByteChannel, server: ByteChannel, counting: Bool = false,
+         finished: @escaping (TransportError?, RelayTraffic?) -> Void) {
         self.client = client
         self.server = server
+        self.counting = counting
         self.finished = finished
+    }
+
+    /// Relays bytes `source` sent before the relay took it over (read past
+    /// the head that opened the tunnel), as if they had just arrived.
+    func relayEarlier(_ bytes: [UInt8], fromClient: Bool) {
+        guard !bytes.isEmpty else { return }
+        if fromClient {
+            handle(.received(bytes), from: client, to: server)
+        } else {
+            handle(.received(bytes), from: server, to: client)
+        }
     }
 
     /// Starts relaying; `clientStarted` and `serverStarted` tell whether a
@@ -30,23 +50,30 @@ final class TunnelRelay {
     /// channel is started.
     func start(clientStarted: Bool, serverStarted: Bool = false) {
         if clientStarted {
-            client.setHandler { [self] event in handle(event, from: client, to: server) }
+            client.setHandler(clientEvents)
         } else {
-            client.start { [self] event in handle(event, from: client, to: server) }
+            client.start(clientEvents)
         }
         if serverStarted {
-            server.setHandler { [self] event in handle(event, from: server, to: client) }
+            server.setHandler(serverEvents)
             server.resumeReading()
         } else {
-            server.start { [self] event in handle(event, from: server, to: client) }
+            server.start(serverEvents)
         }
     }
+
+    /// The handlers `start` installs, for handing a channel over to the relay
+    /// before it starts (an event delivered to them is relayed).
+    var clientEvents: (ChannelEvent) -> Void { { [self] event in handle(event, from: client, to: server) } }
+    var serverEvents: (ChannelEvent) -> Void { { [self] event in handle(event, from: server, to: client) } }
 
     private func handle(_ event: ChannelEvent, from source: ByteChannel, to sink: ByteChannel) {
         switch event {
         case .clientHello, .established:
             break
         case .received(let bytes):
+            let sinkOpen = sink.isOpen
+            if counting { count(bytes, fromClient: source === client, written: sinkOpen) }
             if !sink.write(bytes) { source.pauseReading() }
         case .readEOF:
             sink.shutdownWrite()
@@ -60,7 +87,17 @@ final class TunnelRelay {
                 if error == nil { sink.close() } else { sink.abort() }
             }
             openChannels -= 1
-            if openChannels == 0 { finished(failure) }
+            if openChannels == 0 { finished(failure, counting ? traffic : nil) }
+        }
+    }
+
+    private func count(_ bytes: [UInt8], fromClient: Bool, written: Bool) {
+        if fromClient {
+            traffic.fromClient.add(bytes)
+            if written { traffic.toServer.add(bytes) }
+        } else {
+            traffic.fromServer.add(bytes)
+            if written { traffic.toClient.add(bytes) }
         }
     }
 }

@@ -11,6 +11,11 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         case open
         /// The current exchange is the last one (either side said close, or the owner did).
         case lastExchange
+        /// The server answered 101: the connection carries another protocol,
+        /// which this type does not speak. Reading pauses (bytes past the 101
+        /// stay in the parser, at most one read) until the owner detaches the
+        /// channel, so a FIN waits for the owner too.
+        case upgraded
         case closed
     }
 
@@ -150,6 +155,7 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
     override var isParsing: Bool { !isClosed }
 
     override var waitsForConsumer: Bool {
+        if case .upgraded = phase { return true }
         guard let current = exchange else { return false }
         return current.stream.inbound == .ended || !current.stream.wantsInbound
     }
@@ -165,10 +171,11 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
             current.responseKeepAlive = parsed.keepAlive
             current.stream.receiveResponse(parsed.head, wire: .http1(head: parsed.rawHead))
             if parsed.framing == .tunnel {
-                // The connection now carries another protocol, which this type does not speak.
-                current.stream.receive(.end(trailers: nil))
+                // The connection now carries another protocol, which this type does
+                // not speak: it waits for the owner to take the channel (`detachForTunnel`).
                 exchange = nil
-                close()
+                phase = .upgraded
+                current.stream.receive(.end(trailers: nil))
             }
         case .body(let bytes):
             current.stream.receive(.body(bytes))
@@ -178,6 +185,16 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         case .requestHead, .tunnel:
             break
         }
+    }
+
+    /// Hands the channel over after a 101; returns the bytes read past it
+    /// and whether the server's FIN was read too.
+    func detachForTunnel() throws(TransportError) -> (leftover: [UInt8], peerEnded: Bool) {
+        guard case .upgraded = phase else { throw .invalidState("no 101 Switching Protocols was received") }
+        var leftover: [UInt8] = []
+        while case .tunnel(let bytes)? = try? parser.next() { leftover += bytes }
+        phase = .closed
+        return (leftover, peerEnded)
     }
 
     override func peerClosedWhileIdle() {

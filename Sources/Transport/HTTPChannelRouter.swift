@@ -18,6 +18,8 @@ final class HTTPChannelRouter {
     let channel: ByteChannel
     let choice: HTTPProtocolChoice
     private(set) var state: State = .awaitingChannel(leftover: [])
+    /// How the peer finished sending, once it did (a detach passes it on).
+    private(set) var readEnd: ReadEnd?
     /// Builds the engine for the version the channel settled.
     private let makeEngine: (HTTPVersion) -> any HTTPConnectionEngine
     private let ready: (HTTPVersion) -> Void
@@ -68,7 +70,8 @@ final class HTTPChannelRouter {
             case .running(let engine): engine.received(bytes)
             case .detached, .closed: break
             }
-        case .readEOF:
+        case .readEOF(let end):
+            readEnd = end
             engine?.readEnded()
         case .writable:
             engine?.channelWritable()

@@ -21,8 +21,9 @@ public enum HTTPClientConnectionEvent: Sendable {
 /// - HTTP/1.1: one exchange at a time, no pipelining; the connection can carry
 ///   the next request once both messages of the current one are complete and
 ///   both sides kept it alive (`.available` then says so). A response that
-///   opens a tunnel (101, 2xx to CONNECT) ends its stream and closes the
-///   connection; `HTTPClientConnection.connect` does CONNECT itself.
+///   opens a tunnel (101, 2xx to CONNECT) ends its stream; the connection
+///   then takes no stream and waits for `detachForTunnel` (the owner relays
+///   the new protocol) or `close`. `HTTPClientConnection.connect` does CONNECT itself.
 /// - HTTP/2: concurrent streams; after the server's GOAWAY no new stream opens.
 ///
 /// Use `HTTPClientConnection.connect(to:…)` to dial (TCP, proxy CONNECT, TLS),
@@ -85,6 +86,34 @@ public final class HTTPClientConnection: HTTPConnection, @unchecked Sendable {
         loop.preconditionOnLoop()
         guard let engine = clientEngine else { throw .invalidState("the connection is not ready") }
         return try engine.open(head, framing: framing, handler: handler)
+    }
+
+    /// HTTP/1.1, after a 101 ended the current stream: hands the channel
+    /// back with `handler` installed and returns the bytes the server already
+    /// sent past the 101 (a `.readEOF` follows on a later loop turn when the
+    /// server's FIN came with them). The connection's owner (the pool) sees `.closed(nil)`:
+    /// the connection carries no more HTTP and is never reused. Reading
+    /// resumes. Called only on the loop.
+    public func detachForTunnel(handler: @escaping (ChannelEvent) -> Void) throws(TransportError) -> [UInt8] {
+        loop.preconditionOnLoop()
+        guard let engine = router.engine as? HTTP1ClientEngine else {
+            throw .invalidState("only an HTTP/1.1 connection switches protocols")
+        }
+        let (leftover, peerEnded) = try engine.detachForTunnel()
+        let readEnd = router.readEnd
+        router.detach()
+        let owner = self.handler
+        self.handler = nil
+        channel.setHandler(handler)
+        channel.resumeReading()
+        selfReference = nil
+        owner?(.closed(nil))
+        // A FIN read with the 101 is not read again: the new owner hears of it next.
+        if peerEnded, let readEnd {
+            let newOwner = LoopBound(handler, on: loop)
+            loop.execute { newOwner.value(.readEOF(readEnd)) }
+        }
+        return leftover
     }
 
     func deliver(_ event: HTTPClientConnectionEvent) {

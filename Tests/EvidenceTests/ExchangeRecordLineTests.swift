@@ -47,6 +47,12 @@ final class ExchangeRecordLineTests: XCTestCase {
                             timings: MessageTimings(start: Timestamp(millisecondsSince1970: 5)), redaction: RedactionPolicy())]
         kinds.append(interim)
 
+        var upgraded = SampleRecords.record(10)
+        upgraded.legs[0].relayed = RelayedStreams(
+            clientToServer: RelayedStreams.Stream(bytes: 4, sha256: .of(Array("ping".utf8))),
+            serverToClient: RelayedStreams.Stream(bytes: 0, sha256: .ofNothing))
+        kinds.append(upgraded)
+
         var refused = SampleRecords.record(5)
         refused.legs[1].request = nil
         refused.legs[1].response = nil

@@ -89,6 +89,24 @@ enum RawSocket {
         return String(decoding: readAll(fd), as: UTF8.self)
     }
 
+    /// Listens on an ephemeral loopback port and hands each accepted
+    /// connection to `handle` on a thread of its own, until the listener is
+    /// shut down (`stopListening`). Returns the listener and its port.
+    static func serveLoopback(_ handle: @escaping @Sendable (Int32) -> Void) throws -> (fd: Int32, port: Int) {
+        let (listener, port) = try bindLoopback()
+        guard listen(listener, 16) == 0 else { throw TestSetupFailure("a loopback origin cannot listen") }
+        Thread.detachNewThread {
+            while true {
+                let client = accept(listener, nil, nil)
+                guard client >= 0 else { return }
+                Thread.detachNewThread { handle(client) }
+            }
+        }
+        return (listener, port)
+    }
+
+    static func stopListening(_ listener: Int32) { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
+
     /// Closes with a TCP reset (SO_LINGER 0) instead of a FIN.
     static func reset(_ fd: Int32) {
         var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
@@ -116,8 +134,8 @@ final class RawOrigin: @unchecked Sendable {
         case answerOnceThenDropNext(String)
     }
 
-    let port: Int
-    private let listener: Int32
+    private(set) var port = 0
+    private var listener: Int32 = -1
     private let behaviour: Behaviour
     private let lock = NSLock()
     private var received: [Int] = []
@@ -127,9 +145,10 @@ final class RawOrigin: @unchecked Sendable {
 
     init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
-        (listener, port) = try RawSocket.bindLoopback()
-        guard listen(listener, 16) == 0 else { throw TestSetupFailure("raw origin cannot listen") }
-        Thread.detachNewThread { [self] in serve() }
+        (listener, port) = try RawSocket.serveLoopback { [self] client in
+            lock.withLock { accepted += 1 }
+            handle(client)
+        }
     }
 
     /// Body bytes each finished connection received after its head.
@@ -142,16 +161,7 @@ final class RawOrigin: @unchecked Sendable {
     /// `.swallow`: connections that carried a request head and have closed since.
     var connectionsClosedAfterHead: Int { lock.withLock { closedAfterHead } }
 
-    func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
-
-    private func serve() {
-        while true {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { return }
-            lock.withLock { accepted += 1 }
-            Thread.detachNewThread { [self] in handle(client) }
-        }
-    }
+    func stop() { RawSocket.stopListening(listener) }
 
     private func handle(_ client: Int32) {
         var timeout = timeval(tv_sec: 10, tv_usec: 0)

@@ -399,6 +399,9 @@ public struct MessageDifference: Codable, Hashable, Sendable {
         /// whole field added or removed is `field-added`/`field-removed`, one per cookie).
         case cookieAdded = "cookie-added", cookieRemoved = "cookie-removed", cookieChanged = "cookie-changed"
         case bodyChanged = "body-changed", trailersChanged = "trailers-changed", unexplained
+        /// After a 101: a relayed byte stream's count or digest differs
+        /// (`text` names the direction, client→server or server→client).
+        case relayedChanged = "relayed-changed"
     }
 
     public var kind: Kind

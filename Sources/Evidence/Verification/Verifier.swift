@@ -285,9 +285,13 @@ public struct Verifier: Sendable {
         // A tap that chose its upstream scheme (reverse:http) changes the scheme of every request on its upstream leg.
         let schemeChoice = info.to.leg == .upstream ? path.taps[toTap].chosenUpstreamScheme.map { ($0, true) }
             : info.from.leg == .upstream ? path.taps[fromTap].chosenUpstreamScheme.map { ($0, false) } : nil
-        let request = judge.judge(before: nearLeg?.request, after: farLeg?.request, as: .request,
-                                  schemeChoice: schemeChoice.map { TapSchemeChoice.OnHop(choice: $0.0, isAfter: $0.1) })
-        let response = judge.judge(before: farLeg?.response, after: nearLeg?.response, as: .response)
+        let request = judge.judgeRelayed(
+            judge.judge(before: nearLeg?.request, after: farLeg?.request, as: .request,
+                        schemeChoice: schemeChoice.map { TapSchemeChoice.OnHop(choice: $0.0, isAfter: $0.1) }),
+            before: nearLeg?.relayed?.clientToServer, after: farLeg?.relayed?.clientToServer, direction: "client→server")
+        let response = judge.judgeRelayed(judge.judge(before: farLeg?.response, after: nearLeg?.response, as: .response),
+                                          before: farLeg?.relayed?.serverToClient,
+                                          after: nearLeg?.relayed?.serverToClient, direction: "server→client")
 
         let sides = fromTap == toTap ? [(fromTap, near)] : [(fromTap, near), (toTap, far)]
         let failures = sides.compactMap { tap, record in

@@ -1,0 +1,76 @@
+import Foundation
+import Glibc
+import IntactTestSupport
+
+/// A WebSocket-style echo origin on loopback, plain TCP, a thread per
+/// connection: a request asking to upgrade is answered `101 Switching
+/// Protocols` (when `accepts`) and from then on every byte (the client's
+/// frames) is echoed until the client's FIN; any other request, or any
+/// upgrade when it refuses, gets `refusal` and the connection goes on as HTTP.
+/// With `stopsReading` it reads nothing after the 101 (a peer that stalls).
+final class UpgradeOrigin: @unchecked Sendable {
+    private(set) var port = 0
+    private var listener: Int32 = -1
+    private let accepts: Bool
+    private let stopsReading: Bool
+    private let refusal: String
+    private let greeting: String?
+    private let lock = NSLock()
+    private var heads: [String] = []
+    private var echoed: [Int] = []
+
+    /// `greeting`: sent in the same write as the 101, then the origin
+    /// half-closes and reads until the client's FIN (no echo).
+    init(accepts: Bool = true, stopsReading: Bool = false, greeting: String? = nil,
+         refusal: String = "HTTP/1.1 426 Upgrade Required\r\nContent-Length: 4\r\n\r\nnope") throws {
+        self.accepts = accepts
+        self.greeting = greeting
+        self.stopsReading = stopsReading
+        self.refusal = refusal
+        (listener, port) = try RawSocket.serveLoopback { [self] client in handle(client) }
+    }
+
+    /// Every request head read, in order.
+    var requestHeads: [String] { lock.withLock { heads } }
+    /// Bytes echoed by each upgraded connection that ended.
+    var echoedByteCounts: [Int] { lock.withLock { echoed } }
+
+    func stop() { RawSocket.stopListening(listener) }
+
+    private func handle(_ client: Int32) {
+        defer { close(client) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        while true {
+            let head = RawSocket.read(client, until: "\r\n\r\n")
+            guard head.hasSuffix("\r\n\r\n") else { return }
+            lock.withLock { heads.append(head) }
+            guard accepts, head.lowercased().contains("\r\nupgrade: ") else {
+                RawSocket.send(client, Array(refusal.utf8))
+                continue
+            }
+            RawSocket.send(client, Array(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+                                          + "Connection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n"
+                                          + (greeting ?? "")).utf8))
+            if greeting != nil {
+                shutdown(client, Int32(SHUT_WR))
+                _ = RawSocket.readAll(client)
+                return
+            }
+            if stopsReading {
+                usleep(4_000_000)
+                return
+            }
+            var total = 0
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
+                guard n > 0 else { break }
+                RawSocket.send(client, Array(buffer[0..<n]))
+                total += n
+            }
+            lock.withLock { echoed.append(total) }
+            return
+        }
+    }
+}
