@@ -124,20 +124,25 @@ declare -A PORT=([direct]=$ORIGIN_PORT)
 declare -A SPID=()
 SPID[direct]=$PID_origin
 
+# Every load generator connects from 127.0.0.1, so Intact's per-client-address
+# connection cap (--max-client-connections, default 512) would refuse the 1,000
+# idle connections of the memory scenario: lift it for every Intact target.
+INTACT_LIMITS=(--max-client-connections 4096)
+
 P=$(free_port); PORT[intact]=$P
 start intact "$INTACT" proxy --listen "127.0.0.1:$P" --mode "reverse:https://127.0.0.1:$ORIGIN_PORT" \
-  --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --loops 1
+  --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --loops 1 "${INTACT_LIMITS[@]}"
 SPID[intact]=$PID_intact; TARGETS+=(intact)
 
 P=$(free_port); PORT[intact_rec]=$P
 start intact_rec "$INTACT" proxy --listen "127.0.0.1:$P" --mode "reverse:https://127.0.0.1:$ORIGIN_PORT" \
-  --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --record "$WORK/recording.jsonl" --loops 1
+  --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --record "$WORK/recording.jsonl" --loops 1 "${INTACT_LIMITS[@]}"
 SPID[intact_rec]=$PID_intact_rec; TARGETS+=(intact_rec)
 
 # The same with two event loops, for "--loops 2 ÷ --loops 1" (measured at 50 connections only).
 P=$(free_port); PORT[intact_rec_l2]=$P
 start intact_rec_l2 "$INTACT" proxy --listen "127.0.0.1:$P" --mode "reverse:https://127.0.0.1:$ORIGIN_PORT" \
-  --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --record "$WORK/recording-l2.jsonl" --loops 2
+  --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --record "$WORK/recording-l2.jsonl" --loops 2 "${INTACT_LIMITS[@]}"
 SPID[intact_rec_l2]=$PID_intact_rec_l2; TARGETS+=(intact_rec_l2)
 
 P=$(free_port); PORT[haproxy]=$P
@@ -186,7 +191,7 @@ SPID[mitmproxy]=$PID_mitmproxy; TARGETS+=(mitmproxy)
 # forward proxy does. Only Intact's CPU is counted, not socat's.
 FWD_PORT=$(free_port)
 start forward "$INTACT" proxy --listen "127.0.0.1:$FWD_PORT" --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet \
-  --record "$WORK/recording-fwd.jsonl" --loops 1
+  --record "$WORK/recording-fwd.jsonl" --loops 1 "${INTACT_LIMITS[@]}"
 P=$(free_port); PORT[forward]=$P
 start tunnel socat "TCP-LISTEN:$P,bind=127.0.0.1,fork,reuseaddr,backlog=1024" \
   "PROXY:127.0.0.1:localhost:$ORIGIN_PORT,proxyport=$FWD_PORT"
