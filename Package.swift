@@ -49,9 +49,9 @@ let package = Package(
         // A byte channel over a connection (plaintext or TLS) and HTTP/1.1 or HTTP/2 on it, both roles.
         .target(name: "Transport", dependencies: ["Wire", "TLS", "HTTP"]),
         // Exchange records, recordings, HAR, the verifier and its reports.
-        .target(name: "Evidence", dependencies: ["HTTP", "TLS", "ConfigurationFile"]),
+        .target(name: "Evidence", dependencies: ["HTTP", "Hashing", "TLS", "Compression", "ConfigurationFile"]),
         // The mobile sign-in flow with no I/O: mock server, client flow, step classifier, diagnoses.
-        .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing", "ConfigurationFile"]),
+        .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing", "Compression", "ConfigurationFile"]),
         // The fault engine: rules, presets and their effect on messages, as outputs for the proxy.
         .target(name: "Faults", dependencies: ["HTTP", "AuthFlow", "Compression", "ConfigurationFile"]),
 
@@ -91,8 +91,8 @@ let package = Package(
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "TLSTests", dependencies: ["IntactTestSupport", "TLS", "Hashing"]),
         .testTarget(name: "IntactCLITests", dependencies: ["IntactTestSupport", "IntactCLI", "Evidence", "HTTP", "SignIn", "AuthFlow", "Proxy", "ProxyAddons", "Wire"]),
-        .testTarget(name: "EvidenceTests", dependencies: ["IntactTestSupport", "Evidence", "HTTP", "ConfigurationFile"]),
-        .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "ConfigurationFile"]),
+        .testTarget(name: "EvidenceTests", dependencies: ["IntactTestSupport", "Evidence", "HTTP", "Hashing", "Compression", "ConfigurationFile"]),
+        .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Compression", "ConfigurationFile"]),
         .testTarget(name: "TransportTests", dependencies: ["IntactTestSupport", "Transport", "Wire", "TLS", "HTTP", "Hashing"]),
         .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow", "Compression", "ConfigurationFile"]),
         .testTarget(name: "ScenariosTests", dependencies: ["IntactTestSupport", "Scenarios", "IntactCLI", "Evidence", "AuthFlow", "Transport", "TLS", "HTTP", "Wire"]),

@@ -1,3 +1,4 @@
+import Compression
 import Foundation
 import HTTP
 
@@ -45,18 +46,44 @@ extension MockServer {
         /// Adds what every response carries: `Date` (RFC 9110 §6.6.1 asks it of an
         /// origin server with a clock) and `Server`, as a real server sends them, so
         /// an intermediary that adds its own (nginx does when they are absent) shows
-        /// as a change; then the trace echo, `Cache-Control`, `Content-Length`.
-        mutating func finish(traceEcho: String?, now: Date, server: String) {
+        /// as a change; then the trace echo, `Cache-Control`, the encoding
+        /// when `gzip` (the body gzip-encoded, `Content-Encoding`, `Vary`
+        /// and the server's own statement `Intact-Content-Encoding`), `Content-Length`.
+        mutating func finish(traceEcho: String?, now: Date, server: String, gzip: Bool) {
             head.fields.append("Date", CookieDate.format(now))
             head.fields.append("Server", server)
             if let traceEcho { head.fields.append(SignInFlow.traceFieldName, traceEcho) }
             head.fields.append("Cache-Control", "no-store")
+            if gzip && !body.isEmpty {
+                body = Compressor.compress(body, format: .gzip)
+                head.fields.append("Content-Encoding", "gzip")
+                head.fields.append("Vary", "Accept-Encoding")
+                head.fields.append(MockServer.contentEncodingFieldName, "gzip")
+            }
             head.fields.append("Content-Length", String(body.count))
         }
     }
 
     /// The response field carrying the reason of a rejection (*synthetic*).
     public static let reasonFieldName = "Intact-Reason"
+
+    /// The response field in which the server states the content coding it
+    /// applied itself (*synthetic*, like the trace echo): a `Content-Encoding`
+    /// it does not repeat was added on the way.
+    public static let contentEncodingFieldName = "Intact-Content-Encoding"
+
+    /// True when an `Accept-Encoding` value accepts gzip (RFC 9110 §12.5.3:
+    /// `gzip`, `x-gzip` or `*`, with a q-value above zero).
+    public static func acceptsGzip(_ acceptEncoding: String?) -> Bool {
+        guard let acceptEncoding else { return false }
+        for member in acceptEncoding.split(separator: ",") {
+            let parts = member.split(separator: ";").map { HTTPField.lowercaseASCII($0.trimmingCharacters(in: .whitespaces)) }
+            guard let coding = parts.first, ["gzip", "x-gzip", "*"].contains(coding) else { continue }
+            let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            if q > 0 { return true }
+        }
+        return false
+    }
 
     /// Step 3: 401 with `{"contextUrl": …, "tokenUrl": …}` from the configured external URL.
     func challenge(reason: String) -> Reply {

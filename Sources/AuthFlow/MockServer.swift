@@ -67,7 +67,8 @@ public struct MockServer: Sendable {
         purgeExpired(now: now)
         var reply = route(request, now: now)
         let trace = configuration.echoesTraceField ? request.head.fields[SignInFlow.traceFieldName] : nil
-        reply.finish(traceEcho: trace, now: now, server: configuration.serverVersion)
+        let gzip = configuration.gzipsResponses && MockServer.acceptsGzip(request.head.fields["Accept-Encoding"])
+        reply.finish(traceEcho: trace, now: now, server: configuration.serverVersion, gzip: gzip)
         return MockResponse(head: reply.head, body: reply.body,
                             step: classifier.classify(request.head, response: reply.head), note: reply.note)
     }

@@ -37,6 +37,12 @@ public struct MockServerConfiguration: Sendable {
     /// field, so the client can tell a response this server produced from one
     /// an intermediary made up (*synthetic*; a real Appian server does not).
     public var echoesTraceField: Bool
+    /// When true, a response with a body is gzip-encoded for a request whose
+    /// `Accept-Encoding` accepts gzip, as a server with compression turned on
+    /// does, and says so in `Intact-Content-Encoding` (*synthetic*), so the
+    /// client can tell the server's encoding from an intermediary's. Default
+    /// false: the server answers unencoded whatever the client accepts.
+    public var gzipsResponses: Bool
 
     /// Callback schemes of the Appian apps.
     public static let defaultCallbackSchemes = ["appian", "appianauth", "com.appian.tempo", "com.appian.android"]
@@ -47,7 +53,7 @@ public struct MockServerConfiguration: Sendable {
                 sessionIdleTimeout: TimeInterval = 65 * 60, loginTransactionLifetime: TimeInterval = 10 * 60,
                 tokenPost: TokenPostFormat = TokenPostFormat(), serverVersion: String = "intact-mock/1",
                 requiresClientCertificate: Bool = false, maxRequestBodyBytes: Int = 64 * 1024,
-                echoesTraceField: Bool = true) {
+                echoesTraceField: Bool = true, gzipsResponses: Bool = false) {
         self.externalOrigin = externalOrigin
         self.contextPath = MockServerConfiguration.trimSlashes(contextPath)
         self.allowedCallbackSchemes = allowedCallbackSchemes
@@ -60,6 +66,7 @@ public struct MockServerConfiguration: Sendable {
         self.requiresClientCertificate = requiresClientCertificate
         self.maxRequestBodyBytes = maxRequestBodyBytes
         self.echoesTraceField = echoesTraceField
+        self.gzipsResponses = gzipsResponses
     }
 
     /// `/suite`, or empty for a root context. Every endpoint path starts with it.

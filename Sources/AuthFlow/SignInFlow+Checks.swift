@@ -1,3 +1,4 @@
+import Compression
 import Foundation
 import HTTP
 
@@ -18,12 +19,54 @@ extension SignInFlow {
         mutating func fail(_ message: String) { checks.append(.init(kind: .failed, message: message)) }
     }
 
+    /// What the client made of a response's `Content-Encoding`.
+    enum ContentCoding: Hashable {
+        /// None, or `identity`: the body is the wire bytes.
+        case identity
+        /// A coding the app accepts (`Accept-Encoding`), removed: the body is the decoded bytes.
+        case decoded(String)
+        /// A coding the app accepts whose body does not decode.
+        case undecodable(String, reason: String)
+        /// A coding the app did not ask for: the body is the wire bytes.
+        case notAccepted(String)
+    }
+
     /// A response with the request it answers and what the jar made of its cookies.
     struct Received {
         let request: FlowRequest
         let head: HTTPResponseHead
+        /// The body as it arrived.
+        let wireBody: [UInt8]
+        /// The body the checks read: `wireBody` with an accepted coding removed.
         let body: [UInt8]
+        let coding: ContentCoding
         let cookieDecisions: [CookieJar.Decision]
+
+        /// The most a decoded body may hold (a bootstrap is a few hundred bytes).
+        static let decodedBodyLimit = 16 << 20
+
+        init(request: FlowRequest, head: HTTPResponseHead, wireBody: [UInt8], cookieDecisions: [CookieJar.Decision]) {
+            self.request = request
+            self.head = head
+            self.wireBody = wireBody
+            self.cookieDecisions = cookieDecisions
+            guard let coding = head.fields["Content-Encoding"]?.trimmingCharacters(in: .whitespaces),
+                  HTTPField.lowercaseASCII(coding) != "identity" else {
+                (body, self.coding) = (wireBody, .identity)
+                return
+            }
+            guard MockServer.acceptsGzip(request.head.fields["Accept-Encoding"]),
+                  CompressionFormat(contentCoding: coding) == .gzip else {
+                (body, self.coding) = (wireBody, .notAccepted(coding))
+                return
+            }
+            do {
+                body = try Decompressor.decompress(wireBody, format: .gzip, outputLimit: Received.decodedBodyLimit)
+                self.coding = .decoded(coding)
+            } catch {
+                (body, self.coding) = (wireBody, .undecodable(coding, reason: "\(error)"))
+            }
+        }
 
         var status: Int { head.status }
         var contentType: String? { head.fields["Content-Type"] }
@@ -43,29 +86,56 @@ extension SignInFlow {
         var brief: String {
             var text = "\(status)"
             if let location { text += " to \(location)" }
-            text += ", \(contentType ?? "no Content-Type"), \(body.count) bytes"
+            text += ", \(contentType ?? "no Content-Type"), \(wireBody.count) bytes"
             return text
         }
 
         var summary: StepResult.ResponseSummary {
             StepResult.ResponseSummary(status: status, contentType: contentType, location: location,
                                        setCookieNames: head.fields.values("Set-Cookie").compactMap { SetCookie(parsing: $0)?.name },
-                                       bodyBytes: body.count)
+                                       bodyBytes: wireBody.count)
         }
     }
 
     /// Checks every response gets before the step's own: not an
     /// intermediary's own answer that says why (`Proxy-Status`, a gateway's
-    /// client-certificate page), not re-encoded, and (against the mock
-    /// server) produced by the server.
+    /// client-certificate page), (against the mock server) produced by the
+    /// server, and not re-encoded on the way.
     func screen(_ r: Received, log: inout CheckLog) throws(FlowFailure) {
         if let failure = intermediaryAnswer(r) { throw failure }
-        if let coding = r.head.fields["Content-Encoding"], HTTPField.lowercaseASCII(coding) != "identity" {
-            throw FlowFailure(mode: .compress, evidence: "response has Content-Encoding: \(coding) although the app asked for no encoding")
-        }
-        if configuration.expectsTraceEcho || serverEvidence.echoes, let trace = r.request.traceID {
+        let knowsServer = configuration.expectsTraceEcho || serverEvidence.echoes
+        if knowsServer, let trace = r.request.traceID {
             guard ServerEvidence.echoed(r) else { throw foreign(r, why: "without the echo of \(SignInFlow.traceFieldName): \(trace)") }
             log.pass("response came from the server (trace echoed)")
+        }
+        try checkCoding(r, knowsServer: knowsServer, log: &log)
+    }
+
+    /// A coding the app did not ask for was added on the way; one it asked
+    /// for is the server's when the server says so (`Intact-Content-Encoding`,
+    /// the mock server's statement), added on the way when a server known to
+    /// be the mock server does not say so, and cannot be told otherwise.
+    private func checkCoding(_ r: Received, knowsServer: Bool, log: inout CheckLog) throws(FlowFailure) {
+        let field = MockServer.contentEncodingFieldName
+        switch r.coding {
+        case .identity:
+            return
+        case .notAccepted(let coding):
+            let asked = r.request.head.fields["Accept-Encoding"].map { "accepts only \($0)" } ?? "asked for no encoding"
+            throw FlowFailure(mode: .compress, evidence: "response has Content-Encoding: \(coding) although the app \(asked)")
+        case .undecodable(let coding, let reason):
+            throw FlowFailure(mode: .compress, evidence: "response has Content-Encoding: \(coding) but its body does not decode: \(reason)")
+        case .decoded(let coding):
+            guard knowsServer else {
+                log.note("body \(coding)-encoded, as the app accepts, and decoded; who encoded it cannot be told (the server does not say)")
+                return
+            }
+            guard r.head.fields[field].map(HTTPField.lowercaseASCII) == HTTPField.lowercaseASCII(coding) else {
+                throw FlowFailure(mode: .compress,
+                                  evidence: "response has Content-Encoding: \(coding), which the app accepts, but the server sent "
+                                      + "its body unencoded (no \(field): \(coding)): it was compressed on the way")
+            }
+            log.pass("body \(coding)-encoded by the server itself (\(field)), decoded")
         }
     }
 

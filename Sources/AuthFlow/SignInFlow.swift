@@ -45,12 +45,21 @@ public struct SignInFlow: Sendable {
         public var expectsTraceEcho: Bool
         /// A fixed PKCE verifier for reproducible runs; nil makes a fresh one.
         public var codeVerifier: String?
+        /// Fields every request carries after `Host`, `Accept` and `Cookie`:
+        /// by default `Accept-Encoding: gzip` and a `User-Agent`, as the HTTP
+        /// stacks of mobile apps send them. A gzip answer the app asked for
+        /// is decoded before it is checked.
+        public var requestFields: [HTTPField]
+
+        /// What a mobile HTTP stack sends on every request unless told otherwise.
+        public static let defaultRequestFields = [HTTPField(name: "Accept-Encoding", value: "gzip"),
+                                                  HTTPField(name: "User-Agent", value: "Intact-Client/1 (mobile sign-in simulator)")]
 
         public init(resourceURL: AbsoluteURL, callbackScheme: String = "com.appian.tempo",
                     username: String = MockUser.demo.username, password: String = MockUser.demo.password,
                     tokenPost: TokenPostFormat = TokenPostFormat(), followUpMethod: String = "GET",
                     traceRunID: String? = Encoding.hex(SecureRandom.bytes(6)), expectsTraceEcho: Bool = false,
-                    codeVerifier: String? = nil) {
+                    codeVerifier: String? = nil, requestFields: [HTTPField] = Configuration.defaultRequestFields) {
             self.resourceURL = resourceURL
             self.callbackScheme = callbackScheme
             self.username = username
@@ -60,6 +69,7 @@ public struct SignInFlow: Sendable {
             self.traceRunID = traceRunID
             self.expectsTraceEcho = expectsTraceEcho
             self.codeVerifier = codeVerifier
+            self.requestFields = requestFields
         }
 
         /// `<traceRunID>-<sequence>`, or nil when tracing is off.
@@ -127,6 +137,7 @@ public struct SignInFlow: Sendable {
         sequence = 1
         state = .protectedRequest(SignInFlow.buildRequest(.protectedRequest, agent: .app, method: "GET",
                                                           url: configuration.resourceURL, accept: "application/json",
+                                                          extraFields: configuration.requestFields.map { ($0.name, $0.value) },
                                                           cookie: nil, traceID: configuration.traceID(sequence: sequence)))
     }
 
@@ -141,7 +152,7 @@ public struct SignInFlow: Sendable {
         let decisions = request.agent == .app
             ? appJar.receive(head, from: request.url, now: now)
             : browserJar.receive(head, from: request.url, now: now)
-        let received = Received(request: request, head: head, body: body, cookieDecisions: decisions)
+        let received = Received(request: request, head: head, wireBody: body, cookieDecisions: decisions)
         var log = CheckLog()
         var next: State?
         var diagnosis: Diagnosis?
@@ -192,7 +203,9 @@ public struct SignInFlow: Sendable {
         sequence += 1
         let jar = agent == .app ? appJar : browserJar
         return SignInFlow.buildRequest(step, agent: agent, method: method, url: url, body: body, contentType: contentType,
-                                       accept: accept, extraFields: extraFields, cookie: jar.cookieHeader(for: url, now: now),
+                                       accept: accept,
+                                       extraFields: configuration.requestFields.map { ($0.name, $0.value) } + extraFields,
+                                       cookie: jar.cookieHeader(for: url, now: now),
                                        traceID: configuration.traceID(sequence: sequence))
     }
 

@@ -50,6 +50,24 @@ enum HAR {
         var _tls: TLSDetails?
         var _faults: [ExchangeRecord.AppliedFault]
         var _error: ExchangeRecord.Failure?
+        /// The exchange's other legs by role (a proxy's `upstream`): what
+        /// crossed the tap's far side. Absent for a one-leg record.
+        var _intact: [String: OtherLeg]?
+    }
+
+    /// A leg of the exchange that is not the entry's own, in the entry's shapes.
+    struct OtherLeg: Encodable {
+        var connection: String
+        var streamID: Int?
+        var startedDateTime: String?
+        var time: Double
+        var timings: Timings
+        /// Absent when the request never crossed this leg (refused upstream).
+        var request: Request?
+        var response: Response?
+        var requestDigest: MessageDigest?
+        var responseDigest: MessageDigest?
+        var tls: TLSDetails?
     }
 
     struct Request: Encodable {
@@ -100,14 +118,22 @@ enum HAR {
         /// `base64` when `text` holds base64 because the body is not UTF-8.
         var _encoding: String?
         var _truncated: Bool?
+        /// Why a `Content-Encoding` body could not be decoded.
+        var _decodingError: String?
     }
 
     struct Content: Encodable {
+        /// Bytes of the content after content-decoding (the body size when
+        /// it was not compressed).
         var size: Int
+        /// Bytes saved by the content coding (`size - bodySize`), when decoded.
+        var compression: Int?
         var mimeType: String
         var text: String?
         var encoding: String?
         var _truncated: Bool?
+        /// Why a `Content-Encoding` body could not be decoded (its bytes are then in `text` as base64).
+        var _decodingError: String?
     }
 
     struct Cache: Encodable {}

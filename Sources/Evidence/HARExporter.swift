@@ -1,23 +1,37 @@
+import Compression
 import Foundation
 import HTTP
 
 /// Exports recordings as one HAR 1.2 log, so they open in browser devtools
 /// and other HTTP tools.
 ///
-/// Each leg that carried a request becomes one entry (a proxy exchange gives
-/// two: downstream and upstream), ordered by start time. Values are exported
-/// as recorded, so secrets stay `sha256:` digests. Intact's own data is in
-/// `_`-prefixed fields: `_exchangeID`, `_traceID`, `_tap`, `_leg`,
-/// `_streamID`, `_authFlowStep`, `_requestDigest`, `_responseDigest`, `_tls`,
-/// `_faults`, `_error` on entries, `_redacted` on headers, and `_recordings`
-/// on the log.
+/// One entry per exchange, ordered by start time: the entry is the client's
+/// view — the first leg that carried a request (a proxy's `downstream`, a
+/// client's or server's only leg). The exchange's other legs (a proxy's
+/// `upstream`: the request as sent to the server, the response as received)
+/// go into the entry's `_intact` object, by role, in the same request and
+/// response shapes plus their digests, TLS and timings. Values are exported
+/// as recorded, so secrets stay `hmac-sha256:` digests (in headers, query
+/// strings and form bodies). Intact's own data is in `_`-prefixed fields:
+/// `_exchangeID`, `_traceID`, `_tap`, `_leg`, `_streamID`, `_authFlowStep`,
+/// `_requestDigest`, `_responseDigest`, `_tls`, `_faults`, `_error`,
+/// `_intact` on entries, `_redacted` on headers, and `_recordings` on the log.
+///
+/// Bodies: a stored body with `Content-Encoding: gzip`, `x-gzip` or
+/// `deflate` is decoded (zlib) for `content.text`; `content.size` is then the
+/// decoded length and `content.compression` the bytes saved, while
+/// `bodySize` stays the length as transferred. A body that does not decode
+/// keeps its bytes (base64) and says why in `_decodingError`.
 ///
 /// Sizes: `headersSize` is the HTTP/1.1 head length including the blank line,
 /// -1 for HTTP/2 (its compressed size is not recorded); `bodySize` is the
 /// content length after transfer-decoding (chunk framing is not counted).
 /// A leg with no response gets HAR's conventional empty response (status 0)
-/// and carries the exchange's `_error`.
+/// and the entry carries the exchange's `_error`.
 public enum HARExporter {
+    /// The most bytes a stored body is decoded to (a decompression bomb stops here).
+    static let decodedBodyLimit = 64 * 1024 * 1024
+
     /// The HAR document as UTF-8 JSON, pretty-printed with sorted keys.
     ///
     /// - Parameter creatorVersion: Intact's version, for `log.creator.version`.
@@ -27,12 +41,10 @@ public enum HARExporter {
         var timed: [(start: Timestamp, entry: HAR.Entry)] = []
         for recording in recordings {
             for record in recording.records {
-                for leg in record.legs {
-                    guard let request = leg.request else { continue }
-                    let start = request.timings.start ?? request.timings.headersDone
-                        ?? leg.response?.timings.start ?? recording.header.started
-                    timed.append((start, entry(record, leg, request, start: start, formatter: formatter)))
-                }
+                guard let leg = record.legs.first(where: { $0.request != nil }), let request = leg.request else { continue }
+                let start = request.timings.start ?? request.timings.headersDone
+                    ?? leg.response?.timings.start ?? recording.header.started
+                timed.append((start, entry(record, leg, request, start: start, formatter: formatter)))
             }
         }
         // Stable: entries that started together keep recording order.
@@ -55,6 +67,10 @@ public enum HARExporter {
     private static func entry(_ record: ExchangeRecord, _ leg: ExchangeRecord.Leg, _ request: RecordedMessage,
                               start: Timestamp, formatter: ISO8601DateFormatter) -> HAR.Entry {
         let timings = self.timings(request: request.timings, response: leg.response?.timings)
+        var others: [String: HAR.OtherLeg] = [:]
+        for other in record.legs where other.role != leg.role {
+            others[other.role.rawValue] = otherLeg(other, formatter: formatter)
+        }
         return HAR.Entry(
             startedDateTime: formatter.string(from: start.date),
             time: timings.send + timings.wait + timings.receive,
@@ -65,7 +81,20 @@ public enum HARExporter {
             _exchangeID: record.exchangeID, _traceID: record.traceID, _tap: record.tap, _leg: leg.role.rawValue,
             _streamID: leg.streamID, _authFlowStep: record.authFlowStep,
             _requestDigest: request.digest, _responseDigest: leg.response?.digest,
-            _tls: leg.tls, _faults: record.faults, _error: record.error)
+            _tls: leg.tls, _faults: record.faults, _error: record.error,
+            _intact: others.isEmpty ? nil : others)
+    }
+
+    private static func otherLeg(_ leg: ExchangeRecord.Leg, formatter: ISO8601DateFormatter) -> HAR.OtherLeg {
+        let timings = leg.request.map { self.timings(request: $0.timings, response: leg.response?.timings) }
+            ?? HAR.Timings(send: 0, wait: 0, receive: 0)
+        let start = leg.request?.timings.start ?? leg.request?.timings.headersDone ?? leg.response?.timings.start
+        return HAR.OtherLeg(
+            connection: leg.connectionID, streamID: leg.streamID,
+            startedDateTime: start.map { formatter.string(from: $0.date) },
+            time: timings.send + timings.wait + timings.receive, timings: timings,
+            request: leg.request.map(harRequest), response: leg.response.map(harResponse),
+            requestDigest: leg.request?.digest, responseDigest: leg.response?.digest, tls: leg.tls)
     }
 
     private static func harRequest(_ message: RecordedMessage) -> HAR.Request {
@@ -77,7 +106,7 @@ public enum HARExporter {
             cookies: message.fields.filter { isNamed($0, "cookie") && !$0.isRedacted }.flatMap { requestCookies($0.value) },
             headers: message.fields.map(nameValue),
             queryString: queryString(path),
-            postData: message.body.map { postData($0, mimeType: message.firstValue("content-type") ?? "") },
+            postData: message.body.map { postData($0, message) },
             headersSize: headersSize(message),
             bodySize: message.digest.body.length)
     }
@@ -86,10 +115,15 @@ public enum HARExporter {
         let mimeType = message.firstValue("content-type") ?? ""
         var content = HAR.Content(size: message.digest.body.length, mimeType: mimeType)
         if let body = message.body {
-            let (text, isBase64) = bodyText(body)
-            content.text = text
-            content.encoding = isBase64 ? "base64" : nil
+            let decoded = decodedBody(body, message)
+            content.text = decoded.text
+            content.encoding = decoded.isBase64 ? "base64" : nil
             content._truncated = body.truncated ? true : nil
+            content._decodingError = decoded.error
+            if decoded.wasDecoded, !body.truncated {
+                content.size = decoded.length
+                content.compression = decoded.length - message.digest.body.length
+            }
         }
         return HAR.Response(
             status: message.status ?? 0,
@@ -103,11 +137,33 @@ public enum HARExporter {
             bodySize: message.digest.body.length)
     }
 
-    /// A stored body as HAR text: the UTF-8 text when it is valid UTF-8,
-    /// otherwise the base64 (flagged).
-    private static func bodyText(_ body: StoredBody) -> (text: String, isBase64: Bool) {
-        if let bytes = body.bytes, let text = String(bytes: bytes, encoding: .utf8) { return (text, false) }
-        return (body.base64, true)
+    /// A stored body as HAR text, content-decoded when its `Content-Encoding`
+    /// is gzip or deflate: the UTF-8 text when it is valid UTF-8, otherwise
+    /// base64 (flagged). A truncated body decodes as far as it goes.
+    private static func decodedBody(_ body: StoredBody, _ message: RecordedMessage)
+        -> (text: String, isBase64: Bool, wasDecoded: Bool, length: Int, error: String?) {
+        guard let bytes = body.bytes else { return (body.base64, true, false, 0, nil) }
+        var content = bytes
+        var decoded = false
+        var problem: String?
+        let codings = (message.firstValue("content-encoding") ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && $0.lowercased() != "identity" }
+        if codings.count == 1 {
+            do {
+                if let decompressor = try Decompressor(contentCoding: codings[0], outputLimit: decodedBodyLimit) {
+                    content = try decompressor.decompress(bytes)
+                    if !body.truncated { try decompressor.finish() }
+                    decoded = true
+                }
+            } catch {
+                content = bytes
+                problem = "\(codings[0]) content coding: \(error)"
+            }
+        } else if codings.count > 1 {
+            problem = "content codings \(codings.joined(separator: ", ")) are not decoded"
+        }
+        if let text = String(bytes: content, encoding: .utf8) { return (text, false, decoded, content.count, problem) }
+        return (Data(content).base64EncodedString(), true, decoded, content.count, problem)
     }
 
     /// HAR's convention for a request that got no response.
@@ -199,9 +255,10 @@ public enum HARExporter {
         }
     }
 
-    private static func postData(_ body: StoredBody, mimeType: String) -> HAR.PostData {
-        let (text, isBase64) = bodyText(body)
-        return HAR.PostData(mimeType: mimeType, text: text, _encoding: isBase64 ? "base64" : nil,
-                            _truncated: body.truncated ? true : nil)
+    private static func postData(_ body: StoredBody, _ message: RecordedMessage) -> HAR.PostData {
+        let decoded = decodedBody(body, message)
+        return HAR.PostData(mimeType: message.firstValue("content-type") ?? "", text: decoded.text,
+                            _encoding: decoded.isBase64 ? "base64" : nil, _truncated: body.truncated ? true : nil,
+                            _decodingError: decoded.error)
     }
 }

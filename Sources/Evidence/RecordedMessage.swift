@@ -14,7 +14,7 @@ public struct RecordedMessage: Codable, Hashable, Sendable {
     /// not carry one (origin form over HTTP/1.1).
     public var scheme: String?
     public var authority: String?
-    /// Path and query as received.
+    /// Path and query as received, secret query parameter values digested (`RedactionPolicy`).
     public var path: String?
     public var targetForm: RequestTargetForm?
     public var status: Int?
@@ -53,7 +53,8 @@ public struct RecordedMessage: Codable, Hashable, Sendable {
         self.timings = timings
     }
 
-    /// Records a request head with its digests, redacting secrets.
+    /// Records a request head with its digests, redacting secrets (fields,
+    /// secret query parameters in the target, secret form fields in a stored body).
     ///
     /// - Parameter connectionScheme: the scheme of the connection, recorded
     ///   when the head carries none (pass the same value given to `HeadDigest`).
@@ -61,17 +62,20 @@ public struct RecordedMessage: Codable, Hashable, Sendable {
                 trailers: HTTPFields? = nil, body: StoredBody? = nil, complete: Bool = true,
                 timings: MessageTimings, redaction: RedactionPolicy) {
         self.init(method: head.method, scheme: head.scheme ?? connectionScheme, authority: head.authority,
-                  path: head.path, targetForm: head.targetForm, version: head.version,
+                  path: redaction.recordTarget(head.path), targetForm: head.targetForm, version: head.version,
                   fields: redaction.record(head.fields), trailers: RecordedMessage.recordTrailers(trailers, redaction),
-                  digest: digest, body: body, complete: complete, timings: timings)
+                  digest: digest, body: redaction.recordBody(body, contentType: head.fields["content-type"]),
+                  complete: complete, timings: timings)
     }
 
-    /// Records a response head with its digests, redacting secrets.
+    /// Records a response head with its digests, redacting secrets (fields,
+    /// secret form fields in a stored body).
     public init(response head: HTTPResponseHead, digest: MessageDigest, trailers: HTTPFields? = nil,
                 body: StoredBody? = nil, complete: Bool = true, timings: MessageTimings, redaction: RedactionPolicy) {
         self.init(status: head.status, reason: head.reason, version: head.version,
                   fields: redaction.record(head.fields), trailers: RecordedMessage.recordTrailers(trailers, redaction),
-                  digest: digest, body: body, complete: complete, timings: timings)
+                  digest: digest, body: redaction.recordBody(body, contentType: head.fields["content-type"]),
+                  complete: complete, timings: timings)
     }
 
     private static func recordTrailers(_ trailers: HTTPFields?, _ redaction: RedactionPolicy) -> [RecordedField]? {

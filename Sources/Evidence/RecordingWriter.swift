@@ -2,85 +2,185 @@ import Dispatch
 import Foundation
 import Glibc
 
-/// Appends exchange records to a JSON Lines recording so that a crash or
-/// `kill -9` at any moment leaves every complete line readable.
+/// Appends exchange records to a JSON Lines recording at the rate a proxy
+/// produces them, in bounded memory, so that a crash or `kill -9` at any
+/// moment leaves every complete line readable.
 ///
 /// - The file is opened `O_APPEND`, mode 0600 (recordings may hold secrets),
 ///   and the header line is written before `init` returns.
-/// - Records are encoded and written on the writer's own serial queue, never
-///   on the caller's event loop. Each line (JSON plus `\n`) is handed to one
-///   `write(2)`; only if the kernel takes part of it (disk full) is the rest
-///   retried, and after a failed write nothing more is written, so a torn
-///   line can only ever be the last one.
-/// - A record handed to `append` before `close` is always written, unless a
-///   write fails; then `flush` and `close` report how many were lost.
+/// - **Encoding** happens on the caller's thread (`ExchangeRecord.jsonLine`,
+///   no `JSONEncoder`), so the queue holds bytes, not records.
+/// - **Batching.** Lines are gathered in one pending buffer for up to
+///   `gatherDelay` (2 ms; less once 64 KiB are pending); the writer's
+///   serial queue then takes the whole buffer at once and hands it to one
+///   `write(2)`. A batch holds only whole lines, so whatever the kernel has
+///   taken when the process dies ends in a whole line; a torn line can only
+///   come from a failed write, and then it is cut off (below).
+/// - **Bound.** `queuedBytes` (pending plus the batch being written) stays
+///   under `queueLimit` plus one line per producer: `append` waits while the
+///   queue is full, so a slow disk slows the producers and never grows
+///   memory without limit, and no record is dropped. A producer that must
+///   not block (an event loop that can pause its reading instead) uses
+///   `offer`, which never waits and says when to pause, and `whenRoom`.
+/// - **Disk full or any write error.** The writer stops: the file is cut
+///   back to its last whole line, `onStop` is called once (by default one
+///   line on standard error saying recording stopped and how many records
+///   were lost), and every later record is counted as lost, never queued.
+///   The producers go on (a proxy keeps serving); `flush` and `close`
+///   report the total lost.
 ///
-/// `@unchecked Sendable`: `state`, `encoder` and the descriptor are touched
-/// only on `queue` (and in `init`/`deinit`, when no other reference exists).
+/// `@unchecked Sendable`: the members under "guarded by `lock`" are touched
+/// only with `lock` held; `fd` and `fileLength` only on `queue` (and in
+/// `init`/`deinit`, when no other reference exists).
 public final class RecordingWriter: @unchecked Sendable {
     public let path: String
-    private let queue: DispatchQueue
-    private let encoder: JSONEncoder
-    private var state: State
-    /// Records lost to an encoding failure, and the first reason; touched only on `queue`.
-    private var encodingLoss: (count: Int, reason: String)?
+    /// Queued bytes at which `append` waits and `offer` asks to pause.
+    public let queueLimit: Int
+    /// The default bound: about 700 two-leg records.
+    public static let defaultQueueLimit = 2 * 1024 * 1024
 
-    private enum State {
-        case open(fd: Int32)
-        /// A write failed: the file may end in a torn line, so the writer
-        /// writes nothing more and counts what it is handed.
-        case stopped(fd: Int32, reason: String, lost: Int)
-        case closed
+    private let queue: DispatchQueue
+    private let onStop: @Sendable (RecordingWriteError) -> Void
+
+    private let lock = NSCondition()
+    // Guarded by `lock`:
+    private var pending: [UInt8] = []
+    private var pendingRecords = 0
+    /// A buffer kept from the last batch, swapped in so its capacity is reused.
+    private var spare: [UInt8] = []
+    /// Pending plus the batch being written.
+    private var queuedBytes = 0
+    private var drainScheduled = false
+    private var status = Status.open
+    private var roomWaiters: [@Sendable () -> Void] = []
+
+    // On `queue` only:
+    private var fd: Int32
+    /// The length of the whole lines in the file: where a torn write is cut back to.
+    private var fileLength: off_t
+
+    private enum Status {
+        case open
+        /// A write failed; nothing more is written and records are counted as lost.
+        case stopped(reason: String, lost: Int)
+        /// `close` ran; the descriptor is closed.
+        case closed(lost: Int)
     }
 
     /// Creates the recording and writes its header line.
     ///
-    /// - Parameter replacing: truncate an existing file; otherwise an existing
-    ///   file is an error, so earlier evidence is never overwritten by accident.
-    /// - Throws: `RecordingWriteError` (`alreadyExists`, `cannotOpen`, `writeFailed`).
-    public init(path: String, header: RecordingHeader, replacing: Bool = false) throws {
+    /// - Parameters:
+    ///   - replacing: truncate an existing file; otherwise an existing file is
+    ///     an error, so earlier evidence is never overwritten by accident.
+    ///   - queueLimit: the bound on queued bytes (at least one line is always accepted).
+    ///   - onStop: called once, on the writer's queue, when a write fails and
+    ///     recording stops; by default writes one line to standard error.
+    /// - Throws: `RecordingWriteError` (`alreadyExists`, `cannotOpen` with the
+    ///   reason — a directory, no permission, a read-only filesystem —, `writeFailed`).
+    public init(path: String, header: RecordingHeader, replacing: Bool = false,
+                queueLimit: Int = RecordingWriter.defaultQueueLimit,
+                onStop: @escaping @Sendable (RecordingWriteError) -> Void = RecordingWriter.reportOnStandardError) throws {
         self.path = path
+        self.queueLimit = max(1, queueLimit)
+        self.onStop = onStop
         queue = DispatchQueue(label: "intact.recording-writer")
-        let encoder = RecordingLine.makeEncoder()
-        self.encoder = encoder
+        // A file-size limit (`ulimit -f`) must fail the write with EFBIG, not kill the process.
+        signal(SIGXFSZ, SIG_IGN)
         let flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (replacing ? O_TRUNC : O_EXCL)
         let fd = Glibc.open(path, flags, 0o600)
         guard fd >= 0 else {
-            let code = errno
+            var code = errno
+            var info = stat()
+            // O_EXCL reports a directory as "exists": say what it is.
+            if code == EEXIST, stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { code = EISDIR }
             throw RecordingWriteError(kind: code == EEXIST ? .alreadyExists : .cannotOpen, path: path,
-                                      reason: RecordingWriteError.describe(errno: code))
+                                      reason: RecordingWriteError.describeOpen(errno: code))
         }
+        var info = stat()
+        if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+            Glibc.close(fd)
+            throw RecordingWriteError(kind: .cannotOpen, path: path, reason: RecordingWriteError.describeOpen(errno: EISDIR))
+        }
+        let line: [UInt8]
         do {
-            let line = try RecordingLine.encode(header, as: .header, with: encoder)
-            if let reason = RecordingWriter.writeWhole(line, to: fd) {
-                throw RecordingWriteError(kind: .writeFailed, path: path, reason: reason)
-            }
+            line = try RecordingLine.encode(header, as: .header, with: RecordingLine.makeEncoder())
         } catch {
             Glibc.close(fd)
-            throw error as? RecordingWriteError
-                ?? RecordingWriteError(kind: .encodingFailed, path: path, reason: "\(error)")
+            throw RecordingWriteError(kind: .encodingFailed, path: path, reason: "\(error)")
         }
-        state = .open(fd: fd)
+        if let failure = RecordingWriter.writeWhole(line, to: fd) {
+            Glibc.close(fd)
+            throw RecordingWriteError(kind: .writeFailed, path: path, reason: failure.reason)
+        }
+        self.fd = fd
+        fileLength = lseek(fd, 0, SEEK_END)
+        pending.reserveCapacity(64 * 1024)
     }
 
     deinit {
-        switch state {
-        case .open(let fd), .stopped(let fd, _, _): Glibc.close(fd)
-        case .closed: break
-        }
+        if case .closed = status { return }
+        Glibc.close(fd)
     }
 
-    /// Queues a record to be encoded and written. Never blocks. Must not be
-    /// called after `close` (a programming error: the record would be lost).
+    // MARK: - Producers (any thread)
+
+    /// Queues a record, waiting first while the queue is full (so a slow disk
+    /// slows the caller). Must not be called after `close` (a programming
+    /// error: the record is counted as lost).
     public func append(_ record: ExchangeRecord) {
-        queue.async { self.write(record) }
+        let line = record.jsonLine()
+        lock.lock()
+        while queuedBytes >= queueLimit, case .open = status {
+            lock.wait()
+        }
+        let schedule = enqueueLocked(line)
+        lock.unlock()
+        if let schedule { scheduleDrain(schedule) }
+    }
+
+    /// Queues a record without ever waiting; returns false when the queue is
+    /// now full, asking the producer to stop producing (pause reading) until
+    /// `whenRoom` calls back. The record is queued either way.
+    @discardableResult
+    public func offer(_ record: ExchangeRecord) -> Bool {
+        let line = record.jsonLine()
+        lock.lock()
+        let schedule = enqueueLocked(line)
+        let room = queuedBytes < queueLimit
+        lock.unlock()
+        if let schedule { scheduleDrain(schedule) }
+        return room
+    }
+
+    /// True while the queue is below its bound (or the writer has stopped and
+    /// queues nothing more).
+    public var hasRoom: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return hasRoomLocked
+    }
+
+    /// Calls `callback` once the queue is below its bound: at once (on the
+    /// caller's thread) if it is now, otherwise on the writer's queue after
+    /// the batch that made room. The callback must not block.
+    public func whenRoom(_ callback: @escaping @Sendable () -> Void) {
+        lock.lock()
+        guard !hasRoomLocked else {
+            lock.unlock()
+            return callback()
+        }
+        roomWaiters.append(callback)
+        lock.unlock()
     }
 
     /// After every record appended so far is written, syncs the file to disk
     /// and calls `completion` on the writer's queue with the first problem
     /// seen so far, if any.
     public func flush(_ completion: @escaping @Sendable (RecordingWriteError?) -> Void) {
-        queue.async { completion(self.syncOnQueue()) }
+        queue.async {
+            self.drain()
+            completion(self.syncOnQueue())
+        }
     }
 
     /// After every record appended so far is written, syncs and closes the
@@ -95,68 +195,172 @@ public final class RecordingWriter: @unchecked Sendable {
         queue.sync { closeOnQueue() }
     }
 
+    /// The default `onStop`: one line on standard error.
+    public static let reportOnStandardError: @Sendable (RecordingWriteError) -> Void = { error in
+        let message = "intact: recording stopped: \(error); serving continues without recording, "
+            + "later records are counted as lost\n"
+        FileHandle.standardError.write(Data(message.utf8))
+    }
+
+    // MARK: - Under `lock`
+
+    private var hasRoomLocked: Bool {
+        if case .open = status { return queuedBytes < queueLimit }
+        return true
+    }
+
+    /// Adds a line to the pending batch, or counts it lost when the writer
+    /// stopped; when a drain must be scheduled, whether it should run now
+    /// (the batch is already big or the queue is full) rather than after `gatherDelay`.
+    private func enqueueLocked(_ line: [UInt8]) -> DrainStart? {
+        switch status {
+        case .open:
+            pending.append(contentsOf: line)
+            pendingRecords += 1
+            queuedBytes += line.count
+            guard !drainScheduled else { return nil }
+            drainScheduled = true
+            return pending.count >= RecordingWriter.eagerBatchBytes || queuedBytes >= queueLimit ? .now : .afterGathering
+        case .stopped(let reason, let lost):
+            status = .stopped(reason: reason, lost: lost + 1)
+        case .closed(let lost):
+            assertionFailure("RecordingWriter.append called after close; a record is lost")
+            status = .closed(lost: lost + 1)
+        }
+        return nil
+    }
+
+    /// When a scheduled drain runs.
+    private enum DrainStart {
+        case now, afterGathering
+    }
+
+    /// How long the first line of a batch waits for others: a busy proxy
+    /// then writes (and wakes the writer) once per few milliseconds rather
+    /// than once per record. After `kill -9`, at most this much is missing.
+    static let gatherDelay = DispatchTimeInterval.milliseconds(2)
+    /// A batch this big is written without waiting for more.
+    static let eagerBatchBytes = 64 * 1024
+
+    private func scheduleDrain(_ start: DrainStart) {
+        switch start {
+        case .now: queue.async { self.drain() }
+        case .afterGathering: queue.asyncAfter(deadline: .now() + RecordingWriter.gatherDelay) { self.drain() }
+        }
+    }
+
     // MARK: - On the writer's queue
 
-    private func write(_ record: ExchangeRecord) {
+    /// Writes pending batches until none is left: one `write(2)` per batch.
+    private func drain() {
         dispatchPrecondition(condition: .onQueue(queue))
-        switch state {
-        case .open(let fd):
-            let line: [UInt8]
-            do {
-                line = try RecordingLine.encode(record, as: .exchange, with: encoder)
-            } catch {
-                encodingLoss = (count: (encodingLoss?.count ?? 0) + 1, reason: encodingLoss?.reason ?? "\(error)")
+        while true {
+            lock.lock()
+            guard case .open = status, !pending.isEmpty else {
+                drainScheduled = false
+                lock.unlock()
                 return
             }
-            if let reason = RecordingWriter.writeWhole(line, to: fd) {
-                state = .stopped(fd: fd, reason: reason, lost: 1)
+            var batch = pending
+            let records = pendingRecords
+            pending = spare
+            pendingRecords = 0
+            lock.unlock()
+
+            let failure = RecordingWriter.writeWhole(batch, to: fd)
+            var stopped: RecordingWriteError?
+            if let failure {
+                stopped = stop(after: failure, batch: batch, records: records)
+            } else {
+                fileLength += off_t(batch.count)
             }
-        case .stopped(let fd, let reason, let lost):
-            state = .stopped(fd: fd, reason: reason, lost: lost + 1)
-        case .closed:
-            assertionFailure("RecordingWriter.append called after close; record \(record.exchangeID) lost")
+
+            lock.lock()
+            queuedBytes = stopped == nil ? queuedBytes - batch.count : 0
+            batch.removeAll(keepingCapacity: true)
+            if batch.capacity <= 4 * queueLimit { spare = batch }
+            let waiters = hasRoomLocked ? roomWaiters : []
+            if !waiters.isEmpty { roomWaiters.removeAll() }
+            lock.broadcast()
+            lock.unlock()
+
+            waiters.forEach { $0() }
+            if let stopped { onStop(stopped) }
         }
+    }
+
+    /// A batch could not be written whole: cuts the file back to its last
+    /// whole line, stops the writer, counts the lost records (the batch's
+    /// unwritten lines and everything pending) and returns what to report.
+    private func stop(after failure: WriteFailure, batch: [UInt8], records: Int) -> RecordingWriteError {
+        let newline = UInt8(ascii: "\n")
+        let whole = batch[..<failure.written].lastIndex(of: newline).map { $0 + 1 } ?? 0
+        let written = batch[..<whole].reduce(0) { $1 == newline ? $0 + 1 : $0 }
+        var reason = failure.reason
+        if failure.written > whole, ftruncate(fd, fileLength + off_t(whole)) != 0 {
+            reason += "; cutting off the torn line failed: " + RecordingWriteError.describe(errno: errno)
+        }
+        fileLength += off_t(whole)
+        lock.lock()
+        let lost = records - written + pendingRecords
+        status = .stopped(reason: reason, lost: lost)
+        pending.removeAll()
+        pendingRecords = 0
+        lock.unlock()
+        return RecordingWriteError(kind: .writeFailed, path: path, reason: reason, lostRecords: lost)
     }
 
     private func syncOnQueue() -> RecordingWriteError? {
         dispatchPrecondition(condition: .onQueue(queue))
-        switch state {
-        case .open(let fd):
-            if fsync(fd) != 0 {
+        lock.lock()
+        let status = self.status
+        lock.unlock()
+        switch status {
+        case .open:
+            guard fsync(fd) == 0 else {
                 return RecordingWriteError(kind: .writeFailed, path: path,
                                            reason: "fsync: " + RecordingWriteError.describe(errno: errno))
             }
-            return encodingProblem()
-        case .stopped(_, let reason, let lost):
+            return nil
+        case .stopped(let reason, let lost):
             return RecordingWriteError(kind: .writeFailed, path: path, reason: reason, lostRecords: lost)
-        case .closed:
-            return RecordingWriteError(kind: .closed, path: path, reason: "the recording is already closed")
+        case .closed(let lost):
+            return RecordingWriteError(kind: .closed, path: path, reason: "the recording is already closed",
+                                       lostRecords: lost)
         }
     }
 
     private func closeOnQueue() -> RecordingWriteError? {
         dispatchPrecondition(condition: .onQueue(queue))
+        drain()
         let problem = syncOnQueue()
-        switch state {
-        case .open(let fd), .stopped(let fd, _, _):
+        lock.lock()
+        defer { lock.unlock() }
+        switch status {
+        case .open, .stopped:
             Glibc.close(fd)
-            state = .closed
-            return problem
+            status = .closed(lost: 0)
+            let waiters = roomWaiters
+            roomWaiters.removeAll()
+            lock.broadcast()
+            waiters.forEach { callback in queue.async { callback() } }
         case .closed:
-            return problem
+            break
         }
+        return problem
     }
 
-    private func encodingProblem() -> RecordingWriteError? {
-        encodingLoss.map {
-            RecordingWriteError(kind: .encodingFailed, path: path, reason: $0.reason, lostRecords: $0.count)
-        }
+    /// Where a write stopped and why.
+    private struct WriteFailure {
+        /// Bytes the kernel took before the failure.
+        var written: Int
+        var reason: String
     }
 
-    /// Writes all of `line`, retrying only the part a short write left and
-    /// `EINTR`; returns the reason on failure.
-    private static func writeWhole(_ line: [UInt8], to fd: Int32) -> String? {
-        line.withUnsafeBytes { buffer -> String? in
+    /// Writes all of `bytes`, retrying only the part a short write left and
+    /// `EINTR`; the failure, if any.
+    private static func writeWhole(_ bytes: [UInt8], to fd: Int32) -> WriteFailure? {
+        bytes.withUnsafeBytes { buffer -> WriteFailure? in
             guard let base = buffer.baseAddress else { return nil }
             var offset = 0
             while offset < buffer.count {
@@ -167,53 +371,10 @@ public final class RecordingWriter: @unchecked Sendable {
                     continue
                 } else {
                     let reason = written == 0 ? "write made no progress" : RecordingWriteError.describe(errno: errno)
-                    return "write after \(offset) of \(buffer.count) bytes: \(reason)"
+                    return WriteFailure(written: offset, reason: "write after \(offset) of \(buffer.count) bytes: \(reason)")
                 }
             }
             return nil
         }
-    }
-}
-
-/// Why a recording could not be written, naming the file.
-public struct RecordingWriteError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Kind: String, Hashable, Sendable {
-        /// The file exists and `replacing` was not set.
-        case alreadyExists
-        case cannotOpen
-        /// A write or sync failed; nothing after it was written.
-        case writeFailed
-        /// A record could not be encoded as JSON and was skipped.
-        case encodingFailed
-        /// `flush` after `close`.
-        case closed
-    }
-
-    public var kind: Kind
-    public var path: String
-    public var reason: String
-    /// Records handed to the writer that are not in the file.
-    public var lostRecords: Int
-
-    public init(kind: Kind, path: String, reason: String, lostRecords: Int = 0) {
-        self.kind = kind
-        self.path = path
-        self.reason = reason
-        self.lostRecords = lostRecords
-    }
-
-    public var description: String {
-        let lost = lostRecords > 0 ? " (\(lostRecords) record\(lostRecords == 1 ? "" : "s") lost)" : ""
-        switch kind {
-        case .alreadyExists: return "\(path): recording already exists; choose another file or replace it"
-        case .cannotOpen: return "\(path): cannot open recording: \(reason)"
-        case .writeFailed: return "\(path): writing the recording failed: \(reason)\(lost)"
-        case .encodingFailed: return "\(path): a record could not be encoded: \(reason)\(lost)"
-        case .closed: return "\(path): \(reason)"
-        }
-    }
-
-    static func describe(errno code: Int32) -> String {
-        String(cString: strerror(code))
     }
 }

@@ -98,6 +98,15 @@ public struct HTTP1Parser: Sendable {
     /// request with this method. Call once per request sent, in order.
     public mutating func expectResponse(to method: String) { pendingMethods.append(method) }
 
+    /// Whether the next event is the current message's `.end` (its body, if
+    /// any, was all returned, with nothing left to read for the end itself:
+    /// a fixed length reached, or a chunked body's last chunk and trailers
+    /// already parsed).
+    public var endsMessageNext: Bool {
+        if case .messageEnd = state { return true }
+        return false
+    }
+
     /// Whether a request parser is paused after a CONNECT or Upgrade request.
     public var isAwaitingTunnelDecision: Bool {
         if case .awaitingTunnelDecision = state { return true }

@@ -37,6 +37,10 @@ enum ClientCommand {
         let expectEcho = Option.flag("expect-echo", help: "the server is 'intact server', which echoes Intact-Trace: a "
                                      + "response without the echo came from an intermediary")
         let noTrace = Option.flag("no-trace", help: "do not send the Intact-Trace field")
+        let requestField = Option.repeatable(
+            "request-field", .requestField,
+            help: "'NAME: VALUE' sends this field on every request, replacing a default; 'NAME:' sends none "
+                + "(defaults: Accept-Encoding: gzip, a User-Agent)")
         let json = Option.flag("json", help: "print the steps and the diagnosis as JSON")
         let tokenPost = SignInOptions.TokenPostGroup()
         let recording = SignInOptions.RecordingGroup(defaultTap: "client")
@@ -80,8 +84,13 @@ enum ClientCommand {
         var options = ["url": configuration.flow.resourceURL.serialized]
         if let proxy = configuration.proxy { options["proxy"] = proxy.description }
         if let trace = configuration.flow.traceRunID { options["trace-run"] = trace }
+        // The digest key lives beside the CA: the directory of --ca when given.
+        let keyDirectory = arguments[self.options.ca].map { ($0 as NSString).deletingLastPathComponent }
+            .map { $0.isEmpty ? "." : $0 } ?? CertificateAuthority.defaultDirectory(environment: environment)
         let recorder = try SignInOptions.recorder(arguments, self.options.recording, role: .client, mode: "client",
-                                                  options: options)
+                                                  options: options, keyDirectory: keyDirectory) { note in
+            context.standardError.line("intact client: " + note)
+        }
         let runner: ClientRunner
         do {
             runner = try ClientRunner(configuration: configuration, recorder: recorder)
@@ -147,6 +156,7 @@ enum ClientCommand {
             followUpMethod: arguments[options.followUpMethod].uppercased(),
             expectsTraceEcho: arguments[options.expectEcho] && !arguments[options.noTrace])
         if arguments[options.noTrace] { flow.traceRunID = nil }
+        flow.requestFields = RequestFieldSetting.apply(arguments[options.requestField], to: flow.requestFields)
         let protocols: ClientRunner.Protocols = arguments[options.http1] ? .http1Only
             : arguments[options.http2] ? .http2Only : .http2OrHTTP1
         return ClientRunner.Configuration(flow: flow, proxy: proxy,
@@ -166,6 +176,13 @@ enum ClientCommand {
             throw CommandFailure("HTTPS_PROXY is not http://HOST:PORT: '\(text)'")
         }
         return proxy
+    }
+}
+
+extension ValueParser where T == RequestFieldSetting {
+    /// `NAME: VALUE` or `NAME:` (`RequestFieldSetting`).
+    static let requestField = ValueParser(valueName: "FIELD", expected: RequestFieldSetting.expected) {
+        RequestFieldSetting(parsing: $0)
     }
 }
 

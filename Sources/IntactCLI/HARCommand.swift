@@ -17,11 +17,12 @@ enum HARCommand {
         name: "har",
         summary: "Export a JSON Lines recording as a HAR 1.2 file.",
         discussion: """
-            Each leg of each exchange becomes one entry (a proxy's exchange gives two:
-            downstream and upstream), ordered by start time. Intact's own data (digests,
-            tap, leg, TLS details, auth-flow step, faults, errors) is in `_`-prefixed
-            fields. Bodies are included when the recording stored them
-            (intact proxy --record-bodies). Secrets stay redacted as recorded.
+            Each exchange becomes one entry, ordered by start time: the client's view (a
+            proxy's downstream leg); the other legs (a proxy's upstream leg) are in the
+            entry's _intact object. Intact's own data (digests, tap, leg, TLS details,
+            auth-flow step, faults, errors) is in `_`-prefixed fields. Bodies are included
+            when the recording stored them (intact proxy --record-bodies), gzip and
+            deflate bodies decoded. Secrets stay keyed digests as recorded.
             A torn last line (a writer killed mid-line) is skipped with a warning.
             """,
         arguments: [CommandArgument("FILE.jsonl", help: "the recording to export")],

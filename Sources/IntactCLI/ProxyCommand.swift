@@ -52,7 +52,9 @@ enum ProxyCommand {
         let recordBodies = Option.optionalValue(
             "record-bodies", .byteSize("LIMIT"), whenAlone: ProxyCommand.defaultBodyLimit,
             help: "store bodies in the recording, up to LIMIT bytes each (K/M/G suffixes; default 1M)")
-        let recordSecrets = Option.flag("record-secrets", help: "record cookies, Authorization and other secrets in clear")
+        let recordSecrets = Option.flag("record-secrets",
+                                        help: "record cookies, Authorization, tokens and passwords in clear (default: keyed digests)")
+        let secrets = RecordingOptions()
         let contextPath = Option.value("context-path", .string("PATH"),
                                        help: "the sign-in flow's context path, for step labels", default: "suite")
         let quiet = Option.flag("quiet", short: "q", help: "no log line per exchange")
@@ -176,11 +178,16 @@ enum ProxyCommand {
         }
         if let keyLog = arguments[options.keyLog] { configuration.keyLog = .file(keyLog) }
         if let path = arguments[options.record] {
+            let redaction = try options.secrets.redaction(arguments, recordSecrets: arguments[options.recordSecrets],
+                                                          keyDirectory: options.caDirectory.directory(arguments, context)) { note in
+                context.standardError.line("intact proxy: " + note)
+            }
             configuration.recording = ProxyConfiguration.Recording(
-                path: path, bodyStoreLimit: arguments[options.recordBodies] ?? 0,
-                recordSecrets: arguments[options.recordSecrets])
+                path: path, bodyStoreLimit: arguments[options.recordBodies] ?? 0, redaction: redaction)
         } else if arguments.isGiven(options.recordBodies) || arguments[options.recordSecrets] {
             throw UsageError("--record-bodies and --record-secrets need --record FILE.jsonl", path: arguments.path)
+        } else if let option = options.secrets.firstGiven(arguments) {
+            throw UsageError("--\(option) needs --record FILE.jsonl", path: arguments.path)
         }
         configuration.addons = ProxyConfiguration.signInAddons(
             contextPath: contextPath, try faults.map { [try $0.addon(contextPath: contextPath)] } ?? [])

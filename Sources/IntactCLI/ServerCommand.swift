@@ -37,6 +37,8 @@ enum ServerCommand {
                                    default: 65536)
         let noTraceEcho = Option.flag("no-trace-echo",
                                       help: "do not repeat the request's Intact-Trace field in responses (synthetic)")
+        let gzip = Option.flag("gzip", help: "gzip-encode responses for requests that accept gzip, and say so in "
+                               + "Intact-Content-Encoding (synthetic)")
         let tokenPost = SignInOptions.TokenPostGroup()
         let recording = SignInOptions.RecordingGroup(defaultTap: "server")
     }
@@ -75,7 +77,10 @@ enum ServerCommand {
                       waitForStop: (MockServerHost.Started) -> Void) throws -> Int32 {
         let configuration = try hostConfiguration(arguments, context)
         let recorder = try SignInOptions.recorder(arguments, options.recording, role: .server, mode: "server",
-                                                  options: recordedOptions(arguments))
+                                                  options: recordedOptions(arguments),
+                                                  keyDirectory: options.caDirectory.directory(arguments, context)) { note in
+            context.standardError.line("intact server: " + note)
+        }
         let host = MockServerHost(configuration: configuration, recorder: recorder)
         let started: MockServerHost.Started
         do {
@@ -144,7 +149,7 @@ enum ServerCommand {
             tokenLifetime: arguments[options.tokenLifetime], sessionIdleTimeout: arguments[options.sessionIdle],
             tokenPost: try SignInOptions.tokenPostFormat(arguments, options.tokenPost),
             requiresClientCertificate: clientCA != nil, maxRequestBodyBytes: arguments[options.maxBody],
-            echoesTraceField: !arguments[options.noTraceEcho])
+            echoesTraceField: !arguments[options.noTraceEcho], gzipsResponses: arguments[options.gzip])
         var configuration = MockServerHost.Configuration(server: server, listenAddress: listen,
                                                          externalOriginFollowsListener: externalOrigin == nil,
                                                          certificate: certificate,

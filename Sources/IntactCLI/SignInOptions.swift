@@ -17,13 +17,15 @@ enum SignInOptions {
                                     help: "synthetic: token POST body encoding", default: .form)
     }
 
-    /// `--record`, `--tap`, `--record-secrets`, `--record-bodies` for a tap named `defaultTap` by default.
+    /// `--record`, `--tap`, `--record-secrets`, `--digest-key`, `--secret-name`, `--record-bodies` for a tap
+    /// named `defaultTap` by default.
     struct RecordingGroup: OptionGroup {
         let record = Option.optional("record", .string("FILE"),
                                      help: "write this tap's view of every exchange to a new recording")
         let tap: Option<String>
         let recordSecrets = Option.flag("record-secrets",
-                                        help: "keep cookie, Set-Cookie and Authorization values in clear (default: digests only)")
+                                        help: "keep cookies, Authorization, tokens and passwords in clear (default: keyed digests)")
+        let secrets = RecordingOptions()
         let recordBodies = Option.value("record-bodies", .integer(in: 0...(64 * 1024 * 1024), "BYTES"),
                                         help: "keep up to BYTES of each body in the recording", default: 0)
 
@@ -51,11 +53,17 @@ enum SignInOptions {
 
     /// The recorder the options ask for, created now (nil without `--record`).
     /// Blocks on disk I/O; a recording that exists is refused.
+    ///
+    /// - Parameters:
+    ///   - keyDirectory: where the digest key lives unless `--digest-key` says (the CA's directory).
+    ///   - announce: told when the digest key was made now.
     static func recorder(_ arguments: ParsedArguments, _ options: RecordingGroup, role: ExchangeRecord.Leg.Role,
-                         mode: String, options recorded: [String: String]) throws -> TapRecorder? {
+                         mode: String, options recorded: [String: String], keyDirectory: String,
+                         announce: (String) -> Void) throws -> TapRecorder? {
         guard let path = arguments[options.record] else { return nil }
-        let settings = TapRecorder.Settings(tap: arguments[options.tap], role: role,
-                                            redaction: RedactionPolicy(recordSecrets: arguments[options.recordSecrets]),
+        let redaction = try options.secrets.redaction(arguments, recordSecrets: arguments[options.recordSecrets],
+                                                      keyDirectory: keyDirectory, announce: announce)
+        let settings = TapRecorder.Settings(tap: arguments[options.tap], role: role, redaction: redaction,
                                             bodyStoreLimit: arguments[options.recordBodies])
         return try TapRecorder(path: path, settings: settings, toolVersion: IntactVersion.string, mode: mode,
                                options: recorded)

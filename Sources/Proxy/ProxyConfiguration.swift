@@ -22,15 +22,26 @@ public struct ProxyConfiguration: Sendable {
         public var replacing: Bool
         /// The most bytes of each body stored; 0 stores none (the default).
         public var bodyStoreLimit: Int
-        /// Keep secret field values in clear (`--record-secrets`).
-        public var recordSecrets: Bool
+        /// What the recording keeps in clear and the key it digests the rest
+        /// under (`--record-secrets`, `--secret-name`, `--digest-key`).
+        public var redaction: RedactionPolicy
 
-        public init(path: String, replacing: Bool = false, bodyStoreLimit: Int = 0, recordSecrets: Bool = false) {
+        public init(path: String, replacing: Bool = false, bodyStoreLimit: Int = 0,
+                    redaction: RedactionPolicy = RedactionPolicy()) {
             self.path = path
             self.replacing = replacing
             self.bodyStoreLimit = bodyStoreLimit
-            self.recordSecrets = recordSecrets
+            self.redaction = redaction
         }
+
+        /// Secrets in clear (`recordSecrets`) or digested under a key made for this process.
+        public init(path: String, replacing: Bool = false, bodyStoreLimit: Int = 0, recordSecrets: Bool) {
+            self.init(path: path, replacing: replacing, bodyStoreLimit: bodyStoreLimit,
+                      redaction: RedactionPolicy(recordSecrets: recordSecrets))
+        }
+
+        /// Keep secret field values in clear.
+        public var recordSecrets: Bool { redaction.recordSecrets }
     }
 
     /// The address to listen on: an IP literal, or a host name whose every

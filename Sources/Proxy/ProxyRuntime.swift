@@ -44,7 +44,7 @@ final class ProxyRuntime: Sendable {
             let header = RecordingHeader(toolVersion: configuration.toolVersion, tap: configuration.tap,
                                          mode: ProxyRuntime.modeName(configuration.mode),
                                          options: configuration.recordedOptions,
-                                         redaction: RedactionPolicy(recordSecrets: recording.recordSecrets))
+                                         redaction: recording.redaction)
             do {
                 writer = try RecordingWriter(path: recording.path, header: header, replacing: recording.replacing)
             } catch let error as RecordingWriteError {
@@ -98,7 +98,7 @@ final class ProxyRuntime: Sendable {
 
     /// The settings a new client connection's layer starts with.
     var layerSettings: ProxyLayerSettings {
-        let redaction = RedactionPolicy(recordSecrets: configuration.recording?.recordSecrets ?? false)
+        let redaction = configuration.recording?.redaction ?? RedactionPolicy()
         let recording = RecordingSettings(tap: configuration.tap, redaction: redaction,
                                           bodyStoreLimit: configuration.recording?.bodyStoreLimit ?? 0)
         return ProxyLayerSettings(mode: configuration.mode, passthroughHosts: configuration.passthroughHosts,

@@ -13,7 +13,9 @@ final class RecordingSink: Sendable {
         self.log = log
     }
 
-    /// Queues the record for the file and logs it. Never blocks.
+    /// Queues the record for the file and logs it. Waits only while the
+    /// writer's queue is full (`RecordingWriter.append`): a disk that cannot
+    /// keep up slows the proxy instead of growing memory.
     func record(_ record: ExchangeRecord) {
         writer?.append(record)
         log?(record)

@@ -22,6 +22,10 @@ import Foundation
 ///                "faults": ["strip-set-cookie"],  //   injects fault presets (`intact proxy --fault`)
 ///                "faultRules": "rules.json"},    //   and a fault rule file (`intact proxy --faults`)
 ///       "tapB": {"recordSecrets": true, "faults": []},   // optional: the same for tap B
+///       "client": {"requestFields": ["Accept-Encoding: gzip, deflate", "User-Agent:"]},
+///                                                // optional: fields the client sends on every request
+///                                                //   (`intact client --request-field`; `NAME:` sends none)
+///       "server": {"gzip": true},                // optional: the mock server gzips for clients that accept it
 ///       "expect": {
 ///         "client": {"succeeds": false, "diagnosis": "strip-set-cookie", "step": "token-exchange"},
 ///         "verify": {"holds": false, "exchange": "bootstrap", "verdict": "modified",
@@ -71,6 +75,11 @@ public struct Scenario: Hashable, Sendable {
     /// How tap A (in front of the load balancer) and tap B (behind it) run.
     public var tapA = ScenarioTapOptions()
     public var tapB = ScenarioTapOptions()
+    /// Changes to the fields the client sends on every request (its defaults:
+    /// `Accept-Encoding: gzip` and a `User-Agent`), in order.
+    public var clientRequestFields: [RequestFieldSetting] = []
+    /// Whether the mock server gzip-encodes its answers to clients that accept gzip (`intact server --gzip`).
+    public var serverGzips = false
     public var expectation: ScenarioExpectation
 
     /// Reads and checks the scenario in `directory`. Blocks on disk I/O.
@@ -122,7 +131,10 @@ public struct Scenario: Hashable, Sendable {
 private struct ScenarioManifestReader {
     let directory: String
 
-    static let scenarioFields = ["summary", "loadBalancer", "config", "breaks", "policy", "tapA", "tapB", "expect"]
+    static let scenarioFields = ["summary", "loadBalancer", "config", "breaks", "policy", "tapA", "tapB", "client", "server",
+                                 "expect"]
+    static let clientSettingsFields = ["requestFields"]
+    static let serverSettingsFields = ["gzip"]
     static let tapAFields = ["clientCertificate", "plainHTTP", "recordSecrets", "faults", "faultRules"]
     static let tapBFields = ["recordSecrets", "faults", "faultRules"]
     static let expectFields = ["client", "verify"]
@@ -143,12 +155,34 @@ private struct ScenarioManifestReader {
         var tapA = try tapOptions(tapAReader)
         tapA.plainHTTP = try tapAReader?.bool("plainHTTP") ?? false
         let tapB = try tapOptions(top.object("tapB", allowed: Self.tapBFields))
+        let requestFields = try top.object("client", allowed: Self.clientSettingsFields).map(requestFieldSettings) ?? []
+        let serverGzips = try top.object("server", allowed: Self.serverSettingsFields)?.bool("gzip") ?? false
         let expect = try object(top, "expect", Self.expectFields)
         let expectation = ScenarioExpectation(client: try clientOutcome(object(expect, "client", Self.clientFields)),
                                               verify: try verifyOutcome(object(expect, "verify", Self.verifyFields)))
         return Scenario(name: "", directory: directory, summary: summary, breaks: try top.name("breaks"),
                         loadBalancer: kind, configFile: resolve(config), policyFile: policy.map(resolve),
-                        tapAPresentsClientCertificate: presentsCertificate, tapA: tapA, tapB: tapB, expectation: expectation)
+                        tapAPresentsClientCertificate: presentsCertificate, tapA: tapA, tapB: tapB,
+                        clientRequestFields: requestFields, serverGzips: serverGzips, expectation: expectation)
+    }
+
+    /// `client.requestFields`: each a `RequestFieldSetting` (`NAME: VALUE`, or `NAME:` to send none).
+    private func requestFieldSettings(_ client: JSONFieldReader) throws(ConfigurationError) -> [RequestFieldSetting] {
+        var settings: [RequestFieldSetting] = []
+        for item in try client.array("requestFields") ?? [] {
+            let kind: ConfigurationError.Kind
+            if case .string(let text) = item.value.value {
+                if let setting = RequestFieldSetting(parsing: text) {
+                    settings.append(setting)
+                    continue
+                }
+                kind = .invalid("\"\(text)\" is not a request field: expected \(RequestFieldSetting.expected)")
+            } else {
+                kind = .wrongType(expected: "a string", found: item.value.typeName)
+            }
+            throw ConfigurationError(kind: kind, position: item.value.position, context: client.context, path: item.path)
+        }
+        return settings
     }
 
     /// `recordSecrets` and `faults` (preset names, as `intact proxy --fault` takes them) of one tap.

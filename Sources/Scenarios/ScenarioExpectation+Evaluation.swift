@@ -59,16 +59,16 @@ extension ScenarioExpectation {
                 for result in exchange.hops where !result.verdict.passes && result.hop != hop.number {
                     if Self.sharesTheLoadBalancersBreak(result, in: exchange, hop: hop, path: report.path) { continue }
                     let label = report.path.hops.first { $0.number == result.hop }?.label ?? "hop \(result.hop)"
-                    found.append("verify: exchange \(exchange.number) (\(exchange.step ?? "unlabelled")) fails on \(label), "
+                    found.append("verify: exchange \(exchange.number) (\(exchange.step?.rawValue ?? "unlabelled")) fails on \(label), "
                                  + "not on the load balancer's hop \(hop.label): \(result.verdict.rawValue)")
                 }
             }
-            let candidates = report.exchanges.filter { $0.step == expected.step.rawValue }
+            let candidates = report.exchanges.filter { $0.step?.rawValue == expected.step.rawValue }
                 .compactMap { exchange in exchange.hops.first { $0.hop == hop.number } }
             guard let match = candidates.first(where: { $0.verdict == expected.verdict }) else {
                 let seen = candidates.map(\.verdict.rawValue).joined(separator: ", ")
                 var labels: [String] = []
-                for label in report.exchanges.compactMap(\.step) where !labels.contains(label) { labels.append(label) }
+                for label in report.exchanges.compactMap(\.step?.rawValue) where !labels.contains(label) { labels.append(label) }
                 found.append("verify: expected \(expected.step.rawValue) to be \(expected.verdict.rawValue) on \(hop.label), "
                              + "got " + (seen.isEmpty ? "no exchange labelled so (labels: \(labels.joined(separator: ", ")))" : seen))
                 return found
@@ -120,7 +120,7 @@ extension ScenarioExpectation {
                 }
                 let failures = result.failures.map(\.description)
                 let details = (differences + failures).joined(separator: "; ")
-                lines.append("\(exchange.step ?? "exchange \(exchange.number)") on \(label): \(result.verdict.rawValue)"
+                lines.append("\(exchange.step?.rawValue ?? "exchange \(exchange.number)") on \(label): \(result.verdict.rawValue)"
                              + (details.isEmpty ? "" : " (\(details))"))
             }
         }

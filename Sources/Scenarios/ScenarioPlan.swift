@@ -136,7 +136,7 @@ public struct ScenarioPlan: Hashable, Sendable {
         }
         let server = ProcessCommand(role: .server, executable: intactExecutable, arguments: [
             "server"] + listenOptions(ports.server) + ["--external-url", origin, "--ca-dir", caDirectory,
-        ] + recordingOptions("server"), inheritsListener: inherited != nil)
+        ] + (scenario.serverGzips ? ["--gzip"] : []) + recordingOptions("server"), inheritsListener: inherited != nil)
         let tapB = ProcessCommand(role: .tapB, executable: intactExecutable, arguments: [
             "proxy"] + listenOptions(ports.tapB) + ["--mode", "reverse:https://\(host):\(ports.server)",
             "--ca-dir", caDirectory, "--upstream-ca", files.caCertificate,
@@ -153,7 +153,7 @@ public struct ScenarioPlan: Hashable, Sendable {
         services = [server, tapB, loadBalancer, tapA]
         client = ProcessCommand(role: .client, executable: intactExecutable, arguments: [
             "client", origin + Self.resourcePath, "--ca", files.caCertificate, "--json",
-        ] + recordingOptions("client"))
+        ] + scenario.clientRequestFields.flatMap { ["--request-field", $0.description] } + recordingOptions("client"))
         verify = ProcessCommand(role: .verify, executable: intactExecutable, arguments:
             ["verify"] + Self.tapNames.compactMap { files.recordings[$0] }
             + ["--path", Self.tapNames.joined(separator: ","), "--html", files.reportHTML]

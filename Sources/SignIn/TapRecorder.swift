@@ -59,7 +59,7 @@ public final class TapRecorder: Sendable {
         return "\(settings.tap)-\(number)"
     }
 
-    /// Queues one exchange record. Never blocks.
+    /// Queues one exchange record; waits only while the writer's queue is full.
     public func record(_ record: ExchangeRecord) {
         writer.append(record)
     }

@@ -49,10 +49,13 @@ class HTTP1Engine: HTTPStreamDriver, @unchecked Sendable {
     }
 
     /// Pulls parser events while they are wanted; reads when the parser needs bytes.
+    /// A message's end already parsed is pulled even for a consumer that waits:
+    /// a paused `HTTPStream` still takes it (see its invariant), so it is not
+    /// parted from the message's last bytes.
     final func pump() {
         pumpScheduled = false
         while isParsing {
-            if waitsForConsumer {
+            if waitsForConsumer, !parser.endsMessageNext {
                 channel.pauseReading()
                 return
             }

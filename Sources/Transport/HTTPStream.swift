@@ -6,12 +6,18 @@ import Wire
 /// as `HTTPStreamEvent`s, outbound parts go out through `sendBody` and
 /// `sendEnd`, and backpressure works both ways.
 ///
-/// Inbound flow control: `pauseInbound()` stops `.body`/`.end` (and, on a
-/// client, response head) events until `resumeInbound()`; nothing is
-/// delivered while paused. Underneath, HTTP/1.1 stops reading the socket
-/// (TCP pushes back on the peer) and HTTP/2 holds received DATA without
-/// reporting it consumed, so the peer stops at its window. A stream that has
-/// no handler yet counts as paused.
+/// Inbound flow control: `pauseInbound()` stops `.body` (and, on a client,
+/// response head) events until `resumeInbound()`. Underneath, HTTP/1.1 stops
+/// reading the socket (TCP pushes back on the peer) and HTTP/2 holds received
+/// DATA without reporting it consumed, so the peer stops at its window. A
+/// stream that has no handler yet counts as paused.
+///
+/// Invariant: an `.end` that the engine already parsed is never held by a
+/// pause once every event before it was delivered. It carries no body, so
+/// holding it relieves no pressure; it would only part the end of a message
+/// from its last bytes, and a consumer relaying the message (the proxy)
+/// would send that end loop turns later — after a peer that already had
+/// every byte may have hung up, failing a message that had fully crossed.
 ///
 /// Outbound flow control: `isWritable` turns false when bytes pile up
 /// (HTTP/1.1: the channel's pending bytes reached its high watermark;
@@ -95,7 +101,8 @@ public class HTTPStream: @unchecked Sendable {
         scheduleDrain()
     }
 
-    /// Stops inbound events until `resumeInbound()`. Called only on the loop.
+    /// Stops inbound body events until `resumeInbound()` (an `.end` with
+    /// nothing held before it still comes). Called only on the loop.
     public func pauseInbound() {
         loop.preconditionOnLoop()
         inboundPaused = true
@@ -180,7 +187,7 @@ public class HTTPStream: @unchecked Sendable {
     func receive(_ event: HTTPStreamEvent) {
         guard failure == nil else { return }
         if case .end = event { inbound = .ended }
-        if wantsInbound {
+        if wantsInbound || (event.isEnd && handler != nil && held.isEmpty && failure == nil) {
             deliver(event)
         } else {
             held.append(event)
@@ -244,7 +251,8 @@ public class HTTPStream: @unchecked Sendable {
     /// engine it wants more.
     private func drain() {
         drainScheduled = false
-        while !held.isEmpty && handler != nil && !inboundPaused && failure == nil {
+        // An `.end` is always the last held event: first means nothing is left before it.
+        while let next = held.first, handler != nil, failure == nil, !inboundPaused || next.isEnd {
             deliver(held.removeFirst())
         }
         if wantsInbound, let driver { driver.inboundWanted(self) }

@@ -23,3 +23,11 @@ public enum HTTPStreamEvent: Sendable {
     /// failed, or the peer's message was malformed. Nothing follows.
     case failed(TransportError)
 }
+
+extension HTTPStreamEvent {
+    /// Whether this is the end of the peer's message.
+    var isEnd: Bool {
+        if case .end = self { return true }
+        return false
+    }
+}

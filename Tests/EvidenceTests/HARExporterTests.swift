@@ -1,6 +1,7 @@
 import XCTest
 import Evidence
 import HTTP
+import Compression
 
 /// Validates the export against the HAR 1.2 spec's required fields and types,
 /// reading it back with JSONSerialization as an outside tool would.
@@ -51,7 +52,7 @@ final class HARExporterTests: XCTestCase {
         XCTAssertEqual(log["version"] as? String, "1.2")
         assertTypes(log["creator"], ["name": String.self, "version": String.self], "log.creator")
         let entries = try XCTUnwrap(log["entries"] as? [[String: Any]])
-        XCTAssertEqual(entries.count, 4, "two records, two legs each")
+        XCTAssertEqual(entries.count, 2, "one entry per exchange, whatever its legs")
 
         let iso = ISO8601DateFormatter()
         iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -92,6 +93,12 @@ final class HARExporterTests: XCTestCase {
         XCTAssertEqual(first["_traceID"] as? String, "trace-7")
         XCTAssertNotNil((first["_requestDigest"] as? [String: Any])?["head"])
         XCTAssertEqual((first["_tls"] as? [String: Any])?["alpn"] as? String, "http/1.1")
+        let upstream = try XCTUnwrap((first["_intact"] as? [String: Any])?["upstream"] as? [String: Any])
+        XCTAssertEqual(upstream["connection"] as? String, "u-1")
+        XCTAssertEqual((upstream["request"] as? [String: Any])?["url"] as? String, "https://app.test/suite/auth?next=%2Fhome&x=1")
+        XCTAssertEqual((upstream["response"] as? [String: Any])?["status"] as? Int, 302)
+        XCTAssertNotNil((upstream["requestDigest"] as? [String: Any])?["head"])
+        XCTAssertNotNil(upstream["timings"] as? [String: Any])
         let response = try XCTUnwrap(first["response"] as? [String: Any])
         XCTAssertEqual(response["status"] as? Int, 302)
         XCTAssertEqual(response["redirectURL"] as? String, "https://app.test/suite/home")
@@ -129,10 +136,61 @@ final class HARExporterTests: XCTestCase {
             record.error = ExchangeRecord.Failure(kind: .reset, location: "upstream stream 1", message: "RST_STREAM CANCEL")
         }
         let entries = try XCTUnwrap((har["log"] as? [String: Any])?["entries"] as? [[String: Any]])
-        let upstream = try XCTUnwrap(entries.first { $0["_exchangeID"] as? String == "ex-1" && $0["_leg"] as? String == "upstream" })
-        let response = try XCTUnwrap(upstream["response"] as? [String: Any])
+        let entry = try XCTUnwrap(entries.first { $0["_exchangeID"] as? String == "ex-1" })
+        let upstream = try XCTUnwrap((entry["_intact"] as? [String: Any])?["upstream"] as? [String: Any])
+        XCTAssertNil(upstream["response"], "no response crossed the upstream leg")
+        XCTAssertEqual((entry["_error"] as? [String: Any])?["where"] as? String, "upstream stream 1")
+        // A downstream leg without a response gets HAR's empty response.
+        let har2 = try export { record in
+            record.legs[0].response = nil
+            record.legs[1].response = nil
+        }
+        let broken = try XCTUnwrap(((har2["log"] as? [String: Any])?["entries"] as? [[String: Any]])?
+            .first { $0["_exchangeID"] as? String == "ex-1" })
+        let response = try XCTUnwrap(broken["response"] as? [String: Any])
         XCTAssertEqual(response["status"] as? Int, 0)
         XCTAssertEqual(response["bodySize"] as? Int, -1)
-        XCTAssertEqual((upstream["_error"] as? [String: Any])?["where"] as? String, "upstream stream 1")
+    }
+
+    /// A gzip or deflate body is decoded for content.text, with the sizes the spec asks for.
+    func testCompressedBodiesAreDecodedForContentText() throws {
+        let text = String(repeating: "compressible text, ", count: 50)
+        for (coding, format) in [("gzip", CompressionFormat.gzip), ("deflate", .zlib), ("deflate", .rawDeflate)] {
+            let compressed = Compressor.compress(Array(text.utf8), format: format)
+            var record = SampleRecords.record(1)
+            var response = try XCTUnwrap(record.legs[0].response)
+            response.fields.append(RecordedField(name: "Content-Encoding", value: coding))
+            response.body = StoredBody(base64: Data(compressed).base64EncodedString(), truncated: false)
+            response.digest.body.length = compressed.count
+            record.legs[0].response = response
+            let content = try XCTUnwrap(try responseContent(of: record))
+            XCTAssertEqual(content["text"] as? String, text, "\(format)")
+            XCTAssertNil(content["encoding"])
+            XCTAssertEqual(content["size"] as? Int, text.utf8.count)
+            XCTAssertEqual(content["compression"] as? Int, text.utf8.count - compressed.count)
+            XCTAssertNil(content["_decodingError"])
+        }
+    }
+
+    func testBodyThatDoesNotDecodeKeepsItsBytesAndSaysWhy() throws {
+        var record = SampleRecords.record(1)
+        var response = try XCTUnwrap(record.legs[0].response)
+        response.fields.append(RecordedField(name: "Content-Encoding", value: "gzip"))
+        let bytes: [UInt8] = [0x1f, 0x8b, 0x08, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+        response.body = StoredBody(base64: Data(bytes).base64EncodedString(), truncated: false)
+        record.legs[0].response = response
+        let content = try XCTUnwrap(try responseContent(of: record))
+        XCTAssertEqual(content["encoding"] as? String, "base64")
+        XCTAssertEqual(content["text"] as? String, Data(bytes).base64EncodedString())
+        XCTAssertTrue((content["_decodingError"] as? String)?.hasPrefix("gzip content coding:") ?? false, "\(content)")
+        XCTAssertNil(content["compression"])
+    }
+
+    private func responseContent(of record: ExchangeRecord) throws -> [String: Any]? {
+        let recording = Recording(path: "a.jsonl", header: SampleRecords.header, records: [record])
+        let har = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(try HARExporter.export([recording], creatorVersion: "t")))
+                                as? [String: Any])
+        let entry = ((har["log"] as? [String: Any])?["entries"] as? [[String: Any]])?.first
+        return (entry?["response"] as? [String: Any])?["content"] as? [String: Any]
     }
 }

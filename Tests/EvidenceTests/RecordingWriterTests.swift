@@ -1,3 +1,5 @@
+import Glibc
+import Synchronization
 import XCTest
 import Evidence
 import HTTP
@@ -103,5 +105,64 @@ final class RecordingWriterTests: XCTestCase {
         XCTAssertThrowsError(try RecordingWriter(path: "/dev/full", header: SampleRecords.header, replacing: true)) { error in
             XCTAssertEqual((error as? RecordingWriteError)?.kind, .writeFailed)
         }
+    }
+
+    func testDirectoryPathIsAClearErrorAtStart() throws {
+        let directory = (temporaryPath() as NSString).deletingLastPathComponent
+        for replacing in [true, false] {
+            XCTAssertThrowsError(try RecordingWriter(path: directory, header: SampleRecords.header, replacing: replacing)) { error in
+                XCTAssertEqual((error as? RecordingWriteError)?.kind, .cannotOpen)
+                XCTAssertTrue("\(error)".contains("names a directory"), "\(error)")
+            }
+        }
+    }
+
+    /// `offer` never waits and says when the queue is full; `whenRoom` calls
+    /// back once the writer has made room.
+    func testFullQueueAsksToPauseAndCallsBackWhenDrained() throws {
+        let path = temporaryPath()
+        let writer = try RecordingWriter(path: path, header: SampleRecords.header, queueLimit: 1)
+        XCTAssertTrue(writer.hasRoom)
+        XCTAssertFalse(writer.offer(SampleRecords.record(1)), "one line is over a 1-byte bound")
+        let room = expectation(description: "room")
+        writer.whenRoom { room.fulfill() }
+        wait(for: [room], timeout: 30)
+        XCTAssertTrue(writer.hasRoom)
+        // `append` waits for room each time, and every record still arrives.
+        for i in 2...30 { writer.append(SampleRecords.record(i)) }
+        XCTAssertNil(writer.closeAndWait())
+        XCTAssertEqual(try RecordingReader.read(path: path).records.map(\.exchangeID), (1...30).map { "ex-\($0)" })
+    }
+
+    /// Disk full (here a file-size limit, as `ulimit -f` sets): recording
+    /// stops once, says how many records were lost, and the file still ends
+    /// in a whole line with every record before the failure readable.
+    func testDiskFullStopsOnceAndLeavesWholeLines() throws {
+        let path = temporaryPath()
+        let stops = Mutex<[RecordingWriteError]>([])
+        let writer = try RecordingWriter(path: path, header: SampleRecords.header, queueLimit: 1) { error in
+            stops.withLock { $0.append(error) }
+        }
+        let headerLength = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        let lineLength = SampleRecords.record(0).jsonLine().count
+        var saved = rlimit()
+        getrlimit(Int32(RLIMIT_FSIZE.rawValue), &saved)
+        var small = saved
+        small.rlim_cur = rlim_t(headerLength + lineLength * 5 / 2)
+        XCTAssertEqual(setrlimit(Int32(RLIMIT_FSIZE.rawValue), &small), 0)
+        for i in 0..<10 { writer.append(SampleRecords.record(i)) }
+        let error = writer.closeAndWait()
+        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &saved)
+
+        XCTAssertEqual(error?.kind, .writeFailed)
+        XCTAssertTrue(error?.reason.contains("File too large") ?? false, "\(String(describing: error))")
+        let reported = stops.withLock { $0 }
+        XCTAssertEqual(reported.count, 1, "said once")
+        let recording = try RecordingReader.read(path: path)
+        XCTAssertEqual(recording.warnings, [], "no torn line left behind")
+        XCTAssertEqual(recording.records.map(\.exchangeID), ["ex-0", "ex-1"])
+        XCTAssertEqual(error?.lostRecords, 8)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)).last, UInt8(ascii: "\n"))
+        XCTAssertEqual(reported.first?.lostRecords ?? 0 >= 1, true)
     }
 }

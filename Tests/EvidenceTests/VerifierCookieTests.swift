@@ -106,8 +106,8 @@ final class VerifierCookieTests: XCTestCase {
     func testRedactedSetCookieIsRecordedPartByPart() {
         let field = RedactionPolicy().record(HTTPField(name: "Set-Cookie", value: Self.session))
         XCTAssertTrue(field.isRedacted)
-        XCTAssertEqual(field.value, RedactionPolicy.redactedValue(Self.session))
-        XCTAssertEqual(field.cookies, [CookieParts(name: "JSESSIONID", value: RedactionPolicy.redactedValue("abc"),
+        XCTAssertEqual(field.value, RedactionPolicy().redactedValue(Self.session))
+        XCTAssertEqual(field.cookies, [CookieParts(name: "JSESSIONID", value: RedactionPolicy().redactedValue("abc"),
                                                    attributes: ["Path=/suite", "Secure", "HttpOnly"])])
         XCTAssertNil(RedactionPolicy(recordSecrets: true).record(HTTPField(name: "Set-Cookie", value: Self.session)).cookies)
     }

@@ -53,6 +53,27 @@ final class HTTP1ParserTests: XCTestCase {
         XCTAssertEqual(try chunked.parseAvailable().map(describe), ["body 456789abcdef", "end"])
     }
 
+    func testTheEndIsKnownToComeNextOnceAFixedLengthBodyIsAllReturned() throws {
+        var parser = HTTP1Parser(parsing: .response)
+        parser.expectResponse(to: "GET")
+        parser.feed(Array("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nabc".utf8))
+        XCTAssertNotNil(try parser.next(), "the head")
+        XCTAssertFalse(parser.endsMessageNext)
+        XCTAssertEqual(try parser.next().map(describe), "body abc")
+        XCTAssertFalse(parser.endsMessageNext, "three bytes of the body are still to come")
+        parser.feed(Array("def".utf8))
+        XCTAssertEqual(try parser.next().map(describe), "body def")
+        XCTAssertTrue(parser.endsMessageNext, "the last byte ended the message; no byte is needed for its end")
+        XCTAssertEqual(try parser.next().map(describe), "end")
+        XCTAssertFalse(parser.endsMessageNext)
+
+        var chunked = HTTP1Parser(parsing: .response)
+        chunked.expectResponse(to: "GET")
+        chunked.feed(Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc".utf8))
+        XCTAssertEqual(try chunked.parseAvailable().dropFirst().map(describe), ["body abc"])
+        XCTAssertFalse(chunked.endsMessageNext, "a chunked body ends only with its last chunk, not yet read")
+    }
+
     func testConnectPausesUntilTheTunnelIsAccepted() throws {
         var parser = HTTP1Parser(parsing: .request)
         parser.feed(Array("CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n\u{16}\u{03}".utf8))

@@ -119,8 +119,11 @@ final class HARCommandTests: XCTestCase {
         XCTAssertEqual(HARValidation.problems(data), [])
         let entries = try XCTUnwrap(((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["log"]
                                      as? [String: Any])?["entries"] as? [[String: Any]])
-        XCTAssertEqual(entries.compactMap { $0["_leg"] as? String }.sorted(), ["downstream", "upstream"])
+        XCTAssertEqual(entries.compactMap { $0["_leg"] as? String }, ["downstream"], "one entry per exchange")
         XCTAssertTrue(entries.allSatisfy { $0["_requestDigest"] != nil && $0["_tap"] as? String == "cli" })
+        let upstream = (entries.first?["_intact"] as? [String: Any])?["upstream"] as? [String: Any]
+        XCTAssertNotNil(upstream?["request"], "the upstream leg is in _intact")
+        XCTAssertNotNil(upstream?["requestDigest"])
         let content = (entries.first?["response"] as? [String: Any])?["content"] as? [String: Any]
         XCTAssertEqual(content?["text"] as? String, "ok", "bodies are exported when recorded")
     }

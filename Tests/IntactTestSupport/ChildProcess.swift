@@ -90,16 +90,22 @@ public final class IntactProcess: @unchecked Sendable {
     /// Starts `intact` with `arguments`; standard error (and standard output
     /// when `keepOutput`) go to files in `directory` (`name` tells several
     /// processes' files apart). `environment` replaces the inherited one's
-    /// variables it names.
+    /// variables it names. `launcher`, when given, runs `intact`
+    /// (`["/usr/bin/prlimit", "--fsize=8192", "--"]`).
     public init(_ arguments: [String], directory: String, keepOutput: Bool = false, name: String = "intact",
-                environment: [String: String] = [:]) throws {
+                environment: [String: String] = [:], launcher: [String] = []) throws {
         errorFile = directory + "/\(name)-stderr.txt"
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         _ = FileManager.default.createFile(atPath: errorFile, contents: nil)
-        process.executableURL = URL(fileURLWithPath: IntactProcess.executable)
-        process.arguments = arguments
+        if let program = launcher.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = Array(launcher.dropFirst()) + [IntactProcess.executable] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: IntactProcess.executable)
+            process.arguments = arguments
+        }
         if keepOutput {
             let file = directory + "/\(name)-stdout.txt"
             _ = FileManager.default.createFile(atPath: file, contents: nil)

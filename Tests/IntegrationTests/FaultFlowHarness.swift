@@ -89,9 +89,9 @@ extension XCTestCase {
     func assertVerdict(_ run: FaultFlowRun, fault: String, step: String?, verdict: HopVerdict,
                        file: StaticString = #filePath, line: UInt = #line) throws -> VerifiedExchange {
         let exchanges = run.exchanges(injecting: fault)
-        let exchange = try XCTUnwrap(exchanges.first { $0.step == step },
+        let exchange = try XCTUnwrap(exchanges.first { $0.step?.rawValue == step },
                                      "no exchange labelled \(step ?? "nil") with \(fault) injected; "
-                                     + "got \(exchanges.map { $0.step ?? "nil" })", file: file, line: line)
+                                     + "got \(exchanges.map { $0.step?.rawValue ?? "nil" })", file: file, line: line)
         let hop = try XCTUnwrap(run.hop(run.proxyHop, of: exchange), file: file, line: line)
         XCTAssertEqual(hop.verdict, verdict, file: file, line: line)
         XCTAssertTrue(hop.injected.contains { $0.name == fault }, "the inside hop shows the injected fault", file: file, line: line)

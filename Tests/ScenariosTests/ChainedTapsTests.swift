@@ -40,7 +40,7 @@ final class ChainedTapsTests: XCTestCase {
         XCTAssertTrue(client.succeeded, "\(client)")
         XCTAssertTrue(report.policyHolds, ScenarioExpectation.failures(in: report).joined(separator: "\n"))
         XCTAssertEqual(report.path.hops.map(\.label), Self.hopLabels)
-        XCTAssertEqual(Set(report.exchanges.compactMap(\.step)), Self.signInLabels)
+        XCTAssertEqual(Set(report.exchanges.compactMap(\.step?.rawValue)), Self.signInLabels)
         for exchange in report.exchanges {
             // Every exchange crossed every hop whole: proof it went through both taps to the server.
             XCTAssertEqual(exchange.hops.count, Self.hopLabels.count)
@@ -74,7 +74,7 @@ final class ChainedTapsTests: XCTestCase {
         }
         XCTAssertEqual(failing.count, 1, ScenarioExpectation.failures(in: report).joined(separator: "\n"))
         let (exchange, cell) = try XCTUnwrap(failing.first)
-        XCTAssertEqual(exchange.step, AuthStep.bootstrap.rawValue)
+        XCTAssertEqual(exchange.step?.rawValue, AuthStep.bootstrap.rawValue)
         XCTAssertEqual(report.path.hops.first { $0.number == cell.hop }?.label, "tap-a → tap-b")
         XCTAssertEqual(cell.verdict, .modified)
         XCTAssertEqual(cell.request.differences.map(\.text), [])

@@ -17,7 +17,8 @@ final class LoadBalancerScenarioTests: XCTestCase {
         "nginx/good", "nginx/hide-set-cookie", "nginx/error-page-401", "nginx/sub-filter", "nginx/proxy-redirect",
         "nginx/auth-request", "nginx/maintenance-return", "nginx/client-cert", "nginx/client-cert-missing",
         "nginx/forwarding-fields", "nginx/forwarding-fields-strict", "nginx/proxy-cookie-path",
-        "haproxy/good", "haproxy/del-set-cookie", "haproxy/html-401", "haproxy/compression", "haproxy/replace-location",
+        "haproxy/good", "haproxy/del-set-cookie", "haproxy/html-401", "haproxy/compression",
+        "haproxy/compression-by-server", "haproxy/plain-http", "haproxy/replace-location",
         "haproxy/cookie-gate", "haproxy/maintenance-return", "haproxy/client-cert", "haproxy/client-cert-missing",
         "haproxy/forwarding-fields", "haproxy/forwarding-fields-strict", "haproxy/ip-allowlist",
         "haproxy/health-check", "haproxy/sticky-cookie",
@@ -91,7 +92,31 @@ final class LoadBalancerScenarioTests: XCTestCase {
     func testHAProxyGood() throws { try run("haproxy/good") }
     func testHAProxyDelSetCookie() throws { try run("haproxy/del-set-cookie") }
     func testHAProxyHTML401() throws { try run("haproxy/html-401") }
-    func testHAProxyCompression() throws { try run("haproxy/compression") }
+    /// The app asks for gzip (the client's default), the server answers
+    /// unencoded, HAProxy encodes on the way: the client says so.
+    func testHAProxyCompression() throws {
+        let result = try run("haproxy/compression")
+        XCTAssertEqual(result.client.outcome?.diagnosis?.evidence,
+                       "response has Content-Encoding: gzip, which the app accepts, but the server sent its body unencoded "
+                           + "(no Intact-Content-Encoding: gzip): it was compressed on the way")
+    }
+
+    /// Tap A speaks plain HTTP to a HAProxy listener without TLS: the scheme
+    /// change is tap A's own choice, shown as an equivalence, never a modification.
+    func testHAProxyPlainHTTPListener() throws {
+        let result = try run("haproxy/plain-http")
+        let reasons = result.report.exchanges.flatMap { $0.hops.flatMap(\.request.reasons) }
+        XCTAssertTrue(reasons.contains { $0.kind == .tapScheme && $0.text.hasPrefix("scheme https → http: tap-a's own upstream (reverse:http://") },
+                      "\(reasons)")
+        XCTAssertTrue(reasons.contains { $0.kind == .tapScheme && $0.text.hasPrefix("scheme http → https: tap-a's own upstream") })
+    }
+
+    /// The same HAProxy in front of a server that gzips its own answers: no alarm.
+    func testHAProxyCompressionByServer() throws {
+        let result = try run("haproxy/compression-by-server")
+        let checks = (result.client.outcome?.steps ?? []).flatMap(\.checks).map(\.message)
+        XCTAssertTrue(checks.contains("body gzip-encoded by the server itself (Intact-Content-Encoding), decoded"), "\(checks)")
+    }
     func testHAProxyReplaceLocation() throws { try run("haproxy/replace-location") }
     func testHAProxyCookieGate() throws { try run("haproxy/cookie-gate") }
     func testHAProxyMaintenanceReturn() throws { try run("haproxy/maintenance-return") }

@@ -32,7 +32,7 @@ final class ScenarioExpectationTests: XCTestCase {
 
     private func exchange(_ number: Int, _ step: AuthStep, _ cells: [Int: HopResult] = [:]) -> VerifiedExchange {
         let hops = Self.hops.map { cells[$0.number] ?? cell($0.number, .identical) }
-        return VerifiedExchange(number: number, traceID: nil, step: step.rawValue, method: "GET", target: "/suite",
+        return VerifiedExchange(number: number, traceID: nil, step: StepLabel(rawValue: step.rawValue), method: "GET", target: "/suite",
                                 authority: nil, started: nil, records: [], hops: hops)
     }
 

@@ -97,6 +97,29 @@ final class ScenarioTests: XCTestCase {
         XCTAssertFalse(tapB.contains("--record-secrets"))
     }
 
+    func testClientRequestFieldsAndServerGzipAreReadAndPassedOn() throws {
+        let manifest = Self.minimalManifest.replacingOccurrences(
+            of: #""loadBalancer": "nginx","#,
+            with: #""loadBalancer": "nginx", "client": {"requestFields": ["Accept-Encoding: gzip, br", "User-Agent:"]}, "server": {"gzip": true},"#)
+        XCTAssertNotEqual(manifest, Self.minimalManifest)
+        let directory = try makeScenarioDirectory(["scenario.json": manifest, "nginx.conf": "# x\n"])
+        let scenario = try Scenario.load(from: directory)
+        XCTAssertEqual(scenario.clientRequestFields.map(\.description), ["Accept-Encoding: gzip, br", "User-Agent: "])
+        XCTAssertTrue(scenario.serverGzips)
+        let plan = ScenarioPlan(scenario: scenario, ports: ScenarioPorts(tapA: 1, loadBalancer: 2, tapB: 3, server: 4),
+                                runDirectory: "/run", intactExecutable: "/bin/intact", loadBalancerExecutable: "/bin/nginx")
+        let client = plan.client.arguments
+        XCTAssertEqual(client.indices.filter { client[$0] == "--request-field" }.map { client[$0 + 1] },
+                       ["Accept-Encoding: gzip, br", "User-Agent: "])
+        XCTAssertTrue(try XCTUnwrap(plan.services.first { $0.role == .server }).arguments.contains("--gzip"))
+        let defaults = ScenarioPlan(scenario: try Scenario.load(from: makeScenarioDirectory(["scenario.json": Self.minimalManifest,
+                                                                                            "nginx.conf": "# x\n"])),
+                                    ports: ScenarioPorts(tapA: 1, loadBalancer: 2, tapB: 3, server: 4), runDirectory: "/run",
+                                    intactExecutable: "/bin/intact", loadBalancerExecutable: "/bin/nginx")
+        XCTAssertFalse(defaults.client.arguments.contains("--request-field"))
+        XCTAssertFalse(try XCTUnwrap(defaults.services.first { $0.role == .server }).arguments.contains("--gzip"))
+    }
+
     func testAVerificationThatHoldsMayAskForIntermediaryRequests() throws {
         let manifest = Self.minimalManifest.replacingOccurrences(of: #""holds": true"#,
                                                                   with: #""holds": true, "intermediaryRequests": 3"#)
@@ -165,7 +188,15 @@ final class ScenarioTests: XCTestCase {
         let cases: [(String, String)] = [
             ("not json", "1:2: not valid JSON: "),
             (#"{"summary": "s", "loadBalancer": "nginx", "expect": {}, "extra": 1}"#,
-             #"1:57: unknown field "extra" (allowed: summary, loadBalancer, config, breaks, policy, tapA, tapB, expect)"#),
+             #"1:57: unknown field "extra" (allowed: summary, loadBalancer, config, breaks, policy, tapA, tapB, client, server, expect)"#),
+            (#"{"summary": "s", "loadBalancer": "nginx", "client": {"requestFields": ["Host: x"]}, "expect": {}}"#,
+             #"1:72: at client.requestFields[0]: "Host: x" is not a request field: expected NAME: VALUE"#),
+            (#"{"summary": "s", "loadBalancer": "nginx", "client": {"requestFields": [1]}, "expect": {}}"#,
+             #"1:72: at client.requestFields[0]: expected a string, found a number"#),
+            (#"{"summary": "s", "loadBalancer": "nginx", "client": {"headers": []}, "expect": {}}"#,
+             #"1:54: at client: unknown field "headers" (allowed: requestFields)"#),
+            (#"{"summary": "s", "loadBalancer": "nginx", "server": {"gzip": "yes"}, "expect": {}}"#,
+             #"1:62: at server.gzip: expected true or false, found a string"#),
             (#"{"summary": "s", "loadBalancer": "traefik", "expect": {}}"#,
              #"1:34: at loadBalancer: unknown value "traefik" (one of: nginx, haproxy)"#),
             (#"{"loadBalancer": "nginx", "expect": {}}"#, #"1:1: missing field "summary""#),

@@ -43,7 +43,7 @@ public enum HTMLReport {
         let labelled = report.exchanges.contains { $0.step != nil }
         for group in report.stepGroups {
             html += "<section class=\"step\">\n"
-            if labelled { html += "<h2>Step \(escaped(group.step ?? "(unlabelled)"))</h2>\n" }
+            if labelled { html += "<h2>Step \(escaped(group.step?.rawValue ?? "(unlabelled)"))</h2>\n" }
             html += "<div class=\"row\">\(geometry.lifelineHeader(report.path))<div class=\"notes\"></div></div>\n"
             for exchange in group.exchanges { html += row(exchange, report.path.hops, geometry) }
             html += "</section>\n"

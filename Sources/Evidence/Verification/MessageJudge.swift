@@ -10,7 +10,11 @@ struct MessageJudge {
     /// - Parameters:
     ///   - before: the message on the side it left (nil when that side did not see it).
     ///   - after: the message on the side it reached.
-    func judge(before: RecordedMessage?, after: RecordedMessage?, as kind: Toleration.Message) -> MessageResult {
+    ///   - schemeChoice: a side of the hop that is a tap's upstream leg whose
+    ///     scheme the tap chose itself: a change of the scheme alone, to or
+    ///     from that one, is the tap's doing and not a modification.
+    func judge(before: RecordedMessage?, after: RecordedMessage?, as kind: Toleration.Message,
+               schemeChoice: TapSchemeChoice.OnHop? = nil) -> MessageResult {
         switch (before, after) {
         case (nil, nil):
             return MessageResult(outcome: .notReached, before: nil, after: nil)
@@ -19,7 +23,10 @@ struct MessageJudge {
         case (nil, let after?):
             return MessageResult(outcome: .foreign, before: nil, after: MessageSummary(after))
         case (let before?, let after?):
-            let comparison = DigestComparison(before: before.digest, after: after.digest)
+            var comparison = DigestComparison(before: before.digest, after: after.digest)
+            if let schemeChoice, let reason = schemeChoice.explains(comparison, before, after) {
+                comparison = DigestComparison(verdict: .equivalent, reasons: comparison.reasons + [reason], changes: [])
+            }
             let differences = comparison.changes.flatMap { describe($0, before, after, kind) }
             let tolerated = comparison.verdict == .modified && differences.allSatisfy { $0.toleratedBy != nil }
             return MessageResult(outcome: tolerated ? .tolerated : comparison.verdict, before: MessageSummary(before),

@@ -1,3 +1,5 @@
+import HTTP
+
 /// One tap on the path with its records, and the legs where requests enter
 /// and leave it.
 struct PathTap {
@@ -26,11 +28,21 @@ struct PathTap {
         }
     }
 
+    /// The scheme a reverse-proxy tap speaks to its upstream by its own
+    /// choice (`--mode reverse:http://…` → `http`): what its upstream leg's
+    /// requests carry whatever scheme the app used. Nil for other taps.
+    var chosenUpstreamScheme: TapSchemeChoice? {
+        guard kind == .intermediary, TapMode(rawValue: recording.header.mode) == .reverse, let mode = recording.header.options["mode"],
+              mode.hasPrefix("reverse:"), let end = mode.range(of: "://") else { return nil }
+        let scheme = HTTPField.lowercaseASCII(String(mode[mode.index(mode.startIndex, offsetBy: 8)..<end.lowerBound]))
+        return scheme.isEmpty ? nil : TapSchemeChoice(tap: name, scheme: scheme, mode: mode)
+    }
+
     /// The tap's observation points, client side first.
     var points: [ExchangeRecord.Leg.Role] { entry == exit ? [entry] : [entry, exit] }
 
     var summary: TapSummary {
-        TapSummary(name: name, kind: kind, mode: recording.header.mode, recording: recording.path)
+        TapSummary(name: name, kind: kind, mode: TapMode(rawValue: recording.header.mode), recording: recording.path)
     }
 
     /// When the tap first saw a request arrive: the earliest request start on
@@ -124,9 +136,9 @@ struct TapPath {
         let roles = Set(recording.records.flatMap { $0.legs.map(\.role) })
         switch roles {
         case []:
-            switch recording.header.mode {
-            case "client": return .client
-            case "server": return .server
+            switch TapMode(rawValue: recording.header.mode) {
+            case .client: return .client
+            case .server: return .server
             default: return .intermediary
             }
         case [.client]: return .client

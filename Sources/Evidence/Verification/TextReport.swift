@@ -22,7 +22,7 @@ public enum TextReport {
         let labelled = report.exchanges.contains { $0.step != nil }
         for group in report.stepGroups {
             lines.append("")
-            if labelled { lines.append("Step \(group.step ?? "(unlabelled)")") }
+            if labelled { lines.append("Step \(group.step?.rawValue ?? "(unlabelled)")") }
             lines.append(contentsOf: table(group.exchanges, report.path.hops))
         }
 

@@ -57,9 +57,9 @@ public struct VerificationReport: Codable, Hashable, Sendable {
 
     /// The exchanges grouped by auth-flow step, groups in order of first
     /// appearance; one group with a nil step when no exchange is labelled.
-    public var stepGroups: [(step: String?, exchanges: [VerifiedExchange])] {
-        var order: [String?] = []
-        var groups: [String?: [VerifiedExchange]] = [:]
+    public var stepGroups: [(step: StepLabel?, exchanges: [VerifiedExchange])] {
+        var order: [StepLabel?] = []
+        var groups: [StepLabel?: [VerifiedExchange]] = [:]
         for exchange in exchanges {
             if groups[exchange.step] == nil { order.append(exchange.step) }
             groups[exchange.step, default: []].append(exchange)
@@ -157,11 +157,11 @@ public struct TapSummary: Codable, Hashable, Sendable {
     public var name: String
     public var kind: Kind
     /// The recording header's mode (`client`, `forward`, `reverse`, `server`…).
-    public var mode: String
+    public var mode: TapMode
     /// The file the tap's records came from.
     public var recording: String
 
-    public init(name: String, kind: Kind, mode: String, recording: String) {
+    public init(name: String, kind: Kind, mode: TapMode, recording: String) {
         self.name = name
         self.kind = kind
         self.mode = mode
@@ -218,7 +218,7 @@ public struct VerifiedExchange: Codable, Hashable, Sendable {
     public var number: Int
     public var traceID: String?
     /// The auth-flow step, as the tap nearest the client labelled it.
-    public var step: String?
+    public var step: StepLabel?
     /// The request method and path as the tap nearest the client saw them.
     public var method: String
     public var target: String
@@ -232,7 +232,7 @@ public struct VerifiedExchange: Codable, Hashable, Sendable {
     /// One result per hop of the path, in path order.
     public var hops: [HopResult]
 
-    public init(number: Int, traceID: String?, step: String?, method: String, target: String, authority: String?,
+    public init(number: Int, traceID: String?, step: StepLabel?, method: String, target: String, authority: String?,
                 started: Timestamp?, records: [RecordReference], hops: [HopResult]) {
         self.number = number
         self.traceID = traceID
@@ -374,6 +374,8 @@ public struct Equivalence: Codable, Hashable, Sendable {
         case cookieCrumbs = "cookie-crumbs", fieldOrder = "field-order", targetForm = "target-form"
         case reasonPhrase = "reason-phrase", trailerFormatting = "trailer-formatting"
         case wireFormatting = "wire-formatting"
+        /// The scheme alone changed because a tap chose its upstream scheme (`TapSchemeChoice`).
+        case tapScheme = "tap-scheme"
     }
 
     public var kind: Kind
@@ -433,7 +435,7 @@ public struct MessageDifference: Codable, Hashable, Sendable {
 public struct RecordingSummary: Codable, Hashable, Sendable {
     public var path: String
     public var tap: String
-    public var mode: String
+    public var mode: TapMode
     public var format: Int
     public var toolVersion: String
     public var exchanges: Int
@@ -441,7 +443,7 @@ public struct RecordingSummary: Codable, Hashable, Sendable {
     public init(_ recording: Recording) {
         path = recording.path
         tap = recording.header.tap
-        mode = recording.header.mode
+        mode = TapMode(rawValue: recording.header.mode)
         format = recording.header.format
         toolVersion = recording.header.toolVersion
         exchanges = recording.records.count

@@ -93,7 +93,23 @@ public struct Verifier: Sendable {
         return VerificationReport(policy: PolicySummary(configuration.policy), recordings: recordings.map(RecordingSummary.init),
                                   path: path.verifiedPath, exchanges: exchanges, intermediaryRequests: intermediary,
                                   connections: connections, problems: problems,
-                                  warnings: recordings.flatMap { $0.warnings.map(\.description) })
+                                  warnings: Verifier.digestKeyWarnings(recordings) + recordings.flatMap { $0.warnings.map(\.description) })
+    }
+
+    /// Says when the recordings did not digest secrets under one key (or
+    /// some kept them in clear): their recorded secret values then differ
+    /// even where the secret crossed unchanged, so they are not evidence of a
+    /// change. The verdicts do not rest on them (head digests do).
+    static func digestKeyWarnings(_ recordings: [Recording]) -> [String] {
+        let keys = recordings.map { recording in
+            (recording, recording.header.redaction.recordSecrets ? "secrets in clear"
+                : recording.header.redaction.digestKey.map { "key \($0)" } ?? "unkeyed digests")
+        }
+        guard Set(keys.map(\.1)).count > 1 else { return [] }
+        let list = keys.map { "\($0.0.path) (\($0.0.header.tap)): \($0.1)" }.joined(separator: ", ")
+        return ["the recordings did not digest secrets under the same digest key: \(list). Recorded secret values "
+                + "(cookies, Authorization, token and password parameters) cannot be compared across them and are not "
+                + "reported as changed for that; give every tap of a setup the same --digest-key FILE"]
     }
 
     // MARK: What is not an exchange of the app
@@ -249,7 +265,7 @@ public struct Verifier: Sendable {
         placeUnplacedFailures(members, in: &hops, path: path)
         return VerifiedExchange(
             number: number, traceID: members.lazy.compactMap(\.record.traceID).first,
-            step: members.lazy.compactMap(\.record.authFlowStep).first,
+            step: members.lazy.compactMap(\.record.authFlowStep).first.map(StepLabel.init(rawValue:)),
             method: request?.method ?? "", target: request?.path ?? "", authority: request?.authority,
             started: started, records: members.map { RecordReference(tap: path.taps[$0.tap].name, exchangeID: $0.record.exchangeID) },
             hops: hops)
@@ -266,7 +282,11 @@ public struct Verifier: Sendable {
         } else {
             pairing = chain.pairings[fromTap]
         }
-        let request = judge.judge(before: nearLeg?.request, after: farLeg?.request, as: .request)
+        // A tap that chose its upstream scheme (reverse:http) changes the scheme of every request on its upstream leg.
+        let schemeChoice = info.to.leg == .upstream ? path.taps[toTap].chosenUpstreamScheme.map { ($0, true) }
+            : info.from.leg == .upstream ? path.taps[fromTap].chosenUpstreamScheme.map { ($0, false) } : nil
+        let request = judge.judge(before: nearLeg?.request, after: farLeg?.request, as: .request,
+                                  schemeChoice: schemeChoice.map { TapSchemeChoice.OnHop(choice: $0.0, isAfter: $0.1) })
         let response = judge.judge(before: farLeg?.response, after: nearLeg?.response, as: .response)
 
         let sides = fromTap == toTap ? [(fromTap, near)] : [(fromTap, near), (toTap, far)]

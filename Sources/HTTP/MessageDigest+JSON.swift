@@ -1,0 +1,69 @@
+/// The recording-line encoding of the digests (`JSONWriter`), member for
+/// member what their `Codable` conformance writes, so `JSONDecoder` reads
+/// them back equal. Keep these beside the types: a stored property added to
+/// a digest must be added here too (the Evidence round-trip tests fail
+/// otherwise).
+extension MessageDigest {
+    public func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("head")
+            head.write(to: &json)
+            json.key("body")
+            body.write(to: &json)
+        }
+    }
+}
+
+extension HeadDigest {
+    public func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("exact")
+            json.hex(exact.bytes)
+            json.key("semantic")
+            json.hex(semantic.bytes)
+            json.key("fields")
+            json.object { json in
+                // Sorted so a line is the same bytes for the same head.
+                for name in fields.keys.sorted() {
+                    json.key(name)
+                    json.hex(fields[name]!.bytes)
+                }
+            }
+            json.key("fieldNames")
+            json.array(fieldNames)
+            json.key("hopByHop")
+            json.array(hopByHop)
+            json.member("version", version.rawValue)
+            json.member("wireLength", wireLength)
+            json.member("method", ifPresent: method)
+            if let target {
+                json.key("target")
+                json.hex(target.bytes)
+            }
+            json.member("targetForm", ifPresent: targetForm?.rawValue)
+            json.member("status", ifPresent: status)
+            json.member("reasonPhrase", ifPresent: reasonPhrase)
+        }
+    }
+}
+
+extension BodyDigest {
+    public func write(to json: inout JSONWriter) {
+        json.object { json in
+            json.member("length", length)
+            json.key("sha256")
+            json.hex(sha256.bytes)
+            if let trailers {
+                json.key("trailers")
+                json.object { json in
+                    json.key("exact")
+                    json.hex(trailers.exact.bytes)
+                    json.key("semantic")
+                    json.hex(trailers.semantic.bytes)
+                    json.key("fieldNames")
+                    json.array(trailers.fieldNames)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import XCTest
+@testable import Evidence
+import HTTP
+
+/// The hand-written line encoder (`ExchangeRecord.jsonLine`) against
+/// `JSONEncoder`: every kind of record decodes to the same value from both,
+/// and both lines parse to the same JSON object.
+final class ExchangeRecordLineTests: XCTestCase {
+    /// Every shape a tap writes: two legs; one leg of each role; a failure
+    /// with a leg missing its response; stored and truncated bodies;
+    /// trailers; HTTP/2 with stream ids; no TLS; a client certificate;
+    /// secrets in clear; absent optionals everywhere.
+    static var everyKind: [ExchangeRecord] {
+        var kinds: [ExchangeRecord] = []
+        kinds.append(SampleRecords.record(1))
+        kinds.append(SampleRecords.record(2, redaction: RedactionPolicy(recordSecrets: true), storeLimit: 8))
+        kinds.append(SampleRecords.record(3, storeLimit: 4096))
+
+        var failed = SampleRecords.record(4)
+        failed.legs[1].response = nil
+        failed.legs[1].tls = nil
+        failed.error = ExchangeRecord.Failure(kind: .tls, location: "upstream TLS handshake", message: "alert 42 bad certificate")
+        failed.traceID = nil
+        failed.authFlowStep = nil
+        failed.faults = []
+        failed.retries = [ExchangeRecord.Failure(kind: .reset, location: "upstream stream 1", message: "REFUSED_STREAM"),
+                          ExchangeRecord.Failure(kind: .closedEarly, location: "somewhere", message: "m", side: .client,
+                                                 stage: .response)]
+        kinds.append(failed)
+
+        var event = SampleRecords.record(7)
+        event.legs = [ExchangeRecord.Leg(role: .downstream, connectionID: "c-7",
+                                         tls: TLSDetails(version: "TLSv1.3", sni: "1.2.3.4", alpn: "h2", sniIssue: "an IP address"))]
+        event.connection = ConnectionEvent(outcome: .handshakeOnly, peer: "127.0.0.1:5555",
+                                           at: Timestamp(millisecondsSince1970: 1_700_000_000_001.25), tlsVersion: "TLSv1.3")
+        kinds.append(event)
+        kinds.append(ExchangeRecord(exchangeID: "ex-reset", tap: "t", legs: [],
+                                    connection: ConnectionEvent(outcome: .reset)))
+
+        var interim = SampleRecords.record(8)
+        let continueHead = HTTPResponseHead(status: 100, reason: "Continue", fields: [:])
+        interim.legs[0].interimResponses = [
+            RecordedMessage(response: continueHead,
+                            digest: MessageDigest(head: HeadDigest(response: continueHead,
+                                                                   wire: .http1(head: Array("HTTP/1.1 100 Continue\r\n".utf8)))),
+                            timings: MessageTimings(start: Timestamp(millisecondsSince1970: 5)), redaction: RedactionPolicy())]
+        kinds.append(interim)
+
+        var refused = SampleRecords.record(5)
+        refused.legs[1].request = nil
+        refused.legs[1].response = nil
+        refused.error = ExchangeRecord.Failure(kind: .connectionRefused, location: "upstream connect", message: "ECONNREFUSED")
+        kinds.append(refused)
+
+        for role in [ExchangeRecord.Leg.Role.client, .server] {
+            var single = SampleRecords.record(6)
+            single.legs = [single.legs[0]]
+            single.legs[0].role = role
+            single.legs[0].streamID = 7
+            single.legs[0].tls = TLSDetails(version: "TLSv1.3", alpn: "h2", clientCertificateSubject: "CN=app,O=Ä Ltd")
+            single.faults = [ExchangeRecord.AppliedFault(name: "reset-stream")]
+            kinds.append(single)
+        }
+
+        // HTTP/2 with trailers, a pseudo-less field list and an open (incomplete) response.
+        let head = HTTPRequestHead(method: "GET", scheme: "https", authority: "app.test", path: "/suite/x", version: .http2,
+                                   fields: ["accept": "*/*", "te": "trailers"])
+        let response = HTTPResponseHead(status: 200, reason: "", version: .http2, fields: ["grpc-status": "0"])
+        let trailers: HTTPFields = ["grpc-message": "ok", "Set-Cookie": "a=b"]
+        var body = BodyDigester()
+        body.update(Array("partial".utf8))
+        let h2 = ExchangeRecord.Leg(
+            role: .downstream, connectionID: "c-9", streamID: 3, tls: nil,
+            request: RecordedMessage(request: head, connectionScheme: "https",
+                                     digest: MessageDigest(head: HeadDigest(request: head, wire: .http2Request(head),
+                                                                            connectionScheme: "https")),
+                                     timings: MessageTimings(start: Timestamp(millisecondsSince1970: 1)),
+                                     redaction: RedactionPolicy()),
+            response: RecordedMessage(response: response,
+                                      digest: MessageDigest(head: HeadDigest(response: response, wire: .http2Response(response)),
+                                                            body: body.finish(trailers: trailers)),
+                                      trailers: trailers, complete: false, timings: MessageTimings(),
+                                      redaction: RedactionPolicy()))
+        kinds.append(ExchangeRecord(exchangeID: "ex-h2", tap: "t", legs: [h2]))
+        kinds.append(ExchangeRecord(exchangeID: "ex-empty", tap: "t", legs: []))
+        return kinds
+    }
+
+    func testEveryKindRoundTripsThroughBothEncoders() throws {
+        for record in Self.everyKind {
+            try assertSameMeaning(record)
+        }
+    }
+
+    func testControlCharactersAndNonASCIIAreEscapedAsJSONRequires() throws {
+        var record = SampleRecords.record(1, redaction: RedactionPolicy(recordSecrets: true))
+        let awkward = "quote\" back\\slash /slash\n\r\t\u{08}\u{0C}\u{00}\u{01}\u{1F}\u{7F} é ü ÿ 日本 😀 \u{2028}"
+        record.exchangeID = awkward
+        record.tap = "tap\u{1B}[31m"
+        record.legs[0].request?.fields.append(RecordedField(name: "X-Odd", value: awkward))
+        record.legs[0].response?.reason = "Gef\u{00E4}llt\u{0000}"
+        record.error = ExchangeRecord.Failure(kind: .protocolError, location: "downstream\tparse", message: awkward)
+        try assertSameMeaning(record)
+
+        let line = String(decoding: record.jsonLine(), as: UTF8.self)
+        XCTAssertTrue(line.hasSuffix("}\n"))
+        XCTAssertEqual(line.filter { $0 == "\n" }.count, 1, "a line holds no raw newline")
+        XCTAssertTrue(line.contains(#"quote\" back\\slash /slash\n\r\t\b\f\u0000\u0001\u001f"#))
+        XCTAssertTrue(line.contains("\u{7F} é ü ÿ 日本 😀 \u{2028}"), "non-ASCII is written as UTF-8, unescaped")
+        XCTAssertTrue(line.contains(#""tap":"tap\u001b[31m""#))
+    }
+
+    func testNumbersIncludingNonFiniteTimings() throws {
+        var record = SampleRecords.record(1)
+        record.legs[0].streamID = Int.max
+        record.legs[0].request?.timings = MessageTimings(start: Timestamp(millisecondsSince1970: 1_700_000_000_123.456),
+                                                         headersDone: Timestamp(millisecondsSince1970: -0.000001),
+                                                         end: Timestamp(millisecondsSince1970: .infinity))
+        record.legs[0].response?.timings = MessageTimings(start: Timestamp(millisecondsSince1970: 1e300),
+                                                          end: Timestamp(millisecondsSince1970: -.infinity))
+        record.legs[0].response?.status = -1
+        try assertSameMeaning(record)
+
+        record.legs[0].request?.timings.end = Timestamp(millisecondsSince1970: .nan)
+        let decoded = try decode(record.jsonLine())
+        XCTAssertTrue(decoded.legs[0].request?.timings.end?.millisecondsSince1970.isNaN ?? false)
+    }
+
+    func testTheWriterWritesTheHandEncodedLine() throws {
+        let path = temporaryPath()
+        let writer = try RecordingWriter(path: path, header: SampleRecords.header)
+        let record = SampleRecords.record(3)
+        writer.append(record)
+        XCTAssertNil(writer.closeAndWait())
+        let lines = try Data(contentsOf: URL(fileURLWithPath: path)).split(separator: UInt8(ascii: "\n"))
+        XCTAssertEqual([UInt8](lines[1]) + [UInt8(ascii: "\n")], record.jsonLine())
+    }
+
+    // MARK: Helpers
+
+    private func decode(_ line: [UInt8]) throws -> ExchangeRecord {
+        let recording = try RecordingReader.read(Data(headerLine() + line), path: "line")
+        return try XCTUnwrap(recording.records.first)
+    }
+
+    private func headerLine() throws -> [UInt8] {
+        try RecordingLine.encode(SampleRecords.header, as: .header, with: RecordingLine.makeEncoder())
+    }
+
+    /// Both encoders' lines decode to `record` and parse to equal JSON objects.
+    private func assertSameMeaning(_ record: ExchangeRecord, file: StaticString = #filePath, line: UInt = #line) throws {
+        let handWritten = record.jsonLine()
+        let reference = try RecordingLine.encode(record, as: .exchange, with: RecordingLine.makeEncoder())
+        XCTAssertEqual(try decode(handWritten), record, "hand-written line of \(record.exchangeID)", file: file, line: line)
+        XCTAssertEqual(try decode(reference), record, file: file, line: line)
+        let ours = try JSONSerialization.jsonObject(with: Data(handWritten)) as? NSDictionary
+        let theirs = try JSONSerialization.jsonObject(with: Data(reference)) as? NSDictionary
+        XCTAssertNotNil(ours, file: file, line: line)
+        XCTAssertEqual(ours, theirs, "same JSON object as JSONEncoder's for \(record.exchangeID)", file: file, line: line)
+    }
+}
