@@ -106,6 +106,34 @@ public final class HTTPClientPool: @unchecked Sendable {
         return endpoints.values.reduce(0) { $0 + $1.connections.count + $1.dialing }
     }
 
+    /// How one pooled connection stands. The pool's invariant: every
+    /// connection it holds is `.idle`, `.busy` or `.closed`, never `.stuck`.
+    public enum ConnectionState: Sendable, Equatable {
+        /// Open, carrying no stream, able to take the next request.
+        case idle
+        /// Carrying this many live streams (HTTP/1.1: one exchange at a time).
+        case busy(streams: Int)
+        /// Its channel is closed; the pool forgets it on its `.closed` event.
+        case closed
+        /// Open, carrying nothing and taking nothing: a connection that would
+        /// hold a slot of `maxConnectionsPerEndpoint` forever.
+        case stuck
+    }
+
+    /// The state of every connection the pool holds, over all endpoints
+    /// (dials in progress are not included). Read only on the loop.
+    public var connectionStates: [ConnectionState] {
+        loop.preconditionOnLoop()
+        return endpoints.values.flatMap { $0.connections.map(Self.state(of:)) }
+    }
+
+    private static func state(of connection: HTTPClientConnection) -> ConnectionState {
+        guard connection.channel.isOpen else { return .closed }
+        let streams = connection.activeStreamCount
+        if streams > 0 { return .busy(streams: streams) }
+        return connection.canOpenStream ? .idle : .stuck
+    }
+
     /// Closes every connection and fails waiting requests; the pool takes no
     /// more. Gracefully (an exchange in progress finishes first) unless
     /// `resetting`: then every connection is reset at once and its open

@@ -1,0 +1,174 @@
+import Foundation
+import HTTP
+import Transport
+import Wire
+import XCTest
+
+/// Model-based test of the pool invariant: every upstream connection the pool
+/// holds is idle-and-clean, busy with live exchanges, or closed — never open,
+/// idle and unusable. Seeded random interleavings of successes, client errors
+/// (abandoning the request body or the response) and upstream errors (the
+/// origin resets, or answers before the request body is sent) run against one
+/// pool and a plaintext origin (HTTP/1.1, and HTTP/2 with prior knowledge);
+/// the invariant is checked at every event, and once a step's exchanges are
+/// over no connection may stay busy.
+final class HTTPClientPoolInvariantTests: XCTestCase {
+    /// What one exchange of a step does.
+    private enum Action: CaseIterable {
+        /// GET with a response body, read to its end.
+        case success
+        /// POST whose body is echoed, sent whole.
+        case upload
+        /// POST with a declared body of which only part is sent, then the client resets.
+        case clientAbandonsRequest
+        /// GET of a long response, reset by the client after its first bytes.
+        case clientAbandonsResponse
+        /// The origin resets the connection (`/reset`).
+        case upstreamResets
+        /// The origin answers 204 before reading the request body, which is never finished.
+        case upstreamAnswersEarly
+    }
+
+    /// SplitMix64: a reproducible sequence from its seed.
+    private struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    private let loop = EventLoop(label: "pool-invariant-tests")
+
+    func testRandomInterleavingsOverHTTP1KeepEveryConnectionIdleBusyOrClosed() throws {
+        try checkInvariant(.http1)
+    }
+
+    func testRandomInterleavingsOverHTTP2KeepEveryConnectionIdleBusyOrClosed() throws {
+        try checkInvariant(.http2)
+    }
+
+    private func checkInvariant(_ protocols: HTTPProtocolChoice) throws {
+        let origin = try TestOrigin(tls: false, protocols: protocols)
+        defer { origin.stop() }
+        var configuration = HTTPClientPool.Configuration()
+        configuration.maxConnectionsPerEndpoint = 3
+        let pool = HTTPClientPool(loop: loop, configuration: configuration)
+        defer { Self.onLoop(loop) { pool.close(resetting: true) } }
+        let endpoint = HTTPEndpoint(host: "127.0.0.1", port: origin.port, tls: nil, protocolChoice: protocols)
+        for seed: UInt64 in [1, 2, 3] {
+            var random = SeededGenerator(state: seed)
+            for step in 0..<25 {
+                // Up to four exchanges at once, more than the pool has connections.
+                let actions = (0..<Int.random(in: 1...4, using: &random)).map { _ in
+                    Action.allCases.randomElement(using: &random)!
+                }
+                let context = "\(protocols), seed \(seed), step \(step), \(actions.map { "\($0)" })"
+                let finished = actions.map { Self.run($0, pool: pool, endpoint: endpoint, context: context) }
+                for (index, done) in finished.enumerated() {
+                    XCTAssertEqual(done.wait(timeout: .now() + 20), .success, "\(context): exchange \(index) never ended")
+                }
+                Self.assertInvariant(pool, context: context, settled: true)
+            }
+        }
+        // The pool still serves after everything above.
+        XCTAssertEqual(Self.run(.success, pool: pool, endpoint: endpoint, context: "final").wait(timeout: .now() + 20),
+                       .success)
+    }
+
+    /// Starts one exchange; the semaphore is signalled when it is over for the
+    /// client (ended, failed or abandoned). Checks the invariant at each event.
+    private static func run(_ action: Action, pool: HTTPClientPool, endpoint: HTTPEndpoint,
+                     context: String) -> DispatchSemaphore {
+        let done = DispatchSemaphore(value: 0)
+        let once = Locked(false)
+        let finish: @Sendable () -> Void = {
+            if once.withLock({ let first = !$0; $0 = true; return first }) { done.signal() }
+        }
+        let (head, framing): (HTTPRequestHead, HTTP1Framing?) = switch action {
+        case .success: (HTTPRequestHead(method: "GET", authority: "origin.test", path: "/bytes/5000"), HTTP1Framing.none)
+        case .upload: (HTTPRequestHead(method: "POST", authority: "origin.test", path: "/echo"), .contentLength(3000))
+        case .clientAbandonsRequest: (HTTPRequestHead(method: "POST", authority: "origin.test", path: "/sha256"),
+                                      .contentLength(100_000))
+        case .clientAbandonsResponse: (HTTPRequestHead(method: "GET", authority: "origin.test", path: "/stream/8388608"),
+                                       HTTP1Framing.none)
+        case .upstreamResets: (HTTPRequestHead(method: "GET", authority: "origin.test", path: "/reset"), HTTP1Framing.none)
+        case .upstreamAnswersEarly: (HTTPRequestHead(method: "POST", authority: "origin.test", path: "/ignore-body"),
+                                     .chunked)
+        }
+        let holder = Locked<HTTPClientStream?>(nil)
+        pool.loop.execute {
+            pool.openStream(to: endpoint, head, framing: framing, handler: { event in
+                assertInvariant(pool, context: context, settled: false)
+                switch event {
+                case .body where action == .clientAbandonsResponse:
+                    holder.current?.reset()
+                    finish()
+                case .end:
+                    if action == .upstreamAnswersEarly { holder.current?.reset() }
+                    finish()
+                case .failed:
+                    finish()
+                default:
+                    break
+                }
+            }, completion: { result in
+                guard case .success(let stream) = result else {
+                    // Only the pool closing may refuse a stream here.
+                    XCTFail("\(context): \(action) got no stream: \(result)")
+                    return finish()
+                }
+                holder.withLock { $0 = stream }
+                switch action {
+                case .upload:
+                    _ = try? stream.sendBody(patternBytes(3000))
+                    _ = try? stream.sendEnd()
+                case .clientAbandonsRequest:
+                    _ = try? stream.sendBody(patternBytes(1000))
+                    stream.reset()
+                    finish()
+                case .upstreamAnswersEarly:
+                    _ = try? stream.sendBody(patternBytes(10))
+                default:
+                    break
+                }
+                assertInvariant(pool, context: context, settled: false)
+            })
+        }
+        return done
+    }
+
+    /// No connection is stuck; when `settled` (every exchange of the step is
+    /// over for the client), none stays busy either: allowing the loop a few
+    /// turns for closes in flight, each is idle or closed.
+    private static func assertInvariant(_ pool: HTTPClientPool, context: String, settled: Bool,
+                                 file: StaticString = #filePath, line: UInt = #line) {
+        if !settled {
+            let states = pool.connectionStates
+            XCTAssertFalse(states.contains(.stuck), "\(context): \(states)", file: file, line: line)
+            return
+        }
+        var states: [HTTPClientPool.ConnectionState] = []
+        for _ in 0..<100 {
+            states = onLoop(pool.loop) { pool.connectionStates }
+            XCTAssertFalse(states.contains(.stuck), "\(context): \(states)", file: file, line: line)
+            if states.allSatisfy({ $0 == .idle || $0 == .closed }) { return }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        XCTFail("\(context): connections still busy after every exchange ended: \(states)", file: file, line: line)
+    }
+
+    private static func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) -> T {
+        let result = Locked<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        loop.execute {
+            result.withLock { $0 = body() }
+            done.signal()
+        }
+        done.wait()
+        return result.current!
+    }
+}
