@@ -72,7 +72,7 @@ enum ProxyCommand {
                                        help: "close a client connection with no request this long (HTTP/2: GOAWAY)",
                                        default: 120)
         let bodyTimeout = Option.value("body-timeout", .integer(in: 1...86_400, "SECONDS"),
-                                       help: "cut a connection whose request or response body makes no progress this long",
+                                       help: "cut a connection (HTTP/2: reset the stream) whose body makes no progress this long",
                                        default: 60)
         let maxClientConnections = Option.value("max-client-connections", .integer(in: 1...1_000_000, "N"),
                                                 help: "connections one client address may hold; more are refused and logged",

@@ -6,8 +6,8 @@ public struct ClientTimeouts: Hashable, Sendable {
     /// closed (HTTP/2 with GOAWAY).
     public var idle: Duration = .seconds(120)
     /// No byte of any request or response body moved while an exchange is in
-    /// progress (`--body-timeout`); the connection is cut and its exchanges
-    /// recorded as broken.
+    /// progress (`--body-timeout`); HTTP/1.1 cuts the connection, HTTP/2
+    /// resets the stalled stream; the exchange is recorded as broken.
     public var body: Duration = .seconds(60)
 
     public init(head: Duration = .seconds(30), idle: Duration = .seconds(120), body: Duration = .seconds(60)) {
@@ -23,8 +23,11 @@ public struct ClientTimeouts: Hashable, Sendable {
 /// fires, re-arming it for the instant returned.
 ///
 /// States: `waiting` (no exchange: idle, or a head under way once bytes
-/// arrived), `busy` (exchanges in progress: the body timeout measures time
-/// since the last progress), `expired` (reported once; nothing after).
+/// arrived), `busy` (exchanges in progress, each with the instant of its last
+/// body progress), `expired` (reported once; nothing after). Over HTTP/1.1
+/// progress counts for the connection (one exchange at a time) and a stall
+/// expires it; over HTTP/2 each stream's progress is its own, and a stalled
+/// stream is reported (`stalled`) and forgotten while its siblings go on.
 struct ConnectionDeadline {
     typealias Instant = ContinuousClock.Instant
 
@@ -38,13 +41,17 @@ struct ConnectionDeadline {
         /// Nothing is due; check again at this instant.
         case checkAgain(at: Instant)
         case expired(Expiry)
+        /// HTTP/2: these exchanges moved no body byte for the body timeout
+        /// (reset them); the rest goes on, check again at `at`.
+        case stalled([ExchangeID], checkAgainAt: Instant)
     }
 
     private enum State {
         /// No exchange since `since`; `bytesAtStart` were received by then;
         /// `headStarted` once more bytes were seen (a head is under way).
         case waiting(since: Instant, bytesAtStart: Int, headStarted: Instant?)
-        case busy(exchanges: Int, lastProgress: Instant)
+        /// Never empty: the last progress of each exchange in progress.
+        case busy(lastProgress: [ExchangeID: Instant])
         case expired
     }
 
@@ -54,6 +61,8 @@ struct ConnectionDeadline {
     /// connection serves HTTP/1.1 (before, a TLS handshake has its own timeout;
     /// HTTP/2 sends frames between requests, so only the idle timeout applies).
     private var watchesHeads = false
+    /// HTTP/2: each exchange's body timeout is its own.
+    private var timesStreams = false
 
     init(timeouts: ClientTimeouts, now: Instant, receivedBytes: Int) {
         self.timeouts = timeouts
@@ -61,35 +70,48 @@ struct ConnectionDeadline {
     }
 
     /// The connection serves HTTP (after its TLS handshake, if any): the idle
-    /// wait starts again from here, and heads are watched when `watchHeads`.
-    /// Bytes counted since the wait began still start a head (the first ones
-    /// may arrive with the connection, before it is announced ready).
-    mutating func connectionReady(at now: Instant, watchHeads: Bool) {
-        watchesHeads = watchHeads
+    /// wait starts again from here; HTTP/1.1 (`http2` false) watches heads,
+    /// HTTP/2 times each stream. Bytes counted since the wait began still
+    /// start a head (the first ones may arrive with the connection, before it
+    /// is announced ready).
+    mutating func connectionReady(at now: Instant, http2: Bool) {
+        watchesHeads = !http2
+        timesStreams = http2
         if case .waiting(_, let bytesAtStart, _) = state {
             state = .waiting(since: now, bytesAtStart: bytesAtStart, headStarted: nil)
         }
     }
 
     /// A request head arrived complete: an exchange is in progress.
-    mutating func exchangeStarted(at now: Instant) {
+    mutating func exchangeStarted(_ exchange: ExchangeID, at now: Instant) {
         switch state {
-        case .waiting: state = .busy(exchanges: 1, lastProgress: now)
-        case .busy(let count, _): state = .busy(exchanges: count + 1, lastProgress: now)
+        case .waiting: state = .busy(lastProgress: [exchange: now])
+        case .busy(var progress):
+            progress[exchange] = now
+            state = .busy(lastProgress: progress)
         case .expired: break
         }
     }
 
-    /// Body bytes moved on some exchange (either direction).
-    mutating func progress(at now: Instant) {
-        if case .busy(let count, _) = state { state = .busy(exchanges: count, lastProgress: now) }
+    /// Body bytes moved on `exchange` (either direction); over HTTP/1.1 on the connection.
+    mutating func progress(_ exchange: ExchangeID, at now: Instant) {
+        guard case .busy(var progress) = state else { return }
+        if timesStreams {
+            guard progress[exchange] != nil else { return }
+            progress[exchange] = now
+        } else {
+            for key in progress.keys { progress[key] = now }
+        }
+        state = .busy(lastProgress: progress)
     }
 
     /// An exchange finished; with none left the connection waits again.
-    mutating func exchangeFinished(at now: Instant, receivedBytes: Int) {
-        guard case .busy(let count, _) = state else { return }
-        state = count > 1 ? .busy(exchanges: count - 1, lastProgress: now)
-                          : .waiting(since: now, bytesAtStart: receivedBytes, headStarted: nil)
+    mutating func exchangeFinished(_ exchange: ExchangeID, at now: Instant, receivedBytes: Int) {
+        guard case .busy(var progress) = state, progress.removeValue(forKey: exchange) != nil else { return }
+        // HTTP/1.1: an exchange ending is progress on the connection.
+        if !timesStreams { for key in progress.keys { progress[key] = now } }
+        state = progress.isEmpty ? .waiting(since: now, bytesAtStart: receivedBytes, headStarted: nil)
+                                 : .busy(lastProgress: progress)
     }
 
     /// What is due at `now`, given every byte received so far.
@@ -97,9 +119,17 @@ struct ConnectionDeadline {
         switch state {
         case .expired:
             return .checkAgain(at: now + timeouts.idle)
-        case .busy(_, let lastProgress):
-            let due = lastProgress + timeouts.body
-            return now >= due ? expire(.body) : .checkAgain(at: due)
+        case .busy(var progress):
+            let stalled = progress.filter { now >= $0.value + timeouts.body }.keys.sorted { $0.sequence < $1.sequence }
+            guard !stalled.isEmpty else { return .checkAgain(at: progress.values.min()! + timeouts.body) }
+            guard timesStreams else { return expire(.body) }
+            for exchange in stalled { progress[exchange] = nil }
+            if progress.isEmpty {
+                state = .waiting(since: now, bytesAtStart: receivedBytes, headStarted: nil)
+                return .stalled(stalled, checkAgainAt: now + timeouts.idle)
+            }
+            state = .busy(lastProgress: progress)
+            return .stalled(stalled, checkAgainAt: progress.values.min()! + timeouts.body)
         case .waiting(let since, let bytesAtStart, var headStarted):
             if watchesHeads, headStarted == nil, receivedBytes > bytesAtStart {
                 // The bytes came at some point since the last check; counting from

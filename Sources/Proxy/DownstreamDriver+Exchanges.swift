@@ -54,7 +54,7 @@ extension DownstreamDriver {
         let exchange = ExchangeID(connection: id, sequence: nextSequence)
         nextSequence += 1
         exchanges[exchange] = ExchangeStreams(client: stream)
-        deadline.exchangeStarted(at: .now)
+        deadline.exchangeStarted(exchange, at: .now)
         checkDeadline()
         stream.setHandler { [self] event in clientEvent(event, exchange) }
         feed(.requestHead(exchange, stream.request, wire: stream.requestWire,
@@ -63,7 +63,7 @@ extension DownstreamDriver {
     }
 
     private func clientEvent(_ event: HTTPStreamEvent, _ exchange: ExchangeID) {
-        deadline.progress(at: .now)
+        deadline.progress(exchange, at: .now)
         switch event {
         case .body(let bytes): feed(.exchange(exchange, .requestBody(bytes)))
         case .end(let trailers): feed(.exchange(exchange, .requestEnd(trailers: trailers)))
@@ -74,7 +74,7 @@ extension DownstreamDriver {
     }
 
     private func upstreamEvent(_ event: HTTPStreamEvent, _ exchange: ExchangeID, target: UpstreamTarget) {
-        deadline.progress(at: .now)
+        deadline.progress(exchange, at: .now)
         switch event {
         case .interimResponse(let head, let wire), .response(let head, let wire):
             feed(.exchange(exchange, .responseHead(head, wire: wire)))
@@ -125,7 +125,7 @@ extension DownstreamDriver {
         case .finished(let record):
             streams.cancelTimers()
             exchanges[exchange] = nil
-            deadline.exchangeFinished(at: .now, receivedBytes: channel.receivedByteCount)
+            deadline.exchangeFinished(exchange, at: .now, receivedBytes: channel.receivedByteCount)
             checkDeadline()
             runtime.sink.record(record)
         }

@@ -140,7 +140,7 @@ final class DownstreamDriver: @unchecked Sendable {
         switch event {
         case .ready(let version):
             // Plain HTTP serves at once; TLS after the handshake. Either way the timeouts start here.
-            deadline.connectionReady(at: .now, watchHeads: version != .http2)
+            deadline.connectionReady(at: .now, http2: version == .http2)
             checkDeadline()
             guard case .handshaking(let current) = phase, current === server else { return }
             phase = .serving(server)

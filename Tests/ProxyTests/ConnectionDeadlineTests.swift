@@ -7,11 +7,14 @@ final class ConnectionDeadlineTests: XCTestCase {
     let start = ContinuousClock.Instant.now
     let timeouts = ClientTimeouts(head: .seconds(4), idle: .seconds(10), body: .seconds(6))
 
+    let first = ExchangeID(connection: ConnectionID(.downstream, 1), sequence: 1)
+    let second = ExchangeID(connection: ConnectionID(.downstream, 1), sequence: 2)
+
     private func at(_ seconds: Double) -> ContinuousClock.Instant { start + .milliseconds(Int(seconds * 1000)) }
 
     private func ready() -> ConnectionDeadline {
         var deadline = ConnectionDeadline(timeouts: timeouts, now: start, receivedBytes: 500)
-        deadline.connectionReady(at: start, watchHeads: true)
+        deadline.connectionReady(at: start, http2: false)
         return deadline
     }
 
@@ -33,20 +36,20 @@ final class ConnectionDeadlineTests: XCTestCase {
     func testAHeadThatCompletesStartsAnExchangeWithTheBodyTimeout() {
         var deadline = ready()
         _ = deadline.check(at: at(1), receivedBytes: 520)
-        deadline.exchangeStarted(at: at(2))
+        deadline.exchangeStarted(first, at: at(2))
         XCTAssertEqual(deadline.check(at: at(3), receivedBytes: 900), .checkAgain(at: at(8)))
-        deadline.progress(at: at(7))
+        deadline.progress(first, at: at(7))
         XCTAssertEqual(deadline.check(at: at(8), receivedBytes: 900), .checkAgain(at: at(13)))
         XCTAssertEqual(deadline.check(at: at(13), receivedBytes: 900), .expired(.body))
     }
 
     func testAfterTheLastExchangeTheConnectionWaitsAgain() {
         var deadline = ready()
-        deadline.exchangeStarted(at: at(1))
-        deadline.exchangeStarted(at: at(1))
-        deadline.exchangeFinished(at: at(2), receivedBytes: 800)
+        deadline.exchangeStarted(first, at: at(1))
+        deadline.exchangeStarted(second, at: at(1))
+        deadline.exchangeFinished(first, at: at(2), receivedBytes: 800)
         XCTAssertEqual(deadline.check(at: at(3), receivedBytes: 800), .checkAgain(at: at(8)), "one exchange still busy")
-        deadline.exchangeFinished(at: at(5), receivedBytes: 800)
+        deadline.exchangeFinished(second, at: at(5), receivedBytes: 800)
         XCTAssertEqual(deadline.check(at: at(14.9), receivedBytes: 800), .checkAgain(at: at(15)))
         XCTAssertEqual(deadline.check(at: at(15), receivedBytes: 800), .expired(.idle))
     }
@@ -56,9 +59,23 @@ final class ConnectionDeadlineTests: XCTestCase {
         XCTAssertEqual(handshaking.check(at: at(5), receivedBytes: 300), .checkAgain(at: at(6)))
         XCTAssertEqual(handshaking.check(at: at(10), receivedBytes: 300), .expired(.idle))
         var http2 = ConnectionDeadline(timeouts: timeouts, now: start, receivedBytes: 500)
-        http2.connectionReady(at: start, watchHeads: false)
+        http2.connectionReady(at: start, http2: true)
         XCTAssertEqual(http2.check(at: at(5), receivedBytes: 900), .checkAgain(at: at(6)))
         XCTAssertEqual(http2.check(at: at(10), receivedBytes: 900), .expired(.idle))
+    }
+
+    func testOnHTTP2AStalledStreamIsReportedWhileItsSiblingGoesOn() {
+        var http2 = ConnectionDeadline(timeouts: timeouts, now: start, receivedBytes: 500)
+        http2.connectionReady(at: start, http2: true)
+        http2.exchangeStarted(first, at: at(1))
+        http2.exchangeStarted(second, at: at(2))
+        http2.progress(second, at: at(5))
+        XCTAssertEqual(http2.check(at: at(6), receivedBytes: 900), .checkAgain(at: at(7)), "the first stream's own clock")
+        XCTAssertEqual(http2.check(at: at(7), receivedBytes: 900), .stalled([first], checkAgainAt: at(11)))
+        http2.progress(first, at: at(8))  // a late event of the reset stream changes nothing
+        XCTAssertEqual(http2.check(at: at(10), receivedBytes: 900), .checkAgain(at: at(11)))
+        http2.exchangeFinished(second, at: at(10), receivedBytes: 900)
+        XCTAssertEqual(http2.check(at: at(20), receivedBytes: 900), .expired(.idle), "idle once no stream is open")
     }
 
     func testClientConnectionsAreCountedPerNormalisedAddress() {

@@ -132,6 +132,8 @@ final class RawOrigin: @unchecked Sendable {
         /// then reads the next request's head and closes without answering it:
         /// an idle-timeout race as a reused connection meets it.
         case answerOnceThenDropNext(String)
+        /// Swallows a request whose head contains `stallOn`, answers any other with `text` (as `.answer`).
+        case answerUnless(stallOn: String, text: String)
     }
 
     private(set) var port = 0
@@ -179,18 +181,24 @@ final class RawOrigin: @unchecked Sendable {
             let next = RawSocket.read(client, until: "\r\n\r\n")
             if !next.isEmpty { lock.withLock { heads.append(next) } }
             close(client)
-        case .answer(let text):
+        case .answerUnless(let stallOn, _) where head.contains(stallOn):
+            swallow(client, head: head)
+        case .answer(let text), .answerUnless(_, let text):
             RawSocket.send(client, Array(text.utf8))
             shutdown(client, Int32(SHUT_WR))
             _ = RawSocket.readAll(client)
             close(client)
         case .swallow:
-            let body = RawSocket.readAll(client, limit: .max)
-            lock.withLock {
-                received.append(body.count)
-                if !head.isEmpty { closedAfterHead += 1 }
-            }
-            close(client)
+            swallow(client, head: head)
         }
+    }
+
+    private func swallow(_ client: Int32, head: String) {
+        let body = RawSocket.readAll(client, limit: .max)
+        lock.withLock {
+            received.append(body.count)
+            if !head.isEmpty { closedAfterHead += 1 }
+        }
+        close(client)
     }
 }
