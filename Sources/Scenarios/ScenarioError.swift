@@ -33,6 +33,8 @@ public enum ScenarioError: Error, Equatable, Sendable, CustomStringConvertible {
     case exitedBeforeReady(role: String, address: String, termination: ProcessTermination, logTail: String)
     /// A process kept running but closed the listening socket it was handed.
     case droppedListener(role: String, address: String, logTail: String)
+    /// An `intact` service did not say it was listening in time.
+    case notServing(role: String, seconds: Int, logTail: String)
     /// A process that should finish did not finish in time, and was killed.
     case timedOut(role: String, seconds: Int, logTail: String)
     /// A process finished but its output could not be read as expected.
@@ -69,6 +71,8 @@ public enum ScenarioError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .droppedListener(role, address, logTail):
             return "\(role) closed the listening socket it was handed for \(address) "
                 + "(does its configuration listen on exactly that address?)" + Self.logSuffix(logTail)
+        case let .notServing(role, seconds, logTail):
+            return "\(role) did not start serving within \(seconds) s" + Self.logSuffix(logTail)
         case let .timedOut(role, seconds, logTail):
             return "\(role) did not finish within \(seconds) s and was killed" + Self.logSuffix(logTail)
         case let .unreadableOutput(role, file, reason):

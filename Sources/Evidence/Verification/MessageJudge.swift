@@ -13,8 +13,11 @@ struct MessageJudge {
     ///   - schemeChoice: a side of the hop that is a tap's upstream leg whose
     ///     scheme the tap chose itself: a change of the scheme alone, to or
     ///     from that one, is the tap's doing and not a modification.
+    ///   - answer: for a request, the response on the leg `after` was
+    ///     recorded on: a request cut because that response had already
+    ///     completed is `equivalent`, answered early (`answeredEarly`).
     func judge(before: RecordedMessage?, after: RecordedMessage?, as kind: Toleration.Message,
-               schemeChoice: TapSchemeChoice.OnHop? = nil) -> MessageResult {
+               schemeChoice: TapSchemeChoice.OnHop? = nil, answer: RecordedMessage? = nil) -> MessageResult {
         switch (before, after) {
         case (nil, nil):
             return MessageResult(outcome: .notReached, before: nil, after: nil)
@@ -25,6 +28,9 @@ struct MessageJudge {
         case (let before?, let after?):
             var comparison = DigestComparison(before: before.digest, after: after.digest)
             if let schemeChoice, let reason = schemeChoice.explains(comparison, before, after) {
+                comparison = DigestComparison(verdict: .equivalent, reasons: comparison.reasons + [reason], changes: [])
+            }
+            if kind == .request, let reason = MessageJudge.answeredEarly(comparison, before: before, after: after, response: answer) {
                 comparison = DigestComparison(verdict: .equivalent, reasons: comparison.reasons + [reason], changes: [])
             }
             let differences = comparison.changes.flatMap { describe($0, before, after, kind) }

@@ -376,6 +376,9 @@ public struct Equivalence: Codable, Hashable, Sendable {
         case wireFormatting = "wire-formatting"
         /// The scheme alone changed because a tap chose its upstream scheme (`TapSchemeChoice`).
         case tapScheme = "tap-scheme"
+        /// A request whose body was cut on a hop because the response on the
+        /// receiving leg had already completed (`MessageJudge.answeredEarly`).
+        case answeredEarly = "answered-early"
     }
 
     public var kind: Kind

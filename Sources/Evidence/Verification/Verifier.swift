@@ -287,7 +287,8 @@ public struct Verifier: Sendable {
             : info.from.leg == .upstream ? path.taps[fromTap].chosenUpstreamScheme.map { ($0, false) } : nil
         let request = judge.judgeRelayed(
             judge.judge(before: nearLeg?.request, after: farLeg?.request, as: .request,
-                        schemeChoice: schemeChoice.map { TapSchemeChoice.OnHop(choice: $0.0, isAfter: $0.1) }),
+                        schemeChoice: schemeChoice.map { TapSchemeChoice.OnHop(choice: $0.0, isAfter: $0.1) },
+                        answer: farLeg?.response),
             before: nearLeg?.relayed?.clientToServer, after: farLeg?.relayed?.clientToServer, direction: "client→server")
         let response = judge.judgeRelayed(judge.judge(before: farLeg?.response, after: nearLeg?.response, as: .response),
                                           before: farLeg?.relayed?.serverToClient,
