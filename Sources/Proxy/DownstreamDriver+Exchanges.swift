@@ -127,7 +127,7 @@ extension DownstreamDriver {
             exchanges[exchange] = nil
             deadline.exchangeFinished(exchange, at: .now, receivedBytes: channel.receivedByteCount)
             checkDeadline()
-            runtime.sink.record(record)
+            runtime.sink.record(record, on: loopState)
         }
     }
 

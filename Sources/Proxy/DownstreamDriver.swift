@@ -128,7 +128,7 @@ final class DownstreamDriver: @unchecked Sendable {
         case .openTunnel(let target):
             openTunnel(to: target)
         case .record(let record):
-            runtime.sink.record(record)
+            runtime.sink.record(record, on: loopState)
         case .close:
             close()
         }

@@ -1,3 +1,4 @@
+import Evidence
 import Transport
 import Wire
 
@@ -13,6 +14,11 @@ final class LoopState: @unchecked Sendable {
     private var drivers: [ObjectIdentifier: DownstreamDriver] = [:]
     /// Set once the proxy stops: new connections are closed at once.
     private(set) var isDraining = false
+    /// True from the moment the recording writer had no room until it has:
+    /// every client connection of this loop (and each new one) is held
+    /// (`ByteChannel.isHeld`), so no new request or request body is read.
+    /// The one place that decides; see `holdReading(until:)`.
+    private(set) var isHoldingReads = false
 
     init(loop: EventLoop, pool: HTTPClientPool.Configuration) {
         self.loop = loop
@@ -23,6 +29,28 @@ final class LoopState: @unchecked Sendable {
     func add(_ driver: DownstreamDriver) {
         loop.preconditionOnLoop()
         drivers[ObjectIdentifier(driver)] = driver
+        if isHoldingReads { driver.channel.isHeld = true }
+    }
+
+    /// The recording writer has no room: holds every client connection of
+    /// this loop until `writer.whenRoom` fires, then lets them read again on
+    /// the loop. Records already on their way are still queued (none is
+    /// dropped) and the loop never waits. Called only on the loop.
+    func holdReading(until writer: RecordingWriter) {
+        loop.preconditionOnLoop()
+        guard !isHoldingReads else { return }
+        isHoldingReads = true
+        setHeld(true)
+        writer.whenRoom { [self] in
+            loop.execute { [self] in
+                isHoldingReads = false
+                setHeld(false)
+            }
+        }
+    }
+
+    private func setHeld(_ held: Bool) {
+        for driver in drivers.values { driver.channel.isHeld = held }
     }
 
     /// Called only on the loop.

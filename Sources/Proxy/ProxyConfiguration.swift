@@ -25,6 +25,9 @@ public struct ProxyConfiguration: Sendable {
         /// What the recording keeps in clear and the key it digests the rest
         /// under (`--record-secrets`, `--secret-name`, `--digest-key`).
         public var redaction: RedactionPolicy
+        /// Queued bytes at which the writer has no room and each loop stops
+        /// reading its client connections until it has (`RecordingWriter.queueLimit`).
+        public var queueLimit = RecordingWriter.defaultQueueLimit
 
         public init(path: String, replacing: Bool = false, bodyStoreLimit: Int = 0,
                     redaction: RedactionPolicy = RedactionPolicy()) {

@@ -46,7 +46,8 @@ final class ProxyRuntime: Sendable {
                                          options: configuration.recordedOptions,
                                          redaction: recording.redaction)
             do {
-                writer = try RecordingWriter(path: recording.path, header: header, replacing: recording.replacing)
+                writer = try RecordingWriter(path: recording.path, header: header, replacing: recording.replacing,
+                                             queueLimit: recording.queueLimit)
             } catch let error as RecordingWriteError {
                 throw .recording(error)
             } catch {

@@ -13,11 +13,14 @@ final class RecordingSink: Sendable {
         self.log = log
     }
 
-    /// Queues the record for the file and logs it. Waits only while the
-    /// writer's queue is full (`RecordingWriter.append`): a disk that cannot
-    /// keep up slows the proxy instead of growing memory.
-    func record(_ record: ExchangeRecord) {
-        writer?.append(record)
+    /// Queues the record for the file and logs it, never waiting (the
+    /// record is queued even when the queue is full). When the writer has
+    /// no room left, the loop that produced the record stops reading its
+    /// client connections until it has (`LoopState.holdReading`): a disk
+    /// that cannot keep up slows the clients through TCP instead of
+    /// blocking the loop or growing memory. Called only on `state`'s loop.
+    func record(_ record: ExchangeRecord, on state: LoopState) {
+        if let writer, !writer.offer(record) { state.holdReading(until: writer) }
         log?(record)
     }
 }

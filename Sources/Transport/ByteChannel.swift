@@ -51,6 +51,8 @@ public final class ByteChannel: @unchecked Sendable {
     var failure: TransportError?
     /// True between `pauseReading()` and `resumeReading()`.
     var pausedByOwner = false
+    /// See `isHeld`.
+    var held = false
     /// Writes made before the channel carried application data, sent when it does.
     var earlyWrites = EarlyWrites()
     /// Set once `.readEOF` was delivered, so it is delivered once.
@@ -207,7 +209,19 @@ public final class ByteChannel: @unchecked Sendable {
         applyReadState()
     }
 
-    /// Reads unless the owner paused or a ClientHello decision is pending.
+    /// Stops reading for a reason of the whole loop's (the recording's
+    /// backpressure), apart from the owner's `pauseReading()`: the channel
+    /// reads only when neither holds it. Called only on the loop.
+    public var isHeld: Bool {
+        get { held }
+        set {
+            loop.preconditionOnLoop()
+            held = newValue
+            applyReadState()
+        }
+    }
+
+    /// Reads unless the owner paused, the channel is held, or a ClientHello decision is pending.
     func applyReadState() {
         switch phase {
         case .unstarted, .closing, .closed:
@@ -215,7 +229,7 @@ public final class ByteChannel: @unchecked Sendable {
         case .startingPlaintext, .awaitingDecision:
             connection.pauseReading()
         case .plaintext, .peeking, .handshaking, .secured:
-            if pausedByOwner { connection.pauseReading() } else { connection.resumeReading() }
+            if pausedByOwner || held { connection.pauseReading() } else { connection.resumeReading() }
         }
     }
 
