@@ -36,16 +36,8 @@ extension ExchangeRecord {
                 }
             }
         }
-        if let error {
-            json.key("error")
-            error.write(to: &json)
-        }
-        if let retries {
-            json.key("retries")
-            json.array { json in
-                for retry in retries { retry.write(to: &json) }
-            }
-        }
+        json.member("error", ifPresent: error)
+        json.member("retries", ifPresent: retries)
         if let connection {
             json.key("connection")
             json.object { json in
@@ -61,8 +53,8 @@ extension ExchangeRecord {
     }
 }
 
-extension ExchangeRecord.Failure {
-    func write(to json: inout JSONWriter) {
+extension ExchangeRecord.Failure: JSONWritable {
+    public func write(to json: inout JSONWriter) {
         json.object { json in
             json.member("kind", kind.rawValue)
             json.member("where", location)
@@ -73,40 +65,23 @@ extension ExchangeRecord.Failure {
     }
 }
 
-extension ExchangeRecord.Leg {
-    func write(to json: inout JSONWriter) {
+extension ExchangeRecord.Leg: JSONWritable {
+    public func write(to json: inout JSONWriter) {
         json.object { json in
             json.member("role", role.rawValue)
             json.member("connectionID", connectionID)
             json.member("streamID", ifPresent: streamID)
-            if let tls {
-                json.key("tls")
-                tls.write(to: &json)
-            }
-            if let request {
-                json.key("request")
-                request.write(to: &json)
-            }
-            if let response {
-                json.key("response")
-                response.write(to: &json)
-            }
-            if let interimResponses {
-                json.key("interimResponses")
-                json.array { json in
-                    for interim in interimResponses { interim.write(to: &json) }
-                }
-            }
-            if let relayed {
-                json.key("relayed")
-                relayed.write(to: &json)
-            }
+            json.member("tls", ifPresent: tls)
+            json.member("request", ifPresent: request)
+            json.member("response", ifPresent: response)
+            json.member("interimResponses", ifPresent: interimResponses)
+            json.member("relayed", ifPresent: relayed)
         }
     }
 }
 
-extension RelayedStreams {
-    func write(to json: inout JSONWriter) {
+extension RelayedStreams: JSONWritable {
+    public func write(to json: inout JSONWriter) {
         json.object { json in
             json.key("clientToServer")
             clientToServer.write(to: &json)
@@ -126,8 +101,8 @@ extension RelayedStreams.Stream {
     }
 }
 
-extension TLSDetails {
-    func write(to json: inout JSONWriter) {
+extension TLSDetails: JSONWritable {
+    public func write(to json: inout JSONWriter) {
         json.object { json in
             json.member("version", ifPresent: version)
             json.member("cipher", ifPresent: cipher)
@@ -140,8 +115,8 @@ extension TLSDetails {
     }
 }
 
-extension RecordedMessage {
-    func write(to json: inout JSONWriter) {
+extension RecordedMessage: JSONWritable {
+    public func write(to json: inout JSONWriter) {
         json.object { json in
             json.member("method", ifPresent: method)
             json.member("scheme", ifPresent: scheme)

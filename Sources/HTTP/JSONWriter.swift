@@ -192,3 +192,26 @@ public struct JSONWriter {
         if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
     }
 }
+
+/// A value that writes itself as one JSON value (an object, an array, …).
+public protocol JSONWritable {
+    func write(to json: inout JSONWriter)
+}
+
+extension JSONWriter {
+    /// Writes `value` under `name`; leaves the member out when `value` is nil.
+    public mutating func member(_ name: StaticString, ifPresent value: (some JSONWritable)?) {
+        guard let value else { return }
+        key(name)
+        value.write(to: &self)
+    }
+
+    /// Writes `values` as an array under `name`; leaves the member out when nil.
+    public mutating func member(_ name: StaticString, ifPresent values: [some JSONWritable]?) {
+        guard let values else { return }
+        key(name)
+        array { json in
+            for value in values { value.write(to: &json) }
+        }
+    }
+}
