@@ -62,7 +62,7 @@ let package = Package(
         // The sign-in flow's add-ons to the proxy: the auth-step labeller and the fault engine.
         .target(name: "ProxyAddons", dependencies: ["Proxy", "AuthFlow", "Faults", "Evidence", "HTTP", "TLS"]),
         // The sign-in flow on real connections: the mock server host and the client runner, both recording.
-        .target(name: "SignIn", dependencies: ["AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
+        .target(name: "SignIn", dependencies: ["AuthFlow", "Evidence", "Hashing", "Transport", "TLS", "HTTP", "Wire"]),
         // The whole sign-in flow in one process (CA, mock server, proxy, client), then verified: `intact demo`.
         .target(name: "Demo", dependencies: ["AuthFlow", "Evidence", "Proxy", "ProxyAddons", "SignIn", "TLS", "Wire"]),
         // Load balancer scenarios: real nginx/HAProxy between two taps, run and judged end to end.
@@ -100,7 +100,7 @@ let package = Package(
         // Flow-level tests across modules: the demo's whole flow in one process (DemoRig), every fault
         // preset through it (the client's diagnosis and the verifier's verdict), `intact demo --keep`.
         .testTarget(name: "IntegrationTests", dependencies: ["IntactTestSupport", "Demo", "Proxy", "ProxyAddons", "Faults", "AuthFlow",
-                                                             "Evidence", "SignIn", "TLS"]),
+                                                             "Evidence", "SignIn", "TLS", "Hashing", "HTTP"]),
         // The repository itself: no committed private key, dependencies as imported, the layer list true, links that lead somewhere.
         .testTarget(name: "RepositoryTests", dependencies: ["IntactTestSupport"]),
         .testTarget(name: "SignInTests", dependencies: ["IntactTestSupport", "SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),

@@ -79,24 +79,32 @@ guard case .requestHead(let parsed)? = (try? parser.parseAvailable())?.first els
     fatalError("the benchmark request does not parse")
 }
 
+// Recordings digest with HMAC-SHA-256 under the digest key; plain SHA-256 for comparison.
+let keyed = SecretDigester(key: [UInt8](repeating: 7, count: SecretDigester.keyByteCount)).digests
+let plain = DigestFunction.sha256
+
 // 3. Head digests (exact + semantic + per field) per message.
-report("head digest, HTTP/1.1 wire form (\(parsed.head.fields.count) fields)", iterations: n,
+for function in [keyed, plain] {
+    report("head digest, HTTP/1.1 wire form (\(parsed.head.fields.count) fields, \(function.algorithm.rawValue))",
+           iterations: n, runs: measure(iterations: n) {
+               let digest = HeadDigest(request: parsed.head, wire: .http1(head: parsed.rawHead), connectionScheme: "https",
+                                       using: function)
+               sink &+= digest.wireLength
+           })
+}
+report("head digest, HTTP/2 wire form (hmac-sha256)", iterations: n,
        runs: measure(iterations: n) {
-           let digest = HeadDigest(request: parsed.head, wire: .http1(head: parsed.rawHead), connectionScheme: "https")
-           sink &+= digest.wireLength
-       })
-report("head digest, HTTP/2 wire form", iterations: n,
-       runs: measure(iterations: n) {
-           let digest = HeadDigest(request: parsed.head, wire: .http2Request(parsed.head), connectionScheme: "https")
+           let digest = HeadDigest(request: parsed.head, wire: .http2Request(parsed.head), connectionScheme: "https",
+                                   using: keyed)
            sink &+= digest.wireLength
        })
 
 // 4. Body digest throughput on 16 KiB chunks (PERFORMANCE.md: hash once, on large chunks).
 let chunk = [UInt8](repeating: 0x5a, count: 16 * 1024)
 let chunksPerBody = 64 // 1 MiB bodies
-report("body digest, 1 MiB in 16 KiB chunks", iterations: 200, bytesPerIteration: chunk.count * chunksPerBody,
+report("body digest, 1 MiB in 16 KiB chunks (hmac-sha256)", iterations: 200, bytesPerIteration: chunk.count * chunksPerBody,
        runs: measure(iterations: 200) {
-           var digester = BodyDigester()
+           var digester = BodyDigester(using: keyed)
            for _ in 0..<chunksPerBody { digester.update(chunk) }
            sink &+= digester.finish().length
        })
@@ -106,11 +114,12 @@ report("parse + head digest + body digest (1 msg)", iterations: n, bytesPerItera
        runs: measure(iterations: n) {
            var parser = HTTP1Parser(parsing: .request)
            parser.feed(request)
-           var digester = BodyDigester()
+           var digester = BodyDigester(using: keyed)
            for event in (try? parser.parseAvailable()) ?? [] {
                switch event {
                case .requestHead(let head):
-                   sink &+= HeadDigest(request: head.head, wire: .http1(head: head.rawHead), connectionScheme: "https").wireLength
+                   sink &+= HeadDigest(request: head.head, wire: .http1(head: head.rawHead), connectionScheme: "https",
+                                       using: keyed).wireLength
                case .body(let bytes): digester.update(bytes)
                default: break
                }

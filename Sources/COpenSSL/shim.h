@@ -16,6 +16,7 @@
 #include <openssl/bn.h>
 #include <openssl/asn1.h>
 #include <openssl/sha.h>
+#include <string.h>
 
 // ---- Hashing module (Sources/Hashing): one-shot SHA-256 ----
 // A message head takes a dozen small digests (one per field name). Through
@@ -31,6 +32,79 @@ static inline void intact_sha256_oneshot(const void *bytes, size_t count, unsign
     SHA256_Update(&context, bytes, count);
     SHA256_Final(digest, &context);
     OPENSSL_cleanse(&context, sizeof context);
+}
+
+// ---- Hashing module (Sources/Hashing): SHA-256 and HMAC-SHA-256 of message content ----
+// Every digest a recording takes of message content goes through one
+// `intact_digest_key`: for plain SHA-256 `inner` is a fresh context; for
+// HMAC-SHA-256 (RFC 2104) `inner` and `outer` have absorbed K' xor ipad and
+// K' xor opad once, when the key was loaded. A digest copies `inner` (a
+// struct copy on the stack or into the running state), so no OpenSSL object
+// is allocated per digest and one key serves any number of threads; the
+// outer pass of HMAC is one more copy and one block. Same deprecated
+// low-level functions as above, for the same reason.
+typedef struct intact_digest_key {
+    SHA256_CTX inner;
+    SHA256_CTX outer;
+    int keyed;
+} intact_digest_key;
+
+// Plain SHA-256.
+static inline void intact_digest_key_init_plain(intact_digest_key *key) {
+    SHA256_Init(&key->inner);
+    SHA256_Init(&key->outer);
+    key->keyed = 0;
+}
+
+// HMAC-SHA-256 under `bytes` (any length: a key longer than the 64-byte
+// block is hashed first, as RFC 2104 says).
+static inline void intact_digest_key_init_hmac(intact_digest_key *key, const unsigned char *bytes, size_t count) {
+    unsigned char block[SHA256_CBLOCK];
+    unsigned char pad[SHA256_CBLOCK];
+    memset(block, 0, sizeof block);
+    if (count > sizeof block) {
+        SHA256(bytes, count, block);
+    } else if (count > 0) {
+        memcpy(block, bytes, count);
+    }
+    for (size_t i = 0; i < sizeof block; i++) pad[i] = block[i] ^ 0x36;
+    SHA256_Init(&key->inner);
+    SHA256_Update(&key->inner, pad, sizeof pad);
+    for (size_t i = 0; i < sizeof block; i++) pad[i] = block[i] ^ 0x5c;
+    SHA256_Init(&key->outer);
+    SHA256_Update(&key->outer, pad, sizeof pad);
+    key->keyed = 1;
+    OPENSSL_cleanse(block, sizeof block);
+    OPENSSL_cleanse(pad, sizeof pad);
+}
+
+// Starts a running digest: `running` takes the key's inner state.
+static inline void intact_digest_begin(const intact_digest_key *key, SHA256_CTX *running) {
+    *running = key->inner;
+}
+
+static inline void intact_digest_update(SHA256_CTX *running, const void *bytes, size_t count) {
+    SHA256_Update(running, bytes, count);
+}
+
+// Ends a running digest into `digest` (32 bytes); `running` is spent.
+static inline void intact_digest_finish(const intact_digest_key *key, SHA256_CTX *running, unsigned char *digest) {
+    SHA256_Final(digest, running);
+    if (key->keyed) {
+        SHA256_CTX outer = key->outer;
+        SHA256_Update(&outer, digest, SHA256_DIGEST_LENGTH);
+        SHA256_Final(digest, &outer);
+        OPENSSL_cleanse(&outer, sizeof outer);
+    }
+    OPENSSL_cleanse(running, sizeof *running);
+}
+
+// The digest of one contiguous range, on a context on the stack.
+static inline void intact_digest_oneshot(const intact_digest_key *key, const void *bytes, size_t count,
+                                         unsigned char *digest) {
+    SHA256_CTX running = key->inner;
+    SHA256_Update(&running, bytes, count);
+    intact_digest_finish(key, &running, digest);
 }
 #pragma GCC diagnostic pop
 

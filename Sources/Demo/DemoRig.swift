@@ -135,7 +135,9 @@ public final class DemoRig: @unchecked Sendable {
         proxySettings.mode = .reverse(upstream)
         proxySettings.upstreamVerification = .caFile(authority.certificatePath)
         proxySettings.tap = "proxy"
-        proxySettings.recording = ProxyConfiguration.Recording(path: files.proxyRecording)
+        proxySettings.recording = ProxyConfiguration.Recording(path: files.proxyRecording,
+                                                               bodyStoreLimit: configuration.bodyStoreLimit,
+                                                               redaction: configuration.redaction)
         proxySettings.addons = ProxyConfiguration.signInAddons(contextPath: configuration.contextPath,
                                                                configuration.proxyAddons)
         proxySettings.toolVersion = configuration.toolVersion
@@ -237,8 +239,9 @@ public final class DemoRig: @unchecked Sendable {
 
     private func recorder(_ path: String, tap: String, role: ExchangeRecord.Leg.Role, mode: String) throws -> TapRecorder {
         do {
-            return try TapRecorder(path: path, settings: TapRecorder.Settings(tap: tap, role: role),
-                                   toolVersion: configuration.toolVersion, mode: mode)
+            let settings = TapRecorder.Settings(tap: tap, role: role, redaction: configuration.redaction,
+                                                bodyStoreLimit: configuration.bodyStoreLimit)
+            return try TapRecorder(path: path, settings: settings, toolVersion: configuration.toolVersion, mode: mode)
         } catch {
             throw DemoError.recording(path, "\(error)")
         }
@@ -289,6 +292,11 @@ public struct DemoConfiguration: Sendable {
     public var contextPath: String
     /// Written into every recording's header.
     public var toolVersion: String
+    /// What the three recordings keep in clear and the key they digest
+    /// under, shared by the three taps (by default a key of this process).
+    public var redaction = RedactionPolicy()
+    /// Body bytes each recording stores per message; 0 stores none.
+    public var bodyStoreLimit = 0
 
     public init(directory: String, protocols: ClientRunner.Protocols = .http2OrHTTP1,
                 proxyAddons: [any ProxyAddon] = [], presentsClientCertificate: Bool = false,

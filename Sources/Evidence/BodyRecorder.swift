@@ -1,4 +1,5 @@
 import Foundation
+import Hashing
 import HTTP
 
 /// Follows one body as it streams: digests every chunk once (`BodyDigester`)
@@ -6,14 +7,16 @@ import HTTP
 ///
 /// Owned by one message on its loop; `finish` is called once.
 public struct BodyRecorder: Sendable {
-    private var digester = BodyDigester()
+    private var digester: BodyDigester
     private var kept: [UInt8] = []
     private var truncated = false
     /// The most bytes kept; 0 keeps nothing and `finish` returns no stored body.
     public let storeLimit: Int
 
-    public init(storeLimit: Int = 0) {
+    /// - Parameter function: what the body and trailers are digested with (the recording's).
+    public init(storeLimit: Int = 0, using function: DigestFunction) {
         self.storeLimit = max(0, storeLimit)
+        digester = BodyDigester(using: function)
     }
 
     /// Content bytes seen so far.

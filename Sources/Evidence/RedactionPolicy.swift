@@ -18,6 +18,11 @@ import HTTP
 /// wire (still percent-encoded, or JSON-escaped), so the same value gives the same
 /// digest at every tap that shares the key.
 ///
+/// The same key keys every digest of message content (`digests`: heads,
+/// bodies, trailers, relayed streams), whether or not secrets are recorded
+/// in clear: a sign-in form body `pw=…` or a head with a `Cookie` then has
+/// no digest anyone without the key can test guesses against.
+///
 /// The recording header carries the policy with the key's fingerprint
 /// (`digestKey`), never the key.
 public struct RedactionPolicy: Codable, Hashable, Sendable {
@@ -37,6 +42,11 @@ public struct RedactionPolicy: Codable, Hashable, Sendable {
     public private(set) var digestKey: String?
     /// The key secrets are digested under; not written to the recording.
     private var digester: SecretDigester
+
+    /// What every digest of message content is taken with: HMAC-SHA-256
+    /// under the digest key (also with `recordSecrets`, so the taps of a
+    /// setup compare whatever each keeps in clear).
+    public var digests: DigestFunction { digester.digests }
 
     /// - Parameter digester: the setup's key (`DigestKeyFile`); by default a
     ///   key made for this process only.

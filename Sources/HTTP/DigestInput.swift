@@ -1,6 +1,9 @@
+import Hashing
+
 /// The byte string a message digest is taken over: a sequence of
 /// length-prefixed items, built in one buffer so that each digest is one
-/// SHA-256 update over a contiguous range.
+/// update over a contiguous range, with the recording's `DigestFunction`
+/// (SHA-256, or HMAC-SHA-256 under the digest key).
 ///
 /// Encoding (the one every canonical form in `HeadDigest` and `BodyDigest`
 /// uses):
@@ -15,8 +18,11 @@
 /// produce the same bytes, whatever the items contain.
 struct DigestInput {
     private(set) var bytes: [UInt8] = []
+    /// What every digest of this input is taken with.
+    let function: DigestFunction
 
-    init(capacity: Int) {
+    init(capacity: Int, using function: DigestFunction) {
+        self.function = function
         bytes.reserveCapacity(capacity)
     }
 
@@ -62,14 +68,14 @@ struct DigestInput {
         for value in group.canonicalValues { appendItem(value) }
     }
 
-    /// The SHA-256 of a range of what was written, in one update.
+    /// The digest of a range of what was written, in one update.
     func digest(of range: Range<Int>) -> SHA256Digest {
-        SHA256Digest.of(bytes[range])
+        SHA256Digest.of(bytes[range], using: function)
     }
 
-    /// The SHA-256 of everything written.
+    /// The digest of everything written.
     func digest() -> SHA256Digest {
-        SHA256Digest.of(bytes)
+        SHA256Digest.of(bytes, using: function)
     }
 }
 

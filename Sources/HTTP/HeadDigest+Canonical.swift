@@ -1,6 +1,13 @@
+import Hashing
+
 /// The semantic canonical form (version 1).
 ///
-/// `semantic` is SHA-256 over the following bytes, written with the item
+/// Every digest here is taken with the `DigestFunction` the initialiser is
+/// given: SHA-256, or HMAC-SHA-256 under the recording's digest key (so a
+/// head that carries a secret, a `Cookie` or a `?token=`, has no digest that
+/// can be tested against guesses without the key).
+///
+/// `semantic` is the digest of the following bytes, written with the item
 /// encoding of `DigestInput`: `count(n)` is `n` as 4 bytes big-endian;
 /// `item(s)` is `count(length of s)` then the ISO-8859-1 (wire) bytes of `s`.
 ///
@@ -31,9 +38,9 @@
 /// - `cookie`: all values joined with "; " into one value (V = 1), so HTTP/2
 ///   cookie crumbs and a single HTTP/1.1 `Cookie` line compare equal.
 ///
-/// The per-field digest of a name is SHA-256 over its `group` bytes exactly
+/// The per-field digest of a name is the digest of its `group` bytes exactly
 /// as above (also for the names the semantic form leaves out), and the target
-/// digest is SHA-256 over `item(scheme) item(authority) item(path)`.
+/// digest is the digest of `item(scheme) item(authority) item(path)`.
 extension HeadDigest {
     /// Fields that concern one connection only (RFC 9110 §7.6.1, RFC 9113 §8.2.2).
     public static let hopByHopFieldNames: Set<String> = [
@@ -51,10 +58,12 @@ extension HeadDigest {
     ///   - connectionScheme: `https` or `http`, the scheme of the connection the
     ///     request travelled on; used only when the head carries no scheme
     ///     (origin form over HTTP/1.1).
-    public init(request head: HTTPRequestHead, wire: WireForm, connectionScheme: String) {
+    ///   - function: what every digest is taken with (the recording's).
+    public init(request head: HTTPRequestHead, wire: WireForm, connectionScheme: String,
+                using function: DigestFunction) {
         let scheme = HTTPField.lowercaseASCII(head.scheme ?? connectionScheme)
         let authority = HTTPField.lowercaseASCII(head.authority ?? head.fields["host"] ?? "")
-        var input = DigestInput(capacity: 256 + head.fields.count * 48)
+        var input = DigestInput(capacity: 256 + head.fields.count * 48, using: function)
         input.appendItem("request")
         input.appendItem(head.method)
         let targetStart = input.position
@@ -69,9 +78,9 @@ extension HeadDigest {
     }
 
     /// Digests a response head. The reason phrase is kept for explanations but
-    /// is not part of the semantic form.
-    public init(response head: HTTPResponseHead, wire: WireForm) {
-        var input = DigestInput(capacity: 256 + head.fields.count * 48)
+    /// is not part of the semantic form. Every digest is taken with `function`.
+    public init(response head: HTTPResponseHead, wire: WireForm, using function: DigestFunction) {
+        var input = DigestInput(capacity: 256 + head.fields.count * 48, using: function)
         input.appendItem("response")
         input.appendItem(String(head.status))
         self.init(startLine: input, fields: head.fields, wire: wire, version: head.version)
@@ -116,10 +125,10 @@ extension HeadDigest {
         let wireLength: Int
         switch wire {
         case .http1(let head):
-            exact = SHA256Digest.of(head)
+            exact = SHA256Digest.of(head, using: input.function)
             wireLength = head.count
         case .http2(let list):
-            var listInput = DigestInput(capacity: list.count * 48)
+            var listInput = DigestInput(capacity: list.count * 48, using: input.function)
             var length = 0
             for field in list {
                 listInput.appendItem(field.name)

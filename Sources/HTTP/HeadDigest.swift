@@ -2,6 +2,9 @@
 /// defines them, plus the little context a comparison needs to explain a
 /// difference without seeing any field value.
 ///
+/// Every digest is taken with the recording's `DigestFunction` (SHA-256, or
+/// HMAC-SHA-256 under its digest key); the names below say SHA-256 for short.
+///
 /// - `exact` changes with any byte of the header section as it travelled.
 /// - `semantic` changes only with what HTTP does not let an intermediary
 ///   change; its input is specified in `HeadDigest+Canonical.swift`.

@@ -1,7 +1,9 @@
 import Hashing
 
-/// A SHA-256 digest: exactly 32 bytes, written in records as 64 lowercase
-/// hexadecimal digits.
+/// A digest of 32 bytes, written in records as 64 lowercase hexadecimal
+/// digits: SHA-256, or HMAC-SHA-256 under the recording's digest key, as
+/// the `DigestFunction` that took it (named in the recording's header).
+/// Two values compare meaningfully only when taken with the same function.
 ///
 /// Invariant: `bytes.count == 32`; every initialiser enforces it, and decoding
 /// rejects any other text with a precise error.
@@ -26,12 +28,18 @@ public struct SHA256Digest: Hashable, Sendable, Codable, CustomStringConvertible
         self.bytes = bytes
     }
 
-    /// The digest of a byte collection, hashed in one update.
+    /// The plain SHA-256 of a byte collection, hashed in one update.
     public static func of<Bytes: Collection>(_ bytes: Bytes) -> SHA256Digest where Bytes.Element == UInt8 {
         SHA256Digest(finalized: SHA256.hash(bytes))
     }
 
-    /// The digest of no bytes at all (an empty body).
+    /// The digest of a byte collection with `function`, in one update.
+    public static func of<Bytes: Collection>(_ bytes: Bytes, using function: DigestFunction) -> SHA256Digest
+        where Bytes.Element == UInt8 {
+        SHA256Digest(finalized: function.digest(bytes))
+    }
+
+    /// The plain SHA-256 of no bytes at all.
     public static let ofNothing = SHA256Digest.of([UInt8]())
 
     /// 64 lowercase hexadecimal digits.

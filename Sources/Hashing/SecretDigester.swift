@@ -8,14 +8,14 @@
 /// does not let anyone test guesses against the digest, which a plain
 /// SHA-256 of a low-entropy password would.
 ///
-/// This is the one keyed digest of secrets in Intact: the recorder's
-/// redaction and the head digests of secret fields call it.
+/// This is the one key of a recording: the recorder's redaction digests
+/// secret values with it, and every digest of message content (heads,
+/// bodies) is taken with `digests`, HMAC-SHA-256 under the same key.
 ///
-/// Invariant: `inner` and `outer` are SHA-256 states that have absorbed
-/// exactly one block, `K' ⊕ ipad` and `K' ⊕ opad` (K' the key, hashed first
-/// if longer than a block, zero-padded); they are only ever copied, never
-/// updated in place, so one value digests any number of messages from any
-/// thread.
+/// Invariant: `digests` is HMAC-SHA-256 under the key, its states computed
+/// once in `init` (`DigestFunction`); digesting only copies them, so one
+/// value digests any number of messages from any thread without allocating
+/// an OpenSSL object.
 public struct SecretDigester: Sendable, Hashable, CustomStringConvertible {
     /// The length of a digest key file's key.
     public static let keyByteCount = 32
@@ -26,22 +26,14 @@ public struct SecretDigester: Sendable, Hashable, CustomStringConvertible {
     /// the key, hex. Two recordings with different fingerprints used
     /// different keys, so their secret digests cannot be compared.
     public let fingerprint: String
-    private let inner: SHA256
-    private let outer: SHA256
-
-    private static let blockSize = 64
+    /// HMAC-SHA-256 under this key: the function the recording digests
+    /// message content with (heads, bodies), as well as secret values.
+    public let digests: DigestFunction
 
     /// A digester under `key` (any length; a digest key file holds `keyByteCount` bytes).
     public init(key: [UInt8]) {
-        var block = key.count > SecretDigester.blockSize ? SHA256.hash(key) : key
-        block += [UInt8](repeating: 0, count: SecretDigester.blockSize - block.count)
-        var inner = SHA256()
-        inner.update(block.map { $0 ^ 0x36 })
-        var outer = SHA256()
-        outer.update(block.map { $0 ^ 0x5c })
-        self.inner = inner
-        self.outer = outer
         fingerprint = Encoding.hex(SHA256.hash(key).prefix(8))
+        digests = DigestFunction(hmacKey: key, fingerprint: fingerprint)
     }
 
     /// A key made for this process only, for taps that were given none: their
@@ -51,12 +43,7 @@ public struct SecretDigester: Sendable, Hashable, CustomStringConvertible {
 
     /// HMAC-SHA-256 of `message`: 32 bytes.
     public func authenticate<Bytes: Collection>(_ message: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
-        var inner = self.inner
-        inner.update(message)
-        let innerDigest = inner.finalize()
-        var outer = self.outer
-        outer.update(innerDigest)
-        return outer.finalize()
+        digests.digest(message)
     }
 
     /// `hmac-sha256:` followed by the hex HMAC of `message`: what a recording

@@ -6,14 +6,16 @@ import Evidence
 struct RecordingOptions: OptionGroup {
     let digestKey = Option.optional(
         "digest-key", .string("FILE"),
-        help: "key of the HMAC digests of secrets, shared by the taps of a setup "
+        help: "key of the HMAC digests of secrets and of every message, shared by the taps of a setup "
             + "(default: \(DigestKeyFile.fileName) beside the CA; made if missing: 32 bytes, mode 0600)")
     let secretNames = Option.repeatable("secret-name", .string("NAME"),
                                         help: "also digest this header field, query parameter or form field (repeatable)")
 
-    /// The policy the options ask for. Loads (or makes) the digest key unless
-    /// secrets are recorded in clear; a refused key file is a `CommandFailure`
-    /// naming the reason. Blocks on disk I/O.
+    /// The policy the options ask for. Loads (or makes) the digest key, also
+    /// when secrets are recorded in clear: every digest of message content is
+    /// keyed with it, so the taps of a setup compare whether or not each keeps
+    /// secrets in clear. A refused key file is a `CommandFailure` naming the
+    /// reason. Blocks on disk I/O.
     ///
     /// - Parameters:
     ///   - keyDirectory: where the key lives by default (the CA's directory).
@@ -24,14 +26,11 @@ struct RecordingOptions: OptionGroup {
         if let bad = names.first(where: { $0.isEmpty || $0.contains("=") || $0.contains("&") }) {
             throw UsageError("option --secret-name expects a field or parameter name, got '\(bad)'", path: arguments.path)
         }
-        if recordSecrets {
-            return RedactionPolicy(recordSecrets: true, extraSecretNames: names)
-        }
         let path = arguments[digestKey] ?? DigestKeyFile.path(besideCA: keyDirectory)
         do {
             let (digester, created) = try DigestKeyFile.loadOrCreate(at: path)
             if created { announce("made the digest key \(path) (key \(digester.fingerprint)); give it to every tap of this setup") }
-            return RedactionPolicy(extraSecretNames: names, digester: digester)
+            return RedactionPolicy(recordSecrets: recordSecrets, extraSecretNames: names, digester: digester)
         } catch {
             throw CommandFailure("\(error)")
         }

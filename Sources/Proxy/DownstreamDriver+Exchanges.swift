@@ -255,7 +255,8 @@ extension DownstreamDriver {
         }
         streams.upstream = .closed
         let upstreamChannel = upstreamConnection.channel
-        let relay = TunnelRelay(client: channel, server: upstreamChannel, counting: true) { [self] error, traffic in
+        let relay = TunnelRelay(client: channel, server: upstreamChannel,
+                                counting: layer.settings.recording.digests) { [self] error, traffic in
             let problem = error.map { ProxyError.transport($0, at: "upgraded connection") }
             feed(.exchange(exchange, .upgradeRelayEnded(downstream: traffic?.downstream, upstream: traffic?.upstream,
                                                         error: problem)))

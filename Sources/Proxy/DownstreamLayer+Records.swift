@@ -76,7 +76,7 @@ extension DownstreamLayer {
 
     private func makeRecorder(_ exchange: ExchangeID, tls: TLSDetails?) -> ExchangeRecorder {
         let leg = LegRecorder(role: .downstream, connectionID: id, tls: tls,
-                              bodyStoreLimit: settings.recording.bodyStoreLimit)
+                              bodyStoreLimit: settings.recording.bodyStoreLimit, digests: settings.recording.digests)
         return ExchangeRecorder(id: exchange, settings: settings.recording, downstream: leg)
     }
 

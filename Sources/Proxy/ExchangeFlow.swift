@@ -152,7 +152,8 @@ public struct ExchangeFlow {
         self.hooks = hooks
         clock = settings.clock
         let leg = LegRecorder(role: .downstream, connectionID: client.connection, streamID: client.streamID,
-                              tls: client.tls.map { TLSDetails($0) }, bodyStoreLimit: settings.bodyStoreLimit)
+                              tls: client.tls.map { TLSDetails($0) }, bodyStoreLimit: settings.bodyStoreLimit,
+                              digests: settings.digests)
         recorder = ExchangeRecorder(id: id, settings: settings, downstream: leg)
         clientScheme = client.scheme
         clientFraming = client.bodyFraming

@@ -37,7 +37,7 @@ struct ExchangeRecorder {
     /// Starts the upstream leg (on the connection the pool assigned).
     mutating func beginUpstream(connection: ConnectionID, tls: TLSDetails?) {
         upstream = LegRecorder(role: .upstream, connectionID: connection, tls: tls,
-                               bodyStoreLimit: settings.bodyStoreLimit)
+                               bodyStoreLimit: settings.bodyStoreLimit, digests: settings.digests)
     }
 
     /// The finished record. Called once.

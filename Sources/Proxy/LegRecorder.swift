@@ -1,4 +1,5 @@
 import Evidence
+import Hashing
 import HTTP
 import TLS
 
@@ -16,20 +17,23 @@ struct LegRecorder {
     private var interim: [MessageRecorder] = []
     /// After a 101: the bytes relayed each way on this leg.
     var relayed: RelayedStreams?
+    /// What every message of the leg is digested with (the recording's).
+    private let digests: DigestFunction
 
     init(role: ExchangeRecord.Leg.Role, connectionID: ConnectionID, streamID: Int? = nil, tls: TLSDetails?,
-         bodyStoreLimit: Int) {
+         bodyStoreLimit: Int, digests: DigestFunction) {
         self.role = role
         self.connectionID = connectionID
         self.streamID = streamID
         self.tls = tls
-        request = MessageRecorder(bodyStoreLimit: bodyStoreLimit)
-        response = MessageRecorder(bodyStoreLimit: bodyStoreLimit)
+        self.digests = digests
+        request = MessageRecorder(bodyStoreLimit: bodyStoreLimit, digests: digests)
+        response = MessageRecorder(bodyStoreLimit: bodyStoreLimit, digests: digests)
     }
 
     /// An interim response head that crossed the leg (it has no body).
     mutating func recordInterim(_ head: HTTPResponseHead, wire: HeadDigest.WireForm, at time: Timestamp) {
-        var message = MessageRecorder(bodyStoreLimit: 0)
+        var message = MessageRecorder(bodyStoreLimit: 0, digests: digests)
         message.recordResponse(head, wire: wire, at: time)
         message.recordEnd(trailers: nil, at: time)
         interim.append(message)

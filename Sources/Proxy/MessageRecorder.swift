@@ -1,4 +1,5 @@
 import Evidence
+import Hashing
 import HTTP
 
 /// Follows one message (a request or a response) on one leg of an exchange
@@ -35,9 +36,12 @@ struct MessageRecorder {
     private var followsOtherLeg = true
     private var progress = Progress.open
     private var timings = MessageTimings()
+    /// What the head and body are digested with (the recording's).
+    private let digests: DigestFunction
 
-    init(bodyStoreLimit: Int) {
-        body = BodyRecorder(storeLimit: bodyStoreLimit)
+    init(bodyStoreLimit: Int, digests: DigestFunction) {
+        self.digests = digests
+        body = BodyRecorder(storeLimit: bodyStoreLimit, using: digests)
     }
 
     /// True once a head has been recorded.
@@ -63,14 +67,14 @@ struct MessageRecorder {
 
     mutating func recordRequest(_ request: HTTPRequestHead, wire: HeadDigest.WireForm, connectionScheme: String,
                                 at time: Timestamp) {
-        let digest = HeadDigest(request: request, wire: wire, connectionScheme: connectionScheme)
+        let digest = HeadDigest(request: request, wire: wire, connectionScheme: connectionScheme, using: digests)
         head = .request(request, digest, connectionScheme: connectionScheme)
         timings.start = time
         timings.headersDone = time
     }
 
     mutating func recordResponse(_ response: HTTPResponseHead, wire: HeadDigest.WireForm, at time: Timestamp) {
-        head = .response(response, HeadDigest(response: response, wire: wire))
+        head = .response(response, HeadDigest(response: response, wire: wire, using: digests))
         timings.start = time
         timings.headersDone = time
     }

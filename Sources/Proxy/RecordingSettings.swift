@@ -1,4 +1,5 @@
 import Evidence
+import Hashing
 
 /// How the proxy records exchanges: under which tap name, what it keeps in
 /// clear, how much of each body it stores, and the clock its timings read.
@@ -11,6 +12,10 @@ public struct RecordingSettings: Sendable {
     public var bodyStoreLimit: Int
     /// The wall clock of the timings; tests pass a fixed one.
     public var clock: @Sendable () -> Timestamp
+
+    /// What every message, body and relayed stream is digested with: the
+    /// redaction's digest key (`RedactionPolicy.digests`).
+    public var digests: DigestFunction { redaction.digests }
 
     public init(tap: String, redaction: RedactionPolicy = RedactionPolicy(), bodyStoreLimit: Int = 0,
                 clock: @escaping @Sendable () -> Timestamp = { .now() }) {

@@ -2,21 +2,25 @@ import Evidence
 import Hashing
 import HTTP
 
-/// A running count and SHA-256 of one relayed byte stream, in order.
-/// A value owned by its `TunnelRelay`.
+/// A running count and digest of one relayed byte stream, in order, taken
+/// with the recording's digest function. A value owned by its `TunnelRelay`.
 struct RelayTally {
     private(set) var byteCount = 0
-    private var hash = SHA256()
+    private var running: RunningDigest
+
+    init(digests: DigestFunction) {
+        running = digests.begin()
+    }
 
     mutating func add(_ bytes: [UInt8]) {
         byteCount += bytes.count
-        hash.update(bytes)
+        running.update(bytes)
     }
 
-    /// The count and digest so far (the running hash goes on unchanged).
+    /// The count and digest so far (the running digest goes on unchanged).
     var recorded: RelayedStreams.Stream {
-        var copy = hash
-        return RelayedStreams.Stream(bytes: byteCount, sha256: SHA256Digest(bytes: copy.finalize())!)
+        var copy = running
+        return RelayedStreams.Stream(bytes: byteCount, sha256: SHA256Digest(bytes: copy.finish())!)
     }
 }
 
@@ -25,10 +29,17 @@ struct RelayTally {
 /// leg was written `toServer` and read `fromServer`. They differ only when a
 /// side closed with bytes still to pass on.
 struct RelayTraffic {
-    var fromClient = RelayTally()
-    var toServer = RelayTally()
-    var fromServer = RelayTally()
-    var toClient = RelayTally()
+    var fromClient: RelayTally
+    var toServer: RelayTally
+    var fromServer: RelayTally
+    var toClient: RelayTally
+
+    init(digests: DigestFunction) {
+        fromClient = RelayTally(digests: digests)
+        toServer = RelayTally(digests: digests)
+        fromServer = RelayTally(digests: digests)
+        toClient = RelayTally(digests: digests)
+    }
 
     /// The client leg's streams.
     var downstream: RelayedStreams {

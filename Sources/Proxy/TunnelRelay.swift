@@ -1,3 +1,4 @@
+import Hashing
 import Transport
 import Wire
 
@@ -8,8 +9,9 @@ import Wire
 /// closed, reporting the first failure and what it carried each way.
 ///
 /// It relays passthrough tunnels and connections that switched protocols
-/// after a 101 alike; the latter count and digest each direction
-/// (`counting`), on the side it was read and the side it was written.
+/// after a 101 alike; the latter count and digest each direction (with the
+/// recording's digest function, `counting`), on the side it was read and
+/// the side it was written.
 ///
 /// Loop-confined: both channels live on `loop`; every method runs there.
 final class TunnelRelay {
@@ -17,19 +19,19 @@ final class TunnelRelay {
     private let server: ByteChannel
     private var openChannels = 2
     private var failure: TransportError?
-    private let counting: Bool
-    private var traffic = RelayTraffic()
+    /// What was relayed, when counting.
+    private var traffic: RelayTraffic?
     private let finished: (TransportError?, RelayTraffic?) -> Void
 
     /// Takes over both channels' events; `client` must be established (or
     /// about to be, for a passthrough) and `server` connected or connecting.
     /// `finished` runs once, on the loop, after both closed, with what was
-    /// relayed when `counting`.
-    init(client: ByteChannel, server: ByteChannel, counting: Bool = false,
+    /// relayed when `counting` (digested with that function).
+    init(client: ByteChannel, server: ByteChannel, counting: DigestFunction? = nil,
          finished: @escaping (TransportError?, RelayTraffic?) -> Void) {
         self.client = client
         self.server = server
-        self.counting = counting
+        traffic = counting.map(RelayTraffic.init(digests:))
         self.finished = finished
     }
 
@@ -73,7 +75,7 @@ final class TunnelRelay {
             break
         case .received(let bytes):
             let sinkOpen = sink.isOpen
-            if counting { count(bytes, fromClient: source === client, written: sinkOpen) }
+            if traffic != nil { count(bytes, fromClient: source === client, written: sinkOpen) }
             if !sink.write(bytes) { source.pauseReading() }
         case .readEOF:
             sink.shutdownWrite()
@@ -87,17 +89,17 @@ final class TunnelRelay {
                 if error == nil { sink.close() } else { sink.abort() }
             }
             openChannels -= 1
-            if openChannels == 0 { finished(failure, counting ? traffic : nil) }
+            if openChannels == 0 { finished(failure, traffic) }
         }
     }
 
     private func count(_ bytes: [UInt8], fromClient: Bool, written: Bool) {
         if fromClient {
-            traffic.fromClient.add(bytes)
-            if written { traffic.toServer.add(bytes) }
+            traffic?.fromClient.add(bytes)
+            if written { traffic?.toServer.add(bytes) }
         } else {
-            traffic.fromServer.add(bytes)
-            if written { traffic.toClient.add(bytes) }
+            traffic?.fromServer.add(bytes)
+            if written { traffic?.toClient.add(bytes) }
         }
     }
 }

@@ -180,12 +180,13 @@ public final class ClientRunner: @unchecked Sendable {
         if let response {
             var request = MessageObservation(request: response.request.travelled(as: response.requestWire),
                                              wire: response.requestWire, connectionScheme: "https",
-                                             storeLimit: settings.bodyStoreLimit, start: exchange.sent,
-                                             headersDone: exchange.sent)
+                                             storeLimit: settings.bodyStoreLimit, using: settings.redaction.digests,
+                                             start: exchange.sent, headersDone: exchange.sent)
             request.append(exchange.request.body)
             recordedRequest = request.finish(end: exchange.sent, redaction: settings.redaction)
             var observation = MessageObservation(response: response.head, wire: response.wire,
-                                                 storeLimit: settings.bodyStoreLimit, start: nil, headersDone: nil)
+                                                 storeLimit: settings.bodyStoreLimit, using: settings.redaction.digests,
+                                                 start: nil, headersDone: nil)
             for chunk in response.bodyChunks { observation.append(chunk) }
             recordedResponse = observation.finish(trailers: response.trailers, end: .now(), redaction: settings.redaction)
         }

@@ -1,4 +1,5 @@
 import Evidence
+import Hashing
 import HTTP
 
 /// One message (request or response) as a tap sees it pass: the head is
@@ -25,21 +26,23 @@ public struct MessageObservation: Sendable {
     ///   - wire: the header section as it crossed the wire (raw HTTP/1.1 bytes, or the HTTP/2 field list).
     ///   - connectionScheme: `https` or `http`, recorded when the head carries no scheme.
     ///   - storeLimit: body bytes to keep in the record; 0 keeps none.
+    ///   - digests: what the head and body are digested with (the recording's, `RedactionPolicy.digests`).
     public init(request head: HTTPRequestHead, wire: HeadDigest.WireForm, connectionScheme: String,
-                storeLimit: Int = 0, start: Timestamp, headersDone: Timestamp) {
+                storeLimit: Int = 0, using digests: DigestFunction, start: Timestamp, headersDone: Timestamp) {
         self.head = .request(head, connectionScheme: connectionScheme)
-        headDigest = HeadDigest(request: head, wire: wire, connectionScheme: connectionScheme)
-        body = BodyRecorder(storeLimit: storeLimit)
+        headDigest = HeadDigest(request: head, wire: wire, connectionScheme: connectionScheme, using: digests)
+        body = BodyRecorder(storeLimit: storeLimit, using: digests)
         timings = MessageTimings(start: start, headersDone: headersDone)
     }
 
     /// A response whose head was sent or received at `headersDone` (its
     /// first byte at `start`); nil when the tap did not see the instant.
+    /// Digested with `digests`, as the request.
     public init(response head: HTTPResponseHead, wire: HeadDigest.WireForm, storeLimit: Int = 0,
-                start: Timestamp?, headersDone: Timestamp?) {
+                using digests: DigestFunction, start: Timestamp?, headersDone: Timestamp?) {
         self.head = .response(head)
-        headDigest = HeadDigest(response: head, wire: wire)
-        body = BodyRecorder(storeLimit: storeLimit)
+        headDigest = HeadDigest(response: head, wire: wire, using: digests)
+        body = BodyRecorder(storeLimit: storeLimit, using: digests)
         timings = MessageTimings(start: start, headersDone: headersDone)
     }
 

@@ -28,7 +28,8 @@ extension MockServerHost {
             let subject = tls?.peerCertificate?.subject
             exchange = ServerExchange(head: stream.request, wire: stream.requestWire, connectionScheme: "https",
                                       clientCertificateSubject: subject, limit: host.bodyLimit,
-                                      storeLimit: host.recorder?.settings.bodyStoreLimit ?? 0, now: .now())
+                                      storeLimit: host.recorder?.settings.bodyStoreLimit ?? 0,
+                                      digests: host.recorder?.settings.redaction.digests ?? .sha256, now: .now())
             step = host.classifier.classify(stream.request)
         }
 

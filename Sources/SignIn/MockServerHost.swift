@@ -161,7 +161,9 @@ public final class MockServerHost: Sendable {
             guard let recorder else { return }
             var response: RecordedMessage?
             if let answer, let wire {
-                var observation = MessageObservation(response: answer, wire: wire, start: .now(), headersDone: .now())
+                var observation = MessageObservation(response: answer, wire: wire,
+                                                     using: recorder.settings.redaction.digests,
+                                                     start: .now(), headersDone: .now())
                 response = observation.finish(end: .now(), redaction: recorder.settings.redaction)
             }
             recorder.record(traceID: nil, step: nil, connectionID: connectionID,

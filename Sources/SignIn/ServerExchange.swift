@@ -1,6 +1,7 @@
 import AuthFlow
 import Evidence
 import Foundation
+import Hashing
 import HTTP
 
 /// One request on the mock server host, from its head to the end of the
@@ -36,18 +37,22 @@ struct ServerExchange {
     private var request: MessageObservation
     private var recordedRequest: RecordedMessage?
     private var response: MessageObservation?
+    /// What both messages are digested with (the recording's).
+    private let digests: DigestFunction
 
     /// The `Intact-Trace` of the request, the key that pairs it across taps.
     var traceID: String? { ExchangeRecord.traceID(in: head.fields) }
 
-    /// A request whose head arrived at `now`, `wire` as it crossed the wire.
+    /// A request whose head arrived at `now`, `wire` as it crossed the wire;
+    /// both messages are digested with `digests`.
     init(head: HTTPRequestHead, wire: HeadDigest.WireForm, connectionScheme: String, clientCertificateSubject: String?,
-         limit: Int, storeLimit: Int, now: Timestamp) {
+         limit: Int, storeLimit: Int, digests: DigestFunction, now: Timestamp) {
         self.head = head
+        self.digests = digests
         self.clientCertificateSubject = clientCertificateSubject
         self.limit = limit
         request = MessageObservation(request: head, wire: wire, connectionScheme: connectionScheme,
-                                     storeLimit: storeLimit, start: now, headersDone: now)
+                                     storeLimit: storeLimit, using: digests, start: now, headersDone: now)
     }
 
     /// A chunk of the request body.
@@ -77,7 +82,7 @@ struct ServerExchange {
     /// The response head went out at `now`, `wire` as it crossed the wire.
     mutating func sentResponseHead(_ head: HTTPResponseHead, wire: HeadDigest.WireForm, storeLimit: Int, now: Timestamp) {
         response = MessageObservation(response: head.travelled(as: wire), wire: wire, storeLimit: storeLimit,
-                                      start: now, headersDone: now)
+                                      using: digests, start: now, headersDone: now)
     }
 
     /// A chunk of the response body went out.

@@ -49,9 +49,9 @@ private enum Sample {
     }
 
     static func digest(_ pair: (HTTPRequestHead, HeadDigest.WireForm), body: [UInt8] = []) -> MessageDigest {
-        var digester = BodyDigester()
+        var digester = BodyDigester(using: .sha256)
         digester.update(body)
-        return MessageDigest(head: HeadDigest(request: pair.0, wire: pair.1, connectionScheme: "https"),
+        return MessageDigest(head: HeadDigest(request: pair.0, wire: pair.1, connectionScheme: "https", using: .sha256),
                              body: digester.finish())
     }
 
@@ -183,7 +183,8 @@ final class MessageDigestTests: XCTestCase {
         lines[0] = "POST /other HTTP/1.1"
         let comparison = DigestComparison(before: Sample.digest(Sample.http1()), after: Sample.digest(Sample.http1(lines)))
         XCTAssertEqual(comparison.changes, [.methodChanged(from: "GET", to: "POST"), .targetChanged])
-        let plain = MessageDigest(head: HeadDigest(request: Sample.http1().0, wire: Sample.http1().1, connectionScheme: "http"))
+        let plain = MessageDigest(head: HeadDigest(request: Sample.http1().0, wire: Sample.http1().1, connectionScheme: "http",
+                                                   using: .sha256))
         XCTAssertEqual(DigestComparison(before: Sample.digest(Sample.http1()), after: plain).changes, [.targetChanged])
     }
 
@@ -191,7 +192,8 @@ final class MessageDigestTests: XCTestCase {
         func response(_ status: Int, _ reason: String, extra: [String] = []) -> MessageDigest {
             let lines = ["HTTP/1.1 \(status) \(reason)", "Content-Type: text/plain"] + extra
             let head = HTTPResponseHead(status: status, reason: reason, fields: ["Content-Type": "text/plain"])
-            return MessageDigest(head: HeadDigest(response: head, wire: .http1(head: Array(lines.map { $0 + "\r\n" }.joined().utf8))))
+            return MessageDigest(head: HeadDigest(response: head, wire: .http1(head: Array(lines.map { $0 + "\r\n" }.joined().utf8)),
+                                                  using: .sha256))
         }
         let ok = response(200, "OK")
         let fine = DigestComparison(before: ok, after: response(200, "Fine"))
@@ -199,14 +201,14 @@ final class MessageDigestTests: XCTestCase {
         XCTAssertEqual(fine.reasons, [.reasonPhrase])
         XCTAssertEqual(DigestComparison(before: ok, after: response(502, "Bad Gateway")).changes, [.statusChanged(from: 200, to: 502)])
         let h2 = HTTPResponseHead(status: 200, reason: "", version: .http2, fields: ["content-type": "text/plain"])
-        XCTAssertEqual(HeadDigest(response: h2, wire: .http2Response(h2)).semantic, ok.head.semantic)
+        XCTAssertEqual(HeadDigest(response: h2, wire: .http2Response(h2), using: .sha256).semantic, ok.head.semantic)
     }
 
     func testWhitespaceOnlyDifferenceIsWireFormatting() {
         let before = Sample.digest(Sample.http1())
         let (head, _) = Sample.http1()
         let raw = Array(Sample.http1Lines.map { $0.replacingOccurrences(of: ": ", with: ":  ") + "\r\n" }.joined().utf8)
-        let after = MessageDigest(head: HeadDigest(request: head, wire: .http1(head: raw), connectionScheme: "https"))
+        let after = MessageDigest(head: HeadDigest(request: head, wire: .http1(head: raw), connectionScheme: "https", using: .sha256))
         XCTAssertEqual(DigestComparison(before: before, after: after).reasons, [.wireFormatting])
     }
 
@@ -215,7 +217,7 @@ final class MessageDigestTests: XCTestCase {
     func testSemanticFormMatchesTheDocumentedBytes() {
         let head = HTTPRequestHead(method: "GET", authority: "A.test", path: "/p", version: .http1_1,
                                    fields: ["Host": "A.test", "X-B": "2", "Cookie": "c=1", "x-a": "1", "Connection": "close"])
-        let digest = HeadDigest(request: head, wire: .http1(head: []), connectionScheme: "HTTPS")
+        let digest = HeadDigest(request: head, wire: .http1(head: []), connectionScheme: "HTTPS", using: .sha256)
         func item(_ s: String) -> [UInt8] { count(s.utf8.count) + Array(s.utf8) }
         func count(_ n: Int) -> [UInt8] { [0, 0, UInt8(n >> 8), UInt8(n & 0xff)] }
         let expected = item("request") + item("GET") + item("https") + item("a.test") + item("/p")
@@ -236,12 +238,12 @@ final class MessageDigestTests: XCTestCase {
         let expected = list.flatMap { field -> [UInt8] in
             [field.name, field.value].flatMap { s in [0, 0, 0, UInt8(s.utf8.count)] + Array(s.utf8) }
         }
-        XCTAssertEqual(HeadDigest(request: head, wire: wire, connectionScheme: "https").exact, SHA256Digest.of(expected))
+        XCTAssertEqual(HeadDigest(request: head, wire: wire, connectionScheme: "https", using: .sha256).exact, SHA256Digest.of(expected))
     }
 
     func testBodyDigesterIsIncrementalAndDigestsTrailers() {
         let body = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-        var digester = BodyDigester()
+        var digester = BodyDigester(using: .sha256)
         var offset = 0
         for size in [1, 0, 4096, 16384, 79_519] {
             digester.update(body[offset..<offset + size])
@@ -253,14 +255,14 @@ final class MessageDigestTests: XCTestCase {
         XCTAssertEqual(digest.length, 100_000)
         XCTAssertEqual(digest.trailers?.fieldNames, ["Grpc-Status"])
 
-        var lower = BodyDigester()
+        var lower = BodyDigester(using: .sha256)
         lower.update(body)
         let lowerDigest = lower.finish(trailers: ["grpc-status": "0"])
         let comparison = DigestComparison(before: MessageDigest(head: Sample.digest(Sample.http1()).head, body: digest),
                                           after: MessageDigest(head: Sample.digest(Sample.http1()).head, body: lowerDigest))
         XCTAssertEqual(comparison.verdict, .equivalent)
         XCTAssertEqual(comparison.reasons, [.trailerFormatting])
-        var empty = BodyDigester()
+        var empty = BodyDigester(using: .sha256)
         XCTAssertEqual(empty.finish(trailers: HTTPFields()), .empty)
     }
 

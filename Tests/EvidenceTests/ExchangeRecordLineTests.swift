@@ -43,7 +43,8 @@ final class ExchangeRecordLineTests: XCTestCase {
         interim.legs[0].interimResponses = [
             RecordedMessage(response: continueHead,
                             digest: MessageDigest(head: HeadDigest(response: continueHead,
-                                                                   wire: .http1(head: Array("HTTP/1.1 100 Continue\r\n".utf8)))),
+                                                                   wire: .http1(head: Array("HTTP/1.1 100 Continue\r\n".utf8)),
+                                                                   using: .sha256)),
                             timings: MessageTimings(start: Timestamp(millisecondsSince1970: 5)), redaction: RedactionPolicy())]
         kinds.append(interim)
 
@@ -74,17 +75,18 @@ final class ExchangeRecordLineTests: XCTestCase {
                                    fields: ["accept": "*/*", "te": "trailers"])
         let response = HTTPResponseHead(status: 200, reason: "", version: .http2, fields: ["grpc-status": "0"])
         let trailers: HTTPFields = ["grpc-message": "ok", "Set-Cookie": "a=b"]
-        var body = BodyDigester()
+        var body = BodyDigester(using: .sha256)
         body.update(Array("partial".utf8))
         let h2 = ExchangeRecord.Leg(
             role: .downstream, connectionID: "c-9", streamID: 3, tls: nil,
             request: RecordedMessage(request: head, connectionScheme: "https",
                                      digest: MessageDigest(head: HeadDigest(request: head, wire: .http2Request(head),
-                                                                            connectionScheme: "https")),
+                                                                            connectionScheme: "https", using: .sha256)),
                                      timings: MessageTimings(start: Timestamp(millisecondsSince1970: 1)),
                                      redaction: RedactionPolicy()),
             response: RecordedMessage(response: response,
-                                      digest: MessageDigest(head: HeadDigest(response: response, wire: .http2Response(response)),
+                                      digest: MessageDigest(head: HeadDigest(response: response, wire: .http2Response(response),
+                                                                             using: .sha256),
                                                             body: body.finish(trailers: trailers)),
                                       trailers: trailers, complete: false, timings: MessageTimings(),
                                       redaction: RedactionPolicy()))

@@ -57,7 +57,7 @@ final class ExchangeRecordTests: XCTestCase {
     }
 
     func testBodyRecorderStoresUpToTheLimit() throws {
-        var recorder = BodyRecorder(storeLimit: 10)
+        var recorder = BodyRecorder(storeLimit: 10, using: .sha256)
         recorder.update(Array(0..<6))
         recorder.update(Array(6..<16))
         let (digest, stored) = recorder.finish()
@@ -66,10 +66,10 @@ final class ExchangeRecordTests: XCTestCase {
         XCTAssertEqual(stored?.bytes, Array(0..<10))
         XCTAssertEqual(stored?.truncated, true)
 
-        var unlimited = BodyRecorder(storeLimit: 100)
+        var unlimited = BodyRecorder(storeLimit: 100, using: .sha256)
         unlimited.update(Array(0..<16))
         XCTAssertEqual(unlimited.finish().stored, StoredBody(base64: Data(Array(0..<16)).base64EncodedString(), truncated: false))
-        var none = BodyRecorder()
+        var none = BodyRecorder(using: .sha256)
         none.update([1])
         XCTAssertNil(none.finish().stored)
     }

@@ -55,7 +55,8 @@ final class RedactionPolicyTests: XCTestCase {
                                    fields: ["Content-Type": "application/x-www-form-urlencoded", "Cookie": "a=b"])
         let body = StoredBody(base64: Data("token=abc&codeVerifier=v".utf8).base64EncodedString(), truncated: false)
         let message = RecordedMessage(request: head, connectionScheme: "https",
-                                      digest: MessageDigest(head: HeadDigest(request: head, wire: .http1(head: []), connectionScheme: "https")),
+                                      digest: MessageDigest(head: HeadDigest(request: head, wire: .http1(head: []), connectionScheme: "https",
+                                                                             using: .sha256)),
                                       body: body, timings: MessageTimings(), redaction: policy)
         XCTAssertEqual(message.path, "/suite/mobileAuthTokenConsumer?token=\(digest("abc"))")
         XCTAssertEqual(message.body?.bytes.map { String(decoding: $0, as: UTF8.self) },

@@ -29,17 +29,18 @@ enum SampleRecords {
         let base = 1_700_000_000_000.0 + Double(index) * 100
         let requestRaw = rawHead(["POST /suite/auth?next=%2Fhome&x=1 HTTP/1.1"] + requestHead.fields.map(\.description))
         let responseRaw = rawHead(["HTTP/1.1 302 Found"] + responseHead.fields.map(\.description))
-        var requestBody = BodyRecorder(storeLimit: storeLimit)
+        var requestBody = BodyRecorder(storeLimit: storeLimit, using: redaction.digests)
         requestBody.update(Array("{\"user\":\"u\(index)\"}".utf8))
         let (requestBodyDigest, requestStored) = requestBody.finish()
-        var responseBody = BodyRecorder(storeLimit: storeLimit)
+        var responseBody = BodyRecorder(storeLimit: storeLimit, using: redaction.digests)
         responseBody.update(Array("moved".utf8))
         let (responseBodyDigest, responseStored) = responseBody.finish()
 
         func leg(_ role: ExchangeRecord.Leg.Role, _ connection: String) -> ExchangeRecord.Leg {
             let request = RecordedMessage(
                 request: requestHead, connectionScheme: "https",
-                digest: MessageDigest(head: HeadDigest(request: requestHead, wire: .http1(head: requestRaw), connectionScheme: "https"),
+                digest: MessageDigest(head: HeadDigest(request: requestHead, wire: .http1(head: requestRaw), connectionScheme: "https",
+                                                       using: redaction.digests),
                                       body: requestBodyDigest),
                 body: requestStored,
                 timings: MessageTimings(start: Timestamp(millisecondsSince1970: base), headersDone: Timestamp(millisecondsSince1970: base + 1),
@@ -47,7 +48,8 @@ enum SampleRecords {
                 redaction: redaction)
             let response = RecordedMessage(
                 response: responseHead,
-                digest: MessageDigest(head: HeadDigest(response: responseHead, wire: .http1(head: responseRaw)), body: responseBodyDigest),
+                digest: MessageDigest(head: HeadDigest(response: responseHead, wire: .http1(head: responseRaw),
+                                                       using: redaction.digests), body: responseBodyDigest),
                 body: responseStored,
                 timings: MessageTimings(start: Timestamp(millisecondsSince1970: base + 12), headersDone: Timestamp(millisecondsSince1970: base + 12.5),
                                         end: Timestamp(millisecondsSince1970: base + 15)),

@@ -1,5 +1,6 @@
 import Foundation
 import Evidence
+import Hashing
 import HTTP
 
 /// Builds the recordings of a whole path (client, intermediaries, server)
@@ -40,6 +41,8 @@ struct VerificationScenario {
     /// Tap names and kinds, client side first.
     var taps: [(name: String, kind: TapSummary.Kind)] = [("client", .client), ("proxy-a", .intermediary), ("server", .server)]
     var redaction = RedactionPolicy()
+    /// What every message is digested with; nil for the redaction's key, as a tap does.
+    var digests: DigestFunction?
     /// Changes what one point saw.
     var alter: (Place, inout View) -> Void = { _, _ in }
     /// Adds faults or an error to a tap's record.
@@ -79,6 +82,7 @@ struct VerificationScenario {
             }
             let mode = tap.kind == .intermediary ? "reverse" : tap.kind.rawValue
             let header = RecordingHeader(toolVersion: "0.1.0-test", tap: tap.name, mode: mode, redaction: redaction,
+                                         digests: digests.map(RecordingHeader.Digests.init),
                                          started: Timestamp(millisecondsSince1970: 1_700_000_000_000))
             return Recording(path: "\(tap.name).jsonl", header: header, records: records)
         }
@@ -94,11 +98,11 @@ struct VerificationScenario {
     private func leg(_ role: ExchangeRecord.Leg.Role, _ view: View, connection: String, time: Double) -> ExchangeRecord.Leg {
         let request = view.request.map {
             VerificationScenario.request($0, body: view.requestBody, complete: view.requestComplete, time: time,
-                                         redaction: redaction)
+                                         redaction: redaction, digests: digests)
         }
         let response = view.response.map {
             VerificationScenario.response($0, body: view.responseBody, complete: view.responseComplete, time: time + 500,
-                                          redaction: redaction)
+                                          redaction: redaction, digests: digests)
         }
         return ExchangeRecord.Leg(role: role, connectionID: connection, request: request, response: response)
     }
@@ -106,27 +110,30 @@ struct VerificationScenario {
     // MARK: Messages
 
     static func request(_ head: HTTPRequestHead, body: [UInt8] = [], complete: Bool = true, time: Double,
-                        redaction: RedactionPolicy = RedactionPolicy()) -> RecordedMessage {
+                        redaction: RedactionPolicy = RedactionPolicy(), digests: DigestFunction? = nil) -> RecordedMessage {
+        let digests = digests ?? redaction.digests
         let wire: HeadDigest.WireForm
         if head.version == .http2 {
             wire = .http2Request(head)
         } else {
             wire = .http1(head: rawHead(["\(head.method) \(head.path) \(head.version.rawValue)"] + head.fields.map(\.description)))
         }
-        let digest = MessageDigest(head: HeadDigest(request: head, wire: wire, connectionScheme: "https"), body: bodyDigest(body))
+        let digest = MessageDigest(head: HeadDigest(request: head, wire: wire, connectionScheme: "https", using: digests),
+                                   body: bodyDigest(body, digests))
         return RecordedMessage(request: head, connectionScheme: "https", digest: digest, complete: complete,
                                timings: timings(time), redaction: redaction)
     }
 
     static func response(_ head: HTTPResponseHead, body: [UInt8] = [], complete: Bool = true, time: Double,
-                         redaction: RedactionPolicy = RedactionPolicy()) -> RecordedMessage {
+                         redaction: RedactionPolicy = RedactionPolicy(), digests: DigestFunction? = nil) -> RecordedMessage {
+        let digests = digests ?? redaction.digests
         let wire: HeadDigest.WireForm
         if head.version == .http2 {
             wire = .http2Response(head)
         } else {
             wire = .http1(head: rawHead(["\(head.version.rawValue) \(head.status) \(head.reason)"] + head.fields.map(\.description)))
         }
-        let digest = MessageDigest(head: HeadDigest(response: head, wire: wire), body: bodyDigest(body))
+        let digest = MessageDigest(head: HeadDigest(response: head, wire: wire, using: digests), body: bodyDigest(body, digests))
         return RecordedMessage(response: head, digest: digest, complete: complete, timings: timings(time), redaction: redaction)
     }
 
@@ -134,8 +141,8 @@ struct VerificationScenario {
         Array(lines.map { $0 + "\r\n" }.joined().utf8)
     }
 
-    private static func bodyDigest(_ body: [UInt8]) -> BodyDigest {
-        var digester = BodyDigester()
+    private static func bodyDigest(_ body: [UInt8], _ digests: DigestFunction) -> BodyDigest {
+        var digester = BodyDigester(using: digests)
         digester.update(body)
         return digester.finish()
     }

@@ -36,7 +36,7 @@ final class VerifyCommandTests: XCTestCase {
 
     private static func request(_ head: HTTPRequestHead, time: Double) -> RecordedMessage {
         let raw = Array((["GET \(head.path) HTTP/1.1"] + head.fields.map(\.description)).map { $0 + "\r\n" }.joined().utf8)
-        let digest = MessageDigest(head: HeadDigest(request: head, wire: .http1(head: raw), connectionScheme: "https"))
+        let digest = MessageDigest(head: HeadDigest(request: head, wire: .http1(head: raw), connectionScheme: "https", using: .sha256))
         return RecordedMessage(request: head, connectionScheme: "https", digest: digest,
                                timings: MessageTimings(start: Timestamp(millisecondsSince1970: time)), redaction: RedactionPolicy())
     }
@@ -44,7 +44,8 @@ final class VerifyCommandTests: XCTestCase {
     private static func response(time: Double) -> RecordedMessage {
         let head = HTTPResponseHead(status: 200, fields: ["Content-Length": "0"])
         let raw = Array("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n".utf8)
-        return RecordedMessage(response: head, digest: MessageDigest(head: HeadDigest(response: head, wire: .http1(head: raw))),
+        return RecordedMessage(response: head, digest: MessageDigest(head: HeadDigest(response: head, wire: .http1(head: raw),
+                                                                                      using: .sha256)),
                                timings: MessageTimings(start: Timestamp(millisecondsSince1970: time)), redaction: RedactionPolicy())
     }
 

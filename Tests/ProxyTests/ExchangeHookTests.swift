@@ -79,7 +79,8 @@ final class ExchangeHookTests: XCTestCase {
                           record.leg(.upstream)?.request?.digest.head.semantic)
         XCTAssertNotEqual(record.leg(.downstream)?.response?.digest.body.sha256,
                           record.leg(.upstream)?.response?.digest.body.sha256)
-        XCTAssertEqual(record.leg(.downstream)?.response?.digest.body.sha256, SHA256Digest.of(Array("ABC".utf8)))
+        XCTAssertEqual(record.leg(.downstream)?.response?.digest.body.sha256,
+                       SHA256Digest.of(Array("ABC".utf8), using: Script.settings.digests))
     }
 
     func testAHookAnswerReplacesTheServerAndNoUpstreamIsOpened() throws {

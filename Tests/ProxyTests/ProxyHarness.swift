@@ -1,5 +1,6 @@
 import Evidence
 import Foundation
+import Hashing
 import Proxy
 import TLS
 import Wire
@@ -19,6 +20,9 @@ final class ProxyHarness {
     var proxyURL: String { "http://127.0.0.1:\(port)" }
     var caFile: String { authority.certificatePath }
     var recordingPath: String { directory + "/recording.jsonl" }
+    /// The digest key the harness records under: 32 bytes of 0x42, so a
+    /// test can compute the digests it expects (HMAC-SHA-256 under it).
+    static let digester = SecretDigester(key: [UInt8](repeating: 0x42, count: SecretDigester.keyByteCount))
 
     /// Starts a proxy; `configure` adjusts the configuration (mode, trust, hooks…).
     init(mode: ProxyMode = .forward, bodyStoreLimit: Int = 0,
@@ -31,7 +35,8 @@ final class ProxyHarness {
         configuration.tap = "test"
         configuration.keyLog = .disabled
         configuration.recording = ProxyConfiguration.Recording(path: directory + "/recording.jsonl",
-                                                               bodyStoreLimit: bodyStoreLimit)
+                                                               bodyStoreLimit: bodyStoreLimit,
+                                                               redaction: RedactionPolicy(digester: ProxyHarness.digester))
         configure(&configuration)
         server = ProxyServer(configuration: configuration)
         address = try server.start()

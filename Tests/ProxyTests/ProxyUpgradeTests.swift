@@ -14,11 +14,12 @@ final class ProxyUpgradeTests: XCTestCase {
     /// The client: `mode port cafile origin-port frames [--again] [--flood]`.
     /// Sends the handshake, prints the status line; after a 101 sends
     /// `frames` masked text frames, reads the echo, half-closes and prints
-    /// `echo <bytes> <sha256>`; after a refusal sends `--again` a second
+    /// `echo <bytes> <digest>` (HMAC-SHA-256 under the harness's digest key,
+    /// as the recording digests); after a refusal sends `--again` a second
     /// request on the same connection and prints its status line; with
     /// `--flood` writes for 3 s without reading and prints `sent <bytes>`.
     private static let client = #"""
-    import hashlib, socket, ssl, sys
+    import hashlib, hmac, socket, ssl, sys
     mode, port, cafile, origin = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
     frames = int(sys.argv[5])
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
@@ -76,7 +77,7 @@ final class ProxyUpgradeTests: XCTestCase {
             more = s.recv(65536)
             if not more: break
             rest += more
-        print("echo %d %s %s" % (len(got), hashlib.sha256(got).hexdigest(), got == data))
+        print("echo %d %s %s" % (len(got), hmac.new(b"\x42" * 32, got, hashlib.sha256).hexdigest(), got == data))
         print("rest %r" % rest.decode("latin-1"))
     elif "--again" in sys.argv:
         length = [l for l in answer.split("\r\n") if l.lower().startswith("content-length:")]

@@ -11,7 +11,7 @@ final class ServerExchangeTests: XCTestCase {
 
     private func exchange(limit: Int) -> ServerExchange {
         ServerExchange(head: head, wire: .http2Request(head), connectionScheme: "https", clientCertificateSubject: "CN=alice",
-                       limit: limit, storeLimit: 0, now: .now())
+                       limit: limit, storeLimit: 0, digests: redaction.digests, now: .now())
     }
 
     func testHandsTheWholeRequestOverAtItsEnd() {

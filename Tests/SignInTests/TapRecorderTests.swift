@@ -13,13 +13,14 @@ final class TapRecorderTests: XCTestCase {
         let requestHead = HTTPRequestHead(method: "POST", path: "/suite/auth",
                                           fields: ["Host": "a.test", "Cookie": "JSESSIONID=x", "Intact-Trace": "r-3"])
         let raw = Array("POST /suite/auth HTTP/1.1\r\nHost: a.test\r\nCookie: JSESSIONID=x\r\nIntact-Trace: r-3\r\n".utf8)
+        let digests = recorder.settings.redaction.digests
         var request = MessageObservation(request: requestHead, wire: .http1(head: raw), connectionScheme: "https",
-                                         storeLimit: 4, start: .now(), headersDone: .now())
+                                         storeLimit: 4, using: digests, start: .now(), headersDone: .now())
         request.append(Array("un=d".utf8))
         request.append(Array("&pw=x".utf8))
         let responseHead = HTTPResponseHead(status: 302, version: .http2, fields: ["set-cookie": "JSESSIONID=y"])
         var response = MessageObservation(response: responseHead, wire: .http2Response(responseHead), storeLimit: 4,
-                                          start: .now(), headersDone: .now())
+                                          using: digests, start: .now(), headersDone: .now())
         let redaction = recorder.settings.redaction
         recorder.record(traceID: "r-3", step: "callback-redirect", connectionID: "c1",
                         tls: TLSDetails(version: "TLSv1.3", alpn: "h2"),
@@ -40,9 +41,12 @@ final class TapRecorderTests: XCTestCase {
         let leg = try XCTUnwrap(record.leg(.server))
         XCTAssertEqual(leg.tls?.alpn, "h2")
         let recordedRequest = try XCTUnwrap(leg.request)
-        XCTAssertEqual(recordedRequest.digest.head.exact, SHA256Digest.of(raw))
+        XCTAssertEqual(recording.header.digests, RecordingHeader.Digests(digests))
+        XCTAssertEqual(recording.header.digests.algorithm, .hmacSHA256)
+        XCTAssertEqual(recordedRequest.digest.head.exact, SHA256Digest.of(raw, using: digests))
+        XCTAssertNotEqual(recordedRequest.digest.head.exact, SHA256Digest.of(raw), "keyed, never plain SHA-256")
         XCTAssertEqual(recordedRequest.digest.body.length, 9)
-        XCTAssertEqual(recordedRequest.digest.body.sha256, SHA256Digest.of(Array("un=d&pw=x".utf8)))
+        XCTAssertEqual(recordedRequest.digest.body.sha256, SHA256Digest.of(Array("un=d&pw=x".utf8), using: digests))
         XCTAssertEqual(recordedRequest.body?.bytes, Array("un=d".utf8))
         XCTAssertEqual(recordedRequest.body?.truncated, true)
         XCTAssertEqual(recordedRequest.scheme, "https")

@@ -17,6 +17,22 @@ public enum VerificationInputError: Error, Hashable, Sendable, CustomStringConve
     case endMisplacedInPath(tap: String, kind: TapSummary.Kind)
     /// Sequence alignment between two taps would need more memory than allowed.
     case tooManyToAlign(from: String, to: String, exchanges: Int, limit: Int)
+    /// The recordings' digests were not all taken with one algorithm and key
+    /// (`RecordingHeader.digests`): no digest of one compares with the other's.
+    case differentDigests([DigestsOfRecording])
+
+    /// How one recording's digests were taken, for `differentDigests`.
+    public struct DigestsOfRecording: Hashable, Sendable {
+        public var path: String
+        public var tap: String
+        public var digests: RecordingHeader.Digests
+
+        public init(path: String, tap: String, digests: RecordingHeader.Digests) {
+            self.path = path
+            self.tap = tap
+            self.digests = digests
+        }
+    }
 
     public var description: String {
         switch self {
@@ -40,6 +56,16 @@ public enum VerificationInputError: Error, Hashable, Sendable, CustomStringConve
         case .tooManyToAlign(let from, let to, let exchanges, let limit):
             return "pairing \(from) with \(to) without trace ids would align \(exchanges) exchange pairs "
                 + "(limit \(limit)): record with the Intact-Trace field, or split the recordings"
+        case .differentDigests(let recordings):
+            let list = recordings.map { "\($0.path) (\($0.tap)): \($0.digests)" }.joined(separator: "; ")
+            let algorithms = Set(recordings.map(\.digests.algorithm))
+            let advice = algorithms.count > 1
+                ? "the digest algorithms differ (plain SHA-256 comes from a recording of an older build): "
+                    + "record every tap again with this build and one --digest-key FILE"
+                : "the digest keys differ: give every tap of a setup the same --digest-key FILE "
+                    + "(by default \(DigestKeyFile.fileName) beside the CA) and record again"
+            return "cannot compare the recordings: their digests were not taken with one key (\(list)); "
+                + "digests under different keys never match, so every message would look changed. " + advice
         }
     }
 }

@@ -47,6 +47,7 @@ public struct Verifier: Sendable {
     /// a verification that runs and fails the policy returns a report whose
     /// `policyHolds` is false.
     public func verify(_ recordings: [Recording]) throws -> VerificationReport {
+        try Verifier.checkDigests(recordings)
         let path = try TapPath(recordings, order: configuration.path)
         let (chains, unpairedBoundaries) = try ExchangeChain.link(path, maximumAlignmentCells: configuration.maximumAlignmentCells)
         let judge = MessageJudge(policy: configuration.policy)
@@ -94,6 +95,16 @@ public struct Verifier: Sendable {
                                   path: path.verifiedPath, exchanges: exchanges, intermediaryRequests: intermediary,
                                   connections: connections, problems: problems,
                                   warnings: Verifier.digestKeyWarnings(recordings) + recordings.flatMap { $0.warnings.map(\.description) })
+    }
+
+    /// Refuses recordings whose digests were not taken with one algorithm
+    /// and key (`RecordingHeader.digests`): compared, they would differ
+    /// everywhere and every message would look modified.
+    static func checkDigests(_ recordings: [Recording]) throws(VerificationInputError) {
+        guard Set(recordings.map(\.header.digests)).count > 1 else { return }
+        throw .differentDigests(recordings.map {
+            VerificationInputError.DigestsOfRecording(path: $0.path, tap: $0.header.tap, digests: $0.header.digests)
+        })
     }
 
     /// Says when the recordings did not digest secrets under one key (or

@@ -1,0 +1,167 @@
+internal import COpenSSL
+
+/// The function a recording digests message content with: every head, field,
+/// target, body, trailer and relayed-stream digest of one recording goes
+/// through one value of this type.
+///
+/// - `sha256`: plain SHA-256, for recordings read back from older builds
+///   and for digests that must be comparable with no key.
+/// - `hmacSHA256`: HMAC-SHA-256 (RFC 2104) under the setup's digest key
+///   (`SecretDigester`). A message part that carries a secret (a sign-in form
+///   `pw=…`, a `Cookie:` line, a `?token=` target) then has a digest that
+///   cannot be tested against guesses without the key, while the taps that
+///   share the key still get equal digests for equal content.
+///
+/// Both give 32 bytes. The key's precomputed states are loaded once, in
+/// `init`; a digest copies them (no OpenSSL object is allocated per digest)
+/// and the value is shared read-only, so one value serves every thread.
+public struct DigestFunction: Sendable, Hashable, CustomStringConvertible {
+    /// How the digests of a recording were taken, as its header names it.
+    public enum Algorithm: String, Sendable, Hashable, Codable {
+        case sha256 = "sha256"
+        case hmacSHA256 = "hmac-sha256"
+    }
+
+    /// The size of a digest in bytes.
+    public static let byteCount = 32
+
+    public let algorithm: Algorithm
+    /// For `hmacSHA256`, the key's fingerprint (`SecretDigester.fingerprint`); nil for `sha256`.
+    public let keyFingerprint: String?
+    private let key: Key
+
+    /// Plain SHA-256.
+    public static let sha256 = DigestFunction()
+
+    private init() {
+        algorithm = .sha256
+        keyFingerprint = nil
+        key = Key(hmac: nil)
+    }
+
+    /// HMAC-SHA-256 under `key`, named by `fingerprint`.
+    init(hmacKey: [UInt8], fingerprint: String) {
+        algorithm = .hmacSHA256
+        keyFingerprint = fingerprint
+        key = Key(hmac: hmacKey)
+    }
+
+    /// The digest of one contiguous run of bytes.
+    public func digest<Bytes: Collection>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
+        let digest: [UInt8]? = bytes.withContiguousStorageIfAvailable { oneShot(UnsafeRawBufferPointer($0)) }
+        if let digest { return digest }
+        return Array(bytes).withUnsafeBytes { oneShot($0) }
+    }
+
+    private func oneShot(_ buffer: UnsafeRawBufferPointer) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: DigestFunction.byteCount) { out, count in
+            intact_digest_oneshot(key.state, buffer.baseAddress, buffer.count, out.baseAddress)
+            count = DigestFunction.byteCount
+        }
+    }
+
+    /// A digest fed in pieces (a body as it streams).
+    public func begin() -> RunningDigest {
+        RunningDigest(key: key)
+    }
+
+    public var description: String {
+        keyFingerprint.map { "\(algorithm.rawValue) under key \($0)" } ?? algorithm.rawValue
+    }
+
+    public static func == (a: DigestFunction, b: DigestFunction) -> Bool {
+        a.algorithm == b.algorithm && a.keyFingerprint == b.keyFingerprint
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(algorithm)
+        hasher.combine(keyFingerprint)
+    }
+
+    /// Owns the precomputed states (`intact_digest_key`), at a stable address
+    /// for the C functions. `@unchecked Sendable`: written only in `init`,
+    /// then only read (copied from) by any thread.
+    final class Key: @unchecked Sendable {
+        let state: UnsafeMutablePointer<intact_digest_key>
+
+        init(hmac key: [UInt8]?) {
+            state = .allocate(capacity: 1)
+            if let key {
+                key.withUnsafeBufferPointer { intact_digest_key_init_hmac(state, $0.baseAddress, $0.count) }
+            } else {
+                intact_digest_key_init_plain(state)
+            }
+        }
+
+        deinit {
+            OPENSSL_cleanse(state, MemoryLayout<intact_digest_key>.size)
+            state.deallocate()
+        }
+    }
+}
+
+/// A digest of one `DigestFunction` taken in pieces, as a body streams.
+///
+/// Copying a value copies the running state (copy-on-write), so a running
+/// digest can be adopted by another message and go on there. One allocation
+/// per running digest (its state, beside the key it finishes with); `update`
+/// and `finish` allocate nothing beyond the result. `finish` is called once.
+public struct RunningDigest: @unchecked Sendable {
+    // `@unchecked`: `Storage` (a `ManagedBuffer`, which cannot be declared
+    // Sendable) is only mutated through this value's copy-on-write.
+    private var storage: Storage
+
+    fileprivate init(key: DigestFunction.Key) {
+        storage = Storage.make(key: key)
+    }
+
+    /// Feeds bytes into the digest.
+    public mutating func update<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        let storage = self.storage
+        let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in
+            storage.update(UnsafeRawBufferPointer(buffer))
+        }
+        if done == nil {
+            Array(bytes).withUnsafeBytes { storage.update($0) }
+        }
+    }
+
+    /// The 32-byte digest. The value must not be updated afterwards.
+    public mutating func finish() -> [UInt8] {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage.finish()
+    }
+
+    /// The running `SHA256_CTX`, tail-allocated behind the key it started
+    /// from, in one allocation.
+    private final class Storage: ManagedBuffer<DigestFunction.Key, SHA256_CTX> {
+        static func make(key: DigestFunction.Key) -> Storage {
+            let buffer = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in key }, to: Storage.self)
+            buffer.withUnsafeMutablePointers { key, running in intact_digest_begin(key.pointee.state, running) }
+            return buffer
+        }
+
+        func copy() -> Storage {
+            let buffer = unsafeDowncast(Storage.create(minimumCapacity: 1) { _ in header }, to: Storage.self)
+            withUnsafeMutablePointerToElements { source in
+                buffer.withUnsafeMutablePointerToElements { $0.initialize(to: source.pointee) }
+            }
+            return buffer
+        }
+
+        func update(_ bytes: UnsafeRawBufferPointer) {
+            guard bytes.count > 0 else { return }
+            withUnsafeMutablePointerToElements { intact_digest_update($0, bytes.baseAddress, bytes.count) }
+        }
+
+        func finish() -> [UInt8] {
+            withUnsafeMutablePointers { key, running in
+                [UInt8](unsafeUninitializedCapacity: DigestFunction.byteCount) { out, count in
+                    intact_digest_finish(key.pointee.state, running, out.baseAddress)
+                    count = DigestFunction.byteCount
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Hashing
+import XCTest
+
+/// The function recordings digest message content with: plain SHA-256 or
+/// HMAC-SHA-256, in one go or in pieces, giving the same bytes either way.
+final class DigestFunctionTests: XCTestCase {
+    private let key = [UInt8](repeating: 0x0b, count: 20)
+    private let message = Array("Hi There".utf8)
+    /// RFC 4231 test case 1.
+    private let rfc4231Case1 = "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+
+    func testPlainIsSHA256() {
+        let bytes = Array("user=alice&pw=hunter2".utf8)
+        XCTAssertEqual(DigestFunction.sha256.digest(bytes), SHA256.hash(bytes))
+        XCTAssertEqual(DigestFunction.sha256.digest([UInt8]()), SHA256.hash([UInt8]()))
+        XCTAssertEqual(DigestFunction.sha256.algorithm, .sha256)
+        XCTAssertNil(DigestFunction.sha256.keyFingerprint)
+    }
+
+    func testKeyedIsHMACSHA256InOneGoAndInPieces() {
+        let function = SecretDigester(key: key).digests
+        XCTAssertEqual(function.algorithm, .hmacSHA256)
+        XCTAssertEqual(function.keyFingerprint, SecretDigester(key: key).fingerprint)
+        XCTAssertEqual(Encoding.hex(function.digest(message)), rfc4231Case1)
+        var running = function.begin()
+        running.update(message.prefix(3))
+        running.update([UInt8]())
+        running.update(message.dropFirst(3))
+        XCTAssertEqual(Encoding.hex(running.finish()), rfc4231Case1)
+        // A longer message crossing block boundaries, fed in uneven pieces.
+        let long = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        var pieces = function.begin()
+        var offset = 0
+        for size in [1, 63, 64, 65, 300, 507] {
+            pieces.update(long[offset..<offset + size])
+            offset += size
+        }
+        XCTAssertEqual(pieces.finish(), function.digest(long))
+    }
+
+    func testACopiedRunningDigestGoesOnIndependently() {
+        let function = SecretDigester(key: key).digests
+        var first = function.begin()
+        first.update(Array("Hi ".utf8))
+        var fork = first
+        fork.update(Array("There".utf8))
+        first.update(Array("Thor".utf8))
+        XCTAssertEqual(Encoding.hex(fork.finish()), rfc4231Case1)
+        XCTAssertEqual(first.finish(), function.digest(Array("Hi Thor".utf8)))
+    }
+
+    func testSameKeySameDigestsOtherKeyOtherDigests() {
+        let a = SecretDigester(key: [UInt8](repeating: 1, count: 32)).digests
+        let b = SecretDigester(key: [UInt8](repeating: 1, count: 32)).digests
+        let other = SecretDigester(key: [UInt8](repeating: 2, count: 32)).digests
+        XCTAssertEqual(a, b)
+        XCTAssertNotEqual(a, other)
+        XCTAssertNotEqual(a, .sha256)
+        XCTAssertEqual(a.digest(message), b.digest(message))
+        XCTAssertNotEqual(a.digest(message), other.digest(message))
+        XCTAssertNotEqual(a.digest(message), SHA256.hash(message))
+    }
+
+    func testOneValueDigestsFromManyThreads() {
+        let function = SecretDigester(key: key).digests
+        let message = message, expected = rfc4231Case1
+        DispatchQueue.concurrentPerform(iterations: 64) { index in
+            var running = function.begin()
+            running.update(message)
+            XCTAssertEqual(Encoding.hex(running.finish()), expected)
+            XCTAssertEqual(Encoding.hex(function.digest(message)), expected, "iteration \(index)")
+        }
+    }
+}
