@@ -73,7 +73,8 @@ let package = Package(
                                                   "ProxyAddons", "SignIn", "Demo", "Scenarios", "ConfigurationFile"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
         // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
-        .executableTarget(name: "intact-microbench", dependencies: ["HTTP", "Hashing"], path: "Benchmarks/Microbench"),
+        .executableTarget(name: "intact-microbench", dependencies: ["HTTP", "Hashing", "Evidence"],
+                          path: "Benchmarks/Microbench"),
 
         // Fuzzing: one entry function per target (FuzzTargetsTests replays the corpus through each in
         // `make test`) and the libFuzzer driver `make fuzz` builds with coverage and AddressSanitizer.

@@ -1,9 +1,11 @@
-// intact-microbench: parse throughput and digest cost per message (issue 3).
+// intact-microbench: parse throughput and digest cost per message (issue 3), and the
+// cost of a recording line per exchange (issue 13).
 //
 // A measurement tool, not a test: it prints numbers and asserts nothing.
 // Run it with `make microbench` (release build). Numbers from a shared
 // machine are noisy; compare runs made on the same machine, and prefer the
 // median of the repetitions it prints.
+import Evidence
 import Foundation
 import HTTP
 import Hashing
@@ -126,5 +128,43 @@ report("parse + head digest + body digest (1 msg)", iterations: n, bytesPerItera
            }
            sink &+= digester.finish().length
        })
+
+// 6. A recording line: a proxy's two-leg record of a keep-alive GET of 1 KiB (as the
+// benchmark's wrk and nginx exchange), built as the recorder builds it, then encoded.
+let getText = "GET /1k HTTP/1.1\r\nHost: localhost:8443\r\n"
+let getHead = HTTPRequestHead(method: "GET", path: "/1k", fields: ["Host": "localhost:8443"])
+let okFields: HTTPFields = ["Server": "nginx/1.22.1", "Date": "Tue, 01 Dec 2026 16:00:00 GMT",
+                            "Content-Type": "application/octet-stream", "Content-Length": "1024",
+                            "Last-Modified": "Tue, 01 Dec 2026 15:59:00 GMT", "Connection": "keep-alive",
+                            "ETag": "\"692dba2c-400\"", "Accept-Ranges": "bytes"]
+let okHead = HTTPResponseHead(status: 200, fields: okFields)
+let okText = "HTTP/1.1 200 OK\r\n" + okFields.map { "\($0.name): \($0.value)\r\n" }.joined()
+let redaction = RedactionPolicy(digester: SecretDigester(key: [UInt8](repeating: 7, count: SecretDigester.keyByteCount)))
+let payload = [UInt8](repeating: 0x61, count: 1024)
+func recordedLeg(_ role: ExchangeRecord.Leg.Role, _ connection: String) -> ExchangeRecord.Leg {
+    let now = Timestamp.now()
+    let request = RecordedMessage(
+        request: getHead, connectionScheme: "https",
+        digest: MessageDigest(head: HeadDigest(request: getHead, wire: .http1(head: Array(getText.utf8)),
+                                               connectionScheme: "https", using: redaction.digests)),
+        timings: MessageTimings(start: now, headersDone: now, end: now), redaction: redaction)
+    var body = BodyDigester(using: redaction.digests)
+    body.update(payload)
+    let response = RecordedMessage(
+        response: okHead, digest: MessageDigest(head: HeadDigest(response: okHead, wire: .http1(head: Array(okText.utf8)),
+                                                                 using: redaction.digests), body: body.finish()),
+        timings: MessageTimings(start: now, headersDone: now, end: now), redaction: redaction)
+    return ExchangeRecord.Leg(role: role, connectionID: connection,
+                              tls: TLSDetails(version: "TLSv1.3", cipher: "TLS_AES_256_GCM_SHA384", sni: "localhost", alpn: "http/1.1"),
+                              request: request, response: response)
+}
+let record = ExchangeRecord(exchangeID: "d12.345", tap: "proxy",
+                            legs: [recordedLeg(.downstream, "d12"), recordedLeg(.upstream, "u3")])
+let lineLength = record.jsonLine().count
+report("recording line of a two-leg 1 KiB GET (\(lineLength) bytes)", iterations: n, bytesPerIteration: lineLength,
+       runs: measure(iterations: n) { sink &+= record.jsonLine().count })
+report("two-leg record built (digests, redaction, timings)", iterations: n,
+       runs: measure(iterations: n) { sink &+= ExchangeRecord(exchangeID: "d1.1", tap: "proxy",
+                                                              legs: [recordedLeg(.downstream, "d1"), recordedLeg(.upstream, "u1")]).legs.count })
 
 print("(checksum \(sink & 0xff); median of 5 runs each)")

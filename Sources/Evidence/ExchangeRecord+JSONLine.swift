@@ -9,13 +9,20 @@ import HTTP
 extension ExchangeRecord {
     /// The record as one recording line, `\n` included.
     public func jsonLine() -> [UInt8] {
-        var json = JSONWriter(capacity: 1024 + legs.count * 1536)
+        lineWriter().bytes
+    }
+
+    /// A writer holding the record's line, `\n` included: what
+    /// `RecordingWriter` appends to its batch without an array in between.
+    public func lineWriter() -> JSONWriter {
+        // A two-leg record of a small exchange is about 5 KiB: one allocation.
+        var json = JSONWriter(capacity: 2048 + legs.count * 3072)
         json.object { json in
             json.member("type", RecordingFormat.LineType.exchange.rawValue)
             writeMembers(to: &json)
         }
         json.appendRaw(UInt8(ascii: "\n"))
-        return json.bytes
+        return json
     }
 
     private func writeMembers(to json: inout JSONWriter) {

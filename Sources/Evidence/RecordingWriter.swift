@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Glibc
+import HTTP
 
 /// Appends exchange records to a JSON Lines recording at the rate a proxy
 /// produces them, in bounded memory, so that a crash or `kill -9` at any
@@ -128,7 +129,7 @@ public final class RecordingWriter: @unchecked Sendable {
     /// slows the caller). Must not be called after `close` (a programming
     /// error: the record is counted as lost).
     public func append(_ record: ExchangeRecord) {
-        let line = record.jsonLine()
+        let line = record.lineWriter()
         lock.lock()
         while queuedBytes >= queueLimit, case .open = status {
             lock.wait()
@@ -143,7 +144,7 @@ public final class RecordingWriter: @unchecked Sendable {
     /// `whenRoom` calls back. The record is queued either way.
     @discardableResult
     public func offer(_ record: ExchangeRecord) -> Bool {
-        let line = record.jsonLine()
+        let line = record.lineWriter()
         lock.lock()
         let schedule = enqueueLocked(line)
         let room = queuedBytes < queueLimit
@@ -212,10 +213,10 @@ public final class RecordingWriter: @unchecked Sendable {
     /// Adds a line to the pending batch, or counts it lost when the writer
     /// stopped; when a drain must be scheduled, whether it should run now
     /// (the batch is already big or the queue is full) rather than after `gatherDelay`.
-    private func enqueueLocked(_ line: [UInt8]) -> DrainStart? {
+    private func enqueueLocked(_ line: borrowing JSONWriter) -> DrainStart? {
         switch status {
         case .open:
-            pending.append(contentsOf: line)
+            line.append(to: &pending)
             pendingRecords += 1
             queuedBytes += line.count
             guard !drainScheduled else { return nil }

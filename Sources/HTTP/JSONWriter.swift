@@ -16,19 +16,42 @@
 /// The caller writes keys and values in pairs inside `object`/`array`; the
 /// writer inserts the commas. Invariant: `needsComma` is true exactly when
 /// the innermost open container already holds a member.
-public struct JSONWriter {
-    /// The bytes written so far.
-    public private(set) var bytes: [UInt8]
+///
+/// The bytes go into one buffer the writer owns (noncopyable, freed in
+/// `deinit`): each value reserves room once and stores its bytes through a
+/// pointer, so a line of a few kilobytes costs no per-byte bounds, capacity
+/// or uniqueness checks. Invariant: `0 <= count <= capacity`, and the first
+/// `count` bytes of `base` are the output.
+public struct JSONWriter: ~Copyable {
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    /// How many bytes have been written.
+    public private(set) var count = 0
     private var needsComma = false
 
     public init(capacity: Int = 1024) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        self.capacity = max(capacity, 64)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit {
+        base.deallocate()
+    }
+
+    /// The bytes written so far, copied into an array.
+    public var bytes: [UInt8] {
+        Array(UnsafeBufferPointer(start: base, count: count))
+    }
+
+    /// Appends the bytes written so far to `array` (one copy).
+    public func append(to array: inout [UInt8]) {
+        array.append(contentsOf: UnsafeBufferPointer(start: base, count: count))
     }
 
     /// Appends a raw byte (the caller keeps the JSON valid), e.g. a line's `\n`.
     public mutating func appendRaw(_ byte: UInt8) {
-        bytes.append(byte)
+        reserve(1)
+        put(byte)
     }
 
     // MARK: Containers
@@ -44,11 +67,13 @@ public struct JSONWriter {
     }
 
     private mutating func container(open: UInt8, close: UInt8, _ body: (inout JSONWriter) -> Void) {
+        reserve(2)
         separate()
-        bytes.append(open)
+        put(open)
         needsComma = false
         body(&self)
-        bytes.append(close)
+        reserve(1)
+        put(close)
         needsComma = true
     }
 
@@ -61,55 +86,70 @@ public struct JSONWriter {
 
     /// Writes a member's key; the next value written is its value.
     public mutating func key(_ key: StaticString) {
+        let length = key.utf8CodeUnitCount
+        reserve(length + 4)
         separate()
-        bytes.append(UInt8(ascii: "\""))
-        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        put(UInt8(ascii: "\""))
+        (base + count).update(from: key.utf8Start, count: length)
+        count += length
+        put(UInt8(ascii: "\""))
+        put(UInt8(ascii: ":"))
         needsComma = false
     }
 
     /// Writes a member's key that is not a literal (a dictionary key), escaped.
     public mutating func key(_ key: String) {
         string(key)
-        bytes.append(UInt8(ascii: ":"))
+        reserve(1)
+        put(UInt8(ascii: ":"))
         needsComma = false
     }
 
     // MARK: Values
 
     public mutating func string(_ value: String) {
-        separate()
-        bytes.append(UInt8(ascii: "\""))
         var value = value
-        value.withUTF8 { appendEscaped($0) }
-        bytes.append(UInt8(ascii: "\""))
+        value.withUTF8 { utf8 in
+            reserve(utf8.count + 3)
+            separate()
+            put(UInt8(ascii: "\""))
+            appendEscaped(utf8)
+            reserve(1)
+            put(UInt8(ascii: "\""))
+        }
         needsComma = true
     }
 
     /// Bytes as a string of lowercase hexadecimal digits (a digest), written
     /// straight from the bytes with no intermediate `String`.
     public mutating func hex(_ value: [UInt8]) {
+        reserve(value.count * 2 + 3)
         separate()
-        bytes.append(UInt8(ascii: "\""))
-        for byte in value {
-            bytes.append(JSONWriter.hexDigits[Int(byte >> 4)])
-            bytes.append(JSONWriter.hexDigits[Int(byte & 0x0f)])
+        put(UInt8(ascii: "\""))
+        let out = base + count
+        JSONWriter.hexDigits.withUnsafeBufferPointer { digits in
+            for (index, byte) in value.enumerated() {
+                out[2 * index] = digits[Int(byte >> 4)]
+                out[2 * index + 1] = digits[Int(byte & 0x0f)]
+            }
         }
-        bytes.append(UInt8(ascii: "\""))
+        count += value.count * 2
+        put(UInt8(ascii: "\""))
         needsComma = true
     }
 
     public mutating func int(_ value: Int) {
+        reserve(21)
         separate()
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        if value < 0 { put(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
-        let first = bytes.count
+        let first = count
         repeat {
-            bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            put(UInt8(ascii: "0") + UInt8(magnitude % 10))
             magnitude /= 10
         } while magnitude > 0
-        bytes[first...].reverse()
+        var digits = UnsafeMutableBufferPointer(start: base + first, count: count - first)
+        digits.reverse()
         needsComma = true
     }
 
@@ -118,14 +158,19 @@ public struct JSONWriter {
             string(value.isNaN ? "NaN" : value < 0 ? "-Infinity" : "Infinity")
             return
         }
-        separate()
-        bytes.append(contentsOf: value.description.utf8)
+        var text = value.description
+        text.withUTF8 { utf8 in
+            reserve(utf8.count + 1)
+            separate()
+            append(utf8)
+        }
         needsComma = true
     }
 
     public mutating func bool(_ value: Bool) {
+        reserve(6)
         separate()
-        bytes.append(contentsOf: value ? JSONWriter.trueBytes : JSONWriter.falseBytes)
+        append(value ? JSONWriter.trueBytes : JSONWriter.falseBytes)
         needsComma = true
     }
 
@@ -158,38 +203,119 @@ public struct JSONWriter {
 
     // MARK: Private
 
-    private static let trueBytes = Array("true".utf8)
-    private static let falseBytes = Array("false".utf8)
+    private static let trueBytes: StaticString = "true"
+    private static let falseBytes: StaticString = "false"
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    private mutating func separate() {
-        if needsComma { bytes.append(UInt8(ascii: ",")) }
+    /// Makes room for `extra` more bytes; every `put` is preceded by one.
+    @inline(__always)
+    private mutating func reserve(_ extra: Int) {
+        if count + extra > capacity { grow(to: count + extra) }
     }
 
-    /// Appends UTF-8 text escaped for a JSON string: runs that need no escape
-    /// are copied in one append.
+    private mutating func grow(to needed: Int) {
+        let newCapacity = max(capacity * 2, needed)
+        let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        newBase.initialize(from: base, count: count)
+        base.deallocate()
+        base = newBase
+        capacity = newCapacity
+    }
+
+    /// Stores one byte in room already reserved.
+    @inline(__always)
+    private mutating func put(_ byte: UInt8) {
+        base[count] = byte
+        count += 1
+    }
+
+    /// Stores bytes in room already reserved.
+    @inline(__always)
+    private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        (base + count).update(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
+    private mutating func append(_ text: StaticString) {
+        (base + count).update(from: text.utf8Start, count: text.utf8CodeUnitCount)
+        count += text.utf8CodeUnitCount
+    }
+
+    /// Needs one byte of reserved room.
+    @inline(__always)
+    private mutating func separate() {
+        if needsComma { put(UInt8(ascii: ",")) }
+    }
+
+    /// Appends UTF-8 text escaped for a JSON string (room for its unescaped
+    /// length must be reserved; escapes reserve their own): runs that need
+    /// no escape are copied in one go.
     private mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+        guard let source = utf8.baseAddress else { return }
+        let end = utf8.count
         var runStart = 0
-        for index in 0..<utf8.count {
-            let byte = utf8[index]
-            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-            if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
-            runStart = index + 1
-            bytes.append(UInt8(ascii: "\\"))
+        while true {
+            let next = JSONWriter.firstEscape(source, from: runStart, end: end)
+            append(UnsafeBufferPointer(start: source + runStart, count: next - runStart))
+            guard next < end else { return }
+            let byte = source[next]
+            runStart = next + 1
+            // Room for the escape (up to 6 bytes) and what is left unwritten.
+            reserve(6 + (end - runStart))
+            put(UInt8(ascii: "\\"))
             switch byte {
-            case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\""))
-            case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\"))
-            case 0x0A: bytes.append(UInt8(ascii: "n"))
-            case 0x0D: bytes.append(UInt8(ascii: "r"))
-            case 0x09: bytes.append(UInt8(ascii: "t"))
-            case 0x08: bytes.append(UInt8(ascii: "b"))
-            case 0x0C: bytes.append(UInt8(ascii: "f"))
+            case UInt8(ascii: "\""): put(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): put(UInt8(ascii: "\\"))
+            case 0x0A: put(UInt8(ascii: "n"))
+            case 0x0D: put(UInt8(ascii: "r"))
+            case 0x09: put(UInt8(ascii: "t"))
+            case 0x08: put(UInt8(ascii: "b"))
+            case 0x0C: put(UInt8(ascii: "f"))
             default:
-                bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                          JSONWriter.hexDigits[Int(byte >> 4)], JSONWriter.hexDigits[Int(byte & 0x0f)]])
+                put(UInt8(ascii: "u"))
+                put(UInt8(ascii: "0"))
+                put(UInt8(ascii: "0"))
+                put(JSONWriter.hexDigits[Int(byte >> 4)])
+                put(JSONWriter.hexDigits[Int(byte & 0x0f)])
             }
         }
-        if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
+    }
+
+    /// The index of the first byte at or after `from` that needs an escape
+    /// (below U+0020, `"`, `\`), or `end`. Eight bytes at a time; the last
+    /// few are covered by the word ending at `end` when the text is that long
+    /// (it overlaps bytes already found clean, or an escape already written,
+    /// which only sends it to the byte loop).
+    @inline(__always)
+    private static func firstEscape(_ source: UnsafePointer<UInt8>, from: Int, end: Int) -> Int {
+        var index = from
+        while end - index >= 8 {
+            if needsEscape(UnsafeRawPointer(source + index).loadUnaligned(as: UInt64.self)) { break }
+            index += 8
+        }
+        if end - index < 8, end >= 8, index < end,
+           !needsEscape(UnsafeRawPointer(source + end - 8).loadUnaligned(as: UInt64.self)) {
+            return end
+        }
+        while index < end {
+            let byte = source[index]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return index }
+            index += 1
+        }
+        return end
+    }
+
+    /// True when one of the eight bytes of `word` is below 0x20, `"` or `\`
+    /// (the classic "has a byte less than n / equal to c" bit tricks; exact,
+    /// no false negatives, and no false positives for the existence test).
+    @inline(__always)
+    private static func needsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZero(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }
+        let below = (word &- ones &* 0x20) & ~word & highs
+        return (below | hasZero(word ^ (ones &* 0x22)) | hasZero(word ^ (ones &* 0x5c))) != 0
     }
 }
 
@@ -200,6 +326,7 @@ public protocol JSONWritable {
 
 extension JSONWriter {
     /// Writes `value` under `name`; leaves the member out when `value` is nil.
+    @inlinable
     public mutating func member(_ name: StaticString, ifPresent value: (some JSONWritable)?) {
         guard let value else { return }
         key(name)
@@ -207,6 +334,7 @@ extension JSONWriter {
     }
 
     /// Writes `values` as an array under `name`; leaves the member out when nil.
+    @inlinable
     public mutating func member(_ name: StaticString, ifPresent values: [some JSONWritable]?) {
         guard let values else { return }
         key(name)

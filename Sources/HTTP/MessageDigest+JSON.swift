@@ -24,9 +24,9 @@ extension HeadDigest {
             json.key("fields")
             json.object { json in
                 // Sorted so a line is the same bytes for the same head.
-                for name in fields.keys.sorted() {
+                for (name, digest) in fields.sorted(by: { $0.key < $1.key }) {
                     json.key(name)
-                    json.hex(fields[name]!.bytes)
+                    json.hex(digest.bytes)
                 }
             }
             json.key("fieldNames")

@@ -1,0 +1,109 @@
+import Foundation
+import HTTP
+import XCTest
+
+/// The recording lines' JSON writer: strings escaped exactly where JSON
+/// needs it (the word-at-a-time scan included, at every position and
+/// length), numbers and digests as `JSONDecoder` reads them back, and a
+/// buffer that grows past its first capacity.
+final class JSONWriterTests: XCTestCase {
+    /// The escaping rule, byte by byte: what the writer's fast scan must match.
+    private func reference(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\u{08}": out += "\\b"
+            case "\u{0C}": out += "\\f"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    private func written(_ text: String) -> String {
+        var json = JSONWriter(capacity: 0)
+        json.string(text)
+        return String(decoding: json.bytes, as: UTF8.self)
+    }
+
+    func testEveryEscapeAtEveryPositionOfEveryShortLength() throws {
+        let specials: [Character] = ["\"", "\\", "\n", "\r", "\t", "\u{08}", "\u{0C}", "\u{00}", "\u{01}", "\u{1F}"]
+        for length in 0...24 {
+            let plain = String(repeating: "a", count: length)
+            XCTAssertEqual(written(plain), reference(plain))
+            for position in 0..<max(length, 1) where length > 0 {
+                for special in specials {
+                    var characters = Array(plain)
+                    characters[position] = special
+                    let text = String(characters)
+                    XCTAssertEqual(written(text), reference(text), "length \(length), \(special.debugDescription) at \(position)")
+                    XCTAssertEqual(try JSONDecoder().decode(String.self, from: Data(written(text).utf8)), text)
+                }
+            }
+        }
+    }
+
+    func testBytesThatNeedNoEscapeAreCopiedAsTheyAre() throws {
+        // Around the thresholds of the word test: space, `!`, `#`, `[`, `]`, DEL, and non-ASCII.
+        let texts = [" !#$[]^_`{|}~\u{7F}", "é", "naïve façade — ünïcödé ✓ 𝄞", String(repeating: "é\u{7F} ", count: 9),
+                     "/suite/auth?token=abc&x=%2F", String(repeating: "ÿ", count: 17) + "\"" + String(repeating: "ÿ", count: 3)]
+        for text in texts {
+            XCTAssertEqual(written(text), reference(text), text)
+            XCTAssertEqual(try JSONDecoder().decode(String.self, from: Data(written(text).utf8)), text)
+        }
+    }
+
+    func testManyEscapesInALongString() throws {
+        let text = String(repeating: "a\"b\\c\nd\u{01}efghijklmnop", count: 40)
+        XCTAssertEqual(written(text), reference(text))
+        XCTAssertEqual(try JSONDecoder().decode(String.self, from: Data(written(text).utf8)), text)
+    }
+
+    func testNumbersDigestsAndContainersReadBackAndTheBufferGrows() throws {
+        var json = JSONWriter(capacity: 0)
+        let digest = (0..<32).map { UInt8($0 * 8) }
+        json.object { json in
+            json.member("min", Int.min)
+            json.member("max", Int.max)
+            json.member("zero", 0)
+            json.member("negative", -42)
+            json.key("digest")
+            json.hex(digest)
+            json.key("time")
+            json.double(1_796_131_061_262.437)
+            json.key("nan")
+            json.double(.nan)
+            json.member("yes", true)
+            json.member("no", false)
+            json.key("list")
+            json.array((0..<200).map { "item \($0)" })
+            json.key("dynamic \"key\"")
+            json.int(1)
+        }
+        json.appendRaw(UInt8(ascii: "\n"))
+        XCTAssertGreaterThan(json.count, 2000, "well past the first capacity")
+        var line = [UInt8]()
+        json.append(to: &line)
+        XCTAssertEqual(line, json.bytes)
+        XCTAssertEqual(line.last, UInt8(ascii: "\n"))
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.dropLast())) as? [String: Any])
+        XCTAssertEqual(object["min"] as? Int, Int.min)
+        XCTAssertEqual(object["max"] as? Int, Int.max)
+        XCTAssertEqual(object["zero"] as? Int, 0)
+        XCTAssertEqual(object["negative"] as? Int, -42)
+        XCTAssertEqual(object["digest"] as? String, digest.map { String(format: "%02x", $0) }.joined())
+        XCTAssertEqual(object["time"] as? Double, 1_796_131_061_262.437)
+        XCTAssertEqual(object["nan"] as? String, "NaN")
+        XCTAssertEqual(object["yes"] as? Bool, true)
+        XCTAssertEqual(object["no"] as? Bool, false)
+        XCTAssertEqual((object["list"] as? [String])?.count, 200)
+        XCTAssertEqual((object["list"] as? [String])?.last, "item 199")
+        XCTAssertEqual(object["dynamic \"key\""] as? Int, 1)
+    }
+}
