@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Glibc
 import HTTP
+import Synchronization
 
 /// Appends exchange records to a JSON Lines recording at the rate a proxy
 /// produces them, in bounded memory, so that a crash or `kill -9` at any
@@ -12,11 +13,17 @@ import HTTP
 /// - **Encoding** happens on the caller's thread (`ExchangeRecord.jsonLine`,
 ///   no `JSONEncoder`), so the queue holds bytes, not records.
 /// - **Batching.** Lines are gathered in one pending buffer for up to
-///   `gatherDelay` (2 ms; less once 64 KiB are pending); the writer's
-///   serial queue then takes the whole buffer at once and hands it to one
-///   `write(2)`. A batch holds only whole lines, so whatever the kernel has
-///   taken when the process dies ends in a whole line; a torn line can only
-///   come from a failed write, and then it is cut off (below).
+///   `gatherDelay` (2 ms; less once 64 KiB are pending); the writer then
+///   takes the whole buffer at once and hands it to one `write(2)`. A batch
+///   holds only whole lines, so whatever the kernel has taken when the
+///   process dies ends in a whole line; a torn line can only come from a
+///   failed write, and then it is cut off (below).
+/// - **Wake-ups.** The first line after a quiet spell starts the writer's
+///   loop on its queue (`drainLoop`); while lines keep coming the loop
+///   gathers each batch in a timed wait on `lock` and writes it, so under
+///   load the writer wakes once per batch, by itself: no timer is armed and
+///   no producer makes a system call to wake it (except once per batch that
+///   fills early). A gathering interval that brings nothing ends the loop.
 /// - **Bound.** `queuedBytes` (pending plus the batch being written) stays
 ///   under `queueLimit` plus one line per producer: `append` waits while the
 ///   queue is full, so a slow disk slows the producers and never grows
@@ -51,7 +58,17 @@ public final class RecordingWriter: @unchecked Sendable {
     private var spare: [UInt8] = []
     /// Pending plus the batch being written.
     private var queuedBytes = 0
+    /// The drain loop is running or queued.
     private var drainScheduled = false
+    /// The drain loop is in its timed wait, gathering a batch.
+    private var gathering = false
+    /// The drain loop should end its wait and write at once (a big batch,
+    /// a full queue, a flush or a close).
+    private var writeNow = false
+    /// `flush` and `close` completions, run by the drain loop after it wrote
+    /// every line queued before them.
+    private var flushes: [@Sendable (RecordingWriteError?) -> Void] = []
+    private var closes: [@Sendable (RecordingWriteError?) -> Void] = []
     private var status = Status.open
     private var roomWaiters: [@Sendable () -> Void] = []
 
@@ -134,9 +151,9 @@ public final class RecordingWriter: @unchecked Sendable {
         while queuedBytes >= queueLimit, case .open = status {
             lock.wait()
         }
-        let schedule = enqueueLocked(line)
+        let start = enqueueLocked(line)
         lock.unlock()
-        if let schedule { scheduleDrain(schedule) }
+        if start { startDrainLoop() }
     }
 
     /// Queues a record without ever waiting; returns false when the queue is
@@ -146,10 +163,10 @@ public final class RecordingWriter: @unchecked Sendable {
     public func offer(_ record: ExchangeRecord) -> Bool {
         let line = record.lineWriter()
         lock.lock()
-        let schedule = enqueueLocked(line)
+        let start = enqueueLocked(line)
         let room = queuedBytes < queueLimit
         lock.unlock()
-        if let schedule { scheduleDrain(schedule) }
+        if start { startDrainLoop() }
         return room
     }
 
@@ -178,22 +195,35 @@ public final class RecordingWriter: @unchecked Sendable {
     /// and calls `completion` on the writer's queue with the first problem
     /// seen so far, if any.
     public func flush(_ completion: @escaping @Sendable (RecordingWriteError?) -> Void) {
-        queue.async {
-            self.drain()
-            completion(self.syncOnQueue())
-        }
+        lock.lock()
+        flushes.append(completion)
+        let start = requestWriteLocked()
+        lock.unlock()
+        if start { startDrainLoop() }
     }
 
     /// After every record appended so far is written, syncs and closes the
     /// file and calls `completion` on the writer's queue with the first
     /// problem seen, if any.
     public func close(_ completion: @escaping @Sendable (RecordingWriteError?) -> Void) {
-        queue.async { completion(self.closeOnQueue()) }
+        lock.lock()
+        closes.append(completion)
+        let start = requestWriteLocked()
+        lock.unlock()
+        if start { startDrainLoop() }
     }
 
-    /// `close`, waiting for it. Blocks on disk I/O — never call on a loop queue.
+    /// `close`, waiting for it. Blocks on disk I/O — never call on a loop
+    /// queue (nor on the writer's).
     public func closeAndWait() -> RecordingWriteError? {
-        queue.sync { closeOnQueue() }
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<RecordingWriteError?>(nil)
+        close { problem in
+            result.withLock { $0 = problem }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0 }
     }
 
     /// The default `onStop`: one line on standard error.
@@ -211,83 +241,128 @@ public final class RecordingWriter: @unchecked Sendable {
     }
 
     /// Adds a line to the pending batch, or counts it lost when the writer
-    /// stopped; when a drain must be scheduled, whether it should run now
-    /// (the batch is already big or the queue is full) rather than after `gatherDelay`.
-    private func enqueueLocked(_ line: borrowing JSONWriter) -> DrainStart? {
+    /// stopped; true when the drain loop must be started. A batch that is
+    /// already big, or a queue that is now full, ends the loop's gathering
+    /// early (once per batch).
+    private func enqueueLocked(_ line: borrowing JSONWriter) -> Bool {
         switch status {
         case .open:
             line.append(to: &pending)
             pendingRecords += 1
             queuedBytes += line.count
-            guard !drainScheduled else { return nil }
-            drainScheduled = true
-            return pending.count >= RecordingWriter.eagerBatchBytes || queuedBytes >= queueLimit ? .now : .afterGathering
+            guard drainScheduled else {
+                drainScheduled = true
+                return true
+            }
+            if !writeNow, pending.count >= RecordingWriter.eagerBatchBytes || queuedBytes >= queueLimit {
+                writeNow = true
+                if gathering { lock.broadcast() }
+            }
         case .stopped(let reason, let lost):
             status = .stopped(reason: reason, lost: lost + 1)
         case .closed(let lost):
             assertionFailure("RecordingWriter.append called after close; a record is lost")
             status = .closed(lost: lost + 1)
         }
-        return nil
+        return false
     }
 
-    /// When a scheduled drain runs.
-    private enum DrainStart {
-        case now, afterGathering
+    /// Asks the drain loop to write now (for a flush or close); true when it
+    /// must be started.
+    private func requestWriteLocked() -> Bool {
+        writeNow = true
+        if gathering { lock.broadcast() }
+        guard !drainScheduled else { return false }
+        drainScheduled = true
+        return true
     }
 
     /// How long the first line of a batch waits for others: a busy proxy
     /// then writes (and wakes the writer) once per few milliseconds rather
     /// than once per record. After `kill -9`, at most this much is missing.
-    static let gatherDelay = DispatchTimeInterval.milliseconds(2)
+    static let gatherDelay: TimeInterval = 0.002
     /// A batch this big is written without waiting for more.
     static let eagerBatchBytes = 64 * 1024
 
-    private func scheduleDrain(_ start: DrainStart) {
-        switch start {
-        case .now: queue.async { self.drain() }
-        case .afterGathering: queue.asyncAfter(deadline: .now() + RecordingWriter.gatherDelay) { self.drain() }
-        }
+    private func startDrainLoop() {
+        queue.async { self.drainLoop() }
     }
 
     // MARK: - On the writer's queue
 
-    /// Writes pending batches until none is left: one `write(2)` per batch.
-    private func drain() {
+    /// The writer: gathers a batch (a timed wait of up to `gatherDelay`,
+    /// cut short by `writeNow`), writes it with one `write(2)`, runs the
+    /// flushes and closes asked for meanwhile, and goes on; returns once a
+    /// gathering interval brought nothing (or the file is closed), so an idle
+    /// recording holds no thread. Started by the first line after a quiet
+    /// spell (`drainScheduled`).
+    private func drainLoop() {
         dispatchPrecondition(condition: .onQueue(queue))
+        lock.lock()
         while true {
-            lock.lock()
-            guard case .open = status, !pending.isEmpty else {
+            if !writeNow {
+                let deadline = Date(timeIntervalSinceNow: RecordingWriter.gatherDelay)
+                gathering = true
+                while !writeNow, lock.wait(until: deadline) {}
+                gathering = false
+            }
+            writeNow = false
+            let flushes = self.flushes, closes = self.closes
+            self.flushes.removeAll()
+            self.closes.removeAll()
+            let wrote = writeBatchLocked()
+            if !flushes.isEmpty || !closes.isEmpty {
+                lock.unlock()
+                let synced = syncOnQueue()
+                flushes.forEach { $0(synced) }
+                if !closes.isEmpty {
+                    let problem = closeOnQueue(synced: synced)
+                    closes.forEach { $0(problem) }
+                }
+                lock.lock()
+            }
+            let closed: Bool
+            if case .closed = status { closed = true } else { closed = false }
+            if closed || (!wrote && !writeNow && pending.isEmpty) {
                 drainScheduled = false
                 lock.unlock()
                 return
             }
-            var batch = pending
-            let records = pendingRecords
-            pending = spare
-            pendingRecords = 0
-            lock.unlock()
-
-            let failure = RecordingWriter.writeWhole(batch, to: fd)
-            var stopped: RecordingWriteError?
-            if let failure {
-                stopped = stop(after: failure, batch: batch, records: records)
-            } else {
-                fileLength += off_t(batch.count)
-            }
-
-            lock.lock()
-            queuedBytes = stopped == nil ? queuedBytes - batch.count : 0
-            batch.removeAll(keepingCapacity: true)
-            if batch.capacity <= 4 * queueLimit { spare = batch }
-            let waiters = hasRoomLocked ? roomWaiters : []
-            if !waiters.isEmpty { roomWaiters.removeAll() }
-            lock.broadcast()
-            lock.unlock()
-
-            waiters.forEach { $0() }
-            if let stopped { onStop(stopped) }
         }
+    }
+
+    /// Writes the pending batch, if any, with `lock` held on entry and on
+    /// return (released around the write); true when there was one. Wakes
+    /// the producers waiting for room.
+    private func writeBatchLocked() -> Bool {
+        guard case .open = status, !pending.isEmpty else { return false }
+        var batch = pending
+        let records = pendingRecords
+        pending = spare
+        pendingRecords = 0
+        lock.unlock()
+
+        let failure = RecordingWriter.writeWhole(batch, to: fd)
+        var stopped: RecordingWriteError?
+        if let failure {
+            stopped = stop(after: failure, batch: batch, records: records)
+        } else {
+            fileLength += off_t(batch.count)
+        }
+
+        lock.lock()
+        queuedBytes = stopped == nil ? queuedBytes - batch.count : 0
+        batch.removeAll(keepingCapacity: true)
+        if batch.capacity <= 4 * queueLimit { spare = batch }
+        let waiters = hasRoomLocked ? roomWaiters : []
+        if !waiters.isEmpty { roomWaiters.removeAll() }
+        lock.broadcast()
+        lock.unlock()
+
+        waiters.forEach { $0() }
+        if let stopped { onStop(stopped) }
+        lock.lock()
+        return true
     }
 
     /// A batch could not be written whole: cuts the file back to its last
@@ -331,23 +406,24 @@ public final class RecordingWriter: @unchecked Sendable {
         }
     }
 
-    private func closeOnQueue() -> RecordingWriteError? {
+    /// Closes the file after the last batch was written and synced
+    /// (`synced`: the problem seen, if any); calls back whoever waits for room.
+    private func closeOnQueue(synced problem: RecordingWriteError?) -> RecordingWriteError? {
         dispatchPrecondition(condition: .onQueue(queue))
-        drain()
-        let problem = syncOnQueue()
         lock.lock()
-        defer { lock.unlock() }
+        var waiters: [@Sendable () -> Void] = []
         switch status {
         case .open, .stopped:
             Glibc.close(fd)
             status = .closed(lost: 0)
-            let waiters = roomWaiters
+            waiters = roomWaiters
             roomWaiters.removeAll()
             lock.broadcast()
-            waiters.forEach { callback in queue.async { callback() } }
         case .closed:
             break
         }
+        lock.unlock()
+        waiters.forEach { $0() }
         return problem
     }
 
