@@ -321,9 +321,12 @@ public final class RecordingWriter: @unchecked Sendable {
                 }
                 lock.lock()
             }
+            // A flush or close asked for while the lock was released (its
+            // caller may even have been called back already) set `writeNow`:
+            // go round again for it, closed or not.
             let closed: Bool
             if case .closed = status { closed = true } else { closed = false }
-            if closed || (!wrote && !writeNow && pending.isEmpty) {
+            if !writeNow, closed || (!wrote && pending.isEmpty) {
                 drainScheduled = false
                 lock.unlock()
                 return

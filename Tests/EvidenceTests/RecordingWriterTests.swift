@@ -59,6 +59,34 @@ final class RecordingWriterTests: XCTestCase {
         XCTAssertEqual(writer.closeAndWait()?.kind, .closed)
     }
 
+    /// A flush or close asked for while the writer is still answering the
+    /// previous one (here: from its completion) is answered too, and a
+    /// record appended between them is written before the close.
+    func testAFlushOrCloseAskedDuringAnotherIsAnswered() throws {
+        let path = temporaryPath()
+        let writer = try RecordingWriter(path: path, header: SampleRecords.header)
+        writer.append(SampleRecords.record(1))
+        let flushedTwice = expectation(description: "flushed twice")
+        let closedTwice = expectation(description: "closed twice")
+        writer.flush { error in
+            XCTAssertNil(error)
+            writer.append(SampleRecords.record(2))
+            writer.flush { error in
+                XCTAssertNil(error)
+                flushedTwice.fulfill()
+                writer.close { error in
+                    XCTAssertNil(error)
+                    writer.close { error in
+                        XCTAssertEqual(error?.kind, .closed)
+                        closedTwice.fulfill()
+                    }
+                }
+            }
+        }
+        wait(for: [flushedTwice, closedTwice], timeout: 30)
+        XCTAssertEqual(try RecordingReader.read(path: path).records.map(\.exchangeID), ["ex-1", "ex-2"])
+    }
+
     /// What `kill -9` mid-write leaves: N whole lines and part of the next.
     func testKillSafetyTornTailIsSkipped() throws {
         let path = temporaryPath()

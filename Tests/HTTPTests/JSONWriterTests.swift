@@ -7,20 +7,20 @@ import XCTest
 /// length), numbers and digests as `JSONDecoder` reads them back, and a
 /// buffer that grows past its first capacity.
 final class JSONWriterTests: XCTestCase {
-    /// The escaping rule, byte by byte: what the writer's fast scan must match.
+    /// The escaping rule, character by character: what the writer's fast scan must match.
+    private static let namedEscapes: [Unicode.Scalar: String] = [
+        "\"": "\\\"", "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\u{08}": "\\b", "\u{0C}": "\\f",
+    ]
+
     private func reference(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
+            if let escape = Self.namedEscapes[scalar] {
+                out += escape
+            } else if scalar.value < 0x20 {
+                out += String(format: "\\u%04x", scalar.value)
+            } else {
+                out.unicodeScalars.append(scalar)
             }
         }
         return out + "\""
