@@ -75,6 +75,10 @@ extension ExchangeRecord.Leg: JSONWritable {
             json.member("request", ifPresent: request)
             json.member("response", ifPresent: response)
             json.member("interimResponses", ifPresent: interimResponses)
+            if let interimWithheld {
+                json.key("interimWithheld")
+                json.array { json in for status in interimWithheld { json.int(status) } }
+            }
             json.member("relayed", ifPresent: relayed)
         }
     }

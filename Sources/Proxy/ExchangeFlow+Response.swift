@@ -79,6 +79,9 @@ extension ExchangeFlow {
     mutating func sendToClient(_ part: HTTPResponsePart, into commands: inout [ExchangeCommand]) {
         guard client == .connected else { return }
         switch (responseLeg, part) {
+        case (.awaitingHead, .head(let head)) where head.isInformational && head.status != 101 && clientIsHTTP10:
+            // RFC 9110 §15.2: no 1xx to an HTTP/1.0 client. The leg's record says it was held back.
+            recorder.downstream.recordInterimWithheld(head)
         case (.awaitingHead, .head(let head)):
             let shaped = HopByHop.shapeResponse(head)
             commands.append(.sendResponse(.head(shaped)))

@@ -91,6 +91,9 @@ public struct ExchangeFlow {
     /// The client's HTTP/1.1 request asked to switch protocols (`Upgrade`
     /// named in `Connection`): a 101 may answer it. Set by `start`.
     var upgradeRequested = false
+    /// The client spoke HTTP/1.0: no interim (1xx) response may be sent to
+    /// it (RFC 9110 §15.2). Set by `start`.
+    var clientIsHTTP10 = false
     /// How the client framed its request body (`HTTPServerStream.requestBodyFraming`).
     let clientFraming: HTTP1Framing
     let hooks: [any ExchangeHook]
@@ -164,6 +167,7 @@ public struct ExchangeFlow {
         recorder.downstream.request.recordRequest(head, wire: wire, connectionScheme: clientScheme, at: clock())
         recorder.traceID = ExchangeRecord.traceID(in: head.fields)
         upgradeRequested = HopByHop.upgradeToken(head.fields, version: head.version) != nil
+        clientIsHTTP10 = head.version == .http1_0
         var commands: [ExchangeCommand] = []
         passRequest(.head(head), into: &commands)
         settle(&commands)

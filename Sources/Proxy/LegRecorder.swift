@@ -14,6 +14,8 @@ struct LegRecorder {
     var response: MessageRecorder
     /// Interim responses (1xx other than 101) as they crossed, in order.
     private var interim: [MessageRecorder] = []
+    /// Statuses of interim responses not sent on this leg (an HTTP/1.0 client gets none).
+    private var interimWithheld: [Int] = []
     /// After a 101: the bytes relayed each way on this leg.
     var relayed: RelayedStreams?
 
@@ -35,6 +37,11 @@ struct LegRecorder {
         interim.append(message)
     }
 
+    /// An interim response that was not sent on this leg (RFC 9110 §15.2: none to an HTTP/1.0 client).
+    mutating func recordInterimWithheld(_ head: HTTPResponseHead) {
+        interimWithheld.append(head.status)
+    }
+
     /// The leg as the record keeps it. Called once.
     mutating func finish(redaction: RedactionPolicy, at time: Timestamp) -> ExchangeRecord.Leg {
         let interimResponses = interim.indices.compactMap { interim[$0].finish(redaction: redaction, at: time) }
@@ -42,6 +49,7 @@ struct LegRecorder {
                                   request: request.finish(redaction: redaction, at: time),
                                   response: response.finish(redaction: redaction, at: time),
                                   interimResponses: interimResponses.isEmpty ? nil : interimResponses,
+                                  interimWithheld: interimWithheld.isEmpty ? nil : interimWithheld,
                                   relayed: relayed)
     }
 }
