@@ -80,6 +80,7 @@ extension ExchangeRecord.Leg: JSONWritable {
                 json.array { json in for status in interimWithheld { json.int(status) } }
             }
             json.member("relayed", ifPresent: relayed)
+            json.member("translation", ifPresent: translation)
         }
     }
 }
@@ -127,6 +128,7 @@ extension RecordedMessage: JSONWritable {
             json.member("authority", ifPresent: authority)
             json.member("path", ifPresent: path)
             json.member("targetForm", ifPresent: targetForm?.rawValue)
+            json.member("connectProtocol", ifPresent: connectProtocol)
             json.member("status", ifPresent: status)
             json.member("reason", ifPresent: reason)
             json.member("version", version.rawValue)

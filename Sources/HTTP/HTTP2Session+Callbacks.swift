@@ -283,7 +283,15 @@ extension HTTP2Session {
         switch role {
         case .server:
             let isConnect = block.first { $0.name == ":method" }?.value == "CONNECT"
-            required = isConnect ? [":method", ":authority"] : [":method", ":scheme", ":path"]
+            if isConnect && names.contains(":protocol") {
+                // RFC 8441 §4: an extended CONNECT needs :scheme and :path too, and the setting sent.
+                required = [":method", ":scheme", ":authority", ":path"]
+                if !configuration.enableConnectProtocol {
+                    return ":protocol (extended CONNECT) without SETTINGS_ENABLE_CONNECT_PROTOCOL"
+                }
+            } else {
+                required = isConnect ? [":method", ":authority"] : [":method", ":scheme", ":path"]
+            }
         case .client:
             required = [":status"]
         }

@@ -18,6 +18,8 @@ struct LegRecorder {
     private var interimWithheld: [Int] = []
     /// After a 101: the bytes relayed each way on this leg.
     var relayed: RelayedStreams?
+    /// How this leg's messages translate the other leg's beyond the RFC field mappings.
+    var translation: String?
 
     init(role: ExchangeRecord.Leg.Role, connectionID: ConnectionID, streamID: Int? = nil, tls: TLSDetails?,
          bodyStoreLimit: Int) {
@@ -50,6 +52,6 @@ struct LegRecorder {
                                   response: response.finish(redaction: redaction, at: time),
                                   interimResponses: interimResponses.isEmpty ? nil : interimResponses,
                                   interimWithheld: interimWithheld.isEmpty ? nil : interimWithheld,
-                                  relayed: relayed)
+                                  relayed: relayed, translation: translation)
     }
 }

@@ -22,6 +22,9 @@ final class HTTP2ClientEngine: HTTP2Engine, HTTPClientEngine, @unchecked Sendabl
               handler: @escaping (HTTPStreamEvent) -> Void) throws(TransportError) -> HTTPClientStream {
         if let failure { throw failure }
         guard canOpenStream else { throw .invalidState("the HTTP/2 connection is going away") }
+        if let name = head.connectProtocol, head.method == "CONNECT", !session.peerAllowsExtendedConnect {
+            throw .extendedConnectNotAllowed(protocol: name)
+        }
         var head = head
         head.version = .http2
         // The head as sent (and so as recorded): one value for an agreeing Content-Length list.
