@@ -284,11 +284,9 @@ extension HTTP2Session {
         case .server:
             let isConnect = block.first { $0.name == ":method" }?.value == "CONNECT"
             if isConnect && names.contains(":protocol") {
-                // RFC 8441 §4: an extended CONNECT needs :scheme and :path too, and the setting sent.
+                // RFC 8441 §4: an extended CONNECT needs :scheme and :path too. (Without the
+                // setting nghttp2 rejects :protocol itself, naming the field.)
                 required = [":method", ":scheme", ":authority", ":path"]
-                if !configuration.enableConnectProtocol {
-                    return ":protocol (extended CONNECT) without SETTINGS_ENABLE_CONNECT_PROTOCOL"
-                }
             } else {
                 required = isConnect ? [":method", ":authority"] : [":method", ":scheme", ":path"]
             }
