@@ -185,6 +185,8 @@ extension HTTP2Session {
             }
         case NGHTTP2_SETTINGS.rawValue where ack:
             emit(.settingsAcknowledged)
+        case NGHTTP2_SETTINGS.rawValue:
+            peerSettingsReceived = true
         case NGHTTP2_PING.rawValue where ack:
             let value = withUnsafeBytes(of: frame.ping.opaque_data) { $0.loadUnaligned(as: UInt64.self) }
             emit(.pingAcknowledged(UInt64(bigEndian: value)))

@@ -181,8 +181,12 @@ public final class HTTP2Session {
         return nil
     }
 
+    /// The peer's first SETTINGS frame arrived (until then its settings are the defaults).
+    public internal(set) var peerSettingsReceived = false
+
     /// Client role: the server allows RFC 8441 extended CONNECT (it sent
-    /// SETTINGS_ENABLE_CONNECT_PROTOCOL = 1). False until its SETTINGS arrived.
+    /// SETTINGS_ENABLE_CONNECT_PROTOCOL = 1). False until its SETTINGS arrived
+    /// (`peerSettingsReceived`).
     public var peerAllowsExtendedConnect: Bool {
         library {
             nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL) == 1

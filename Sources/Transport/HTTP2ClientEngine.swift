@@ -22,7 +22,10 @@ final class HTTP2ClientEngine: HTTP2Engine, HTTPClientEngine, @unchecked Sendabl
               handler: @escaping (HTTPStreamEvent) -> Void) throws(TransportError) -> HTTPClientStream {
         if let failure { throw failure }
         guard canOpenStream else { throw .invalidState("the HTTP/2 connection is going away") }
-        if let name = head.connectProtocol, head.method == "CONNECT", !session.peerAllowsExtendedConnect {
+        // Refused here only when the server's SETTINGS said no; before they arrive (a fresh
+        // connection) the CONNECT goes out, and a server without RFC 8441 resets the stream.
+        if let name = head.connectProtocol, head.method == "CONNECT", session.peerSettingsReceived,
+           !session.peerAllowsExtendedConnect {
             throw .extendedConnectNotAllowed(protocol: name)
         }
         var head = head

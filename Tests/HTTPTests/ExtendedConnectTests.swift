@@ -67,7 +67,9 @@ final class ExtendedConnectTests: XCTestCase {
         server.enableConnectProtocol = true
         let pair = HTTP2Pair(server: server)
         XCTAssertFalse(pair.client.peerAllowsExtendedConnect, "nothing is known before the server's SETTINGS")
+        XCTAssertFalse(pair.client.peerSettingsReceived)
         try pair.pump()
+        XCTAssertTrue(pair.client.peerSettingsReceived)
         XCTAssertTrue(pair.client.peerAllowsExtendedConnect)
         let id = try pair.client.sendRequest(connect, endStream: false)
         try pair.pump()

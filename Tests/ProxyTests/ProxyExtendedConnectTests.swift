@@ -13,12 +13,13 @@ import XCTest
 /// stream's DATA both ways; the record holds the translation and the relayed
 /// streams.
 final class ProxyExtendedConnectTests: XCTestCase {
-    /// The client: `port cafile frames [--flood]`. Prints `setting <value>`
+    /// The client: `port cafile frames [--flood] [--warm]`. Prints `setting <value>`
     /// (the server's ENABLE_CONNECT_PROTOCOL), then `status <code>`; after a
     /// 200 sends `frames` masked WebSocket text frames as DATA, reads the
     /// echo, ends the stream and prints `echo <bytes> <sha256> <same>`, then
     /// `ended`; after another status prints the body as `body <text>`. With
-    /// `--flood` sends DATA for 3 s without reading and prints `sent <bytes>`.
+    /// `--flood` sends DATA for 3 s without reading and prints `sent <bytes>`;
+    /// with `--warm` a GET goes first on the connection (`warm` once answered).
     private static let client = #"""
     import hashlib, socket, ssl, sys, time
     import h2.config, h2.connection, h2.events, h2.settings
@@ -54,6 +55,16 @@ final class ProxyExtendedConnectTests: XCTestCase {
                 setting = changed.new_value if changed else 0
         if setting is None: pump()
     print("setting %d" % setting)
+    if "--warm" in sys.argv:
+        warm = conn.get_next_available_stream_id()
+        conn.send_headers(warm, [(":method", "GET"), (":scheme", "https"), (":path", "/"),
+                                 (":authority", "127.0.0.1:%d" % port)], end_stream=True)
+        s.sendall(conn.data_to_send())
+        while True:
+            event = take((h2.events.StreamEnded, h2.events.StreamReset))
+            if event.stream_id == warm: break
+        events[:] = [e for e in events if getattr(e, "stream_id", None) != warm]
+        print("warm")
     stream = conn.get_next_available_stream_id()
     conn.send_headers(stream, [(":method", "CONNECT"), (":protocol", "websocket"), (":scheme", "https"),
                                (":path", "/chat"), (":authority", "127.0.0.1:%d" % port),
@@ -215,6 +226,29 @@ final class ProxyExtendedConnectTests: XCTestCase {
         XCTAssertEqual(record.leg(.upstream)?.response?.status, 101)
         XCTAssertTrue(record.error?.message.contains("Sec-WebSocket-Accept") == true, "\(String(describing: record.error))")
         XCTAssertNil(record.leg(.downstream)?.relayed)
+    }
+
+    /// An HTTP/2 origin that does not allow extended CONNECT (nginx): once its
+    /// SETTINGS are known (a GET went first on the pooled connection), the
+    /// client gets 502 with a `Proxy-Status` naming why, and the record says so.
+    func testAnHTTP2OriginWithoutExtendedConnectIsAnswered502() throws {
+        let nginx = try NginxOrigin(http2: true)
+        defer { nginx.stop() }
+        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: nginx.port))
+        let proxy = try ProxyHarness(mode: .reverse(upstream)) { $0.upstreamVerification = .caFile(nginx.caFile) }
+        let lines = try runClient(proxy, ["--warm"])
+        XCTAssertEqual(Array(lines.prefix(3)), ["setting 1", "warm", "status 502"])
+        let headers = try XCTUnwrap(lines.first { $0.hasPrefix("headers") })
+        XCTAssertTrue(headers.contains("proxy-status"), headers)
+        let body = try XCTUnwrap(lines.last)
+        XCTAssertTrue(body.contains("extended CONNECT"), body)
+        let records = try proxy.stopAndRead().records
+        let record = try XCTUnwrap(records.first { $0.leg(.downstream)?.request?.method == "CONNECT" })
+        XCTAssertEqual(record.leg(.downstream)?.response?.status, 502)
+        XCTAssertEqual(record.leg(.downstream)?.response?.fields.first { $0.name.lowercased() == "proxy-status" }?
+                        .value.contains("destination_unavailable"), true)
+        XCTAssertTrue(record.error?.message.contains("SETTINGS_ENABLE_CONNECT_PROTOCOL") == true,
+                      "\(String(describing: record.error))")
     }
 
     /// The origin reads nothing after its 101: the proxy stops reading the
