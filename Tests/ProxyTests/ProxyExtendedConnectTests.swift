@@ -195,6 +195,15 @@ final class ProxyExtendedConnectTests: XCTestCase {
             XCTAssertEqual(leg.request?.digest.body.length, 0, "\(leg.role): the tunnel's bytes are no body")
             XCTAssertEqual(leg.response?.digest.body.length, 0, "\(leg.role)")
         }
+        // `verify`: the relayed streams crossed the hop unchanged; the translation shows as modified.
+        let report = try Verifier(Verifier.Configuration(policy: .strict)).verify([recording])
+        let hops = try XCTUnwrap(report.exchanges.first { $0.records.contains { $0.exchangeID == record.exchangeID } }?.hops)
+        XCTAssertFalse(hops.isEmpty)
+        for hop in hops {
+            XCTAssertFalse((hop.request.differences + hop.response.differences).contains { $0.kind == .relayedChanged },
+                           "\(hop)")
+            XCTAssertEqual(hop.request.outcome, .modified, "\(hop)")
+        }
     }
 
     /// The origin refuses the upgrade: its answer goes to the HTTP/2 client as it is.
