@@ -1,0 +1,80 @@
+import Foundation
+import IntactTestSupport
+import TLS
+
+/// An HTTP/2 origin (Python's `h2`, Debian's python3-h2) on loopback, TLS
+/// with a leaf for 127.0.0.1 from a CA of its own (`caFile`): it reads a
+/// request's body, giving window as it goes, and once `goAwayAfter` body
+/// bytes arrived sends GOAWAY with last-stream-id 0 (no stream processed)
+/// and closes the connection. Every connection is treated alike.
+final class GoAwayOrigin {
+    let directory: String
+    let port: Int
+    let caFile: String
+    private let process: Process
+
+    private static let server = #"""
+    import socket, ssl, sys
+    import h2.config, h2.connection, h2.events
+    port, cert, key, limit = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    context.set_alpn_protocols(["h2"])
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(8)
+    while True:
+        raw, _ = listener.accept()
+        try:
+            s = context.wrap_socket(raw, server_side=True)
+        except (ssl.SSLError, OSError):
+            continue
+        conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=False))
+        conn.initiate_connection()
+        s.sendall(conn.data_to_send())
+        received, done = 0, False
+        while not done:
+            try:
+                data = s.recv(65536)
+            except OSError:
+                break
+            if not data:
+                break
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.DataReceived) and not done:
+                    received += len(event.data)
+                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                    if received >= limit:
+                        conn.close_connection(error_code=0, last_stream_id=0)
+                        done = True
+            s.sendall(conn.data_to_send())
+        print("goaway after %d" % received, flush=True)
+        s.close()
+    """#
+
+    init(goAwayAfter limit: Int) throws {
+        directory = TemporaryDirectory.create(prefix: "intact-goaway-origin")
+        let authority = try CertificateAuthority.create(in: directory + "/ca")
+        let leaf = try authority.leaf(for: "127.0.0.1")
+        try leaf.certificatePEM.write(toFile: directory + "/origin.pem", atomically: true, encoding: .utf8)
+        caFile = authority.certificatePath
+        port = try NginxOrigin.freePort()
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", Self.server, String(port), directory + "/origin.pem", authority.leafKeyPath,
+                             String(limit)]
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        try NginxOrigin.waitUntilListening(port: port, process: process)
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
