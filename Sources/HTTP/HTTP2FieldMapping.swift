@@ -114,3 +114,32 @@ extension StringProtocol {
         return String(scalars)
     }
 }
+
+extension HTTPRequestHead {
+    /// This head as the HTTP/2 peer decodes it once `HTTP2Session.sendRequest`
+    /// sent it: the decode of exactly the header list the mapping writes
+    /// (`Host` carried as `:authority`, names lowercased, connection-specific
+    /// fields gone, an empty path `/`). What a sender records of its HTTP/2 leg.
+    public var asSentOverHTTP2: HTTPRequestHead {
+        HTTP2FieldMapping.requestHead(from: HTTP2FieldMapping.requestList(self))
+    }
+}
+
+extension HTTPResponseHead {
+    /// This head as the HTTP/2 peer decodes it once `HTTP2Session.sendResponse`
+    /// sent it (no reason phrase, names lowercased, connection-specific fields gone).
+    public var asSentOverHTTP2: HTTPResponseHead {
+        HTTP2FieldMapping.responseHead(from: HTTP2FieldMapping.responseList(self))
+            ?? HTTPResponseHead(status: status, reason: "", version: .http2)
+    }
+}
+
+extension HTTPFields {
+    /// Trailers as the HTTP/2 peer decodes them once sent (names lowercased,
+    /// connection-specific fields gone); nil when none remain, as then only
+    /// END_STREAM goes out.
+    public var asSentOverHTTP2: HTTPFields? {
+        let list = HTTP2FieldMapping.regularList(self)
+        return list.isEmpty ? nil : HTTPFields(list)
+    }
+}
