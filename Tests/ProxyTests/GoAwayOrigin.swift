@@ -5,8 +5,9 @@ import TLS
 /// An HTTP/2 origin (Python's `h2`, Debian's python3-h2) on loopback, TLS
 /// with a leaf for 127.0.0.1 from a CA of its own (`caFile`): it reads a
 /// request's body, giving window as it goes, and once `goAwayAfter` body
-/// bytes arrived sends GOAWAY with last-stream-id 0 (no stream processed)
-/// and closes the connection. Every connection is treated alike.
+/// bytes arrived sends GOAWAY with last-stream-id 0 (no stream processed),
+/// then reads until the proxy closes the connection. Every connection is
+/// treated alike.
 final class GoAwayOrigin {
     let directory: String
     let port: Int
@@ -49,7 +50,13 @@ final class GoAwayOrigin {
                         conn.close_connection(error_code=0, last_stream_id=0)
                         done = True
             s.sendall(conn.data_to_send())
-        print("goaway after %d" % received, flush=True)
+        # Linger: read until the proxy closes, so unread bytes make no RST that could overtake the GOAWAY.
+        s.settimeout(5)
+        try:
+            while s.recv(65536):
+                pass
+        except OSError:
+            pass
         s.close()
     """#
 
@@ -60,21 +67,11 @@ final class GoAwayOrigin {
         try leaf.certificatePEM.write(toFile: directory + "/origin.pem", atomically: true, encoding: .utf8)
         caFile = authority.certificatePath
         port = try NginxOrigin.freePort()
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", Self.server, String(port), directory + "/origin.pem", authority.leafKeyPath,
-                             String(limit)]
-        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
-        try NginxOrigin.waitUntilListening(port: port, process: process)
+        process = try NginxOrigin.launch("/usr/bin/python3", ["-c", Self.server, String(port), directory + "/origin.pem",
+                                                              authority.leafKeyPath, String(limit)], port: port)
     }
 
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        try? FileManager.default.removeItem(atPath: directory)
+        NginxOrigin.stop(process, removing: directory)
     }
 }

@@ -24,6 +24,7 @@ final class ProxyExtendedConnectTests: XCTestCase {
     import hashlib, socket, ssl, sys, time
     import h2.config, h2.connection, h2.events, h2.settings
     port, cafile, frames = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    \#(UpgradeOrigin.pythonTextFrames)
     context = ssl.create_default_context(cafile=cafile)
     context.check_hostname = False
     context.set_alpn_protocols(["h2"])
@@ -99,10 +100,7 @@ final class ProxyExtendedConnectTests: XCTestCase {
                     time.sleep(0.01)
             print("sent %d" % sent)
             sys.exit(0)
-        mask = b"\x01\x02\x03\x04"
-        payload = b"hello, intact"
-        frame = b"\x81" + bytes([0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-        data = frame * frames
+        data = text_frames(frames)
         for start in range(0, len(data), 1000):
             while conn.local_flow_control_window(stream) < 1000:
                 pump()

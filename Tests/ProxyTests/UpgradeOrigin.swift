@@ -43,6 +43,17 @@ final class UpgradeOrigin: @unchecked Sendable {
 
     func stop() { RawSocket.stopListening(listener) }
 
+    /// Python for the WebSocket clients of the tests: `text_frames(count)`,
+    /// `count` masked text frames of "hello, intact" (19 bytes each), as
+    /// RFC 6455 §5.2 frames a client's message.
+    static let pythonTextFrames = #"""
+    def text_frames(count):
+        mask = b"\x01\x02\x03\x04"
+        payload = b"hello, intact"
+        frame = b"\x81" + bytes([0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        return frame * count
+    """#
+
     private func handle(_ client: Int32) {
         defer { close(client) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
