@@ -204,6 +204,35 @@ final class ProxyExtendedConnectTests: XCTestCase {
         }
     }
 
+    /// An HTTP/2 origin that allows extended CONNECT (`PythonH2Origin`):
+    /// the CONNECT goes through as it is, no translation, and the tunnel's
+    /// DATA both ways.
+    func testAnExtendedConnectToAnHTTP2OriginThatAllowsItPassesThrough() throws {
+        let origin = try PythonH2Origin(.extendedConnectEcho)
+        defer { origin.stop() }
+        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: origin.port))
+        let proxy = try ProxyHarness(mode: .reverse(upstream)) { $0.upstreamVerification = .caFile(origin.caFile) }
+        let frames = 300
+        let lines = try runClient(proxy, frames: frames)
+        XCTAssertEqual(Array(lines.prefix(2)), ["setting 1", "status 200"])
+        XCTAssertEqual(lines.last, "ended")
+        let echo = try XCTUnwrap(lines.dropLast().last?.split(separator: " ").map(String.init))
+        XCTAssertEqual(echo.count, 4)
+        XCTAssertEqual(echo.last, "True")
+        let record = try XCTUnwrap(proxy.stopAndRead().records.first { $0.leg(.downstream)?.request?.method == "CONNECT" })
+        XCTAssertNil(record.error)
+        let up = try XCTUnwrap(record.leg(.upstream))
+        XCTAssertEqual(up.request?.method, "CONNECT")
+        XCTAssertEqual(up.request?.connectProtocol, "websocket")
+        XCTAssertEqual(up.request?.version, .http2)
+        XCTAssertEqual(up.response?.status, 200)
+        XCTAssertNil(up.translation)
+        for leg in record.legs {
+            XCTAssertEqual(leg.relayed?.clientToServer.bytes, frames * 19, "\(leg.role)")
+            XCTAssertEqual(leg.relayed?.serverToClient.sha256.hex, echo[2], "\(leg.role)")
+        }
+    }
+
     /// The origin refuses the upgrade: its answer goes to the HTTP/2 client as it is.
     func testARefusedExtendedConnectIsRelayedAsIs() throws {
         let origin = try UpgradeOrigin(accepts: false)

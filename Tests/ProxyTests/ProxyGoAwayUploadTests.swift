@@ -5,12 +5,12 @@ import IntactTestSupport
 import XCTest
 
 /// A GOAWAY that arrives while a request body is being uploaded, from a real
-/// HTTP/2 origin (`GoAwayOrigin`), through the reverse proxy: the body is
+/// HTTP/2 origin (`PythonH2Origin`), through the reverse proxy: the body is
 /// larger than the proxy holds for a resend, so the request is not sent
 /// again and the client gets 502 with a `Proxy-Status` naming the GOAWAY.
 final class ProxyGoAwayUploadTests: XCTestCase {
     func testAGoAwayMidUploadOfABodyNoLongerHeldIsAnswered502() throws {
-        let origin = try GoAwayOrigin(goAwayAfter: 256 * 1024)
+        let origin = try PythonH2Origin(.goAwayAfter(256 * 1024))
         defer { origin.stop() }
         let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: origin.port))
         let proxy = try ProxyHarness(mode: .reverse(upstream)) { $0.upstreamVerification = .caFile(origin.caFile) }
