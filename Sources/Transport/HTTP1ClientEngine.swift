@@ -191,11 +191,12 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         case .responseHead(let parsed):
             current.responseStarted = true
             current.responseKeepAlive = parsed.keepAlive
+            let tunnels = parsed.framing == .tunnel && current.tunnelAsked && parsed.head.status == 101
+            // The stream carries the tunnel's bytes from here on (`Phase.tunnelling`); set before
+            // the owner hears of the 101, which may reset the stream at once.
+            if tunnels { phase = .tunnelling }
             current.stream.receiveResponse(parsed.head, wire: .http1(head: parsed.rawHead))
-            if parsed.framing == .tunnel && current.tunnelAsked && parsed.head.status == 101 {
-                // The stream carries the tunnel's bytes from here on (`Phase.tunnelling`).
-                phase = .tunnelling
-            } else if parsed.framing == .tunnel {
+            if parsed.framing == .tunnel && !tunnels {
                 // The connection now carries another protocol, which this type does
                 // not speak: it waits for the owner to take the channel (`detachForTunnel`).
                 exchange = nil
