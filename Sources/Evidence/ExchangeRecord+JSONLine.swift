@@ -76,6 +76,7 @@ extension ExchangeRecord.Leg: JSONWritable {
             json.member("response", ifPresent: response)
             json.member("interimResponses", ifPresent: interimResponses)
             json.member("relayed", ifPresent: relayed)
+            json.member("broken", ifPresent: broken)
         }
     }
 }

@@ -85,6 +85,15 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
         /// After a `101 Switching Protocols`: the bytes relayed each way on
         /// this leg. Nil when the exchange did not switch protocols.
         public var relayed: RelayedStreams?
+        /// Why the tap let go of this leg before both its messages were
+        /// complete (the client left, the tap answered the client itself, the
+        /// server answered before the whole request), and how far the leg got:
+        /// `… before the upstream connection was ready` (then the leg never got
+        /// a connection: `connectionID` is `none` and no request crossed it),
+        /// `… before the request was completely sent`, `… before the response
+        /// was completely read`; or the leg's own failure. Nil when the leg
+        /// completed.
+        public var broken: String?
 
         public init(role: Role, connectionID: String, streamID: Int? = nil, tls: TLSDetails? = nil,
                     request: RecordedMessage? = nil, response: RecordedMessage? = nil,

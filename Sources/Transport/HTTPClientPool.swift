@@ -33,9 +33,18 @@ public final class HTTPClientPool: @unchecked Sendable {
     public let configuration: Configuration
     private var endpoints: [HTTPEndpoint: EndpointConnections] = [:]
     private var isClosed = false
+    private var nextTicket: UInt64 = 0
+
+    /// Names one request waiting for a connection, so its owner can withdraw
+    /// it (`withdraw`) while the pool has not handed it a stream yet.
+    public struct Ticket: Hashable, Sendable {
+        let number: UInt64
+        let endpoint: HTTPEndpoint
+    }
 
     /// A request waiting for a connection.
     private struct Waiter {
+        let ticket: Ticket
         let head: HTTPRequestHead
         let framing: HTTP1Framing?
         let handler: (HTTPStreamEvent) -> Void
@@ -85,19 +94,39 @@ public final class HTTPClientPool: @unchecked Sendable {
     /// needed; `completion` gets the stream (send its body, then `sendEnd`,
     /// unless the head ended the request; see `HTTPClientConnection.openStream`)
     /// or why no connection could carry it. `handler` receives the response.
-    /// `completion` runs on the loop, never inside this call. Called only on the loop.
+    /// `completion` runs on the loop, never inside this call, and exactly
+    /// once unless the request is withdrawn first. Returns the request's
+    /// ticket. Called only on the loop.
+    @discardableResult
     public func openStream(to endpoint: HTTPEndpoint, _ head: HTTPRequestHead, framing: HTTP1Framing? = nil,
                            handler: @escaping (HTTPStreamEvent) -> Void,
-                           completion: @escaping (Result<HTTPClientStream, TransportError>) -> Void) {
+                           completion: @escaping (Result<HTTPClientStream, TransportError>) -> Void) -> Ticket {
         loop.preconditionOnLoop()
+        nextTicket += 1
+        let ticket = Ticket(number: nextTicket, endpoint: endpoint)
         guard !isClosed else {
             let completion = LoopBound(completion, on: loop)
             loop.execute { completion.value(.failure(.invalidState("the connection pool is closed"))) }
-            return
+            return ticket
         }
         let pool = connections(for: endpoint)
-        pool.waiters.append(Waiter(head: head, framing: framing, handler: handler, completion: completion))
+        pool.waiters.append(Waiter(ticket: ticket, head: head, framing: framing, handler: handler, completion: completion))
         loop.execute { [self] in serve(endpoint) }
+        return ticket
+    }
+
+    /// Withdraws a request still waiting for a connection: its head is never
+    /// sent and its completion never runs. A dial started for it goes on,
+    /// and the connection it makes joins the pool idle (or serves the next
+    /// waiter). Returns false when the request is no longer waiting (its
+    /// completion already ran). Called only on the loop.
+    @discardableResult
+    public func withdraw(_ ticket: Ticket) -> Bool {
+        loop.preconditionOnLoop()
+        guard let pool = endpoints[ticket.endpoint],
+              let index = pool.waiters.firstIndex(where: { $0.ticket == ticket }) else { return false }
+        pool.waiters.remove(at: index)
+        return true
     }
 
     /// Connections open or being dialled, over all endpoints. Read only on the loop.
@@ -230,9 +259,11 @@ public final class HTTPClientPool: @unchecked Sendable {
         guard let pool = endpoints[endpoint] else { return }
         switch event {
         case .available:
+            retireIfSpent(connection, endpoint)
             serve(endpoint)
             armIdleTimerIfIdle(connection, endpoint)
         case .goAway:
+            retireIfSpent(connection, endpoint)
             serve(endpoint)
         case .closed:
             pool.connections.removeAll { $0 === connection }
@@ -241,6 +272,19 @@ public final class HTTPClientPool: @unchecked Sendable {
         case .ready:
             break
         }
+    }
+
+    /// An HTTP/2 connection that can take no new stream (the server's
+    /// GOAWAY, or a close under way) is closed and leaves the pool once its
+    /// last stream ended: nothing would use it again, and it would hold its
+    /// descriptor until the server closed. (An HTTP/1.1 connection closes
+    /// itself when it cannot be reused.)
+    private func retireIfSpent(_ connection: HTTPClientConnection, _ endpoint: HTTPEndpoint) {
+        guard let pool = endpoints[endpoint], connection.version == .http2, connection.activeStreamCount == 0,
+              !connection.canOpenStream, pool.connections.contains(where: { $0 === connection }) else { return }
+        pool.connections.removeAll { $0 === connection }
+        pool.idleTimers.removeValue(forKey: ObjectIdentifier(connection))?.cancel()
+        connection.close()
     }
 
     private func armIdleTimerIfIdle(_ connection: HTTPClientConnection, _ endpoint: HTTPEndpoint) {
