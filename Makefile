@@ -8,7 +8,7 @@ BUILD_PACKAGES := pkg-config libssl-dev libnghttp2-dev zlib1g-dev
 # report's browser (chromium), the load balancers of the scenarios, python3 (the
 # WebSocket client of the upgrade tests) and util-linux (prlimit, setpriv, mount
 # for the recording's disk-full and read-only cases).
-TEST_PACKAGES := openssl curl nghttp2-client chromium nginx haproxy python3 util-linux
+TEST_PACKAGES := openssl curl nghttp2-client chromium nginx haproxy python3 util-linux wrk
 
 .PHONY: deps test-deps build release demo test microbench bench-deps bench fuzz-build fuzz soak clean
 
