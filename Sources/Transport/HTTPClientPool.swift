@@ -60,7 +60,36 @@ public final class HTTPClientPool: @unchecked Sendable {
         var version: HTTPVersion?
         /// Idle watches by connection.
         var idleTimers: [ObjectIdentifier: IdleWatch] = [:]
+        /// HTTP/2: how many streams the server serves on one connection, once
+        /// a GOAWAY refused streams beyond that many (nginx
+        /// `keepalive_requests`); nil while unknown. A connection that has
+        /// carried this many takes no more, so bursts wider than it go to a
+        /// further connection instead of being refused.
+        var streamBudget: Int?
+        /// HTTP/2: the streams each connection has carried so far.
+        var streamsOpened: [ObjectIdentifier: Int] = [:]
+
+        /// Whether `connection` may carry another stream within the learnt budget.
+        func hasBudget(_ connection: HTTPClientConnection) -> Bool {
+            guard let streamBudget, connection.version == .http2 else { return true }
+            return streamsOpened[ObjectIdentifier(connection), default: 0] < streamBudget
+        }
+
+        /// Learns the budget from the server's GOAWAY on `connection`: it
+        /// served the streams up to `lastStreamID` (client streams are odd:
+        /// (last + 1) / 2 of them) and refused others the connection carried.
+        /// A GOAWAY that refused nothing (idle timeout, shutdown) teaches nothing.
+        func learn(goAwayAfter lastStreamID: Int, code: HTTP2ErrorCode, on connection: HTTPClientConnection) {
+            let served = (lastStreamID + 1) / 2
+            guard code == .noError, connection.version == .http2, served >= HTTPClientPool.minimumStreamBudget,
+                  streamsOpened[ObjectIdentifier(connection), default: 0] > served else { return }
+            streamBudget = min(streamBudget ?? served, served)
+        }
     }
+
+    /// The smallest per-connection stream budget the pool learns: a GOAWAY
+    /// after fewer streams is taken for a one-off (a restart), not a limit.
+    static let minimumStreamBudget = 8
 
     /// One connection's idle deadline and the timer that checks it. The
     /// timer is not remade per request (each new Dispatch timer, and each
@@ -196,7 +225,7 @@ public final class HTTPClientPool: @unchecked Sendable {
     private func serve(_ endpoint: HTTPEndpoint) {
         guard let pool = endpoints[endpoint] else { return }
         while !pool.waiters.isEmpty {
-            guard let connection = pool.connections.first(where: { $0.canOpenStream }) else {
+            guard let connection = pool.connections.first(where: { $0.canOpenStream && pool.hasBudget($0) }) else {
                 if mayDial(pool) { dial(endpoint, pool) }
                 return
             }
@@ -204,6 +233,7 @@ public final class HTTPClientPool: @unchecked Sendable {
             pool.idleTimers[ObjectIdentifier(connection)]?.deadline = nil
             do {
                 let stream = try connection.openStream(waiter.head, framing: waiter.framing, handler: waiter.handler)
+                if connection.version == .http2 { pool.streamsOpened[ObjectIdentifier(connection), default: 0] += 1 }
                 waiter.completion(.success(stream))
             } catch {
                 waiter.completion(.failure(error))
@@ -262,12 +292,14 @@ public final class HTTPClientPool: @unchecked Sendable {
             retireIfSpent(connection, endpoint)
             serve(endpoint)
             armIdleTimerIfIdle(connection, endpoint)
-        case .goAway:
+        case .goAway(let lastStreamID, let code):
+            pool.learn(goAwayAfter: lastStreamID, code: code, on: connection)
             retireIfSpent(connection, endpoint)
             serve(endpoint)
         case .closed:
             pool.connections.removeAll { $0 === connection }
             pool.idleTimers.removeValue(forKey: ObjectIdentifier(connection))?.cancel()
+            pool.streamsOpened.removeValue(forKey: ObjectIdentifier(connection))
             serve(endpoint)
         case .ready:
             break
@@ -275,15 +307,17 @@ public final class HTTPClientPool: @unchecked Sendable {
     }
 
     /// An HTTP/2 connection that can take no new stream (the server's
-    /// GOAWAY, or a close under way) is closed and leaves the pool once its
-    /// last stream ended: nothing would use it again, and it would hold its
-    /// descriptor until the server closed. (An HTTP/1.1 connection closes
-    /// itself when it cannot be reused.)
+    /// GOAWAY, a close under way, its stream budget spent) is closed and
+    /// leaves the pool once its last stream ended: nothing would use it
+    /// again, and it would hold its descriptor until the server closed. (An
+    /// HTTP/1.1 connection closes itself when it cannot be reused.)
     private func retireIfSpent(_ connection: HTTPClientConnection, _ endpoint: HTTPEndpoint) {
         guard let pool = endpoints[endpoint], connection.version == .http2, connection.activeStreamCount == 0,
-              !connection.canOpenStream, pool.connections.contains(where: { $0 === connection }) else { return }
+              !(connection.canOpenStream && pool.hasBudget(connection)),
+              pool.connections.contains(where: { $0 === connection }) else { return }
         pool.connections.removeAll { $0 === connection }
         pool.idleTimers.removeValue(forKey: ObjectIdentifier(connection))?.cancel()
+        pool.streamsOpened.removeValue(forKey: ObjectIdentifier(connection))
         connection.close()
     }
 

@@ -49,4 +49,31 @@ final class UpstreamGoAwayTests: XCTestCase {
                        "a new upstream connection after each GOAWAY")
         for record in records { assertCleanHop(record) }
     }
+
+    /// A burst ten times as wide as the origin's requests per connection
+    /// (nginx `keepalive_requests 10`, 100 streams at once): the first GOAWAY
+    /// refuses streams, the pool learns the budget from it and spreads later
+    /// streams over connections of at most ten, so none is refused again and
+    /// every request is answered.
+    func testABurstWiderThanTheOriginsRequestsPerConnectionIsAllAnswered() throws {
+        let origin = try NginxOrigin(http2: true, keepaliveRequests: 10)
+        defer { origin.stop() }
+        try origin.serve("file", size: 100)
+        let target = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: origin.port))
+        let proxy = try ProxyHarness(mode: .reverse(target)) { $0.upstreamVerification = .caFile(origin.caFile) }
+        let requests = 2000
+        let run = try ToolRun.run("/usr/bin/h2load", ["-n", "\(requests)", "-c", "10", "-m", "10",
+                                                      "https://127.0.0.1:\(proxy.port)/file"])
+        XCTAssertTrue(run.output.contains("\(requests) succeeded, 0 failed"), run.output)
+
+        let records = try proxy.stopAndRead().records.filter { $0.connection == nil }
+        XCTAssertEqual(records.count, requests)
+        XCTAssertTrue(records.allSatisfy { $0.error == nil }, "\(records.compactMap(\.error).prefix(3))")
+        // Refusals happen before the budget is known (the first connection's GOAWAY), hardly after.
+        let refused = records.reduce(0) { $0 + ($1.retries?.count ?? 0) }
+        XCTAssertLessThan(refused, 200, "streams refused by GOAWAY: the budget was not kept")
+        // At most ten streams per upstream connection.
+        let perConnection = Dictionary(grouping: records.compactMap { $0.leg(.upstream)?.connectionID }, by: { $0 })
+        XCTAssertLessThanOrEqual(perConnection.values.map(\.count).max() ?? 0, 10)
+    }
 }
