@@ -81,6 +81,7 @@ extension ExchangeRecord.Leg: JSONWritable {
             }
             json.member("relayed", ifPresent: relayed)
             json.member("translation", ifPresent: translation)
+            json.member("broken", ifPresent: broken)
         }
     }
 }

@@ -93,6 +93,15 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
         /// that no RFC field mapping covers, saying which (an HTTP/2 extended
         /// CONNECT sent as an HTTP/1.1 `Upgrade`, RFC 8441 §5). Nil otherwise.
         public var translation: String?
+        /// Why the tap let go of this leg before both its messages were
+        /// complete (the client left, the tap answered the client itself, the
+        /// server answered before the whole request), and how far the leg got:
+        /// `… before the upstream connection was ready` (then the leg never got
+        /// a connection: `connectionID` is `none` and no request crossed it),
+        /// `… before the request was completely sent`, `… before the response
+        /// was completely read`; or the leg's own failure. Nil when the leg
+        /// completed.
+        public var broken: String?
 
         public init(role: Role, connectionID: String, streamID: Int? = nil, tls: TLSDetails? = nil,
                     request: RecordedMessage? = nil, response: RecordedMessage? = nil,

@@ -52,7 +52,10 @@ extension ExchangeFlow {
     /// The upstream could not be reached, or its stream failed.
     mutating func upstreamFailed(_ problem: ProxyError, into commands: inout [ExchangeCommand]) {
         switch upstream {
-        case .opening, .open: upstream = .closed
+        case .opening: upstream = .closed
+        case .open:
+            recorder.upstream?.broken = problem.description
+            upstream = .closed
         case .none, .closed: return
         }
         if retryUpstream(problem, into: &commands) { return }

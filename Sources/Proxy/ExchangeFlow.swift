@@ -313,14 +313,37 @@ public struct ExchangeFlow {
         }
     }
 
-    /// Abandons the upstream stream, if the exchange holds one (or is opening one).
+    /// Abandons the upstream stream, if the exchange holds one (or is
+    /// opening one), and records the upstream leg as broken: why, and how far
+    /// it got. A leg still opening is recorded too, without a connection: an
+    /// upstream attempt had begun.
     mutating func abandonUpstream(into commands: inout [ExchangeCommand]) {
+        let stage: String
         switch upstream {
-        case .opening, .open:
-            commands.append(.abandonUpstream)
-            upstream = .closed
+        case .opening:
+            stage = "before the upstream connection was ready"
+        case .open:
+            if case .sent = requestLeg {
+                stage = "before the response was completely read"
+            } else {
+                stage = "before the request was completely sent"
+            }
         case .none, .closed:
-            break
+            return
+        }
+        recorder.breakUpstream("\(abandonCause) \(stage)")
+        commands.append(.abandonUpstream)
+        upstream = .closed
+    }
+
+    /// Why the exchange lets go of its upstream, in words for the record.
+    private var abandonCause: String {
+        if recorder.upstream?.response.isEnded == true { return "the server answered" }
+        guard let error else { return "the proxy answered the client itself" }
+        switch (error.failure.side, error.failure.kind) {
+        case (.client?, .reset), (.client?, .closedEarly), (.client?, .timeout): return "the client left (\(error))"
+        case (.client?, _): return "the client's request failed (\(error))"
+        default: return "the exchange failed (\(error))"
         }
     }
 }

@@ -6,7 +6,8 @@ import TLS
 /// it travelled on, the TLS session, and its two messages.
 struct LegRecorder {
     let role: ExchangeRecord.Leg.Role
-    var connectionID: ConnectionID
+    /// Nil for an upstream leg that never got a connection (recorded as `none`).
+    var connectionID: ConnectionID?
     /// The HTTP/2 stream id, when the leg is HTTP/2.
     var streamID: Int?
     var tls: TLSDetails?
@@ -20,8 +21,10 @@ struct LegRecorder {
     var relayed: RelayedStreams?
     /// How this leg's messages translate the other leg's beyond the RFC field mappings.
     var translation: String?
+    /// Why the exchange let go of the leg before it completed (`ExchangeRecord.Leg.broken`).
+    var broken: String?
 
-    init(role: ExchangeRecord.Leg.Role, connectionID: ConnectionID, streamID: Int? = nil, tls: TLSDetails?,
+    init(role: ExchangeRecord.Leg.Role, connectionID: ConnectionID?, streamID: Int? = nil, tls: TLSDetails?,
          bodyStoreLimit: Int) {
         self.role = role
         self.connectionID = connectionID
@@ -47,11 +50,13 @@ struct LegRecorder {
     /// The leg as the record keeps it. Called once.
     mutating func finish(redaction: RedactionPolicy, at time: Timestamp) -> ExchangeRecord.Leg {
         let interimResponses = interim.indices.compactMap { interim[$0].finish(redaction: redaction, at: time) }
-        return ExchangeRecord.Leg(role: role, connectionID: connectionID.description, streamID: streamID, tls: tls,
-                                  request: request.finish(redaction: redaction, at: time),
-                                  response: response.finish(redaction: redaction, at: time),
-                                  interimResponses: interimResponses.isEmpty ? nil : interimResponses,
-                                  interimWithheld: interimWithheld.isEmpty ? nil : interimWithheld,
-                                  relayed: relayed, translation: translation)
+        var leg = ExchangeRecord.Leg(role: role, connectionID: connectionID?.description ?? "none", streamID: streamID,
+                                     tls: tls, request: request.finish(redaction: redaction, at: time),
+                                     response: response.finish(redaction: redaction, at: time),
+                                     interimResponses: interimResponses.isEmpty ? nil : interimResponses,
+                                     interimWithheld: interimWithheld.isEmpty ? nil : interimWithheld,
+                                     relayed: relayed, translation: translation)
+        leg.broken = broken
+        return leg
     }
 }

@@ -105,6 +105,7 @@ final class ExchangeFlowTests: XCTestCase {
         XCTAssertEqual(record.leg(.upstream)?.response?.complete, false)
         XCTAssertEqual(record.leg(.downstream)?.response?.complete, false)
         XCTAssertEqual(record.leg(.downstream)?.response?.digest.body.length, 100)
+        XCTAssertEqual(record.leg(.upstream)?.broken, "upstream response body: connection reset by peer")
     }
 
     func testClientLeavingMidUploadAbandonsTheUpstream() throws {
@@ -121,6 +122,8 @@ final class ExchangeFlowTests: XCTestCase {
         XCTAssertEqual(record.leg(.downstream)?.request?.complete, false)
         XCTAssertEqual(record.leg(.upstream)?.request?.digest.body.length, 2000)
         XCTAssertNil(record.leg(.downstream)?.response)
+        XCTAssertEqual(record.leg(.upstream)?.broken,
+                       "the client left (downstream: the client closed the connection) before the request was completely sent")
         // Nothing after the end.
         XCTAssertEqual(script.send(.requestBody([1])), [])
     }
@@ -139,6 +142,7 @@ final class ExchangeFlowTests: XCTestCase {
         script.send(.requestEnd(trailers: nil))
         XCTAssertTrue(script.flow.isFinished)
         XCTAssertEqual(script.record?.leg(.upstream)?.request?.digest.body.length, 1000)
+        XCTAssertEqual(script.record?.leg(.upstream)?.broken, "the server answered before the request was completely sent")
     }
 
     func testAbsoluteFormRequestGoesUpstreamInOriginFormWithoutHopByHopFields() throws {
