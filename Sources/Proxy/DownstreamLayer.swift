@@ -113,6 +113,14 @@ public struct DownstreamLayer {
         return (commands, flow.isFinished)
     }
 
+    /// Forgets a finished flow. The storage goes with the last one: it holds
+    /// whole flows (a few KiB each), which an idle keep-alive connection
+    /// would otherwise keep for as long as it stays open.
+    private mutating func removeFlow(at index: Dictionary<ExchangeID, ExchangeFlow>.Index) {
+        flows.remove(at: index)
+        if flows.isEmpty { flows = [:] }
+    }
+
     /// The commands for a connection just accepted.
     public func start() -> [DownstreamCommand] {
         switch settings.mode {
@@ -138,7 +146,7 @@ public struct DownstreamLayer {
             // Mutated in place in the dictionary's storage: reading the flow
             // out and back copied it and its recorders on every event.
             let (commands, finished) = DownstreamLayer.handle(event, in: &flows.values[index])
-            if finished { flows.remove(at: index) }
+            if finished { removeFlow(at: index) }
             return wrap(commands, of: exchange)
         case let .malformedRequest(error, answer, wire):
             return malformedRequest(error, answer: answer, wire: wire)
