@@ -98,12 +98,21 @@ final class DownstreamDriver: @unchecked Sendable {
         guard !isPerforming else { return pendingEvents.append(event) }
         // Nothing waits when no command runs: the event goes straight in.
         isPerforming = true
-        perform(layer.handle(event))
+        handleAndPerform(event)
         while !pendingEvents.isEmpty {
-            let next = pendingEvents.removeFirst()
-            perform(layer.handle(next))
+            handleAndPerform(pendingEvents.removeFirst())
         }
         isPerforming = false
+    }
+
+    /// Hands one event to the layer and carries out its commands; an
+    /// exchange's event goes straight to the exchange, and its commands come
+    /// back unwrapped.
+    private func handleAndPerform(_ event: DownstreamEvent) {
+        guard case .exchange(let exchange, let exchangeEvent) = event else { return perform(layer.handle(event)) }
+        for command in layer.handle(exchangeEvent, of: exchange) {
+            perform(command, for: exchange)
+        }
     }
 
     func perform(_ commands: [DownstreamCommand]) {

@@ -136,18 +136,7 @@ public struct DownstreamLayer {
             lastSequence = max(lastSequence, exchange.sequence)
             return requestHead(exchange, head, wire: wire, streamID: streamID, framing: framing)
         case let .exchange(exchange, event):
-            guard let index = flows.index(forKey: exchange) else {
-                if case .probing(var connect) = phase, connect.id == exchange, case .requestEnd = event {
-                    connect.ended = true
-                    phase = .probing(connect)
-                }
-                return []
-            }
-            // Mutated in place in the dictionary's storage: reading the flow
-            // out and back copied it and its recorders on every event.
-            let (commands, finished) = DownstreamLayer.handle(event, in: &flows.values[index])
-            if finished { removeFlow(at: index) }
-            return wrap(commands, of: exchange)
+            return handle(event, of: exchange).map { .exchange(exchange, $0) }
         case let .malformedRequest(error, answer, wire):
             return malformedRequest(error, answer: answer, wire: wire)
         case .connectTargetReached:
@@ -185,6 +174,30 @@ public struct DownstreamLayer {
             return [.record(tunnelRecord(connect, hello: hello, upstream: upstream, error: problem))]
         case .connectionClosed(let problem):
             return connectionClosed(problem)
+        }
+    }
+
+    /// Handles one event of an exchange; returns that exchange's commands, in
+    /// order, its record annotated like `handle(_:)`'s. The driver's path for
+    /// the events of exchanges in progress (most events): no array is built
+    /// to wrap each command in a `DownstreamCommand`.
+    public mutating func handle(_ event: ExchangeEvent, of exchange: ExchangeID) -> [ExchangeCommand] {
+        guard let index = flows.index(forKey: exchange) else {
+            if case .probing(var connect) = phase, connect.id == exchange, case .requestEnd = event {
+                connect.ended = true
+                phase = .probing(connect)
+            }
+            return []
+        }
+        // Mutated in place in the dictionary's storage: reading the flow
+        // out and back copied it and its recorders on every event.
+        let (commands, finished) = DownstreamLayer.handle(event, in: &flows.values[index])
+        guard finished else { return commands }
+        removeFlow(at: index)
+        guard !appliedConnectionFaults.isEmpty else { return commands }
+        return commands.map { command in
+            guard case .finished(let record) = command else { return command }
+            return .finished(annotated(record))
         }
     }
 
