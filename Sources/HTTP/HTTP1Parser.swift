@@ -107,9 +107,6 @@ public struct HTTP1Parser: Sendable {
         return false
     }
 
-    /// Whether bytes were fed that `next()` has not consumed yet.
-    public var hasBufferedInput: Bool { buffer.readableCount > 0 }
-
     /// Whether a request parser is paused after a CONNECT or Upgrade request.
     public var isAwaitingTunnelDecision: Bool {
         if case .awaitingTunnelDecision = state { return true }

@@ -207,11 +207,6 @@ final class HTTP1ServerEngine: HTTP1Engine, HTTPConnectionEngine, HTTPServerStre
         }
         // After a refused CONNECT or Upgrade, parsing goes on with the next request.
         parser.refuseTunnel()
-        // With nothing buffered the pump would only resume reading, a turn from
-        // now: resumed here, the next request that arrives meanwhile is read
-        // rather than met by a paused read source (suspended and resumed again
-        // through Dispatch's manager thread, once per request).
-        if !parser.hasBufferedInput, !peerEnded { channel.resumeReading() }
         schedulePump()
     }
 
