@@ -221,7 +221,7 @@ public struct DownstreamLayer {
             route = target
             tls = nil
         case .intercepting(let target, let info):
-            guard head.method != "CONNECT" else {
+            guard head.method != "CONNECT" || head.isExtendedConnect else {
                 return refuse(exchange, head, wire: wire, streamID: streamID, status: 501, .protocolError,
                               "CONNECT inside an intercepted connection is not supported")
             }

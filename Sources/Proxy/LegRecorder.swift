@@ -14,8 +14,12 @@ struct LegRecorder {
     var response: MessageRecorder
     /// Interim responses (1xx other than 101) as they crossed, in order.
     private var interim: [MessageRecorder] = []
+    /// Statuses of interim responses not sent on this leg (an HTTP/1.0 client gets none).
+    private var interimWithheld: [Int] = []
     /// After a 101: the bytes relayed each way on this leg.
     var relayed: RelayedStreams?
+    /// How this leg's messages translate the other leg's beyond the RFC field mappings.
+    var translation: String?
 
     init(role: ExchangeRecord.Leg.Role, connectionID: ConnectionID, streamID: Int? = nil, tls: TLSDetails?,
          bodyStoreLimit: Int) {
@@ -35,6 +39,11 @@ struct LegRecorder {
         interim.append(message)
     }
 
+    /// An interim response that was not sent on this leg (RFC 9110 §15.2: none to an HTTP/1.0 client).
+    mutating func recordInterimWithheld(_ head: HTTPResponseHead) {
+        interimWithheld.append(head.status)
+    }
+
     /// The leg as the record keeps it. Called once.
     mutating func finish(redaction: RedactionPolicy, at time: Timestamp) -> ExchangeRecord.Leg {
         let interimResponses = interim.indices.compactMap { interim[$0].finish(redaction: redaction, at: time) }
@@ -42,6 +51,7 @@ struct LegRecorder {
                                   request: request.finish(redaction: redaction, at: time),
                                   response: response.finish(redaction: redaction, at: time),
                                   interimResponses: interimResponses.isEmpty ? nil : interimResponses,
-                                  relayed: relayed)
+                                  interimWithheld: interimWithheld.isEmpty ? nil : interimWithheld,
+                                  relayed: relayed, translation: translation)
     }
 }

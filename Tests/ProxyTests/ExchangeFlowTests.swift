@@ -207,4 +207,27 @@ final class ExchangeFlowTests: XCTestCase {
         script.send(.responseEnd(trailers: nil))
         XCTAssertEqual(script.record?.leg(.downstream)?.response?.status, 200)
     }
+
+    /// RFC 9110 §15.2: an HTTP/1.0 client gets no 1xx. The flow sends the
+    /// final head only; the client leg's record says which 1xx it withheld.
+    func testNoInterimResponseGoesToAnHTTP10Client() throws {
+        var script = FlowScript()
+        var request = Script.get("/old")
+        request.version = .http1_0
+        script.start(request)
+        script.send(.requestEnd(trailers: nil))
+        script.open()
+        for status in [100, 103] {
+            let interim = HTTPResponseHead(status: status)
+            XCTAssertEqual(script.send(.responseHead(interim, wire: Script.wire(interim))), [], "\(status)")
+        }
+        XCTAssertEqual(script.send(.responseHead(Script.ok(length: 0), wire: Script.wire(Script.ok(length: 0)))),
+                       [.sendResponse(.head(Script.ok(length: 0)))])
+        script.send(.responseEnd(trailers: nil))
+        let record = try XCTUnwrap(script.record)
+        XCTAssertNil(record.leg(.downstream)?.interimResponses)
+        XCTAssertEqual(record.leg(.downstream)?.interimWithheld, [100, 103])
+        XCTAssertEqual(record.leg(.upstream)?.interimResponses?.map(\.status), [100, 103])
+        XCTAssertNil(record.leg(.upstream)?.interimWithheld)
+    }
 }
