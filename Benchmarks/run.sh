@@ -17,10 +17,17 @@ case "$MODE" in
   full)  DUR=10; REPS=3; IDLE=1000; HANDSHAKES=600 ;;
   *) echo "BENCH_MODE must be quick or full" >&2; exit 2 ;;
 esac
+# mitmproxy's loads last longer (see run_scenario): BENCH_MITM_DURATION, default max(DUR, 10) s.
+MITM_DUR=${BENCH_MITM_DURATION:-$((DUR > 10 ? DUR : 10))}
+# Idle keep-alive connections held per target for the memory figure (0 skips that phase).
+IDLE=${BENCH_IDLE:-$IDLE}
 HZ=$(getconf CLK_TCK)
 WORK=$(mktemp -d /tmp/intact-bench.XXXXXX)
 RESULTS=$WORK/results.tsv
 declare -a PIDS=()
+# Requests each target answered, as the clients saw them (checks, loads, idle connections):
+# compared at the end with the exchanges each recording Intact target recorded.
+declare -A ANSWERED=()
 
 cleanup() {
   local pid
@@ -222,6 +229,7 @@ check() {
   local expect; eval "expect=\$SHA_$f"
   [[ $out == "200 $want" ]] || die "$t /$f $flag: got '$out', want '200 $want'"
   [[ $sha == "$expect" ]] || die "$t /$f $flag: body SHA-256 $sha differs from the file's $expect"
+  ANSWERED[$t]=$(( ${ANSWERED[$t]:-0} + 1 ))
 }
 for t in "${TARGETS[@]}"; do
   for f in 1k 1m; do
@@ -269,6 +277,7 @@ measure() { # SCENARIO TARGET REP PID CMD...
       secs=$(awk '/^done/ {print $3}' <<<"$out")
       p50=0 ;;
   esac
+  ANSWERED[$t]=$(( ${ANSWERED[$t]:-0} + ${reqs:-0} ))
   echo -e "$sc\t$t\t$rep\t${reqs:-0}\t${secs:-0}\t$(awk -v a="$c0" -v b="$c1" -v hz="$HZ" 'BEGIN{print (b-a)/hz}')\t${p50:-0}\t$peak" >>"$RESULTS"
 }
 
@@ -284,16 +293,16 @@ run_scenario() { # SCENARIO TARGET REP
     log "$sc $t: the server (PID $pid) is no longer running; skipped (see its output above)"
     return 0
   fi
-  # mitmproxy needs seconds to accept 50 TLS connections (each handshake in Python): a
-  # quick-mode run would end before its first answer. Warm it up, unmeasured, once.
-  if [[ $t == mitmproxy && $rep == 1 && $sc == h1_* ]]; then
-    wrk --timeout 10s -t2 -c"${sc##*_c}" -d5s "$(url "$t" 1k)" >/dev/null 2>&1 || true
-  fi
+  # mitmproxy sets up each TLS connection and its upstream one in Python: at 50 connections
+  # on a loaded machine a 2 s run ended before its first answer. Its loads run MITM_DUR
+  # seconds (at least 10), so the time to open the connections is a small part of the run.
+  local dur=$DUR
+  [[ $t == mitmproxy ]] && dur=$MITM_DUR
   case "$sc" in
-    h1_1k_c1)  measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t1 -c1 -d"${DUR}s" --latency "$(url "$t" 1k)" ;;
-    h1_1k_c50) measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t2 -c50 -d"${DUR}s" --latency "$(url "$t" 1k)" ;;
-    h1_1m_c10) measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t2 -c10 -d"${DUR}s" --latency "$(url "$t" 1m)" ;;
-    h1_1m_c50) measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t2 -c50 -d"${DUR}s" --latency "$(url "$t" 1m)" ;;
+    h1_1k_c1)  measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t1 -c1 -d"${dur}s" --latency "$(url "$t" 1k)" ;;
+    h1_1k_c50) measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t2 -c50 -d"${dur}s" --latency "$(url "$t" 1k)" ;;
+    h1_1m_c10) measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t2 -c10 -d"${dur}s" --latency "$(url "$t" 1m)" ;;
+    h1_1m_c50) measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t2 -c50 -d"${dur}s" --latency "$(url "$t" 1m)" ;;
     h2_1k_c10) measure "$sc" "$t" "$rep" "$pid" h2load -c10 -m10 -t1 -D "$DUR" "$(url "$t" 1k)" ;;
     # A full TLS handshake per request (no tickets anywhere): wrk reconnects after each answer.
     hs_1k_c10) measure "$sc" "$t" "$rep" "$pid" wrk --timeout 10s -t2 -c10 -d"${DUR}s" --latency -H 'Connection: close' "$(url "$t" 1k)" ;;
@@ -303,7 +312,7 @@ run_scenario() { # SCENARIO TARGET REP
   esac
 }
 
-log "mode $MODE: ${#SCENARIOS[@]} scenarios x ${#TARGETS[@]} targets x $REPS repetitions of ${DUR}s, A B A B"
+log "mode $MODE: ${#SCENARIOS[@]} scenarios x ${#TARGETS[@]} targets x $REPS repetitions of ${DUR}s (mitmproxy ${MITM_DUR}s), A B A B"
 for sc in "${SCENARIOS[@]}"; do
   for rep in $(seq "$REPS"); do
     for t in "${TARGETS[@]}"; do run_scenario "$sc" "$t" "$rep"; done
@@ -315,6 +324,7 @@ declare -A IDLE_KIB=()
 IDLE_TARGETS=(direct intact intact_rec haproxy nginx mitmproxy)
 for t in "${IDLE_TARGETS[@]}"; do
   pid=${SPID[$t]}
+  ((IDLE > 0)) || { IDLE_KIB[$t]="(skipped)"; continue; }
   kill -0 "$pid" 2>/dev/null || { IDLE_KIB[$t]="(exited)"; continue; }
   before=$(rss_kib "$pid")
   mkfifo "$WORK/idle-in"
@@ -323,12 +333,62 @@ for t in "${IDLE_TARGETS[@]}"; do
   exec 4>"$WORK/idle-in"
   for _ in $(seq 600); do grep -q ready "$WORK/idle-out" && break; kill -0 "$idle_pid" 2>/dev/null || break; sleep 0.1; done
   grep -q ready "$WORK/idle-out" || { exec 4>&-; die "idle connections to $t failed: $(cat "$WORK/idle-out")"; }
+  ANSWERED[$t]=$(( ${ANSWERED[$t]:-0} + IDLE ))  # one GET on each
   sleep 0.5
   after=$(rss_kib "$pid")
   IDLE_KIB[$t]=$(awk -v a="$after" -v b="$before" -v n="$IDLE" 'BEGIN{printf "%.1f", (a-b)/n}')
   exec 4>&-
   wait "$idle_pid" 2>/dev/null || true
   rm -f "$WORK/idle-in"
+done
+
+# --- recordings: nothing answered goes unrecorded ----------------------------------------
+# Each recording Intact target gets SIGINT (it drains, flushes its recording and exits);
+# then its exchanges answered in full (a complete downstream response; connection records
+# and cut exchanges left out) are counted and compared with what the clients saw answered.
+# More records than answers is normal (wrk and h2load stop with requests in flight that the
+# proxy answered anyway); fewer is a loss.
+declare -A REC_FILE=([intact_rec]=$WORK/recording.jsonl [intact_rec_l2]=$WORK/recording-l2.jsonl
+                     [forward]=$WORK/recording-fwd.jsonl)
+declare -A RECORDED=() RECORD_VERDICT=()
+count_recorded() { # FILE -> exchanges with a complete downstream response
+  python3 - "$1" <<'PY'
+import json, sys
+n = 0
+with open(sys.argv[1], "rb") as f:
+    for line in f:
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue  # a torn last line
+        if r.get("type") != "exchange" or "connection" in r:
+            continue
+        down = next((l for l in r.get("legs", []) if l.get("role") == "downstream"), {})
+        if (down.get("response") or {}).get("complete"):
+            n += 1
+print(n)
+PY
+}
+for t in intact_rec intact_rec_l2 forward; do
+  pid=${SPID[$t]}
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -INT "$pid"
+    for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+      RECORD_VERDICT[$t]="still running 30 s after SIGINT"; log "$t: ${RECORD_VERDICT[$t]}"; continue
+    fi
+    status=0; wait "$pid" 2>/dev/null || status=$?
+    ((status == 0)) || log "$t exited with status $status after SIGINT"
+  fi
+  [[ -f ${REC_FILE[$t]} ]] || { RECORD_VERDICT[$t]="no recording"; log "$t: no recording"; continue; }
+  recorded=$(count_recorded "${REC_FILE[$t]}"); answered=${ANSWERED[$t]:-0}
+  RECORDED[$t]=$recorded
+  if ((recorded < answered)); then
+    RECORD_VERDICT[$t]="**LOSS: $((answered - recorded)) answered, not recorded**"
+  else
+    RECORD_VERDICT[$t]="none lost"
+  fi
+  log "$t: recorded $recorded of $answered answered (${RECORD_VERDICT[$t]//\*/})"
 done
 
 # --- report -----------------------------------------------------------------------------
@@ -353,6 +413,7 @@ echo "Server CPU is that of the process under test only (for proxies, not the or
 echo "intact: Intact reverse, one loop; intact_rec: the same with --record; intact_rec_l2: --record on"
 echo "two loops; forward: Intact forward mode with --record, one loop, reached through a CONNECT"
 echo "tunnel (socat). hs_*: a new TLS connection per request (hs_cold: a new server name each time)."
+echo "mitmproxy's loads run ${MITM_DUR}s each, the others' ${DUR}s (its connection set-up would fill a short run)."
 echo
 echo "| scenario | target | req/s | req per server CPU-s | spread between reps | p50 latency | peak RSS |"
 echo "| --- | --- | ---: | ---: | ---: | ---: | ---: |"
@@ -364,6 +425,15 @@ echo
 echo "| target | RSS per idle keep-alive TLS connection ($IDLE held) |"
 echo "| --- | ---: |"
 for t in "${IDLE_TARGETS[@]}"; do echo "| $t | ${IDLE_KIB[$t]} KiB |"; done
+echo
+echo "Recordings after SIGINT: exchanges recorded with a complete answer, against the requests"
+echo "the clients counted as answered (checks, loads, idle connections)."
+echo
+echo "| target | recorded | answered | |"
+echo "| --- | ---: | ---: | --- |"
+for t in intact_rec intact_rec_l2 forward; do
+  echo "| $t | ${RECORDED[$t]:-—} | ${ANSWERED[$t]:-0} | ${RECORD_VERDICT[$t]:-not measured} |"
+done
 echo
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 d=$(get h1_1k_c1 direct 5)
@@ -383,11 +453,11 @@ for sc in h1_1k_c50:"h1 1 KiB, 50 conns":"≥ 0.5" h2_1k_c10:"h2 1 KiB, 10 conns
   row "Intact ÷ HAProxy, $label" "$(ratio "$(get "$key" intact_rec 4)" "$(get "$key" haproxy 4)")" \
     "$(ratio "$(get "$key" intact 4)" "$(get "$key" haproxy 4)")" "$goal"
 done
-row "Intact ÷ mitmproxy, h1 1 KiB, 50 conns" "$(ratio "$(get h1_1k_c50 intact_rec 4)" "$(get h1_1k_c50 mitmproxy 4)")" \
+row "Intact ÷ mitmproxy, h1 1 KiB, 50 conns (mitmproxy over ${MITM_DUR}s)" "$(ratio "$(get h1_1k_c50 intact_rec 4)" "$(get h1_1k_c50 mitmproxy 4)")" \
   "$(ratio "$(get h1_1k_c50 intact 4)" "$(get h1_1k_c50 mitmproxy 4)")" "≥ 15"
-row "Intact ÷ mitmproxy, h1 1 KiB, 1 conn" "$(ratio "$(get h1_1k_c1 intact_rec 4)" "$(get h1_1k_c1 mitmproxy 4)")" \
+row "Intact ÷ mitmproxy, h1 1 KiB, 1 conn (mitmproxy over ${MITM_DUR}s)" "$(ratio "$(get h1_1k_c1 intact_rec 4)" "$(get h1_1k_c1 mitmproxy 4)")" \
   "$(ratio "$(get h1_1k_c1 intact 4)" "$(get h1_1k_c1 mitmproxy 4)")" "≥ 15"
-row "Intact ÷ mitmproxy, h1 1 MiB, 50 conns" "$(ratio "$(get h1_1m_c50 intact_rec 4)" "$(get h1_1m_c50 mitmproxy 4)")" \
+row "Intact ÷ mitmproxy, h1 1 MiB, 50 conns (mitmproxy over ${MITM_DUR}s)" "$(ratio "$(get h1_1m_c50 intact_rec 4)" "$(get h1_1m_c50 mitmproxy 4)")" \
   "$(ratio "$(get h1_1m_c50 intact 4)" "$(get h1_1m_c50 mitmproxy 4)")" "—"
 row "Intact ÷ nginx proxy, h1 1 KiB, 50 conns" "$(ratio "$(get h1_1k_c50 intact_rec 4)" "$(get h1_1k_c50 nginx 4)")" \
   "$(ratio "$(get h1_1k_c50 intact 4)" "$(get h1_1k_c50 nginx 4)")" "—"

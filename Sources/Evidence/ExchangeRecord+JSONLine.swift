@@ -82,7 +82,13 @@ extension ExchangeRecord.Leg: JSONWritable {
             json.member("request", ifPresent: request)
             json.member("response", ifPresent: response)
             json.member("interimResponses", ifPresent: interimResponses)
+            if let interimWithheld {
+                json.key("interimWithheld")
+                json.array { json in for status in interimWithheld { json.int(status) } }
+            }
             json.member("relayed", ifPresent: relayed)
+            json.member("translation", ifPresent: translation)
+            json.member("broken", ifPresent: broken)
         }
     }
 }
@@ -130,6 +136,7 @@ extension RecordedMessage: JSONWritable {
             json.member("authority", ifPresent: authority)
             json.member("path", ifPresent: path)
             json.member("targetForm", ifPresent: targetForm?.rawValue)
+            json.member("connectProtocol", ifPresent: connectProtocol)
             json.member("status", ifPresent: status)
             json.member("reason", ifPresent: reason)
             json.member("version", version.rawValue)

@@ -82,14 +82,34 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
         /// before the final one, in order (`100 Continue`, `103 Early Hints`);
         /// head digests only. Nil when there were none.
         public var interimResponses: [RecordedMessage]?
+        /// The statuses of interim responses that reached this leg's sender
+        /// but were not sent on it, in order: RFC 9110 §15.2 forbids sending a
+        /// 1xx to an HTTP/1.0 client. Nil when none was withheld.
+        public var interimWithheld: [Int]?
         /// After a `101 Switching Protocols`: the bytes relayed each way on
         /// this leg. Nil when the exchange did not switch protocols.
         public var relayed: RelayedStreams?
+        /// Set when this leg's messages are a translation of the other leg's
+        /// that no RFC field mapping covers, saying which (an HTTP/2 extended
+        /// CONNECT sent as an HTTP/1.1 `Upgrade`, RFC 8441 §5). Nil otherwise.
+        public var translation: String?
+        /// Why the tap let go of this leg before both its messages were
+        /// complete (the client left, the tap answered the client itself, the
+        /// server answered before the whole request), and how far the leg got:
+        /// `… before the upstream connection was ready` (then the leg never got
+        /// a connection: `connectionID` is `none` and no request crossed it),
+        /// `… before the request was completely sent`, `… before the response
+        /// was completely read`; or the leg's own failure. Nil when the leg
+        /// completed.
+        public var broken: String?
 
         public init(role: Role, connectionID: String, streamID: Int? = nil, tls: TLSDetails? = nil,
                     request: RecordedMessage? = nil, response: RecordedMessage? = nil,
-                    interimResponses: [RecordedMessage]? = nil, relayed: RelayedStreams? = nil) {
+                    interimResponses: [RecordedMessage]? = nil, interimWithheld: [Int]? = nil,
+                    relayed: RelayedStreams? = nil, translation: String? = nil) {
+            self.translation = translation
             self.interimResponses = interimResponses
+            self.interimWithheld = interimWithheld
             self.relayed = relayed
             self.role = role
             self.connectionID = connectionID

@@ -17,6 +17,8 @@ public struct RecordedMessage: Codable, Hashable, Sendable {
     /// Path and query as received, secret query parameter values digested (`RedactionPolicy`).
     public var path: String?
     public var targetForm: RequestTargetForm?
+    /// An RFC 8441 extended CONNECT's `:protocol` (`websocket`); nil otherwise.
+    public var connectProtocol: String?
     public var status: Int?
     public var reason: String?
     public var version: HTTPVersion
@@ -66,6 +68,7 @@ public struct RecordedMessage: Codable, Hashable, Sendable {
                   fields: redaction.record(head.fields), trailers: RecordedMessage.recordTrailers(trailers, redaction),
                   digest: digest, body: redaction.recordBody(body, contentType: head.fields["content-type"]),
                   complete: complete, timings: timings)
+        connectProtocol = head.connectProtocol
     }
 
     /// Records a response head with its digests, redacting secrets (fields,

@@ -35,6 +35,10 @@ public struct HTTP2Configuration: Hashable, Sendable {
     /// How many CONTINUATION frames may follow one HEADERS; one more fails the
     /// connection with GOAWAY ENHANCE_YOUR_CALM (nghttp2's limit, set from here).
     public var maxContinuations: Int
+    /// Server role: advertise SETTINGS_ENABLE_CONNECT_PROTOCOL = 1 (RFC 8441),
+    /// so clients may open tunnels with an extended CONNECT (`:protocol`).
+    /// nghttp2 accepts `:protocol` only once this setting was sent.
+    public var enableConnectProtocol = false
 
     public init(initialStreamWindow: Int = 1024 * 1024,
                 connectionWindow: Int = 16 * 1024 * 1024,

@@ -3,7 +3,8 @@
 /// Sending (RFC 9113 §8.2–8.3):
 /// - names are lowercased; pseudo-fields come first: `:method`, `:scheme`,
 ///   `:authority`, `:path` for requests (CONNECT: `:method` and `:authority`
-///   only), `:status` for responses;
+///   only; an RFC 8441 extended CONNECT: `:method`, `:protocol`, `:scheme`,
+///   `:authority`, `:path`), `:status` for responses;
 /// - `:scheme` is the head's scheme, `https` when it has none;
 /// - `:authority` is the head's authority, else the value of its `Host` field;
 ///   `Host` itself is never sent (`:authority` carries it);
@@ -26,7 +27,13 @@ enum HTTP2FieldMapping {
     static func requestList(_ head: HTTPRequestHead) -> [HTTPField] {
         var list = [HTTPField(name: ":method", value: head.method)]
         let authority = head.authority ?? head.fields["host"]
-        if head.method == "CONNECT" {
+        if let connectProtocol = head.connectProtocol, head.method == "CONNECT" {
+            // RFC 8441 §4: an extended CONNECT carries :protocol, :scheme and :path too.
+            list.append(HTTPField(name: ":protocol", value: connectProtocol))
+            list.append(HTTPField(name: ":scheme", value: head.scheme ?? "https"))
+            list.append(HTTPField(name: ":authority", value: authority ?? ""))
+            list.append(HTTPField(name: ":path", value: head.path.isEmpty ? "/" : head.path))
+        } else if head.method == "CONNECT" {
             list.append(HTTPField(name: ":authority", value: authority ?? ""))
         } else {
             list.append(HTTPField(name: ":scheme", value: head.scheme ?? "https"))
@@ -63,7 +70,7 @@ enum HTTP2FieldMapping {
 
     /// Builds a request head from a decoded list (server role).
     static func requestHead(from list: [HTTPField]) -> HTTPRequestHead {
-        var method = "", path = "", scheme: String?, authority: String?
+        var method = "", path = "", scheme: String?, authority: String?, connectProtocol: String?
         var fields = HTTPFields()
         for field in list {
             switch field.name {
@@ -71,12 +78,18 @@ enum HTTP2FieldMapping {
             case ":scheme": scheme = field.value
             case ":authority": authority = field.value
             case ":path": path = field.value
+            case ":protocol": connectProtocol = field.value
             default: fields.append(field)
             }
         }
-        let form: RequestTargetForm = method == "CONNECT" ? .authority : (path == "*" ? .asterisk : .origin)
+        let form: RequestTargetForm
+        if method == "CONNECT" && connectProtocol == nil {
+            form = .authority
+        } else {
+            form = path == "*" ? .asterisk : .origin
+        }
         return HTTPRequestHead(method: method, scheme: scheme, authority: authority, path: path,
-                               targetForm: form, version: .http2, fields: fields)
+                               targetForm: form, version: .http2, fields: fields, connectProtocol: connectProtocol)
     }
 
     /// Builds a response head from a decoded list (client role); nil when
@@ -94,10 +107,39 @@ enum HTTP2FieldMapping {
 
 extension StringProtocol {
     /// The text without leading and trailing spaces and horizontal tabs (OWS).
-    fileprivate func trimmingSpacesAndTabs() -> String {
+    func trimmingSpacesAndTabs() -> String {
         var scalars = Substring(self).unicodeScalars[...]
         while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
         while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
         return String(scalars)
+    }
+}
+
+extension HTTPRequestHead {
+    /// This head as the HTTP/2 peer decodes it once `HTTP2Session.sendRequest`
+    /// sent it: the decode of exactly the header list the mapping writes
+    /// (`Host` carried as `:authority`, names lowercased, connection-specific
+    /// fields gone, an empty path `/`). What a sender records of its HTTP/2 leg.
+    public var asSentOverHTTP2: HTTPRequestHead {
+        HTTP2FieldMapping.requestHead(from: HTTP2FieldMapping.requestList(self))
+    }
+}
+
+extension HTTPResponseHead {
+    /// This head as the HTTP/2 peer decodes it once `HTTP2Session.sendResponse`
+    /// sent it (no reason phrase, names lowercased, connection-specific fields gone).
+    public var asSentOverHTTP2: HTTPResponseHead {
+        HTTP2FieldMapping.responseHead(from: HTTP2FieldMapping.responseList(self))
+            ?? HTTPResponseHead(status: status, reason: "", version: .http2)
+    }
+}
+
+extension HTTPFields {
+    /// Trailers as the HTTP/2 peer decodes them once sent (names lowercased,
+    /// connection-specific fields gone); nil when none remain, as then only
+    /// END_STREAM goes out.
+    public var asSentOverHTTP2: HTTPFields? {
+        let list = HTTP2FieldMapping.regularList(self)
+        return list.isEmpty ? nil : HTTPFields(list)
     }
 }

@@ -185,6 +185,8 @@ extension HTTP2Session {
             }
         case NGHTTP2_SETTINGS.rawValue where ack:
             emit(.settingsAcknowledged)
+        case NGHTTP2_SETTINGS.rawValue:
+            peerSettingsReceived = true
         case NGHTTP2_PING.rawValue where ack:
             let value = withUnsafeBytes(of: frame.ping.opaque_data) { $0.loadUnaligned(as: UInt64.self) }
             emit(.pingAcknowledged(UInt64(bigEndian: value)))
@@ -283,7 +285,13 @@ extension HTTP2Session {
         switch role {
         case .server:
             let isConnect = block.first { $0.name == ":method" }?.value == "CONNECT"
-            required = isConnect ? [":method", ":authority"] : [":method", ":scheme", ":path"]
+            if isConnect && names.contains(":protocol") {
+                // RFC 8441 §4: an extended CONNECT needs :scheme and :path too. (Without the
+                // setting nghttp2 rejects :protocol itself, naming the field.)
+                required = [":method", ":scheme", ":authority", ":path"]
+            } else {
+                required = isConnect ? [":method", ":authority"] : [":method", ":scheme", ":path"]
+            }
         case .client:
             required = [":status"]
         }

@@ -140,9 +140,9 @@ extension HTTP2Session {
         spans.reserveCapacity(fields.count)
         for field in fields {
             let nameStart = storage.count
-            storage += field.name.latin1Bytes
+            HTTP1Grammar.appendLatin1(field.name, to: &storage)
             let valueStart = storage.count
-            storage += field.value.latin1Bytes
+            HTTP1Grammar.appendLatin1(field.value, to: &storage)
             spans.append((nameStart..<valueStart, valueStart..<storage.count))
         }
         storage.append(0) // never empty, so the base address exists

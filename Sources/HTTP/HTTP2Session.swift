@@ -108,6 +108,9 @@ public final class HTTP2Session {
         ]
         if role == .client {
             settings.append(nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0))
+        } else if configuration.enableConnectProtocol {
+            settings.append(nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL.rawValue),
+                                                   value: 1))
         }
         library {
             _ = nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), settings, settings.count)
@@ -176,6 +179,18 @@ public final class HTTP2Session {
     public var connectionError: HTTP2ConnectionError? {
         if case .failed(let error) = connection { return error }
         return nil
+    }
+
+    /// The peer's first SETTINGS frame arrived (until then its settings are the defaults).
+    public internal(set) var peerSettingsReceived = false
+
+    /// Client role: the server allows RFC 8441 extended CONNECT (it sent
+    /// SETTINGS_ENABLE_CONNECT_PROTOCOL = 1). False until its SETTINGS arrived
+    /// (`peerSettingsReceived`).
+    public var peerAllowsExtendedConnect: Bool {
+        library {
+            nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_ENABLE_CONNECT_PROTOCOL) == 1
+        }
     }
 
     /// Streams currently open (known to this session).

@@ -19,6 +19,15 @@ public struct HTTPField: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(name): \(value)" }
 
+    /// True when the name is `lower` (ASCII-lowercased) ignoring ASCII case.
+    /// Builds no `String`: lookups run on every message's head.
+    public func hasName(lowercased lower: String) -> Bool {
+        let bytes = name.utf8
+        let wanted = lower.utf8
+        guard bytes.count == wanted.count else { return false }
+        return bytes.elementsEqual(wanted) { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }
+    }
+
     /// Lowercases ASCII letters only; other bytes are untouched.
     public static func lowercaseASCII(_ s: String) -> String {
         var needs = false
@@ -29,8 +38,17 @@ public struct HTTPField: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension String {
-    /// Decodes bytes as ISO-8859-1 (lossless for any byte sequence).
+    /// Decodes bytes as ISO-8859-1 (lossless for any byte sequence). ASCII
+    /// (nearly every field) decodes as UTF-8 does, in one pass with no
+    /// per-scalar appends.
     public init<Bytes: Sequence>(latin1 bytes: Bytes) where Bytes.Element == UInt8 {
+        let ascii = bytes.withContiguousStorageIfAvailable { buffer -> String? in
+            buffer.allSatisfy { $0 < 0x80 } ? String(decoding: buffer, as: UTF8.self) : nil
+        }
+        if let ascii = ascii ?? nil {
+            self = ascii
+            return
+        }
         var scalars = String.UnicodeScalarView()
         for b in bytes { scalars.append(Unicode.Scalar(b)) }
         self = String(scalars)
@@ -39,6 +57,7 @@ extension String {
     /// The ISO-8859-1 bytes of a string made by `init(latin1:)`; scalars above
     /// U+00FF (never produced by a parser) are replaced by `?`.
     public var latin1Bytes: [UInt8] {
+        if utf8.allSatisfy({ $0 < 0x80 }) { return Array(utf8) }
         var out: [UInt8] = []
         out.reserveCapacity(unicodeScalars.count)
         for s in unicodeScalars { out.append(s.value <= 0xFF ? UInt8(s.value) : UInt8(ascii: "?")) }
@@ -67,13 +86,16 @@ public struct HTTPFields: Hashable, Sendable, RandomAccessCollection, Expressibl
     /// The first value of a field, or nil.
     public subscript(name: String) -> String? {
         let lower = HTTPField.lowercaseASCII(name)
-        return fields.first { $0.lowercasedName == lower }?.value
+        for field in fields where field.hasName(lowercased: lower) { return field.value }
+        return nil
     }
 
     /// Every value of a field, in order.
     public func values(_ name: String) -> [String] {
         let lower = HTTPField.lowercaseASCII(name)
-        return fields.filter { $0.lowercasedName == lower }.map(\.value)
+        var values: [String] = []
+        for field in fields where field.hasName(lowercased: lower) { values.append(field.value) }
+        return values
     }
 
     public func contains(_ name: String) -> Bool { self[name] != nil }
@@ -89,7 +111,7 @@ public struct HTTPFields: Hashable, Sendable, RandomAccessCollection, Expressibl
     public mutating func remove(_ name: String) -> Int {
         let lower = HTTPField.lowercaseASCII(name)
         let before = fields.count
-        fields.removeAll { $0.lowercasedName == lower }
+        fields.removeAll { $0.hasName(lowercased: lower) }
         return before - fields.count
     }
 
@@ -97,11 +119,11 @@ public struct HTTPFields: Hashable, Sendable, RandomAccessCollection, Expressibl
     /// and removes the others; appends when absent.
     public mutating func set(_ name: String, _ value: String) {
         let lower = HTTPField.lowercaseASCII(name)
-        if let first = fields.firstIndex(where: { $0.lowercasedName == lower }) {
+        if let first = fields.firstIndex(where: { $0.hasName(lowercased: lower) }) {
             fields[first].value = value
             var i = fields.index(after: first)
             while i < fields.endIndex {
-                if fields[i].lowercasedName == lower { fields.remove(at: i) } else { i += 1 }
+                if fields[i].hasName(lowercased: lower) { fields.remove(at: i) } else { i += 1 }
             }
         } else {
             append(name, value)

@@ -36,10 +36,14 @@ public struct HTTPRequestHead: Hashable, Sendable {
     public var targetForm: RequestTargetForm
     public var version: HTTPVersion
     public var fields: HTTPFields
+    /// The protocol an HTTP/2 extended CONNECT asks to tunnel (RFC 8441
+    /// `:protocol`, e.g. `websocket`); nil for every other request. Such a
+    /// CONNECT has a scheme, an authority and a path like any request.
+    public var connectProtocol: String?
 
     public init(method: String, scheme: String? = nil, authority: String? = nil, path: String,
                 targetForm: RequestTargetForm = .origin, version: HTTPVersion = .http1_1,
-                fields: HTTPFields = HTTPFields()) {
+                fields: HTTPFields = HTTPFields(), connectProtocol: String? = nil) {
         self.method = method
         self.scheme = scheme
         self.authority = authority
@@ -47,7 +51,11 @@ public struct HTTPRequestHead: Hashable, Sendable {
         self.targetForm = targetForm
         self.version = version
         self.fields = fields
+        self.connectProtocol = connectProtocol
     }
+
+    /// An RFC 8441 extended CONNECT: `CONNECT` with a `:protocol`.
+    public var isExtendedConnect: Bool { method == "CONNECT" && connectProtocol != nil }
 
     /// The target as an HTTP/1.1 request line would carry it in `targetForm`.
     public var target: String {

@@ -17,7 +17,8 @@ import Hashing
 ///     group:     item(name) count(V) item(value_1) … item(value_V)
 ///
 /// - `method` and `path` exactly as received (`path` includes the query; `*`
-///   for asterisk form; empty for CONNECT).
+///   for asterisk form; empty for CONNECT). An RFC 8441 extended CONNECT's
+///   method item is `CONNECT:` followed by its `:protocol` (`CONNECT:websocket`).
 /// - `scheme`: the request's scheme (absolute-form target or HTTP/2
 ///   `:scheme`), else the scheme of the connection the request arrived on;
 ///   lowercased.
@@ -65,7 +66,9 @@ extension HeadDigest {
         let authority = HTTPField.lowercaseASCII(head.authority ?? head.fields["host"] ?? "")
         var input = DigestInput(capacity: 256 + head.fields.count * 48, using: function)
         input.appendItem("request")
-        input.appendItem(head.method)
+        // An RFC 8441 extended CONNECT names its protocol with the method (a
+        // method is a token, so `CONNECT:websocket` is no method of its own).
+        input.appendItem(head.connectProtocol.map { "\(head.method):\($0)" } ?? head.method)
         let targetStart = input.position
         input.appendItem(scheme)
         input.appendItem(authority)

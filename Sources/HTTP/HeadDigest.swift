@@ -64,7 +64,9 @@ public struct HeadDigest: Codable, Hashable, Sendable {
         /// `:authority`), then the regular fields with lowercased names.
         public static func http2Request(_ head: HTTPRequestHead) -> WireForm {
             var list: [HTTPField] = [HTTPField(name: ":method", value: head.method)]
-            if head.method == "CONNECT" {
+            if head.isExtendedConnect {
+                return .http2(fields: HTTP2FieldMapping.requestList(head))
+            } else if head.method == "CONNECT" {
                 list.append(HTTPField(name: ":authority", value: head.authority ?? ""))
             } else {
                 list.append(HTTPField(name: ":scheme", value: head.scheme ?? "https"))

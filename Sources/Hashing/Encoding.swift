@@ -37,31 +37,44 @@ public enum Encoding {
     }
 
     private static let base64URLAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    private static let base64Alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     /// Base64url without padding (RFC 4648 §5), as PKCE (RFC 7636) uses it.
     public static func base64URL<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        base64(bytes, alphabet: base64URLAlphabet, padded: false)
+    }
+
+    /// Base64 with padding (RFC 4648 §4), as WebSocket keys (RFC 6455) use it.
+    public static func base64<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        base64(bytes, alphabet: base64Alphabet, padded: true)
+    }
+
+    private static func base64<Bytes: Collection>(_ bytes: Bytes, alphabet: [UInt8], padded: Bool) -> String
+    where Bytes.Element == UInt8 {
         let input = Array(bytes)
         var out: [UInt8] = []
-        out.reserveCapacity((input.count * 4 + 2) / 3)
+        out.reserveCapacity((input.count + 2) / 3 * 4)
         var i = 0
         while i + 3 <= input.count {
             let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8 | UInt32(input[i + 2])
-            out.append(base64URLAlphabet[Int(n >> 18 & 63)])
-            out.append(base64URLAlphabet[Int(n >> 12 & 63)])
-            out.append(base64URLAlphabet[Int(n >> 6 & 63)])
-            out.append(base64URLAlphabet[Int(n & 63)])
+            out.append(alphabet[Int(n >> 18 & 63)])
+            out.append(alphabet[Int(n >> 12 & 63)])
+            out.append(alphabet[Int(n >> 6 & 63)])
+            out.append(alphabet[Int(n & 63)])
             i += 3
         }
         let rest = input.count - i
         if rest == 1 {
             let n = UInt32(input[i]) << 16
-            out.append(base64URLAlphabet[Int(n >> 18 & 63)])
-            out.append(base64URLAlphabet[Int(n >> 12 & 63)])
+            out.append(alphabet[Int(n >> 18 & 63)])
+            out.append(alphabet[Int(n >> 12 & 63)])
+            if padded { out += Array("==".utf8) }
         } else if rest == 2 {
             let n = UInt32(input[i]) << 16 | UInt32(input[i + 1]) << 8
-            out.append(base64URLAlphabet[Int(n >> 18 & 63)])
-            out.append(base64URLAlphabet[Int(n >> 12 & 63)])
-            out.append(base64URLAlphabet[Int(n >> 6 & 63)])
+            out.append(alphabet[Int(n >> 18 & 63)])
+            out.append(alphabet[Int(n >> 12 & 63)])
+            out.append(alphabet[Int(n >> 6 & 63)])
+            if padded { out.append(UInt8(ascii: "=")) }
         }
         return String(decoding: out, as: UTF8.self)
     }

@@ -87,6 +87,7 @@ struct ConnectionDeadline {
         switch state {
         case .waiting: state = .busy(lastProgress: [exchange: now])
         case .busy(var progress):
+            state = .expired  // the payload's only owner is `progress` while it changes: no copy
             progress[exchange] = now
             state = .busy(lastProgress: progress)
         case .expired: break
@@ -96,20 +97,23 @@ struct ConnectionDeadline {
     /// Body bytes moved on `exchange` (either direction); over HTTP/1.1 on the connection.
     mutating func progress(_ exchange: ExchangeID, at now: Instant) {
         guard case .busy(var progress) = state else { return }
+        state = .expired  // the payload's only owner is `progress` while it changes: no copy
+        defer { state = .busy(lastProgress: progress) }
         if timesStreams {
-            guard progress[exchange] != nil else { return }
-            progress[exchange] = now
+            guard let index = progress.index(forKey: exchange) else { return }
+            progress.values[index] = now
         } else {
-            for key in progress.keys { progress[key] = now }
+            ConnectionDeadline.touchAll(&progress, at: now)
         }
-        state = .busy(lastProgress: progress)
     }
 
     /// An exchange finished; with none left the connection waits again.
     mutating func exchangeFinished(_ exchange: ExchangeID, at now: Instant, receivedBytes: Int) {
-        guard case .busy(var progress) = state, progress.removeValue(forKey: exchange) != nil else { return }
+        guard case .busy(var progress) = state, progress[exchange] != nil else { return }
+        state = .expired  // the payload's only owner is `progress` while it changes: no copy
+        progress.removeValue(forKey: exchange)
         // HTTP/1.1: an exchange ending is progress on the connection.
-        if !timesStreams { for key in progress.keys { progress[key] = now } }
+        if !timesStreams { ConnectionDeadline.touchAll(&progress, at: now) }
         state = progress.isEmpty ? .waiting(since: now, bytesAtStart: receivedBytes, headStarted: nil)
                                  : .busy(lastProgress: progress)
     }
@@ -120,8 +124,9 @@ struct ConnectionDeadline {
         case .expired:
             return .checkAgain(at: now + timeouts.idle)
         case .busy(var progress):
+            let oldest = progress.values.min()!
+            guard now >= oldest + timeouts.body else { return .checkAgain(at: oldest + timeouts.body) }
             let stalled = progress.filter { now >= $0.value + timeouts.body }.keys.sorted { $0.sequence < $1.sequence }
-            guard !stalled.isEmpty else { return .checkAgain(at: progress.values.min()! + timeouts.body) }
             guard timesStreams else { return expire(.body) }
             for exchange in stalled { progress[exchange] = nil }
             if progress.isEmpty {
@@ -143,6 +148,16 @@ struct ConnectionDeadline {
             }
             let due = since + timeouts.idle
             return now >= due ? expire(.idle) : .checkAgain(at: min(due, now + checkInterval))
+        }
+    }
+
+    /// Sets every exchange's last progress to `now`, in place (walking
+    /// `indices` would hold the storage and copy it on the first write).
+    private static func touchAll(_ progress: inout [ExchangeID: Instant], at now: Instant) {
+        var index = progress.startIndex
+        while index != progress.endIndex {
+            progress.values[index] = now
+            progress.formIndex(after: &index)
         }
     }
 

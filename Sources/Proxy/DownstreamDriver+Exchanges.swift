@@ -9,19 +9,23 @@ final class ExchangeStreams {
     /// How far the upstream stream is.
     enum Upstream {
         case none
-        /// Asked of the pool; `abandoned` when the exchange let go meanwhile.
-        case opening(abandoned: Bool)
+        /// Asked of the pool (this ticket); `abandoned` when the exchange let
+        /// go meanwhile and the pool had already answered for it.
+        case opening(HTTPClientPool.Ticket?, abandoned: Bool)
         case open(HTTPClientStream)
         case closed
     }
 
     let client: HTTPServerStream
+    /// The loop's pool the upstream stream comes from.
+    let pool: HTTPClientPool
     var upstream = Upstream.none
     /// The pacing timer of each message, while one runs.
     var timers: [ExchangeTimer: LoopTimer] = [:]
 
-    init(client: HTTPServerStream) {
+    init(client: HTTPServerStream, pool: HTTPClientPool) {
         self.client = client
+        self.pool = pool
     }
 
     /// Stops the timers that still run: the exchange is over.
@@ -30,15 +34,21 @@ final class ExchangeStreams {
         timers.removeAll()
     }
 
-    /// Lets go of the upstream stream: resets an open one, and one still
-    /// opening as soon as it opens.
+    /// Lets go of the upstream stream: resets an open one; withdraws one
+    /// still waiting in the pool, so no head goes upstream and the
+    /// connection dialled for it joins the pool idle (one the pool answered
+    /// for meanwhile is reset as soon as it opens).
     func abandon() {
         switch upstream {
         case .open(let stream):
             stream.reset()
             upstream = .closed
-        case .opening:
-            upstream = .opening(abandoned: true)
+        case .opening(let ticket, _):
+            if let ticket, pool.withdraw(ticket) {
+                upstream = .closed
+            } else {
+                upstream = .opening(ticket, abandoned: true)
+            }
         case .none, .closed:
             break
         }
@@ -53,7 +63,7 @@ extension DownstreamDriver {
     func accept(_ stream: HTTPServerStream) {
         let exchange = ExchangeID(connection: id, sequence: nextSequence)
         nextSequence += 1
-        exchanges[exchange] = ExchangeStreams(client: stream)
+        exchanges[exchange] = ExchangeStreams(client: stream, pool: loopState.pool)
         deadline.exchangeStarted(exchange, at: .now)
         checkDeadline()
         stream.setHandler { [self] event in clientEvent(event, exchange) }
@@ -179,11 +189,11 @@ extension DownstreamDriver {
     /// Asks the loop's pool for a stream to `target` carrying `head`.
     private func openUpstream(_ target: UpstreamTarget, head: HTTPRequestHead, framing: HTTP1Framing,
                               for exchange: ExchangeID, _ streams: ExchangeStreams) {
-        streams.upstream = .opening(abandoned: false)
+        streams.upstream = .opening(nil, abandoned: false)
         let endpoint = HTTPEndpoint(host: target.host, port: UInt16(target.port),
                                     tls: target.scheme == .https ? runtime.upstreamTLS : nil,
                                     proxy: runtime.configuration.upstreamProxy?.address(for: target.host))
-        loopState.pool.openStream(
+        let ticket = streams.pool.openStream(
             to: endpoint, head, framing: framing,
             handler: { [weak self] event in self?.upstreamEvent(event, exchange, target: target) },
             completion: { [weak self] result in
@@ -195,11 +205,15 @@ extension DownstreamDriver {
                 }
                 upstreamOpened(result, exchange, target: target)
             })
+        // The completion never runs inside `openStream`: the stream is still opening here.
+        if case .opening(nil, let abandoned) = streams.upstream {
+            streams.upstream = .opening(ticket, abandoned: abandoned)
+        }
     }
 
     private func upstreamOpened(_ result: Result<HTTPClientStream, TransportError>, _ exchange: ExchangeID,
                                 target: UpstreamTarget) {
-        guard let streams = exchanges[exchange], case .opening(let abandoned) = streams.upstream else {
+        guard let streams = exchanges[exchange], case .opening(_, let abandoned) = streams.upstream else {
             if case .success(let stream) = result { stream.reset() }
             return
         }

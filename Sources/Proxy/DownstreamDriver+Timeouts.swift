@@ -4,13 +4,19 @@ import Wire
 
 /// The client connection's timeouts: the driver keeps one timer and does
 /// what its `ConnectionDeadline` finds due.
+///
+/// The timer is made again only when it must fire sooner than it would: a
+/// timer that fires early just checks again and re-arms for what is due
+/// then. A keep-alive connection's exchanges move the instant due later
+/// (start: the body timeout; end: the head check a quarter of the head
+/// timeout on), so a busy connection keeps one timer for seconds instead
+/// of making and cancelling a Dispatch timer (a manager-thread wake-up
+/// each) twice per exchange.
 extension DownstreamDriver {
     /// Asks the deadline what is due now; re-arms the timer or acts on an expiry.
     func checkDeadline() {
         loop.preconditionOnLoop()
-        deadlineTimer?.cancel()
-        deadlineTimer = nil
-        if case .finished = phase { return }
+        if case .finished = phase { return cancelDeadlineTimer() }
         let now = ContinuousClock.Instant.now
         switch deadline.check(at: now, receivedBytes: channel.receivedByteCount) {
         case .checkAgain(let instant):
@@ -24,11 +30,14 @@ extension DownstreamDriver {
                 feed(.exchange(exchange, .clientGone(bodyTimedOut)))
             }
         case .expired(.head):
+            cancelDeadlineTimer()
             let seconds = Int(deadline.timeouts.head.components.seconds)
             if case .serving(let server) = phase { server.requestHeadTimedOut(after: seconds) } else { close() }
         case .expired(.idle):
+            cancelDeadlineTimer()
             close()
         case .expired(.body):
+            cancelDeadlineTimer()
             feed(.connectionClosed(bodyTimedOut))
             for streams in exchanges.values { streams.abandon() }
             switch phase {
@@ -39,10 +48,26 @@ extension DownstreamDriver {
         }
     }
 
+    /// Makes sure the timer fires by `instant`: one already armed for then
+    /// or sooner stays.
     private func rearmDeadline(at instant: ContinuousClock.Instant, now: ContinuousClock.Instant) {
-        deadlineTimer = loop.schedule(after: max(.milliseconds(1), instant - now)) { [weak self] in
-            self?.checkDeadline()
+        if deadlineTimer != nil, let due = deadlineTimerDue, due <= instant { return }
+        deadlineTimer?.cancel()
+        let delay = max(.milliseconds(1), instant - now)
+        deadlineTimerDue = now + delay
+        deadlineTimer = loop.schedule(after: delay) { [weak self] in
+            guard let self else { return }
+            deadlineTimer = nil
+            deadlineTimerDue = nil
+            checkDeadline()
         }
+    }
+
+    /// Stops the timer: the connection expired or is finished.
+    func cancelDeadlineTimer() {
+        deadlineTimer?.cancel()
+        deadlineTimer = nil
+        deadlineTimerDue = nil
     }
 
     /// Why an exchange that moved no body byte for `--body-timeout` broke.

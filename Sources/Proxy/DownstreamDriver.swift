@@ -50,6 +50,8 @@ final class DownstreamDriver: @unchecked Sendable {
     /// The head, idle and body timeouts (sans-io), and the one timer that asks it.
     var deadline: ConnectionDeadline
     var deadlineTimer: LoopTimer?
+    /// When `deadlineTimer` fires (nil when none is armed).
+    var deadlineTimerDue: ContinuousClock.Instant?
 
     var loop: EventLoop { loopState.loop }
 
@@ -93,14 +95,24 @@ final class DownstreamDriver: @unchecked Sendable {
     /// a stream that stopped being writable) waits until the current ones are
     /// done, so the layer sees events in the order its commands ran.
     func feed(_ event: DownstreamEvent) {
-        pendingEvents.append(event)
-        guard !isPerforming else { return }
+        guard !isPerforming else { return pendingEvents.append(event) }
+        // Nothing waits when no command runs: the event goes straight in.
         isPerforming = true
+        handleAndPerform(event)
         while !pendingEvents.isEmpty {
-            let next = pendingEvents.removeFirst()
-            perform(layer.handle(next))
+            handleAndPerform(pendingEvents.removeFirst())
         }
         isPerforming = false
+    }
+
+    /// Hands one event to the layer and carries out its commands; an
+    /// exchange's event goes straight to the exchange, and its commands come
+    /// back unwrapped.
+    private func handleAndPerform(_ event: DownstreamEvent) {
+        guard case .exchange(let exchange, let exchangeEvent) = event else { return perform(layer.handle(event)) }
+        for command in layer.handle(exchangeEvent, of: exchange) {
+            perform(command, for: exchange)
+        }
     }
 
     func perform(_ commands: [DownstreamCommand]) {
@@ -359,8 +371,7 @@ final class DownstreamDriver: @unchecked Sendable {
     func finish() {
         if case .finished = phase { return }
         phase = .finished
-        deadlineTimer?.cancel()
-        deadlineTimer = nil
+        cancelDeadlineTimer()
         for streams in exchanges.values {
             streams.abandon()
             streams.cancelTimers()

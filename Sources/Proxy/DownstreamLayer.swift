@@ -113,6 +113,14 @@ public struct DownstreamLayer {
         return (commands, flow.isFinished)
     }
 
+    /// Forgets a finished flow. The storage goes with the last one: it holds
+    /// whole flows (a few KiB each), which an idle keep-alive connection
+    /// would otherwise keep for as long as it stays open.
+    private mutating func removeFlow(at index: Dictionary<ExchangeID, ExchangeFlow>.Index) {
+        flows.remove(at: index)
+        if flows.isEmpty { flows = [:] }
+    }
+
     /// The commands for a connection just accepted.
     public func start() -> [DownstreamCommand] {
         switch settings.mode {
@@ -128,18 +136,7 @@ public struct DownstreamLayer {
             lastSequence = max(lastSequence, exchange.sequence)
             return requestHead(exchange, head, wire: wire, streamID: streamID, framing: framing)
         case let .exchange(exchange, event):
-            guard let index = flows.index(forKey: exchange) else {
-                if case .probing(var connect) = phase, connect.id == exchange, case .requestEnd = event {
-                    connect.ended = true
-                    phase = .probing(connect)
-                }
-                return []
-            }
-            // Mutated in place in the dictionary's storage: reading the flow
-            // out and back copied it and its recorders on every event.
-            let (commands, finished) = DownstreamLayer.handle(event, in: &flows.values[index])
-            if finished { flows.remove(at: index) }
-            return wrap(commands, of: exchange)
+            return handle(event, of: exchange).map { .exchange(exchange, $0) }
         case let .malformedRequest(error, answer, wire):
             return malformedRequest(error, answer: answer, wire: wire)
         case .connectTargetReached:
@@ -180,6 +177,30 @@ public struct DownstreamLayer {
         }
     }
 
+    /// Handles one event of an exchange; returns that exchange's commands, in
+    /// order, its record annotated like `handle(_:)`'s. The driver's path for
+    /// the events of exchanges in progress (most events): no array is built
+    /// to wrap each command in a `DownstreamCommand`.
+    public mutating func handle(_ event: ExchangeEvent, of exchange: ExchangeID) -> [ExchangeCommand] {
+        guard let index = flows.index(forKey: exchange) else {
+            if case .probing(var connect) = phase, connect.id == exchange, case .requestEnd = event {
+                connect.ended = true
+                phase = .probing(connect)
+            }
+            return []
+        }
+        // Mutated in place in the dictionary's storage: reading the flow
+        // out and back copied it and its recorders on every event.
+        let (commands, finished) = DownstreamLayer.handle(event, in: &flows.values[index])
+        guard finished else { return commands }
+        removeFlow(at: index)
+        guard !appliedConnectionFaults.isEmpty else { return commands }
+        return commands.map { command in
+            guard case .finished(let record) = command else { return command }
+            return .finished(annotated(record))
+        }
+    }
+
     // MARK: Requests
 
     private mutating func requestHead(_ exchange: ExchangeID, _ head: HTTPRequestHead, wire: HeadDigest.WireForm,
@@ -200,7 +221,7 @@ public struct DownstreamLayer {
             route = target
             tls = nil
         case .intercepting(let target, let info):
-            guard head.method != "CONNECT" else {
+            guard head.method != "CONNECT" || head.isExtendedConnect else {
                 return refuse(exchange, head, wire: wire, streamID: streamID, status: 501, .protocolError,
                               "CONNECT inside an intercepted connection is not supported")
             }

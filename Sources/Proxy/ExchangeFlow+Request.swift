@@ -58,9 +58,10 @@ extension ExchangeFlow {
                 return
             }
             let shaped = HopByHop.shapeRequest(head, for: target)
-            let framing = UpstreamFraming.framing(of: shaped, clientFraming: clientFraming)
+            // An extended CONNECT's stream carries the tunnel's bytes once the upstream accepted it.
+            let framing = shaped.isExtendedConnect ? .tunnel : UpstreamFraming.framing(of: shaped, clientFraming: clientFraming)
             upstream = .opening
-            requestLeg = .opening(pending: [], bodyless: !framing.allowsBody)
+            requestLeg = .opening(pending: [], bodyless: !framing.allowsBody && framing != .tunnel)
             replay.opening(target, head: shaped, framing: framing)
             commands.append(.openUpstream(target, head: shaped, framing: framing))
         case (.opening(var pending, let bodyless), .body), (.opening(var pending, let bodyless), .end):
@@ -77,14 +78,18 @@ extension ExchangeFlow {
     }
 
     /// Sends one body part on the open upstream stream and records it as sent.
-    private mutating func sendUpstream(_ part: HTTPRequestPart, into commands: inout [ExchangeCommand]) {
+    mutating func sendUpstream(_ part: HTTPRequestPart, into commands: inout [ExchangeCommand]) {
         switch part {
         case .head:
             break
         case .body(let chunk):
             // A chunk forwarded as the client sent it is hashed once, for both legs.
-            let source = recorder.downstream.request.bodyEndingWith(chunk)
-            recorder.upstream?.request.recordBody(chunk, following: source)
+            if tunnel.carriesBytes {
+                tunnelTraffic?.toServer.add(chunk)
+            } else {
+                let source = recorder.downstream.request.bodyEndingWith(chunk)
+                recorder.upstream?.request.recordBody(chunk, following: source)
+            }
             replay.sent(part)
             commands.append(.sendRequestBody(chunk))
         case .end(let trailers):
@@ -92,6 +97,8 @@ extension ExchangeFlow {
             replay.sent(part)
             commands.append(.endRequest(trailers: trailers))
             requestLeg = .sent
+            // A tunnel whose other way already ended is over upstream: nothing to abandon.
+            if tunnel.carriesBytes, recorder.upstream?.response.isEnded == true { upstream = .closed }
         }
     }
 
@@ -107,6 +114,14 @@ extension ExchangeFlow {
         recorder.upstream?.request.recordRequest(sent, wire: wire, connectionScheme: target?.scheme.rawValue ?? clientScheme,
                                                  at: time)
         guard case .opening(let pending, let bodyless) = requestLeg else { return }
+        if case .asked = tunnel {
+            // The client's bytes wait (one read at most) until the upstream accepts the tunnel.
+            tunnelRequest = sent
+            if sent.version != .http2 {
+                recorder.upstream?.translation = ExchangeFlow.extendedConnectTranslation(sent)
+            }
+            return
+        }
         if bodyless {
             recorder.upstream?.request.recordEnd(trailers: nil, at: time)
             requestLeg = .sent

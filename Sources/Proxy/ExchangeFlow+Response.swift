@@ -6,6 +6,9 @@ extension ExchangeFlow {
     mutating func responseHead(_ head: HTTPResponseHead, wire: HeadDigest.WireForm,
                                into commands: inout [ExchangeCommand]) {
         guard case .open = upstream else { return }
+        if case .asked = tunnel, !head.isInformational || head.status == 101 {
+            return tunnelAnswered(head, wire: wire, into: &commands)
+        }
         if head.status == 101 && !upgradeRequested {
             recorder.upstream?.response.recordResponse(head, wire: wire, at: clock())
             return upstreamFailed(ProxyError(.protocolError, at: "upstream response",
@@ -23,6 +26,11 @@ extension ExchangeFlow {
     mutating func responseEnd(_ trailers: HTTPFields?, into commands: inout [ExchangeCommand]) {
         guard case .open = upstream else { return }
         recorder.upstream?.response.recordEnd(trailers: trailers, at: clock())
+        if case .open = tunnel {
+            // The origin finished sending; the client may still send (a half-closed tunnel).
+            if case .sent = requestLeg { upstream = .closed }
+            return passResponse(.end(trailers: nil), into: &commands)
+        }
         if upgradeRequested, recorder.upstream?.response.responseStatus == 101 {
             // The connection now carries the new protocol: the driver takes it
             // over for the relay; it is never reset nor pooled again.
@@ -44,7 +52,10 @@ extension ExchangeFlow {
     /// The upstream could not be reached, or its stream failed.
     mutating func upstreamFailed(_ problem: ProxyError, into commands: inout [ExchangeCommand]) {
         switch upstream {
-        case .opening, .open: upstream = .closed
+        case .opening: upstream = .closed
+        case .open:
+            recorder.upstream?.broken = problem.description
+            upstream = .closed
         case .none, .closed: return
         }
         if retryUpstream(problem, into: &commands) { return }
@@ -79,6 +90,9 @@ extension ExchangeFlow {
     mutating func sendToClient(_ part: HTTPResponsePart, into commands: inout [ExchangeCommand]) {
         guard client == .connected else { return }
         switch (responseLeg, part) {
+        case (.awaitingHead, .head(let head)) where head.isInformational && head.status != 101 && clientIsHTTP10:
+            // RFC 9110 §15.2: no 1xx to an HTTP/1.0 client. The leg's record says it was held back.
+            recorder.downstream.recordInterimWithheld(head)
         case (.awaitingHead, .head(let head)):
             let shaped = HopByHop.shapeResponse(head)
             commands.append(.sendResponse(.head(shaped)))
@@ -88,8 +102,12 @@ extension ExchangeFlow {
                 responseLeg = .streaming
             }
         case (.streaming, .body(let chunk)):
-            // A chunk forwarded as the server sent it is hashed once, for both legs.
-            recorder.downstream.response.recordBody(chunk, following: recorder.upstream?.response.bodyEndingWith(chunk))
+            if tunnel.carriesBytes {
+                tunnelTraffic?.toClient.add(chunk)
+            } else {
+                // A chunk forwarded as the server sent it is hashed once, for both legs.
+                recorder.downstream.response.recordBody(chunk, following: recorder.upstream?.response.bodyEndingWith(chunk))
+            }
             commands.append(.sendResponse(part))
         case (.streaming, .end):
             commands.append(.sendResponse(part))

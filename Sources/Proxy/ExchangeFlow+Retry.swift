@@ -5,16 +5,26 @@ import HTTP
 /// processed it: the head and framing it opened the upstream stream with,
 /// and the body parts sent on the current attempt while they stay within
 /// `bodyLimit` (beyond it the body is no longer held in full, and a failure
-/// is final). One retry per exchange, on a fresh stream from the pool (the
-/// connection that sent GOAWAY or closed takes no new stream).
+/// is final). One retry per exchange after a likely-unprocessed failure, up
+/// to four while every failure was certainly unprocessed, each on a fresh
+/// stream from the pool (the connection that sent GOAWAY or closed takes no
+/// new stream).
 struct UpstreamReplay {
     /// The most body bytes held for a resend.
     static let bodyLimit = 64 * 1024
     /// Methods whose request may be sent again when it was only likely, not
     /// certainly, unprocessed (RFC 9110 §9.2.2).
     static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
-    /// The most attempts per exchange.
+    /// The most attempts per exchange after a failure that only likely went
+    /// unprocessed (a reused HTTP/1.1 connection closed unanswered).
     static let maximumAttempts = 2
+    /// The most attempts per exchange while each failure certainly went
+    /// unprocessed (above a GOAWAY's last stream, REFUSED_STREAM: RFC 9113
+    /// §8.7). A server that serves a fixed number of requests per connection
+    /// (nginx `keepalive_requests`) refuses every stream beyond it, and under a
+    /// burst wider than that number the fresh connection a retry goes to fills
+    /// up and refuses some of them again.
+    static let maximumUnprocessedAttempts = 5
 
     /// The head the upstream stream was opened with, where it went and its body framing.
     private(set) var opened: (target: UpstreamTarget, head: HTTPRequestHead, framing: HTTP1Framing)?
@@ -45,10 +55,10 @@ struct UpstreamReplay {
 
     /// Whether a request failing with `problem` may be sent again.
     func allows(_ problem: ProxyError) -> Bool {
-        guard attempts < Self.maximumAttempts, let opened, sentParts != nil else { return false }
+        guard let opened, sentParts != nil else { return false }
         switch problem.notProcessed {
-        case .certainly?: return true
-        case .ifIdempotent?: return Self.idempotentMethods.contains(opened.head.method)
+        case .certainly?: return attempts < Self.maximumUnprocessedAttempts
+        case .ifIdempotent?: return attempts < Self.maximumAttempts && Self.idempotentMethods.contains(opened.head.method)
         case nil: return false
         }
     }

@@ -91,6 +91,18 @@ public struct ExchangeFlow {
     /// The client's HTTP/1.1 request asked to switch protocols (`Upgrade`
     /// named in `Connection`): a 101 may answer it. Set by `start`.
     var upgradeRequested = false
+    /// Where an RFC 8441 extended CONNECT's tunnel is (`.none` for any other request).
+    var tunnel = Tunnel.none
+    /// The extended CONNECT as it went upstream (translated to an HTTP/1.1
+    /// `Upgrade` when the upstream speaks HTTP/1.1), to check the 101 against.
+    var tunnelRequest: HTTPRequestHead?
+    /// The bytes an open tunnel carried, per leg and direction (digested
+    /// with the recording's function); made when an extended CONNECT asks
+    /// for a tunnel, so other exchanges allocate no running digests.
+    var tunnelTraffic: RelayTraffic?
+    /// The client spoke HTTP/1.0: no interim (1xx) response may be sent to
+    /// it (RFC 9110 §15.2). Set by `start`.
+    var clientIsHTTP10 = false
     /// How the client framed its request body (`HTTPServerStream.requestBodyFraming`).
     let clientFraming: HTTP1Framing
     let hooks: [any ExchangeHook]
@@ -165,6 +177,11 @@ public struct ExchangeFlow {
         recorder.downstream.request.recordRequest(head, wire: wire, connectionScheme: clientScheme, at: clock())
         recorder.traceID = ExchangeRecord.traceID(in: head.fields)
         upgradeRequested = HopByHop.upgradeToken(head.fields, version: head.version) != nil
+        if head.isExtendedConnect {
+            tunnel = .asked
+            tunnelTraffic = RelayTraffic(digests: recorder.settings.digests)
+        }
+        clientIsHTTP10 = head.version == .http1_0
         var commands: [ExchangeCommand] = []
         passRequest(.head(head), into: &commands)
         settle(&commands)
@@ -189,7 +206,11 @@ public struct ExchangeFlow {
         var commands: [ExchangeCommand] = []
         switch event {
         case .requestBody(let chunk):
-            recorder.downstream.request.recordBody(chunk)
+            if tunnel.carriesBytes {
+                tunnelTraffic?.fromClient.add(chunk)
+            } else {
+                recorder.downstream.request.recordBody(chunk)
+            }
             passRequest(.body(chunk), into: &commands)
         case .requestEnd(let trailers):
             recorder.downstream.request.recordEnd(trailers: trailers, at: clock())
@@ -204,7 +225,11 @@ public struct ExchangeFlow {
             responseHead(head, wire: wire, into: &commands)
         case .responseBody(let chunk):
             guard case .open = upstream else { break }
-            recorder.upstream?.response.recordBody(chunk)
+            if tunnel.carriesBytes {
+                tunnelTraffic?.fromServer.add(chunk)
+            } else {
+                recorder.upstream?.response.recordBody(chunk)
+            }
             passResponse(.body(chunk), into: &commands)
         case .responseEnd(let trailers):
             responseEnd(trailers, into: &commands)
@@ -249,6 +274,7 @@ public struct ExchangeFlow {
     /// (or the client is gone), and the upstream stream is let go.
     mutating func settle(_ commands: inout [ExchangeCommand]) {
         guard !isFinished else { return }
+        dropRefusedTunnel()
         adjustReading(&commands)
         // A response that went out is over once the driver reported its head
         // and its end as sent (the record holds them as the engine wrote them),
@@ -264,6 +290,10 @@ public struct ExchangeFlow {
         guard responseOver, requestOver else { return }
         abandonUpstream(into: &commands)
         isFinished = true
+        if case .open = tunnel, let tunnelTraffic {
+            recorder.downstream.relayed = tunnelTraffic.downstream
+            recorder.upstream?.relayed = tunnelTraffic.upstream
+        }
         var record = recorder.finish(error: error)
         for hook in hooks { hook.finish(&record) }
         commands.append(.finished(record))
@@ -289,14 +319,37 @@ public struct ExchangeFlow {
         }
     }
 
-    /// Abandons the upstream stream, if the exchange holds one (or is opening one).
+    /// Abandons the upstream stream, if the exchange holds one (or is
+    /// opening one), and records the upstream leg as broken: why, and how far
+    /// it got. A leg still opening is recorded too, without a connection: an
+    /// upstream attempt had begun.
     mutating func abandonUpstream(into commands: inout [ExchangeCommand]) {
+        let stage: String
         switch upstream {
-        case .opening, .open:
-            commands.append(.abandonUpstream)
-            upstream = .closed
+        case .opening:
+            stage = "before the upstream connection was ready"
+        case .open:
+            if case .sent = requestLeg {
+                stage = "before the response was completely read"
+            } else {
+                stage = "before the request was completely sent"
+            }
         case .none, .closed:
-            break
+            return
+        }
+        recorder.breakUpstream("\(abandonCause) \(stage)")
+        commands.append(.abandonUpstream)
+        upstream = .closed
+    }
+
+    /// Why the exchange lets go of its upstream, in words for the record.
+    private var abandonCause: String {
+        if recorder.upstream?.response.isEnded == true { return "the server answered" }
+        guard let error else { return "the proxy answered the client itself" }
+        switch (error.failure.side, error.failure.kind) {
+        case (.client?, .reset), (.client?, .closedEarly), (.client?, .timeout): return "the client left (\(error))"
+        case (.client?, _): return "the client's request failed (\(error))"
+        default: return "the exchange failed (\(error))"
         }
     }
 }

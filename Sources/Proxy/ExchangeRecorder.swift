@@ -29,7 +29,7 @@ struct ExchangeRecorder {
     /// processed the request, keeping why (and on which connection) in `retries`.
     mutating func abandonAttempt(_ problem: ProxyError) {
         var failure = problem.failure
-        if let upstream { failure.location += " (connection \(upstream.connectionID))" }
+        if let connection = upstream?.connectionID { failure.location += " (connection \(connection))" }
         retries.append(failure)
         upstream = nil
     }
@@ -38,6 +38,17 @@ struct ExchangeRecorder {
     mutating func beginUpstream(connection: ConnectionID, tls: TLSDetails?) {
         upstream = LegRecorder(role: .upstream, connectionID: connection, tls: tls,
                                bodyStoreLimit: settings.bodyStoreLimit, digests: settings.digests)
+    }
+
+    /// The exchange let go of its upstream before the leg completed: notes
+    /// why on the leg, which starts without a connection when the pool had
+    /// not handed one over yet (an upstream attempt had begun all the same).
+    mutating func breakUpstream(_ reason: String) {
+        if upstream == nil {
+            upstream = LegRecorder(role: .upstream, connectionID: nil, tls: nil, bodyStoreLimit: settings.bodyStoreLimit,
+                                   digests: settings.digests)
+        }
+        upstream?.broken = reason
     }
 
     /// The finished record. Called once.

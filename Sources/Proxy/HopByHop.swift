@@ -32,27 +32,35 @@ enum HopByHop {
     static func strip(_ fields: HTTPFields, keepingUpgrade token: String?) -> HTTPFields {
         var out = strip(fields)
         guard let token else { return out }
-        for field in fields where field.lowercasedName == "upgrade" { out.append(field.name, field.value) }
+        for field in fields where field.hasName(lowercased: "upgrade") { out.append(field.name, field.value) }
         out.append("Connection", token)
         return out
     }
 
     /// The fields without the connection-specific ones and those `Connection` names.
     /// `TE: trailers` is kept: it is the one value that also means something end to end.
+    ///
+    /// Runs on every head both ways: a head with nothing to strip (the usual
+    /// case) is returned as it is, and names are compared without building
+    /// lowercased copies.
     static func strip(_ fields: HTTPFields) -> HTTPFields {
         var named = Set<String>()
-        for value in fields.values("Connection") {
+        for value in fields.values("connection") {
             for token in value.split(separator: ",") {
                 named.insert(HTTPField.lowercaseASCII(token.trimmingSpaces))
             }
         }
         named.subtract(HeadDigest.framingFieldNames)
-        var out = fields
-        out.removeAll { field in
-            let name = field.lowercasedName
-            if name == "te" { return HTTPField.lowercaseASCII(field.value.trimmingSpaces) != "trailers" }
-            return names.contains(name) || named.contains(name)
+        let isStripped = { (field: HTTPField) -> Bool in
+            if field.hasName(lowercased: "te") {
+                return HTTPField.lowercaseASCII(field.value.trimmingSpaces) != "trailers"
+            }
+            if names.contains(where: { field.hasName(lowercased: $0) }) { return true }
+            return !named.isEmpty && named.contains(field.lowercasedName)
         }
+        guard fields.contains(where: isStripped) else { return fields }
+        var out = fields
+        out.removeAll(where: isStripped)
         return out
     }
 

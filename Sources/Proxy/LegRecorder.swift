@@ -7,7 +7,8 @@ import TLS
 /// it travelled on, the TLS session, and its two messages.
 struct LegRecorder {
     let role: ExchangeRecord.Leg.Role
-    var connectionID: ConnectionID
+    /// Nil for an upstream leg that never got a connection (recorded as `none`).
+    var connectionID: ConnectionID?
     /// The HTTP/2 stream id, when the leg is HTTP/2.
     var streamID: Int?
     var tls: TLSDetails?
@@ -15,12 +16,18 @@ struct LegRecorder {
     var response: MessageRecorder
     /// Interim responses (1xx other than 101) as they crossed, in order.
     private var interim: [MessageRecorder] = []
+    /// Statuses of interim responses not sent on this leg (an HTTP/1.0 client gets none).
+    private var interimWithheld: [Int] = []
     /// After a 101: the bytes relayed each way on this leg.
     var relayed: RelayedStreams?
+    /// How this leg's messages translate the other leg's beyond the RFC field mappings.
+    var translation: String?
+    /// Why the exchange let go of the leg before it completed (`ExchangeRecord.Leg.broken`).
+    var broken: String?
     /// What every message of the leg is digested with (the recording's).
     private let digests: DigestFunction
 
-    init(role: ExchangeRecord.Leg.Role, connectionID: ConnectionID, streamID: Int? = nil, tls: TLSDetails?,
+    init(role: ExchangeRecord.Leg.Role, connectionID: ConnectionID?, streamID: Int? = nil, tls: TLSDetails?,
          bodyStoreLimit: Int, digests: DigestFunction) {
         self.role = role
         self.connectionID = connectionID
@@ -39,13 +46,21 @@ struct LegRecorder {
         interim.append(message)
     }
 
+    /// An interim response that was not sent on this leg (RFC 9110 §15.2: none to an HTTP/1.0 client).
+    mutating func recordInterimWithheld(_ head: HTTPResponseHead) {
+        interimWithheld.append(head.status)
+    }
+
     /// The leg as the record keeps it. Called once.
     mutating func finish(redaction: RedactionPolicy, at time: Timestamp) -> ExchangeRecord.Leg {
         let interimResponses = interim.indices.compactMap { interim[$0].finish(redaction: redaction, at: time) }
-        return ExchangeRecord.Leg(role: role, connectionID: connectionID.description, streamID: streamID, tls: tls,
-                                  request: request.finish(redaction: redaction, at: time),
-                                  response: response.finish(redaction: redaction, at: time),
-                                  interimResponses: interimResponses.isEmpty ? nil : interimResponses,
-                                  relayed: relayed)
+        var leg = ExchangeRecord.Leg(role: role, connectionID: connectionID?.description ?? "none", streamID: streamID,
+                                     tls: tls, request: request.finish(redaction: redaction, at: time),
+                                     response: response.finish(redaction: redaction, at: time),
+                                     interimResponses: interimResponses.isEmpty ? nil : interimResponses,
+                                     interimWithheld: interimWithheld.isEmpty ? nil : interimWithheld,
+                                     relayed: relayed, translation: translation)
+        leg.broken = broken
+        return leg
     }
 }

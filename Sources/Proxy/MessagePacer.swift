@@ -34,7 +34,8 @@ struct MessagePacer<Head: Sendable & Hashable> {
 
     /// Queues a hook chain's outputs behind the ones already held.
     mutating func hold(_ outputs: [Output]) {
-        held += outputs
+        // Usually nothing is held: take the array as it is rather than copy it.
+        if held.isEmpty { held = outputs } else { held += outputs }
     }
 
     /// The message's timer ran out.

@@ -27,6 +27,9 @@ extension ProxyError {
             return .upstreamProxyRefused(proxy: proxy, status: status, reason: reason, at: location)
         case .http1Parse, .http1Serialize, .http2Connection, .http2Session, .unsupportedProtocol, .invalidState:
             return ProxyError(.protocolError, at: location, message, status: .httpProtocolError)
+        case .extendedConnectNotAllowed:
+            // The destination cannot carry the tunnel asked for; nothing is wrong with either peer's HTTP.
+            return ProxyError(.protocolError, at: location, message, status: .destinationUnavailable)
         case .goAway:
             var problem = ProxyError(.reset, at: location, message, status: .connectionTerminated)
             problem.notProcessed = .certainly

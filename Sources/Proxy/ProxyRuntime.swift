@@ -60,6 +60,8 @@ final class ProxyRuntime: Sendable {
         clientConnections = Mutex(ClientConnectionLimit(limit: configuration.maxClientConnections))
         var server = HTTPServerConnection.Configuration()
         server.automaticContinue = false
+        // HTTP/2 clients may open WebSockets with an extended CONNECT (RFC 8441): ExchangeFlow carries them.
+        server.http2.enableConnectProtocol = true
         serverConfiguration = server
         upstreamTLS = HTTPClientTLS(context: contexts.upstream, handshakeTimeout: configuration.connectTimeout)
         var pool = HTTPClientPool.Configuration()

@@ -31,7 +31,7 @@ extension TransportError {
         case .proxyRefused:
             return .connectFailed(description)
         case .http1Parse, .http1Serialize, .http2Connection, .http2Session, .unsupportedProtocol, .invalidState,
-             .cancelled:
+             .cancelled, .extendedConnectNotAllowed:
             return .other(description)
         }
     }
@@ -58,7 +58,7 @@ extension TransportError {
             kind = .reset
         case .proxyRefused:
             kind = .connectionRefused
-        case .http1Parse, .http2Connection, .unsupportedProtocol:
+        case .http1Parse, .http2Connection, .unsupportedProtocol, .extendedConnectNotAllowed:
             kind = .protocolError
         case .http1Serialize, .http2Session, .invalidState, .cancelled:
             kind = .internal

@@ -293,8 +293,21 @@ public final class TLSEngine {
             if plaintext.isEmpty { throw error }
         }
         compactBuffers()
+        // Each read reserves a whole record's room; a small message (a request
+        // head) would keep ~16 KiB alive for as long as a parser holds it,
+        // idle keep-alive connections included. Copied to its size instead.
+        if plaintext.capacity - plaintext.count > TLSEngine.plaintextSlack {
+            plaintext = [UInt8](unsafeUninitializedCapacity: plaintext.count) { buffer, count in
+                count = plaintext.withUnsafeBufferPointer { source in
+                    buffer.initialize(fromContentsOf: source)
+                }
+            }
+        }
         return plaintext
     }
+
+    /// Unused room a plaintext array may keep before `readPlaintext` copies it to its size.
+    static let plaintextSlack = 4 * 1024
 
     // MARK: Closing
 

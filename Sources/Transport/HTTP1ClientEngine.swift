@@ -16,6 +16,12 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         /// stay in the parser, at most one read) until the owner detaches the
         /// channel, so a FIN waits for the owner too.
         case upgraded
+        /// The server answered 101 to a request translated from an HTTP/2
+        /// extended CONNECT (RFC 8441): the bytes after the 101 are the
+        /// exchange's, both ways — what the server sends arrives as the
+        /// stream's body, the stream's body goes out unframed, its end is a
+        /// half-close. The connection closes when both ways ended.
+        case tunnelling
         case closed
     }
 
@@ -28,6 +34,9 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         var responseKeepAlive: Bool?
         /// A response head (interim or final) arrived.
         var responseStarted = false
+        /// The request is an HTTP/2 extended CONNECT sent as an HTTP/1.1
+        /// `Upgrade`: a 101 makes the exchange a tunnel (`Phase.tunnelling`).
+        var tunnelAsked = false
 
         init(stream: HTTPClientStream, reusedConnection: Bool) {
             self.stream = stream
@@ -66,6 +75,13 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
             throw .invalidState(exchange == nil ? "the HTTP/1.1 connection is closing" : "the HTTP/1.1 connection is busy")
         }
         var head = head
+        var framing = framing
+        // RFC 8441 §5: an extended CONNECT goes to an HTTP/1.1 server as the `Upgrade` handshake.
+        let tunnelAsked = head.isExtendedConnect
+        if tunnelAsked {
+            head = ExtendedConnect.http1Upgrade(head, key: ExtendedConnect.newWebSocketKey())
+            framing = HTTP1Framing.none
+        }
         if head.version == .http2 { head.version = .http1_1 }
         if !head.fields.contains("host"), let authority = head.authority { head.fields.append("Host", authority) }
         let serialized: HTTP1SerializedHead
@@ -81,12 +97,15 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
                                       requestWire: .http1(head: Array(serialized.rawHead)), connection: connection,
                                       driver: self)
         nextStreamID += 1
-        exchange = Exchange(stream: stream, reusedConnection: nextStreamID > 2)
-        if head.version != .http1_1 || serialized.fields.requestsClose { phase = .lastExchange }
+        let current = Exchange(stream: stream, reusedConnection: nextStreamID > 2)
+        current.tunnelAsked = tunnelAsked
+        exchange = current
+        if head.version != .http1_1 || serialized.fields.requestsClose || tunnelAsked { phase = .lastExchange }
         stream.setHandler(handler)
         if !serialized.framing.allowsBody {
             _ = try? serializer.writeEnd()
-            stream.outboundEnded()
+            // A tunnel's stream stays open: its body is the bytes after a 101.
+            if !tunnelAsked { stream.outboundEnded() }
         }
         schedulePump()
         return stream
@@ -152,7 +171,10 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
 
     override var activeStream: HTTPStream? { exchange?.stream }
 
-    override var isParsing: Bool { !isClosed }
+    override var isParsing: Bool {
+        if case .tunnelling = phase { return exchange?.stream.inbound == .open }
+        return !isClosed
+    }
 
     override var waitsForConsumer: Bool {
         if case .upgraded = phase { return true }
@@ -169,8 +191,12 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         case .responseHead(let parsed):
             current.responseStarted = true
             current.responseKeepAlive = parsed.keepAlive
+            let tunnels = parsed.framing == .tunnel && current.tunnelAsked && parsed.head.status == 101
+            // The stream carries the tunnel's bytes from here on (`Phase.tunnelling`); set before
+            // the owner hears of the 101, which may reset the stream at once.
+            if tunnels { phase = .tunnelling }
             current.stream.receiveResponse(parsed.head, wire: .http1(head: parsed.rawHead))
-            if parsed.framing == .tunnel {
+            if parsed.framing == .tunnel && !tunnels {
                 // The connection now carries another protocol, which this type does
                 // not speak: it waits for the owner to take the channel (`detachForTunnel`).
                 exchange = nil
@@ -182,9 +208,19 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         case .end(let trailers):
             current.stream.receive(.end(trailers: trailers))
             completeIfDone()
-        case .requestHead, .tunnel:
+        case .tunnel(let bytes):
+            if case .tunnelling = phase, !bytes.isEmpty { current.stream.receive(.body(bytes)) }
+        case .requestHead:
             break
         }
+    }
+
+    /// In a tunnel, the server's FIN ends the stream's inbound side once every byte before it was passed on.
+    override func peerFinishedSending() {
+        guard case .tunnelling = phase, let current = exchange else { return super.peerFinishedSending() }
+        guard current.stream.inbound == .open else { return }
+        current.stream.receive(.end(trailers: nil))
+        completeIfDone()
     }
 
     /// Hands the channel over after a 101; returns the bytes read past it
@@ -217,6 +253,7 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
     private func completeIfDone() {
         guard let current = exchange, current.stream.inbound == .ended, current.stream.outbound == .ended else { return }
         exchange = nil
+        if case .tunnelling = phase { return close() }
         guard case .open = phase, current.responseKeepAlive == true, !peerEnded else {
             close()
             return
@@ -232,8 +269,21 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         phase = .closed
     }
 
+    override func sendBody(_ bytes: [UInt8], on stream: HTTPStream) throws(TransportError) {
+        guard case .tunnelling = phase else { return try super.sendBody(bytes, on: stream) }
+        guard exchange?.stream === stream else { throw .invalidState("the exchange is over") }
+        channel.write(bytes)
+    }
+
     override func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) -> HTTPFields? {
         guard exchange?.stream === stream, !isClosed else { throw .invalidState("the exchange is over") }
+        if case .tunnelling = phase {
+            // The tunnel's end this way is a half-close; a tunnel has no trailers.
+            channel.shutdownWrite()
+            stream.outboundEnded()
+            completeIfDone()
+            return nil
+        }
         let sent = try writeEnd(trailers: trailers)
         stream.outboundEnded()
         completeIfDone()

@@ -36,6 +36,12 @@ class HTTP1Engine: HTTPStreamDriver, @unchecked Sendable {
     func parseFailed(_ error: HTTP1ParseError) {}
     /// The peer finished sending between exchanges.
     func peerClosedWhileIdle() {}
+    /// The peer finished sending and every event before its end was handled:
+    /// between exchanges that is `peerClosedWhileIdle`; a role may also end
+    /// an exchange that runs until the peer's end.
+    func peerFinishedSending() {
+        if activeStream == nil { peerClosedWhileIdle() }
+    }
     /// Forgets the exchange in progress and stops (the connection is being reset).
     func dropExchange() {}
 
@@ -69,8 +75,8 @@ class HTTP1Engine: HTTPStreamDriver, @unchecked Sendable {
             guard let event else {
                 if !peerEnded {
                     channel.resumeReading()
-                } else if activeStream == nil {
-                    peerClosedWhileIdle()
+                } else {
+                    peerFinishedSending()
                 }
                 return
             }

@@ -275,6 +275,16 @@ final class HTTP1ServerEngine: HTTP1Engine, HTTPConnectionEngine, HTTPServerStre
             head.fields.removeAll { $0.lowercasedName == "content-length" }
             framing = .chunked
         }
+        // A final answer before the 100 the client waits for: it will not send the body, so
+        // the connection cannot carry another request (RFC 9110 §10.1.1).
+        let bodyWithheld = stream.continueOwed && stream.inbound == .open
+        let closesAfter = !current.requestKeepAlive || stopAfterExchange || peerEnded || bodyWithheld
+        if closesAfter, Self.mayAnnounceClose(head, answering: stream.request), !head.fields.requestsClose {
+            // The connection closes after this response: say so (RFC 9112 §9.6), or a client
+            // that asked to close but reads no `close` sends its next request into the closing
+            // connection and sees it fail.
+            head.fields.append("Connection", "close")
+        }
         let serialized: HTTP1SerializedHead
         do {
             serialized = try serializer.writeResponseHead(head, framing: framing, requestMethod: stream.request.method,
@@ -286,9 +296,6 @@ final class HTTP1ServerEngine: HTTP1Engine, HTTPConnectionEngine, HTTPServerStre
         head.fields = serialized.fields
         let wire = HeadDigest.WireForm.http1(head: Array(serialized.rawHead))
         guard !head.isInformational || head.status == 101 else { return (head, wire) }
-        // A final answer before the 100 the client waits for: it will not send the body, so
-        // the connection cannot carry another request (RFC 9110 §10.1.1).
-        let bodyWithheld = stream.continueOwed && stream.inbound == .open
         switch serialized.framing {
         case .tunnel:
             current.response = .tunnel
@@ -300,6 +307,12 @@ final class HTTP1ServerEngine: HTTP1Engine, HTTPConnectionEngine, HTTPServerStre
                                                  && !bodyWithheld)
         }
         return (head, wire)
+    }
+
+    /// Whether a response may carry `Connection: close`: a final response
+    /// that opens no tunnel (not a 1xx, not a 2xx to CONNECT).
+    static func mayAnnounceClose(_ head: HTTPResponseHead, answering request: HTTPRequestHead) -> Bool {
+        !head.isInformational && !(request.method == "CONNECT" && (200..<300).contains(head.status))
     }
 
     /// Whether a response translated from HTTP/2 should go out chunked so

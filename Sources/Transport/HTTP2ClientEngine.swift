@@ -22,9 +22,15 @@ final class HTTP2ClientEngine: HTTP2Engine, HTTPClientEngine, @unchecked Sendabl
               handler: @escaping (HTTPStreamEvent) -> Void) throws(TransportError) -> HTTPClientStream {
         if let failure { throw failure }
         guard canOpenStream else { throw .invalidState("the HTTP/2 connection is going away") }
+        // Refused here only when the server's SETTINGS said no; before they arrive (a fresh
+        // connection) the CONNECT goes out, and a server without RFC 8441 resets the stream.
+        if let name = head.connectProtocol, head.method == "CONNECT", session.peerSettingsReceived,
+           !session.peerAllowsExtendedConnect {
+            throw .extendedConnectNotAllowed(protocol: name)
+        }
         var head = head
         head.version = .http2
-        // The head as sent (and so as recorded): one value for an agreeing Content-Length list.
+        // One value for an agreeing Content-Length list.
         head.fields = head.fields.collapsingContentLengthList
         let endStream: Bool
         switch framing {
@@ -38,7 +44,8 @@ final class HTTP2ClientEngine: HTTP2Engine, HTTPClientEngine, @unchecked Sendabl
         } catch {
             throw .http2Session(error)
         }
-        let stream = HTTPClientStream(loop: channel.loop, streamID: Int(id), version: .http2, request: head,
+        // The head as the server decodes it (and so as recorded): no Host, no connection-specific field.
+        let stream = HTTPClientStream(loop: channel.loop, streamID: Int(id), version: .http2, request: head.asSentOverHTTP2,
                                       requestWire: .http2Sent(request: head), connection: connection, driver: self)
         streams[id] = stream
         stream.setHandler(handler)

@@ -135,7 +135,8 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
         stream.outboundEnded()
         removeIfDone(id)
         pump.scheduleFlush()
-        return trailers?.isEmpty == false ? trailers : nil
+        // What went out: the peer decodes no connection-specific field, and names in lowercase.
+        return trailers?.asSentOverHTTP2
     }
 
     func reset(_ stream: HTTPStream, code: HTTP2ErrorCode) {

@@ -69,7 +69,7 @@ final class HTTP2ServerEngine: HTTP2Engine, HTTPConnectionEngine, HTTPServerStre
             throw .http2Session(error)
         }
         pump.scheduleFlush()
-        return (head, .http2Sent(response: head))
+        return (head.asSentOverHTTP2, .http2Sent(response: head))
     }
 
     override func inboundWanted(_ stream: HTTPStream) {

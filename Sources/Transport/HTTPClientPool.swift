@@ -33,9 +33,18 @@ public final class HTTPClientPool: @unchecked Sendable {
     public let configuration: Configuration
     private var endpoints: [HTTPEndpoint: EndpointConnections] = [:]
     private var isClosed = false
+    private var nextTicket: UInt64 = 0
+
+    /// Names one request waiting for a connection, so its owner can withdraw
+    /// it (`withdraw`) while the pool has not handed it a stream yet.
+    public struct Ticket: Hashable, Sendable {
+        let number: UInt64
+        let endpoint: HTTPEndpoint
+    }
 
     /// A request waiting for a connection.
     private struct Waiter {
+        let ticket: Ticket
         let head: HTTPRequestHead
         let framing: HTTP1Framing?
         let handler: (HTTPStreamEvent) -> Void
@@ -51,7 +60,36 @@ public final class HTTPClientPool: @unchecked Sendable {
         var version: HTTPVersion?
         /// Idle watches by connection.
         var idleTimers: [ObjectIdentifier: IdleWatch] = [:]
+        /// HTTP/2: how many streams the server serves on one connection, once
+        /// a GOAWAY refused streams beyond that many (nginx
+        /// `keepalive_requests`); nil while unknown. A connection that has
+        /// carried this many takes no more, so bursts wider than it go to a
+        /// further connection instead of being refused.
+        var streamBudget: Int?
+        /// HTTP/2: the streams each connection has carried so far.
+        var streamsOpened: [ObjectIdentifier: Int] = [:]
+
+        /// Whether `connection` may carry another stream within the learnt budget.
+        func hasBudget(_ connection: HTTPClientConnection) -> Bool {
+            guard let streamBudget, connection.version == .http2 else { return true }
+            return streamsOpened[ObjectIdentifier(connection), default: 0] < streamBudget
+        }
+
+        /// Learns the budget from the server's GOAWAY on `connection`: it
+        /// served the streams up to `lastStreamID` (client streams are odd:
+        /// (last + 1) / 2 of them) and refused others the connection carried.
+        /// A GOAWAY that refused nothing (idle timeout, shutdown) teaches nothing.
+        func learn(goAwayAfter lastStreamID: Int, code: HTTP2ErrorCode, on connection: HTTPClientConnection) {
+            let served = (lastStreamID + 1) / 2
+            guard code == .noError, connection.version == .http2, served >= HTTPClientPool.minimumStreamBudget,
+                  streamsOpened[ObjectIdentifier(connection), default: 0] > served else { return }
+            streamBudget = min(streamBudget ?? served, served)
+        }
     }
+
+    /// The smallest per-connection stream budget the pool learns: a GOAWAY
+    /// after fewer streams is taken for a one-off (a restart), not a limit.
+    static let minimumStreamBudget = 8
 
     /// One connection's idle deadline and the timer that checks it. The
     /// timer is not remade per request (each new Dispatch timer, and each
@@ -85,19 +123,39 @@ public final class HTTPClientPool: @unchecked Sendable {
     /// needed; `completion` gets the stream (send its body, then `sendEnd`,
     /// unless the head ended the request; see `HTTPClientConnection.openStream`)
     /// or why no connection could carry it. `handler` receives the response.
-    /// `completion` runs on the loop, never inside this call. Called only on the loop.
+    /// `completion` runs on the loop, never inside this call, and exactly
+    /// once unless the request is withdrawn first. Returns the request's
+    /// ticket. Called only on the loop.
+    @discardableResult
     public func openStream(to endpoint: HTTPEndpoint, _ head: HTTPRequestHead, framing: HTTP1Framing? = nil,
                            handler: @escaping (HTTPStreamEvent) -> Void,
-                           completion: @escaping (Result<HTTPClientStream, TransportError>) -> Void) {
+                           completion: @escaping (Result<HTTPClientStream, TransportError>) -> Void) -> Ticket {
         loop.preconditionOnLoop()
+        nextTicket += 1
+        let ticket = Ticket(number: nextTicket, endpoint: endpoint)
         guard !isClosed else {
             let completion = LoopBound(completion, on: loop)
             loop.execute { completion.value(.failure(.invalidState("the connection pool is closed"))) }
-            return
+            return ticket
         }
         let pool = connections(for: endpoint)
-        pool.waiters.append(Waiter(head: head, framing: framing, handler: handler, completion: completion))
+        pool.waiters.append(Waiter(ticket: ticket, head: head, framing: framing, handler: handler, completion: completion))
         loop.execute { [self] in serve(endpoint) }
+        return ticket
+    }
+
+    /// Withdraws a request still waiting for a connection: its head is never
+    /// sent and its completion never runs. A dial started for it goes on,
+    /// and the connection it makes joins the pool idle (or serves the next
+    /// waiter). Returns false when the request is no longer waiting (its
+    /// completion already ran). Called only on the loop.
+    @discardableResult
+    public func withdraw(_ ticket: Ticket) -> Bool {
+        loop.preconditionOnLoop()
+        guard let pool = endpoints[ticket.endpoint],
+              let index = pool.waiters.firstIndex(where: { $0.ticket == ticket }) else { return false }
+        pool.waiters.remove(at: index)
+        return true
     }
 
     /// Connections open or being dialled, over all endpoints. Read only on the loop.
@@ -167,7 +225,7 @@ public final class HTTPClientPool: @unchecked Sendable {
     private func serve(_ endpoint: HTTPEndpoint) {
         guard let pool = endpoints[endpoint] else { return }
         while !pool.waiters.isEmpty {
-            guard let connection = pool.connections.first(where: { $0.canOpenStream }) else {
+            guard let connection = pool.connections.first(where: { $0.canOpenStream && pool.hasBudget($0) }) else {
                 if mayDial(pool) { dial(endpoint, pool) }
                 return
             }
@@ -175,6 +233,7 @@ public final class HTTPClientPool: @unchecked Sendable {
             pool.idleTimers[ObjectIdentifier(connection)]?.deadline = nil
             do {
                 let stream = try connection.openStream(waiter.head, framing: waiter.framing, handler: waiter.handler)
+                if connection.version == .http2 { pool.streamsOpened[ObjectIdentifier(connection), default: 0] += 1 }
                 waiter.completion(.success(stream))
             } catch {
                 waiter.completion(.failure(error))
@@ -230,17 +289,36 @@ public final class HTTPClientPool: @unchecked Sendable {
         guard let pool = endpoints[endpoint] else { return }
         switch event {
         case .available:
+            retireIfSpent(connection, endpoint)
             serve(endpoint)
             armIdleTimerIfIdle(connection, endpoint)
-        case .goAway:
+        case .goAway(let lastStreamID, let code):
+            pool.learn(goAwayAfter: lastStreamID, code: code, on: connection)
+            retireIfSpent(connection, endpoint)
             serve(endpoint)
         case .closed:
             pool.connections.removeAll { $0 === connection }
             pool.idleTimers.removeValue(forKey: ObjectIdentifier(connection))?.cancel()
+            pool.streamsOpened.removeValue(forKey: ObjectIdentifier(connection))
             serve(endpoint)
         case .ready:
             break
         }
+    }
+
+    /// An HTTP/2 connection that can take no new stream (the server's
+    /// GOAWAY, a close under way, its stream budget spent) is closed and
+    /// leaves the pool once its last stream ended: nothing would use it
+    /// again, and it would hold its descriptor until the server closed. (An
+    /// HTTP/1.1 connection closes itself when it cannot be reused.)
+    private func retireIfSpent(_ connection: HTTPClientConnection, _ endpoint: HTTPEndpoint) {
+        guard let pool = endpoints[endpoint], connection.version == .http2, connection.activeStreamCount == 0,
+              !(connection.canOpenStream && pool.hasBudget(connection)),
+              pool.connections.contains(where: { $0 === connection }) else { return }
+        pool.connections.removeAll { $0 === connection }
+        pool.idleTimers.removeValue(forKey: ObjectIdentifier(connection))?.cancel()
+        pool.streamsOpened.removeValue(forKey: ObjectIdentifier(connection))
+        connection.close()
     }
 
     private func armIdleTimerIfIdle(_ connection: HTTPClientConnection, _ endpoint: HTTPEndpoint) {

@@ -40,6 +40,9 @@ public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The connection's negotiated protocol is not one this layer speaks
     /// (an ALPN value other than `h2` and `http/1.1`).
     case unsupportedProtocol(String)
+    /// The HTTP/2 server did not allow RFC 8441 extended CONNECT (it sent no
+    /// SETTINGS_ENABLE_CONNECT_PROTOCOL = 1): a `:protocol` tunnel cannot be opened to it.
+    case extendedConnectNotAllowed(protocol: String)
     /// A call that the stream or connection cannot take in its current state
     /// (body after the end, a second request on a busy HTTP/1.1 connection…).
     case invalidState(String)
@@ -62,6 +65,9 @@ public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
         case .goAway(let last, let code): return "HTTP/2 GOAWAY (\(code.name)) before this stream was processed (last stream \(last))"
         case .proxyRefused(let proxy, let status, let reason): return "proxy \(proxy) refused CONNECT: \(status) \(reason)"
         case .unsupportedProtocol(let name): return "negotiated protocol \"\(name)\" is not HTTP/1.1 or HTTP/2"
+        case .extendedConnectNotAllowed(let name):
+            return "the HTTP/2 upstream does not allow extended CONNECT (RFC 8441: no SETTINGS_ENABLE_CONNECT_PROTOCOL), "
+                + "so the \"\(name)\" tunnel cannot go to it"
         case .invalidState(let what): return "not possible now: \(what)"
         case .cancelled: return "cancelled by this side"
         }

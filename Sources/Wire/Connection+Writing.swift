@@ -73,7 +73,7 @@ extension Connection {
         }
 
         guard pending.isEmpty else {
-            writeGate?.resume()
+            armedWriteGate().resume()
             announceWritabilityIfRecovered()
             return
         }

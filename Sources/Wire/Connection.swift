@@ -57,7 +57,8 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     /// mid-burst, budget spent, or the source fired while paused), so bytes
     /// may wait that the read source will not announce again.
     var readStoppedEarly = false
-    /// Read and write sources, made by `start(_:)`.
+    /// The read source, made by `start(_:)`; the write source, made the first
+    /// time a write meets a full kernel buffer (`armedWriteGate()`).
     var readGate: SourceGate?
     var writeGate: SourceGate?
     /// Receives events; dropped after `.closed`, breaking any cycle through it.
@@ -143,11 +144,7 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
         let read = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: loop.queue)
         read.setEventHandler { self.loop.runTurn { self.readable() } }
         read.setCancelHandler { self.loop.runTurn { self.sourceCancelled() } }
-        let write = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: loop.queue)
-        write.setEventHandler { self.loop.runTurn { self.flush() } }
-        write.setCancelHandler { self.loop.runTurn { self.sourceCancelled() } }
         readGate = SourceGate(read)
-        writeGate = SourceGate(write)
         lifecycle = .open
 
         if case .reading = readSide { readGate?.resume() }
@@ -208,7 +205,7 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
             pending.removeAll()
             readSide = .ended
             writeSide = .shutDown
-            lifecycle = .closing(error: error, outstandingCancels: 2)
+            lifecycle = .closing(error: error, outstandingCancels: writeGate == nil ? 1 : 2)
             readGate?.cancel()
             writeGate?.cancel()
         case .closing, .closed:
@@ -233,6 +230,19 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     /// `"Connection(127.0.0.1:50000 -> 127.0.0.1:8080)"`, for logs. Safe from any thread.
     public var description: String {
         "Connection(\(localAddress) -> \(remoteAddress))"
+    }
+
+    /// The write source, made the first time the kernel's buffer is full: most
+    /// connections never fill it, and an idle one then holds no second
+    /// Dispatch source (its object, handlers and registration).
+    func armedWriteGate() -> SourceGate {
+        if let writeGate { return writeGate }
+        let write = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: loop.queue)
+        write.setEventHandler { self.loop.runTurn { self.flush() } }
+        write.setCancelHandler { self.loop.runTurn { self.sourceCancelled() } }
+        let gate = SourceGate(write)
+        writeGate = gate
+        return gate
     }
 
     /// Hands an event to the handler, if the connection still has one.

@@ -46,6 +46,7 @@ final class ExchangeRecordLineTests: XCTestCase {
                                                                    wire: .http1(head: Array("HTTP/1.1 100 Continue\r\n".utf8)),
                                                                    using: .sha256)),
                             timings: MessageTimings(start: Timestamp(millisecondsSince1970: 5)), redaction: RedactionPolicy())]
+        interim.legs[0].interimWithheld = [100, 103]
         kinds.append(interim)
 
         var upgraded = SampleRecords.record(10)

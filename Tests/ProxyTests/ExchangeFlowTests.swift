@@ -106,6 +106,7 @@ final class ExchangeFlowTests: XCTestCase {
         XCTAssertEqual(record.leg(.upstream)?.response?.complete, false)
         XCTAssertEqual(record.leg(.downstream)?.response?.complete, false)
         XCTAssertEqual(record.leg(.downstream)?.response?.digest.body.length, 100)
+        XCTAssertEqual(record.leg(.upstream)?.broken, "upstream response body: connection reset by peer")
     }
 
     func testClientLeavingMidUploadAbandonsTheUpstream() throws {
@@ -122,6 +123,8 @@ final class ExchangeFlowTests: XCTestCase {
         XCTAssertEqual(record.leg(.downstream)?.request?.complete, false)
         XCTAssertEqual(record.leg(.upstream)?.request?.digest.body.length, 2000)
         XCTAssertNil(record.leg(.downstream)?.response)
+        XCTAssertEqual(record.leg(.upstream)?.broken,
+                       "the client left (downstream: the client closed the connection) before the request was completely sent")
         // Nothing after the end.
         XCTAssertEqual(script.send(.requestBody([1])), [])
     }
@@ -140,6 +143,7 @@ final class ExchangeFlowTests: XCTestCase {
         script.send(.requestEnd(trailers: nil))
         XCTAssertTrue(script.flow.isFinished)
         XCTAssertEqual(script.record?.leg(.upstream)?.request?.digest.body.length, 1000)
+        XCTAssertEqual(script.record?.leg(.upstream)?.broken, "the server answered before the request was completely sent")
     }
 
     func testAbsoluteFormRequestGoesUpstreamInOriginFormWithoutHopByHopFields() throws {
@@ -207,5 +211,28 @@ final class ExchangeFlowTests: XCTestCase {
                        [.sendResponse(.head(Script.ok(length: 0)))])
         script.send(.responseEnd(trailers: nil))
         XCTAssertEqual(script.record?.leg(.downstream)?.response?.status, 200)
+    }
+
+    /// RFC 9110 §15.2: an HTTP/1.0 client gets no 1xx. The flow sends the
+    /// final head only; the client leg's record says which 1xx it withheld.
+    func testNoInterimResponseGoesToAnHTTP10Client() throws {
+        var script = FlowScript()
+        var request = Script.get("/old")
+        request.version = .http1_0
+        script.start(request)
+        script.send(.requestEnd(trailers: nil))
+        script.open()
+        for status in [100, 103] {
+            let interim = HTTPResponseHead(status: status)
+            XCTAssertEqual(script.send(.responseHead(interim, wire: Script.wire(interim))), [], "\(status)")
+        }
+        XCTAssertEqual(script.send(.responseHead(Script.ok(length: 0), wire: Script.wire(Script.ok(length: 0)))),
+                       [.sendResponse(.head(Script.ok(length: 0)))])
+        script.send(.responseEnd(trailers: nil))
+        let record = try XCTUnwrap(script.record)
+        XCTAssertNil(record.leg(.downstream)?.interimResponses)
+        XCTAssertEqual(record.leg(.downstream)?.interimWithheld, [100, 103])
+        XCTAssertEqual(record.leg(.upstream)?.interimResponses?.map(\.status), [100, 103])
+        XCTAssertNil(record.leg(.upstream)?.interimWithheld)
     }
 }

@@ -73,16 +73,36 @@ final class ExchangeRetryTests: XCTestCase {
         XCTAssertNil(script.record?.retries)
     }
 
-    func testOnlyOneRetry() throws {
+    func testOnlyOneRetryAfterALikelyUnprocessedFailure() throws {
         var script = FlowScript()
         script.start(Script.get())
-        script.open()
-        XCTAssertEqual(script.send(.upstreamFailed(Self.goAway)).count, 1)
-        script.open()
-        let second = script.send(.upstreamFailed(Self.goAway))
-        XCTAssertFalse(second.contains { if case .openUpstream = $0 { return true } else { return false } })
         script.send(.requestEnd(trailers: nil))
+        script.open()
+        XCTAssertEqual(script.send(.upstreamFailed(Self.reusedClose)).count, 1)
+        script.open()
+        let second = script.send(.upstreamFailed(Self.reusedClose))
+        XCTAssertFalse(second.contains { if case .openUpstream = $0 { return true } else { return false } })
         XCTAssertEqual(script.record?.retries?.count, 1)
         XCTAssertNotNil(script.record?.error)
+    }
+
+    /// A server with a fixed budget of requests per connection refuses, under a
+    /// burst wider than it, some retries on the fresh connection too: a request
+    /// refused each time it is sent goes out up to five times, then fails.
+    func testUpToFourRetriesWhileEveryFailureWasCertainlyUnprocessed() throws {
+        var script = FlowScript()
+        script.start(Script.get())
+        script.send(.requestEnd(trailers: nil))
+        for attempt in 1..<UpstreamReplay.maximumUnprocessedAttempts {
+            script.open()
+            let commands = script.send(.upstreamFailed(Self.goAway))
+            XCTAssertTrue(commands.contains { if case .openUpstream = $0 { return true } else { return false } },
+                          "attempt \(attempt) is sent again")
+        }
+        script.open()
+        let last = script.send(.upstreamFailed(Self.goAway))
+        XCTAssertFalse(last.contains { if case .openUpstream = $0 { return true } else { return false } })
+        XCTAssertEqual(script.record?.retries?.count, UpstreamReplay.maximumUnprocessedAttempts - 1)
+        XCTAssertEqual(script.record?.error, Self.goAway.failure)
     }
 }

@@ -71,17 +71,28 @@ final class NginxOrigin {
             }
             """
         try configuration.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-        process.arguments = ["-p", directory, "-c", directory + "/nginx.conf"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        try NginxOrigin.waitUntilListening(port: port, process: process)
+        process = try NginxOrigin.launch("/usr/sbin/nginx", ["-p", directory, "-c", directory + "/nginx.conf"], port: port)
     }
 
     /// Stops nginx (SIGTERM to the master by PID) and removes the directory.
     func stop() {
+        NginxOrigin.stop(process, removing: directory)
+    }
+
+    /// Starts a server process, its output discarded, and waits until it accepts connections on `port`.
+    static func launch(_ executable: String, _ arguments: [String], port: Int) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try waitUntilListening(port: port, process: process)
+        return process
+    }
+
+    /// Stops a process `launch` started (SIGTERM, then waits) and removes `directory`.
+    static func stop(_ process: Process, removing directory: String) {
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()

@@ -174,6 +174,32 @@ final class ProxyInteropTests: XCTestCase {
         XCTAssertEqual(record.leg(.downstream)?.request?.fields, record.leg(.upstream)?.request?.fields)
         assertSameResponse(record)
     }
+
+    /// RFC 9110 §15.2: no 1xx goes to an HTTP/1.0 client. The origin's
+    /// `103 Early Hints` is not relayed to an HTTP/1.0 client (openssl
+    /// s_client, ALPN http/1.0); the client leg's record lists no interim
+    /// response and says the 103 was withheld; the upstream leg lists it.
+    func testNoInterimResponseReachesAnHTTP10Client() throws {
+        let answer = "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+            + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        let raw = try RawOrigin(.answer(answer))
+        defer { raw.stop() }
+        let proxy = try reverseProxy(to: raw)
+        let run = try ToolRun.run("/bin/sh", ["-c", "printf 'GET /hints HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\n\\r\\n' | "
+            + "openssl s_client -quiet -connect 127.0.0.1:\(proxy.port) -alpn http/1.0 -CAfile \(proxy.caFile) 2>/dev/null"])
+        // (The origin's HTTP/1.1 status line goes through as it is: HTTP/1.1 to HTTP/1.1.)
+        XCTAssertTrue(run.output.hasPrefix("HTTP/1.1 200 OK\r\n"), run.output)
+        XCTAssertFalse(run.output.contains("103"), run.output)
+        XCTAssertTrue(run.output.hasSuffix("\r\n\r\nok"), run.output)
+
+        let record = try XCTUnwrap(proxy.stopAndRead().records.first)
+        XCTAssertNil(record.error)
+        XCTAssertNil(record.leg(.downstream)?.interimResponses)
+        XCTAssertEqual(record.leg(.downstream)?.interimWithheld, [103])
+        XCTAssertEqual(record.leg(.upstream)?.interimResponses?.map(\.status), [103])
+        XCTAssertNil(record.leg(.upstream)?.interimWithheld)
+        XCTAssertEqual(record.leg(.downstream)?.response?.status, 200)
+    }
 }
 
 /// `Expect: 100-continue` through the proxy, with curl: the origin's

@@ -21,6 +21,7 @@ final class ProxyUpgradeTests: XCTestCase {
     private static let client = #"""
     import hashlib, hmac, socket, ssl, sys
     mode, port, cafile, origin = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    \#(UpgradeOrigin.pythonTextFrames)
     frames = int(sys.argv[5])
     s = socket.create_connection(("127.0.0.1", port), timeout=10)
     def head():
@@ -57,10 +58,7 @@ final class ProxyUpgradeTests: XCTestCase {
                     time.sleep(0.01)
             print("sent %d" % sent)
             sys.exit(0)
-        mask = b"\x01\x02\x03\x04"
-        payload = b"hello, intact"
-        frame = b"\x81" + bytes([0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
-        data = frame * frames
+        data = text_frames(frames)
         s.sendall(data)
         got = b""
         while len(got) < len(data):

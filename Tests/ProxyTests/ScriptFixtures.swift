@@ -43,15 +43,18 @@ enum Script {
         HopByHop.shapeRequest(head, for: target)
     }
 
-    /// The HTTP/1.1 wire form a parser would report for a request head.
+    /// The HTTP/1.1 wire form a parser would report for a request head (an
+    /// HTTP/2 head: the field list its session sends).
     static func wire(_ head: HTTPRequestHead) -> HeadDigest.WireForm {
+        if head.version == .http2 { return .http2Sent(request: head) }
         var serializer = HTTP1Serializer()
         let written = try! serializer.writeRequestHead(head)
         return .http1(head: Array(written.rawHead))
     }
 
-    /// The HTTP/1.1 wire form of a response head.
+    /// The HTTP/1.1 wire form of a response head (an HTTP/2 head: its field list).
     static func wire(_ head: HTTPResponseHead) -> HeadDigest.WireForm {
+        if head.version == .http2 { return .http2Sent(response: head) }
         var serializer = HTTP1Serializer()
         let written = try! serializer.writeResponseHead(head)
         return .http1(head: Array(written.rawHead))

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HTTP
 import IntactTestSupport
 
 /// A WebSocket-style echo origin on loopback, plain TCP, a thread per
@@ -21,9 +22,14 @@ final class UpgradeOrigin: @unchecked Sendable {
 
     /// `greeting`: sent in the same write as the 101, then the origin
     /// half-closes and reads until the client's FIN (no echo).
-    init(accepts: Bool = true, stopsReading: Bool = false, greeting: String? = nil,
+    /// The `Sec-WebSocket-Accept` of the 101 is derived from the request's
+    /// key (RFC 6455 §4.2.2), unless `wrongAccept` (a broken origin).
+    private let wrongAccept: Bool
+
+    init(accepts: Bool = true, stopsReading: Bool = false, greeting: String? = nil, wrongAccept: Bool = false,
          refusal: String = "HTTP/1.1 426 Upgrade Required\r\nContent-Length: 4\r\n\r\nnope") throws {
         self.accepts = accepts
+        self.wrongAccept = wrongAccept
         self.greeting = greeting
         self.stopsReading = stopsReading
         self.refusal = refusal
@@ -37,6 +43,17 @@ final class UpgradeOrigin: @unchecked Sendable {
 
     func stop() { RawSocket.stopListening(listener) }
 
+    /// Python for the WebSocket clients of the tests: `text_frames(count)`,
+    /// `count` masked text frames of "hello, intact" (19 bytes each), as
+    /// RFC 6455 §5.2 frames a client's message.
+    static let pythonTextFrames = #"""
+    def text_frames(count):
+        mask = b"\x01\x02\x03\x04"
+        payload = b"hello, intact"
+        frame = b"\x81" + bytes([0x80 | len(payload)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        return frame * count
+    """#
+
     private func handle(_ client: Int32) {
         defer { close(client) }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
@@ -49,8 +66,11 @@ final class UpgradeOrigin: @unchecked Sendable {
                 RawSocket.send(client, Array(refusal.utf8))
                 continue
             }
+            let keyLine = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("sec-websocket-key:") }
+            let key = keyLine.map { $0.dropFirst("sec-websocket-key:".count).trimmingCharacters(in: .whitespaces) } ?? ""
+            let accept = wrongAccept ? "d3JvbmcgYWNjZXB0IHZhbHVlIQ==" : ExtendedConnect.webSocketAccept(key: key)
             RawSocket.send(client, Array(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
-                                          + "Connection: Upgrade\r\nSec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n\r\n"
+                                          + "Connection: Upgrade\r\nSec-WebSocket-Accept: \(accept)\r\n\r\n"
                                           + (greeting ?? "")).utf8))
             if greeting != nil {
                 shutdown(client, Int32(SHUT_WR))

@@ -171,6 +171,19 @@ final class TLSEngineTests: XCTestCase {
         XCTAssertEqual(received, message)
     }
 
+    func testASmallMessageKeepsNoRecordSizedBuffer() throws {
+        // A request head held by a parser on an idle keep-alive connection must
+        // not keep a whole record's worth of room with it.
+        let pair = try EnginePair(client: clientContext(), server: serverContext())
+        pair.pump()
+        let message = Array("GET / HTTP/1.1\r\nHost: example.test\r\n\r\n".utf8)
+        try pair.client.writePlaintext(message)
+        pair.server.feed(pair.client.takeOutbound())
+        let received = try pair.server.readPlaintext()
+        XCTAssertEqual(received, message)
+        XCTAssertLessThan(received.capacity, message.count + 1024)
+    }
+
     func testCloseNotifyBothWaysWithDataAfterHalfClose() throws {
         let pair = try EnginePair(client: clientContext(), server: serverContext())
         pair.pump()

@@ -71,6 +71,31 @@ final class HTTP1ServerConnectionTests: XCTestCase {
         XCTAssertTrue(answer.hasSuffix("HTTP/1.1 3"), "nothing after the Connection: close exchange")
     }
 
+    /// A client that asked to close (HTTP/1.1 `Connection: close`, or HTTP/1.0
+    /// without keep-alive) and keeps its side open, as wrk does, reads
+    /// `Connection: close` in the answer and then a clean end (close_notify, no
+    /// reset); without the field it would send its next request into the
+    /// closing connection and see it fail.
+    func testAResponseAfterWhichTheServerClosesSaysConnectionClose() throws {
+        for request in ["GET /bytes/5 HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", "GET /bytes/5 HTTP/1.0\r\n\r\n"] {
+            let record = ChannelClient.exchange(with: origin.address, on: loop, security: try tlsClient(),
+                                                payload: Array(request.utf8), then: .stayOpen)
+            let answer = String(decoding: record.received, as: UTF8.self)
+            XCTAssertTrue(answer.contains("\r\nConnection: close\r\n"), "\(request): \(answer)")
+            XCTAssertEqual(Array(record.received.suffix(5)), patternBytes(5), answer)
+            XCTAssertEqual(record.readEnd, .closeNotify, request)
+            XCTAssertNil(record.error, request)
+        }
+        // A response after which the connection stays open says nothing of the kind.
+        let pipelined = "GET /bytes/3 HTTP/1.1\r\nHost: a\r\n\r\nGET /version HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+        let record = ChannelClient.exchange(with: origin.address, on: loop, security: try tlsClient(),
+                                            payload: Array(pipelined.utf8), then: .stayOpen)
+        let answers = String(decoding: record.received, as: UTF8.self).components(separatedBy: "HTTP/1.1 200 OK")
+        XCTAssertEqual(answers.count, 3, "\(answers)")
+        XCTAssertFalse(answers[1].contains("Connection: close"), answers[1])
+        XCTAssertTrue(answers[2].contains("\r\nConnection: close\r\n"), answers[2])
+    }
+
     func testUnreadRequestBodyIsDiscardedAfterTheResponse() throws {
         let requests = "POST /ignore-body HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n0123456789"
             + "POST /ignore-body HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"

@@ -7,8 +7,9 @@ import XCTest
 /// Model-based test of the pool invariant: every upstream connection the pool
 /// holds is idle-and-clean, busy with live exchanges, or closed — never open,
 /// idle and unusable. Seeded random interleavings of successes, client errors
-/// (abandoning the request body or the response) and upstream errors (the
-/// origin resets, or answers before the request body is sent) run against one
+/// (abandoning the request body or the response, or withdrawing the request
+/// while it waits for a connection) and upstream errors (the origin resets,
+/// answers before the request body is sent, or goes away) run against one
 /// pool and a plaintext origin (HTTP/1.1, and HTTP/2 with prior knowledge);
 /// the invariant is checked at every event, and once a step's exchanges are
 /// over no connection may stay busy.
@@ -27,6 +28,13 @@ final class HTTPClientPoolInvariantTests: XCTestCase {
         case upstreamResets
         /// The origin answers 204 before reading the request body, which is never finished.
         case upstreamAnswersEarly
+        /// The request is withdrawn one loop turn after it was asked for (the
+        /// client left while its connection was being dialled or waited for);
+        /// when the pool handed it a stream already, that stream is reset.
+        case clientLeavesWhileWaiting
+        /// The origin closes the connection gracefully as it answers (HTTP/2:
+        /// GOAWAY): once the last stream ended the pool must close the connection.
+        case upstreamGoesAway
     }
 
     /// SplitMix64: a reproducible sequence from its seed.
@@ -98,10 +106,14 @@ final class HTTPClientPoolInvariantTests: XCTestCase {
         case .upstreamResets: (HTTPRequestHead(method: "GET", authority: "origin.test", path: "/reset"), HTTP1Framing.none)
         case .upstreamAnswersEarly: (HTTPRequestHead(method: "POST", authority: "origin.test", path: "/ignore-body"),
                                      .chunked)
+        case .clientLeavesWhileWaiting: (HTTPRequestHead(method: "POST", authority: "origin.test", path: "/sha256"),
+                                         .contentLength(100))
+        case .upstreamGoesAway: (HTTPRequestHead(method: "GET", authority: "origin.test", path: "/goaway"), HTTP1Framing.none)
         }
         let holder = Locked<HTTPClientStream?>(nil)
+        let withdrawn = Locked(false)
         pool.loop.execute {
-            pool.openStream(to: endpoint, head, framing: framing, handler: { event in
+            let ticket = pool.openStream(to: endpoint, head, framing: framing, handler: { event in
                 assertInvariant(pool, context: context, settled: false)
                 switch event {
                 case .body where action == .clientAbandonsResponse:
@@ -109,6 +121,14 @@ final class HTTPClientPoolInvariantTests: XCTestCase {
                     finish()
                 case .end:
                     if action == .upstreamAnswersEarly { holder.current?.reset() }
+                    if action == .upstreamGoesAway {
+                        // Two turns on: after the stream's removal reached the pool.
+                        pool.loop.execute { pool.loop.execute {
+                            assertInvariant(pool, context: context + " after GOAWAY", settled: false)
+                            finish()
+                        } }
+                        return
+                    }
                     finish()
                 case .failed:
                     finish()
@@ -116,6 +136,7 @@ final class HTTPClientPoolInvariantTests: XCTestCase {
                     break
                 }
             }, completion: { result in
+                XCTAssertFalse(withdrawn.current, "\(context): a withdrawn request's completion ran")
                 guard case .success(let stream) = result else {
                     // Only the pool closing may refuse a stream here.
                     XCTFail("\(context): \(action) got no stream: \(result)")
@@ -137,6 +158,17 @@ final class HTTPClientPoolInvariantTests: XCTestCase {
                 }
                 assertInvariant(pool, context: context, settled: false)
             })
+            guard action == .clientLeavesWhileWaiting else { return }
+            pool.loop.execute {
+                if pool.withdraw(ticket) {
+                    withdrawn.withLock { $0 = true }
+                } else {
+                    // Handed a stream already (an idle connection was free): let go of it mid-request.
+                    holder.current?.reset()
+                }
+                assertInvariant(pool, context: context, settled: false)
+                finish()
+            }
         }
         return done
     }

@@ -26,6 +26,8 @@ struct StreamingStats: Sendable {
 /// - `GET /whoami`: the subject of the client certificate, or `nobody`;
 /// - `POST /ignore-body`: 204 at once, without reading the request body;
 /// - `GET /reset`: resets the stream with REFUSED_STREAM (HTTP/1.1: resets the connection);
+/// - `GET /goaway`: closes the connection gracefully, then answers 200 (HTTP/2:
+///   GOAWAY before the response; HTTP/1.1: `Connection: close`);
 /// - `GET /version`: the HTTP version and stream id as text;
 /// - anything else: 404.
 final class TestOrigin: Sendable {
@@ -127,6 +129,11 @@ final class TestOrigin: Sendable {
             }
         } else if path == "/ignore-body" {
             try? stream.respond(HTTPResponseHead(status: 204))
+        } else if path == "/goaway" {
+            stream.collectBody { _ in
+                stream.connection?.close()
+                try? stream.respond(HTTPResponseHead(status: 200), body: Array("going away".utf8))
+            }
         } else if path == "/reset" {
             stream.reset(code: .refusedStream)
         } else if path == "/version" {

@@ -27,6 +27,7 @@ struct MessageJudge {
             return MessageResult(outcome: .foreign, before: nil, after: MessageSummary(after))
         case (let before?, let after?):
             var comparison = DigestComparison(before: before.digest, after: after.digest)
+            comparison = MessageJudge.extendedConnect(comparison, before: before, after: after, kind: kind)
             if let schemeChoice, let reason = schemeChoice.explains(comparison, before, after) {
                 comparison = DigestComparison(verdict: .equivalent, reasons: comparison.reasons + [reason], changes: [])
             }

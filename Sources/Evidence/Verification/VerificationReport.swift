@@ -379,6 +379,9 @@ public struct Equivalence: Codable, Hashable, Sendable {
         /// A request whose body was cut on a hop because the response on the
         /// receiving leg had already completed (`MessageJudge.answeredEarly`).
         case answeredEarly = "answered-early"
+        /// An HTTP/2 extended CONNECT and the HTTP/1.1 `Upgrade` sent for it, or
+        /// their `200` and `101` (RFC 8441 §5; `MessageJudge.extendedConnect`).
+        case extendedConnect = "extended-connect"
     }
 
     public var kind: Kind

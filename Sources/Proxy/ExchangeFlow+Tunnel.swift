@@ -1,0 +1,91 @@
+import Evidence
+import HTTP
+
+/// RFC 8441 extended CONNECT from an HTTP/2 client (`:protocol websocket`):
+/// the upstream stream opens with the CONNECT (the HTTP/1.1 transport sends
+/// it as the `Upgrade` handshake, the HTTP/2 one as it is, if the server
+/// allows it), the client's bytes wait until the upstream accepts, then the
+/// request and response bodies are the tunnel's two byte streams, relayed
+/// with the flow's backpressure (HTTP/2 flow control on the client leg) and
+/// recorded like an HTTP/1.1 upgrade: each leg's `relayed`, per direction.
+extension ExchangeFlow {
+    /// Where an extended CONNECT's tunnel is.
+    enum Tunnel {
+        /// Not an extended CONNECT.
+        case none
+        /// Sent upstream; its answer has not come. The client's bytes wait.
+        case asked
+        /// Accepted (a 101 from HTTP/1.1, a 2xx from HTTP/2): the bodies are the tunnel's bytes.
+        case open
+        /// Answered otherwise: that answer goes to the client as it is.
+        case refused
+
+        /// Whether body bytes are the tunnel's (counted as relayed, not recorded as a body).
+        var carriesBytes: Bool {
+            switch self {
+            case .asked, .open: return true
+            case .none, .refused: return false
+            }
+        }
+    }
+
+    /// What the upstream leg's record says of the translation, for a CONNECT sent as `sent` over HTTP/1.1.
+    static func extendedConnectTranslation(_ sent: HTTPRequestHead) -> String {
+        "RFC 8441: the client's HTTP/2 extended CONNECT (:protocol \(sent.fields["upgrade"] ?? "")) was sent as "
+            + "this HTTP/1.1 Upgrade, with a Sec-WebSocket-Key of the proxy's; a 101 goes to the client as 200"
+    }
+
+    /// The upstream's final answer to the extended CONNECT (or its 101).
+    mutating func tunnelAnswered(_ head: HTTPResponseHead, wire: HeadDigest.WireForm,
+                                 into commands: inout [ExchangeCommand]) {
+        recorder.upstream?.response.recordResponse(head, wire: wire, at: clock())
+        let accepted: HTTPResponseHead
+        if head.status == 101 {
+            guard let sent = tunnelRequest, sent.version != .http2 else {
+                return tunnelFailed("101 Switching Protocols on an HTTP/2 stream", into: &commands)
+            }
+            if let problem = ExtendedConnect.problem(with: head, to: sent) {
+                return tunnelFailed("the origin's 101 does not complete the WebSocket handshake: \(problem)",
+                                    into: &commands)
+            }
+            accepted = ExtendedConnect.acceptedResponse(head)
+        } else if (200..<300).contains(head.status) {
+            accepted = head
+        } else {
+            tunnel = .refused
+            stopTunnelRequest()
+            return passResponse(.head(head), into: &commands)
+        }
+        tunnel = .open
+        guard case .opening(let pending, _) = requestLeg else { return passResponse(.head(accepted), into: &commands) }
+        requestLeg = .forwarding
+        passResponse(.head(accepted), into: &commands)
+        for part in pending { sendUpstream(part, into: &commands) }
+    }
+
+    /// Once the answer to a refused extended CONNECT went out whole, the
+    /// exchange waits no more for the client's stream, which it keeps open
+    /// for a tunnel that will not come (RFC 9113 §8.1: a complete response
+    /// may precede the request's end; the HTTP/2 engine drops what still
+    /// comes on it). The request is recorded as it came: unfinished. No
+    /// RST_STREAM: submitted now, it would discard the response not yet sent.
+    mutating func dropRefusedTunnel() {
+        guard case .refused = tunnel, client == .connected, recorder.downstream.response.isEnded,
+              !recorder.downstream.request.isEnded else { return }
+        client = .gone
+    }
+
+    /// The bytes the client sent while the tunnel was asked for are dropped with it.
+    private mutating func stopTunnelRequest() {
+        if case .opening = requestLeg { requestLeg = .discarding }
+    }
+
+    /// A 101 that opens no valid tunnel: the client gets 502, the upstream stream is let go.
+    private mutating func tunnelFailed(_ reason: String, into commands: inout [ExchangeCommand]) {
+        tunnel = .refused
+        stopTunnelRequest()
+        abandonUpstream(into: &commands)
+        fail(ProxyError(.protocolError, at: "upstream response", reason, status: .httpProtocolError),
+             status: 502, into: &commands)
+    }
+}
