@@ -16,12 +16,13 @@ final class ProxyExtendedConnectTests: XCTestCase {
     /// The client: `port cafile frames [--flood] [--warm]`. Prints `setting <value>`
     /// (the server's ENABLE_CONNECT_PROTOCOL), then `status <code>`; after a
     /// 200 sends `frames` masked WebSocket text frames as DATA, reads the
-    /// echo, ends the stream and prints `echo <bytes> <sha256> <same>`, then
+    /// echo, ends the stream and prints `echo <bytes> <digest> <same>` (HMAC-SHA-256
+    /// under the harness's digest key, as the recording digests), then
     /// `ended`; after another status prints the body as `body <text>`. With
     /// `--flood` sends DATA for 3 s without reading and prints `sent <bytes>`;
     /// with `--warm` a GET goes first on the connection (`warm` once answered).
     private static let client = #"""
-    import hashlib, socket, ssl, sys, time
+    import hashlib, hmac, socket, ssl, sys, time
     import h2.config, h2.connection, h2.events, h2.settings
     port, cafile, frames = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     \#(UpgradeOrigin.pythonTextFrames)
@@ -112,7 +113,7 @@ final class ProxyExtendedConnectTests: XCTestCase {
         conn.end_stream(stream)
         s.sendall(conn.data_to_send())
         take(h2.events.StreamEnded)
-        print("echo %d %s %s" % (len(got), hashlib.sha256(got).hexdigest(), got == data))
+        print("echo %d %s %s" % (len(got), hmac.new(b"\x42" * 32, got, hashlib.sha256).hexdigest(), got == data))
         print("ended")
     else:
         body = b""
