@@ -59,8 +59,9 @@ final class ExchangeTunnelTests: XCTestCase {
         XCTAssertEqual(up.response?.status, 101)
         XCTAssertNotNil(up.translation)
         XCTAssertNil(down.translation)
-        let streams = RelayedStreams(clientToServer: .init(bytes: 10, sha256: .of(Array("earlymore!".utf8))),
-                                     serverToClient: .init(bytes: 2, sha256: .of(Array("hi".utf8))))
+        let digests = Script.settings.digests
+        let streams = RelayedStreams(clientToServer: .init(bytes: 10, sha256: .of(Array("earlymore!".utf8), using: digests)),
+                                     serverToClient: .init(bytes: 2, sha256: .of(Array("hi".utf8), using: digests)))
         XCTAssertEqual(down.relayed, streams)
         XCTAssertEqual(up.relayed, streams)
         XCTAssertEqual(down.request?.digest.body.length, 0, "the tunnel's bytes are no body")
