@@ -205,7 +205,8 @@ extension DownstreamDriver {
                 }
                 upstreamOpened(result, exchange, target: target)
             })
-        // The completion never runs inside `openStream`: the stream is still opening here.
+        // The completion may have run inside `openStream` (a pooled connection was
+        // free): its outcome waits in `feed`'s queue. Otherwise the stream is still opening.
         if case .opening(nil, let abandoned) = streams.upstream {
             streams.upstream = .opening(ticket, abandoned: abandoned)
         }
