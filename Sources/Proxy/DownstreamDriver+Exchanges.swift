@@ -205,8 +205,7 @@ extension DownstreamDriver {
                 }
                 upstreamOpened(result, exchange, target: target)
             })
-        // The completion may have run inside `openStream` (a pooled connection was
-        // free): its outcome waits in `feed`'s queue. Otherwise the stream is still opening.
+        // The completion never runs inside `openStream`: the stream is still opening here.
         if case .opening(nil, let abandoned) = streams.upstream {
             streams.upstream = .opening(ticket, abandoned: abandoned)
         }

@@ -134,10 +134,8 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         // that closes without answering). Waiting would last until a timeout.
         if let current = exchange, current.responseKeepAlive == nil, !waitsForConsumer {
             exchange = nil
-            // Closed before the failure is told: its owner may ask the pool for a
-            // stream at once (a retry), and this connection must not take it.
-            close()
             current.stream.fail(.peerClosed(during: current.unansweredStage))
+            close()
         }
     }
 
@@ -243,13 +241,12 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         let current = exchange
         exchange = nil
         if case .truncated = error {
-            close()
             current?.stream.fail(.peerClosed(during: .response))
         } else {
             failure = .http1Parse(error)
-            close()
             current?.stream.fail(.http1Parse(error))
         }
+        close()
     }
 
     /// Once the request and its response are both complete: reuse or close.

@@ -123,11 +123,9 @@ public final class HTTPClientPool: @unchecked Sendable {
     /// needed; `completion` gets the stream (send its body, then `sendEnd`,
     /// unless the head ended the request; see `HTTPClientConnection.openStream`)
     /// or why no connection could carry it. `handler` receives the response.
-    /// `completion` runs on the loop exactly once unless the request is
-    /// withdrawn first: inside this call when a pooled connection takes the
-    /// request at once (no loop turn is spent to hand it over), later when
-    /// it waits for one. Returns the request's ticket (useless to withdraw
-    /// once the completion ran). Called only on the loop.
+    /// `completion` runs on the loop, never inside this call, and exactly
+    /// once unless the request is withdrawn first. Returns the request's
+    /// ticket. Called only on the loop.
     @discardableResult
     public func openStream(to endpoint: HTTPEndpoint, _ head: HTTPRequestHead, framing: HTTP1Framing? = nil,
                            handler: @escaping (HTTPStreamEvent) -> Void,
@@ -142,7 +140,7 @@ public final class HTTPClientPool: @unchecked Sendable {
         }
         let pool = connections(for: endpoint)
         pool.waiters.append(Waiter(ticket: ticket, head: head, framing: framing, handler: handler, completion: completion))
-        serve(endpoint)
+        loop.execute { [self] in serve(endpoint) }
         return ticket
     }
 
