@@ -259,7 +259,7 @@ extension DownstreamDriver {
     /// digested each way, until both sides closed. The connection serves
     /// nothing else afterwards.
     private func relayUpgraded(_ exchange: ExchangeID, _ streams: ExchangeStreams) {
-        guard case .serving(let server) = phase, case .open(let upstreamStream) = streams.upstream,
+        guard let server = servingConnection, case .open(let upstreamStream) = streams.upstream,
               let upstreamConnection = upstreamStream.connection else {
             streams.abandon()
             feed(.exchange(exchange, .upgradeRelayEnded(downstream: nil, upstream: nil, error: ProxyError(
@@ -290,7 +290,7 @@ extension DownstreamDriver {
             feed(.connectionClosed(nil))
             return finish()
         }
-        phase = .tunnelling(relay)
+        owner = .relay(relay)
         relay.start(clientStarted: true, serverStarted: true)
         relay.relayEarlier(clientLeftover, fromClient: true)
         relay.relayEarlier(serverLeftover, fromClient: false)

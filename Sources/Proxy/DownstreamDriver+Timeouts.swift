@@ -16,7 +16,7 @@ extension DownstreamDriver {
     /// Asks the deadline what is due now; re-arms the timer or acts on an expiry.
     func checkDeadline() {
         loop.preconditionOnLoop()
-        if case .finished = phase { return cancelDeadlineTimer() }
+        if case .finished = owner { return cancelDeadlineTimer() }
         let now = ContinuousClock.Instant.now
         switch deadline.check(at: now, receivedBytes: channel.receivedByteCount) {
         case .checkAgain(let instant):
@@ -32,7 +32,7 @@ extension DownstreamDriver {
         case .expired(.head):
             cancelDeadlineTimer()
             let seconds = Int(deadline.timeouts.head.components.seconds)
-            if case .serving(let server) = phase { server.requestHeadTimedOut(after: seconds) } else { close() }
+            if let server = servingConnection { server.requestHeadTimedOut(after: seconds) } else { close() }
         case .expired(.idle):
             cancelDeadlineTimer()
             close()
@@ -40,11 +40,7 @@ extension DownstreamDriver {
             cancelDeadlineTimer()
             feed(.connectionClosed(bodyTimedOut))
             for streams in exchanges.values { streams.abandon() }
-            switch phase {
-            case .serving(let server), .handshaking(let server), .openingTunnel(let server): server.abort()
-            case .peeking, .tunnelling: channel.abort()
-            case .finished: break
-            }
+            abort()
         }
     }
 

@@ -14,19 +14,22 @@ import Wire
 /// connection is finished. `@unchecked Sendable` only so that completions
 /// Wire runs on this same loop (`Connection.connect`) may capture it.
 final class DownstreamDriver: @unchecked Sendable {
-    /// Where the connection is, as far as the driver's I/O is concerned.
-    enum Phase {
-        /// The TLS handshake with the client runs; the HTTP connection waits for it.
-        case handshaking(HTTPServerConnection)
-        /// Serving HTTP (plain in forward mode, or inside TLS).
-        case serving(HTTPServerConnection)
-        /// A CONNECT was answered 200; the HTTP connection hands the channel back next.
-        case openingTunnel(HTTPServerConnection)
-        /// The channel reads the client's ClientHello (reverse mode, or after CONNECT).
-        case peeking
-        /// Relaying a passthrough tunnel.
-        case tunnelling(TunnelRelay)
-        /// Closed; nothing more happens.
+    /// Which I/O object takes the client channel's events. Where the
+    /// connection *is* (peeking, handshaking, serving, tunnelling, closed)
+    /// is the layer's `phase` alone; this says only who holds the channel.
+    enum ChannelOwner {
+        /// The channel's own events reach the driver (`channelEvent`): before
+        /// anything started, while it peeks at a ClientHello (reverse mode,
+        /// or after a CONNECT's 200 handed it back), and while a passthrough
+        /// tunnel through an upstream proxy is being opened.
+        case channel
+        /// An HTTP connection has it: handshaking while the layer's phase is
+        /// `.handshaking`, serving otherwise (plain, probing a CONNECT target,
+        /// intercepting). Its events are stale once another owner took over.
+        case http(HTTPServerConnection)
+        /// A relay (passthrough tunnel or upgraded connection) has it, until both sides closed.
+        case relay(TunnelRelay)
+        /// The driver has finished (`finish`); nothing more happens.
         case finished
     }
 
@@ -35,7 +38,7 @@ final class DownstreamDriver: @unchecked Sendable {
     let loopState: LoopState
     let channel: ByteChannel
     var layer: DownstreamLayer
-    var phase = Phase.peeking
+    var owner = ChannelOwner.channel
     /// The streams of each exchange in progress.
     var exchanges: [ExchangeID: ExchangeStreams] = [:]
     var nextSequence = 1
@@ -54,6 +57,14 @@ final class DownstreamDriver: @unchecked Sendable {
     var deadlineTimerDue: ContinuousClock.Instant?
 
     var loop: EventLoop { loopState.loop }
+
+    /// The HTTP connection that holds the channel once it serves (its TLS
+    /// handshake, if any, done); nil while it handshakes or another owner holds the channel.
+    var servingConnection: HTTPServerConnection? {
+        guard case .http(let server) = owner else { return nil }
+        if case .handshaking = layer.phase { return nil }
+        return server
+    }
 
     /// Wraps the accepted connection; the channel speaks plaintext (forward
     /// mode) or TLS that waits for the proxy to choose a certificate (reverse).
@@ -127,7 +138,7 @@ final class DownstreamDriver: @unchecked Sendable {
             perform(command, for: exchange)
         case .servePlainHTTP:
             let server = HTTPServerConnection(channel: channel, configuration: runtime.serverConfiguration)
-            phase = .serving(server)
+            owner = .http(server)
             server.start { [self] event in serverEvent(event, from: server) }
         case .probeConnectTarget(_, let target):
             probeConnectTarget(target)
@@ -154,22 +165,20 @@ final class DownstreamDriver: @unchecked Sendable {
             // Plain HTTP serves at once; TLS after the handshake. Either way the timeouts start here.
             deadline.connectionReady(at: .now, http2: version == .http2)
             checkDeadline()
-            guard case .handshaking(let current) = phase, current === server else { return }
-            phase = .serving(server)
+            guard case .http(let current) = owner, current === server, case .handshaking = layer.phase else { return }
             if let info = channel.tlsInfo { feed(.tlsEstablished(info)) }
         case .stream(let stream):
             accept(stream)
         case .malformedRequest(let error, let answer, let wire):
             feed(.malformedRequest(error, answer: answer, wire: wire))
         case .closed(let error):
-            switch phase {
-            case .handshaking(let current) where current === server:
+            // A connection that handed the channel on (to a CONNECT's tunnel) closes unheard.
+            guard case .http(let current) = owner, current === server else { return }
+            if case .handshaking = layer.phase {
                 let problem = error ?? .peerClosed(during: .tlsHandshake)
                 feed(.tlsFailed(.transport(problem, at: "downstream TLS handshake")))
-            case .serving(let current) where current === server:
+            } else {
                 feed(.connectionClosed(error.map { .transport($0, at: "downstream connection") }))
-            default:
-                return
             }
             finish()
         }
@@ -178,7 +187,7 @@ final class DownstreamDriver: @unchecked Sendable {
     // MARK: TLS and tunnels
 
     private func peekClientHello() {
-        phase = .peeking
+        owner = .channel
         let handler: (ChannelEvent) -> Void = { [self] event in channelEvent(event) }
         switch runtime.configuration.mode {
         case .reverse:
@@ -198,7 +207,7 @@ final class DownstreamDriver: @unchecked Sendable {
         case .clientHello(let hello):
             feed(.clientHello(hello))
         case .closed(let error):
-            guard case .peeking = phase else { return }
+            guard case .channel = owner else { return }
             feed(.tlsFailed(.transport(error ?? .peerClosed(during: .tlsHandshake), at: "downstream TLS handshake")))
             finish()
         case .established, .received, .readEOF, .writable:
@@ -217,7 +226,7 @@ final class DownstreamDriver: @unchecked Sendable {
         probe?.close()
         probe = nil
         let server = HTTPServerConnection(channel: channel, configuration: runtime.serverConfiguration)
-        phase = .handshaking(server)
+        owner = .http(server)
         server.adopt { [self] event in serverEvent(event, from: server) }
         channel.continueHandshake(with: context)
     }
@@ -232,7 +241,7 @@ final class DownstreamDriver: @unchecked Sendable {
             // On a later loop turn, as a probe's answer comes: the HTTP connection
             // that delivered the CONNECT must be out of its call before the channel is taken back.
             return loop.execute { [self] in
-                guard case .serving = phase else { return }
+                guard case .probing = layer.phase else { return }
                 feed(.connectTargetReached)
             }
         }
@@ -250,7 +259,7 @@ final class DownstreamDriver: @unchecked Sendable {
                         status: .proxyLoopDetected)))
                     return
                 }
-                guard case .serving = phase else {
+                guard case .probing = layer.phase else {
                     connection.close()
                     return
                 }
@@ -264,13 +273,13 @@ final class DownstreamDriver: @unchecked Sendable {
 
     /// Answers the CONNECT and takes the channel back from the HTTP connection.
     private func acceptConnect(_ exchange: ExchangeID, _ head: HTTPResponseHead) {
-        guard case .serving(let server) = phase, let stream = exchanges.removeValue(forKey: exchange)?.client else {
+        guard let server = servingConnection, let stream = exchanges.removeValue(forKey: exchange)?.client else {
             return
         }
         do {
             try stream.sendHead(head)
-            phase = .openingTunnel(server)
             tunnelLeftover = try server.detachForTunnel { [self] event in channelEvent(event) }
+            owner = .channel
         } catch {
             feed(.connectionClosed(.transport(error, at: "downstream CONNECT")))
             close()
@@ -290,7 +299,7 @@ final class DownstreamDriver: @unchecked Sendable {
     /// A passthrough tunnel through the upstream proxy: CONNECT there first.
     private func openTunnel(to target: UpstreamTarget, via proxy: HTTPProxyAddress) {
         UpstreamTunnel.open(to: target, via: proxy, on: loop, timeout: runtime.configuration.connectTimeout) { [self] result in
-            guard case .peeking = phase else {
+            guard case .channel = owner else {
                 if case .success(let tunnel) = result { tunnel.channel.close() }
                 return
             }
@@ -311,7 +320,7 @@ final class DownstreamDriver: @unchecked Sendable {
                                error: error.map { .transport($0, at: "passthrough tunnel to \(target.authority)") }))
             finish()
         }
-        phase = .tunnelling(relay)
+        owner = .relay(relay)
         relay.start(clientStarted: true, serverStarted: serverStarted)
         if !leftover.isEmpty { channel.write(leftover) }
         channel.passThrough()
@@ -321,10 +330,9 @@ final class DownstreamDriver: @unchecked Sendable {
 
     /// Closes gracefully: an HTTP connection after its exchanges, a tunnel at once.
     func close() {
-        switch phase {
-        case .serving(let server), .handshaking(let server), .openingTunnel(let server): server.close()
-        case .peeking: channel.close()
-        case .tunnelling: channel.close()
+        switch owner {
+        case .http(let server): server.close()
+        case .channel, .relay: channel.close()
         case .finished: break
         }
     }
@@ -354,23 +362,28 @@ final class DownstreamDriver: @unchecked Sendable {
             streams.cancelTimers()
         }
         exchanges.removeAll()
-        switch phase {
-        case .serving(let server), .handshaking(let server), .openingTunnel(let server): server.abort()
-        case .peeking, .tunnelling: channel.abort()
-        case .finished: break
-        }
+        abort()
         probe?.close()
         probe = nil
         finish()
         return open
     }
 
+    /// Cuts the client connection at once, whoever holds it.
+    func abort() {
+        switch owner {
+        case .http(let server): server.abort()
+        case .channel, .relay: channel.abort()
+        case .finished: break
+        }
+    }
+
     /// Leaves the loop's bookkeeping, once. No upstream stream outlives its
     /// client connection: any still held is let go (an open HTTP/1.1 one
     /// closes its connection rather than go back to the pool mid-message).
     func finish() {
-        if case .finished = phase { return }
-        phase = .finished
+        if case .finished = owner { return }
+        owner = .finished
         cancelDeadlineTimer()
         for streams in exchanges.values {
             streams.abandon()
