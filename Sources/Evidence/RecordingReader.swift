@@ -134,11 +134,26 @@ public enum RecordingReader {
         /// that ends its last line. False when reading stopped.
         mutating func take(whole bytes: Data.SubSequence) throws -> Bool {
             var lineStart = bytes.startIndex
-            while true {
-                let lineEnd = bytes[lineStart...].firstIndex(of: RecordingReader.newline) ?? bytes.endIndex
+            for lineEnd in Self.newlines(in: bytes) + [bytes.endIndex] {
                 if try !take(bytes[lineStart..<lineEnd], terminated: true) { return false }
-                if lineEnd == bytes.endIndex { return true }
-                lineStart = bytes.index(after: lineEnd)
+                lineStart = lineEnd + 1
+            }
+            return true
+        }
+
+        /// The indices of the newlines in `bytes`, found with `memchr` (a
+        /// byte-by-byte search cost a fifth of the read).
+        static func newlines(in bytes: Data.SubSequence) -> [Data.Index] {
+            bytes.withUnsafeBytes { raw -> [Data.Index] in
+                guard let base = raw.baseAddress else { return [] }
+                var found: [Data.Index] = []
+                var offset = 0
+                while offset < raw.count, let hit = memchr(base + offset, Int32(RecordingReader.newline), raw.count - offset) {
+                    let at = base.distance(to: UnsafeRawPointer(hit))
+                    found.append(bytes.startIndex + at)
+                    offset = at + 1
+                }
+                return found
             }
         }
 
