@@ -69,7 +69,7 @@ enum VerifyCommand {
 
         if arguments[options.json] {
             for warning in report.warnings { context.standardError.line("intact: warning: \(warning)") }
-            context.standardOutput.write(String(decoding: try report.jsonBytes(), as: UTF8.self))
+            context.standardOutput.write(try report.jsonBytes())
         } else {
             context.standardOutput.write(TextReport.render(report))
         }

@@ -106,4 +106,40 @@ final class RecordingReaderTests: XCTestCase {
             }
         }
     }
+
+    /// The file is read in chunks; reading its bytes in memory must give the
+    /// same records, warnings and verification report (text and JSON), torn
+    /// last line included, and the same error naming a malformed line — with
+    /// chunks smaller than a line (lines split across chunks) and larger.
+    func testChunkedFileReadsAsTheBytesInMemory() throws {
+        var lines = try validLines(40)
+        lines.append(String(lines[7].prefix(60)))
+        let path = try write(lines, terminated: false)
+        let inMemory = try RecordingReader.read(Data(contentsOf: URL(fileURLWithPath: path)), path: path)
+        for chunkSize in [7, 4096, 4 << 20] {
+            let chunked = try RecordingReader.read(path: path, chunkSize: chunkSize)
+            XCTAssertEqual(chunked.records.map(\.exchangeID), inMemory.records.map(\.exchangeID))
+            XCTAssertEqual(chunked.warnings, inMemory.warnings)
+            let (fromChunks, fromMemory) = (try Verifier().verify([chunked]), try Verifier().verify([inMemory]))
+            XCTAssertEqual(try fromChunks.jsonBytes(), try fromMemory.jsonBytes())
+            XCTAssertEqual(TextReport.render(fromChunks), TextReport.render(fromMemory))
+        }
+        let chunked = try RecordingReader.read(path: path, chunkSize: 7)
+        XCTAssertEqual(chunked.records.count, 40)
+        XCTAssertEqual(chunked.warnings.map(\.line), [42])
+        XCTAssertEqual(try Verifier().verify([chunked]).exchanges.count, 40)
+
+        lines.removeLast()
+        lines.insert("{\"type\":\"exchange\"", at: 21)
+        let broken = try write(lines)
+        func failure(of read: () throws -> Recording) -> RecordingReadError? {
+            do { _ = try read(); return nil } catch { return error as? RecordingReadError }
+        }
+        let chunkedError = failure { try RecordingReader.read(path: broken, chunkSize: 7) }
+        let inMemoryError = failure { try RecordingReader.read(Data(contentsOf: URL(fileURLWithPath: broken)), path: broken) }
+        guard case .malformedLine(broken, 22, _)? = chunkedError else {
+            return XCTFail("expected malformedLine at 22, got \(String(describing: chunkedError))")
+        }
+        XCTAssertEqual(chunkedError, inMemoryError)
+    }
 }

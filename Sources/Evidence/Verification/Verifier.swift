@@ -138,7 +138,9 @@ public struct Verifier: Sendable {
         // An intermediary never sends the client's `Intact-Trace`; nor does its own
         // request match one a tap in front of it saw (method, target, body):
         // such a request is the app's, sent again (a retry), and stays an exchange.
-        let sent = path.taps.map { tap in
+        // Only taps in front of another are looked up, so the last tap's requests
+        // (all of them, for a single recording) are never gathered.
+        let sent = path.taps.dropLast().map { tap in
             Set(tap.records.flatMap { $0.legs.compactMap { $0.request.map(Verifier.requestKey) } })
         }
         for chain in chains {
