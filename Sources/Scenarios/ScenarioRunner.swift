@@ -131,8 +131,9 @@ public final class ScenarioRunner: Sendable {
                 continue
             }
             try start(service, plan: plan, reserved: reserved)
+            // What starts next may use it at once (HAProxy health-checks tap B as it starts).
+            try waitUntilServing(service.role, plan: plan)
         }
-        try waitUntilIntactServes(plan)
         try checkServicesRun(plan)
         let client = try runClient(plan)
         try checkServicesRun(plan)
@@ -171,31 +172,34 @@ public final class ScenarioRunner: Sendable {
         progress("started \(name(of: command.role, plan: plan)) (pid \(child.pid)) on \(ScenarioPlan.loopbackHost):\(port)")
     }
 
-    /// Waits until each `intact` service (server, taps) has said "listening
-    /// on" in its log: it then has its recording open and its signal handlers
-    /// installed. Its socket accepts from the reservation on, so without this
-    /// wait a fast run (a load balancer that answers by itself) could stop a
-    /// tap before it wrote its recording. Throws `.exitedBeforeReady` for one
-    /// that ends first and `.notServing` for one that never says it.
-    private func waitUntilIntactServes(_ plan: ScenarioPlan, seconds: Int = 30) throws(ScenarioError) {
+    /// Waits until the `intact` service (server or tap) in `role` has said
+    /// "listening on" in its log: it then has its recording open and its
+    /// signal handlers installed. Called as each service starts, so the next
+    /// one starts only once it serves: its socket accepts from the
+    /// reservation on, and without this wait a load balancer's health checks
+    /// could time out in tap B's backlog and mark the server down (HAProxy
+    /// answering 503), or a fast run could stop a tap before it wrote its
+    /// recording. Returns at once for other roles. Throws
+    /// `.exitedBeforeReady` for a service that ends first and `.notServing`
+    /// for one that never says it.
+    private func waitUntilServing(_ role: ProcessCommand.Role, plan: ScenarioPlan,
+                                  seconds: Int = 30) throws(ScenarioError) {
         let intactRoles: Set<ProcessCommand.Role> = [.server, .tapB, .tapA]
-        let waiting = children.withLock { $0 }.filter { intactRoles.contains($0.command.role) }
+        guard intactRoles.contains(role),
+              let child = children.withLock({ $0 }).last(where: { $0.command.role == role }) else { return }
         let deadline = Date().addingTimeInterval(Double(seconds))
-        for child in waiting {
-            let role = child.command.role
-            let log = plan.files.log(role, in: plan.runDirectory)
-            while !((try? String(contentsOfFile: log, encoding: .utf8))?.contains("listening on") ?? false) {
-                if let ended = child.termination {
-                    let address = plan.port(of: role).map { "\(ScenarioPlan.loopbackHost):\($0)" } ?? "?"
-                    throw .exitedBeforeReady(role: name(of: role, plan: plan), address: address, termination: ended,
-                                             logTail: Self.tail(of: log, lines: 20))
-                }
-                if Date() > deadline {
-                    throw .notServing(role: name(of: role, plan: plan), seconds: seconds,
-                                      logTail: Self.tail(of: log, lines: 20))
-                }
-                usleep(20_000)
+        let log = plan.files.log(role, in: plan.runDirectory)
+        while !((try? String(contentsOfFile: log, encoding: .utf8))?.contains("listening on") ?? false) {
+            if let ended = child.termination {
+                let address = plan.port(of: role).map { "\(ScenarioPlan.loopbackHost):\($0)" } ?? "?"
+                throw .exitedBeforeReady(role: name(of: role, plan: plan), address: address, termination: ended,
+                                         logTail: Self.tail(of: log, lines: 20))
             }
+            if Date() > deadline {
+                throw .notServing(role: name(of: role, plan: plan), seconds: seconds,
+                                  logTail: Self.tail(of: log, lines: 20))
+            }
+            usleep(20_000)
         }
     }
 
