@@ -151,6 +151,7 @@ enum ProxyCommand {
         configuration.tap = arguments[options.tap]
         configuration.toolVersion = IntactVersion.string
         configuration.loopCount = arguments[options.loops]
+        MallocArenas.limit(to: configuration.loopCount, environment: context.environment)
         configuration.clientTimeouts = ClientTimeouts(head: .seconds(arguments[options.headTimeout]),
                                                       idle: .seconds(arguments[options.idleTimeout]),
                                                       body: .seconds(arguments[options.bodyTimeout]))
