@@ -82,10 +82,7 @@ extension ExchangeRecord.Leg: JSONWritable {
             json.member("request", ifPresent: request)
             json.member("response", ifPresent: response)
             json.member("interimResponses", ifPresent: interimResponses)
-            if let interimWithheld {
-                json.key("interimWithheld")
-                json.array { json in for status in interimWithheld { json.int(status) } }
-            }
+            json.member("interimWithheld", ifPresent: interimWithheld)
             json.member("relayed", ifPresent: relayed)
             json.member("translation", ifPresent: translation)
             json.member("broken", ifPresent: broken)
@@ -96,16 +93,14 @@ extension ExchangeRecord.Leg: JSONWritable {
 extension RelayedStreams: JSONWritable {
     public func write(to json: inout JSONWriter) {
         json.object { json in
-            json.key("clientToServer")
-            clientToServer.write(to: &json)
-            json.key("serverToClient")
-            serverToClient.write(to: &json)
+            json.member("clientToServer", ifPresent: clientToServer)
+            json.member("serverToClient", ifPresent: serverToClient)
         }
     }
 }
 
-extension RelayedStreams.Stream {
-    func write(to json: inout JSONWriter) {
+extension RelayedStreams.Stream: JSONWritable {
+    public func write(to json: inout JSONWriter) {
         json.object { json in
             json.member("bytes", bytes)
             json.key("sha256")

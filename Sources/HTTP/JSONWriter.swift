@@ -324,6 +324,11 @@ public protocol JSONWritable {
     func write(to json: inout JSONWriter)
 }
 
+/// A number in an array of them (`member(_:ifPresent:)` on `[Int]?`).
+extension Int: JSONWritable {
+    public func write(to json: inout JSONWriter) { json.int(self) }
+}
+
 extension JSONWriter {
     /// Writes `value` under `name`; leaves the member out when `value` is nil.
     @inlinable
