@@ -218,7 +218,7 @@ public struct DownstreamLayer {
     private mutating func startFlow(_ flow: consuming ExchangeFlow, _ io: any DownstreamActions,
                                     _ begin: (inout ExchangeFlow) -> ExchangeRecord?) {
         let exchange = flow.id
-        flows[exchange] = flow
+        flows[exchange] = consume flow
         guard let index = flows.index(forKey: exchange), let record = begin(&flows.values[index]) else { return }
         removeFlow(at: index)
         finished(exchange, record, io)
