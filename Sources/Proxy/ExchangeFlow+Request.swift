@@ -67,6 +67,8 @@ extension ExchangeFlow {
         case (.opening(var pending, let bodyless), .body), (.opening(var pending, let bodyless), .end):
             // A request whose head ended it has nothing more to send (its `.end` is only recorded).
             guard !bodyless else { return }
+            // The leg lets go of its list first, so the append extends it in place rather than copy it.
+            requestLeg = .awaitingHead
             pending.append(part)
             requestLeg = .opening(pending: pending, bodyless: false)
         case (.forwarding, .body), (.forwarding, .end):
