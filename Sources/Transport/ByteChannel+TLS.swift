@@ -38,6 +38,7 @@ extension ByteChannel {
         case nil:
             break
         }
+        if output.updateReading { applyReadState() }
         // Under TLS a write may leave nothing to send yet (no record complete).
         let writable = output.send.map { connection.write($0) } ?? connection.isWritable
         if output.shutdownWrite { connection.shutdownWrite() }
@@ -50,7 +51,6 @@ extension ByteChannel {
             }
         }
         if let event = output.event { deliver(event) }
-        if output.updateReading { applyReadState() }
         if let step = output.later {
             loop.execute { [self] in
                 var output = ChannelSecurityLayer.Output()

@@ -3,8 +3,13 @@ import TLS
 extension ChannelSecurityLayer {
     /// What one call asks the driver to do. The caller makes a fresh value
     /// (on its stack) per call and carries its fields out in the order they
-    /// are declared: deadline, send, shutdownWrite, close, event,
-    /// updateReading, later, then. An empty value asks for nothing.
+    /// are declared: deadline, updateReading, send, shutdownWrite, close,
+    /// event, later, then. An empty value asks for nothing.
+    ///
+    /// The order matters where the owner or the loop can see it: reading is
+    /// shut before the owner hears of a ClientHello (a decision made inside
+    /// that event must not reopen it early), and work for the next turn is
+    /// queued after whatever the owner queued while handling the event.
     ///
     /// A call fills each field at most once in a way that matters: bytes to
     /// send accumulate in one buffer (the socket sees the same stream), and
@@ -13,6 +18,8 @@ extension ChannelSecurityLayer {
     public struct Output {
         /// Arm or cancel the handshake deadline.
         public var deadline: DeadlineChange?
+        /// Apply `readGate` again, as it is after the whole call (with the owner's pause and the hold).
+        public var updateReading = false
         /// Bytes for the socket (ciphertext under TLS). `nil`: nothing to
         /// write; an empty array still counts as a write (a plaintext
         /// `write([])` reaches the socket, as before).
@@ -23,8 +30,6 @@ extension ChannelSecurityLayer {
         public var close: Close?
         /// Tell the owner: `.clientHello`, `.established`, `.received` or `.readEOF`.
         public var event: ChannelEvent?
-        /// Apply `readGate` again (with the owner's pause and the hold).
-        public var updateReading = false
         /// Call `step(_:into:)` with this on the next loop turn.
         public var later: Step?
         /// Call `step(_:into:)` with this right after carrying out the rest.
@@ -76,8 +81,10 @@ extension ChannelSecurityLayer {
     public enum Step: Hashable, Sendable {
         /// Next turn after a plaintext start: report `.established(nil)`, then replay.
         case announcePlaintext
-        /// Right after `.established(nil)`: report the bytes held back, then reopen reading.
+        /// Right after `.established(nil)`: report the bytes held back.
         case replay([UInt8])
+        /// Right after the replay: reading follows the owner again.
+        case reopenReading
         /// Next turn after a server `start`/`startTLS` with leftover: peek at it.
         case peekLeftover
         /// Next turn after a client `start`/`startTLS`: send the ClientHello.

@@ -330,6 +330,8 @@ public struct ChannelSecurityLayer {
             output.then = .replay(replay)
         case .replay(let replay):
             if case .plaintext = phase, !replay.isEmpty { output.event = .received(replay) }
+            output.then = .reopenReading
+        case .reopenReading:
             output.updateReading = true
         case .peekLeftover:
             guard case .peeking(let setup, let seen) = phase else { return }
