@@ -60,6 +60,7 @@ final class ChannelSecurityLayerTests: XCTestCase {
         XCTAssertTrue(client.layer.isEstablished)
         XCTAssertEqual(client.layer.tlsInfo?.serverName, TestPKI.hostName)
         XCTAssertEqual(client.layer.tlsInfo?.verifyResult, .trusted)
+        XCTAssertEqual(client.layer.tlsInfo?.version, TLSVersion.tls1_3.rawValue)
 
         client.transmit(to: server)
         XCTAssertEqual(server.takeScript(), [.cancelDeadline, .sendTLS, .established(alpn: "h2"), .then(.readAfterHandshake),
