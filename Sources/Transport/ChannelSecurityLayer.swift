@@ -249,13 +249,15 @@ public struct ChannelSecurityLayer {
 
     // MARK: Socket events
 
-    /// Bytes read from the socket, routed by phase.
+    /// Bytes read from the socket, routed by phase. Bytes held back (replay,
+    /// peeked) grow in place: the phase is parked at `.closing` while its
+    /// payload is extended, so the array has one owner and is not copied.
     public mutating func receive(_ bytes: [UInt8], into output: inout Output) {
         switch phase {
         case .plaintext:
             output.event = .received(bytes)
         case .startingPlaintext(var replay):
-            phase = .closing  // drops the payload's reference so the append does not copy
+            phase = .closing
             replay += bytes
             phase = .startingPlaintext(replay: replay)
         case .peeking(let setup, var seen):
