@@ -65,7 +65,9 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     var loop: EventLoop { loopState.loop }
 
     /// The HTTP connection that holds the channel; nil when another owner
-    /// does. Asked only by commands of exchanges, which exist only once it serves.
+    /// does. Read without asking the layer (it may be mid-step): by exchanges'
+    /// commands, which exist only once it serves, and by the head timeout,
+    /// which it answers (408 on HTTP/1.1) or, still handshaking, closes on.
     var httpConnection: HTTPServerConnection? {
         guard case .http(let server) = owner else { return nil }
         return server
