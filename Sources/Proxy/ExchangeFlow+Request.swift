@@ -7,6 +7,11 @@ extension ExchangeFlow {
     /// Runs a request part from the client through the hooks and acts on what they say.
     mutating func passRequest(_ part: HTTPRequestPart, _ io: any ExchangeActions) {
         if case .discarding = requestLeg { return }
+        if hooksOnlyWatch, !requestPacer.isHolding {
+            // What the chain and the pacer would do with the lone `.forward(part)` it makes, without them.
+            for hook in hooks { hook.watchRequest(part) }
+            return emitRequest(part, io)
+        }
         requestPacer.hold(HookChain.run(part, through: hooks[...], { $0.request($1) }))
         releaseRequest(io)
     }

@@ -64,6 +64,14 @@ extension ExchangeFlow {
 
     /// Runs a response part from upstream through the hooks and acts on what they say.
     mutating func passResponse(_ part: HTTPResponsePart, _ io: any ExchangeActions) {
+        if hooksOnlyWatch, !responsePacer.isHolding {
+            // What the chain and the pacer would do with the lone `.forward(part)` it makes, without them.
+            for hook in hooks { hook.watchResponse(part) }
+            switch responseLeg {
+            case .awaitingHead, .streaming, .switched: return sendToClient(part, io)
+            case .sent, .broken, .stalled: return
+            }
+        }
         responsePacer.hold(HookChain.run(part, through: hooks[...], { $0.response($1) }))
         releaseResponse(io)
     }

@@ -129,6 +129,9 @@ public struct ExchangeFlow {
     /// The client may wait for a `100 Continue` (`ClientStream.expectsContinue`).
     let clientExpectsContinue: Bool
     let hooks: [any ExchangeHook]
+    /// Every hook only watches (`ExchangeHook.onlyWatches`; true with none):
+    /// a part whose message has nothing held goes its way with no output list.
+    let hooksOnlyWatch: Bool
     /// The wall clock of the recorded timings.
     let clock: @Sendable () -> Timestamp
     var recorder: ExchangeRecorder
@@ -192,6 +195,7 @@ public struct ExchangeFlow {
         self.id = id
         self.target = target
         self.hooks = hooks
+        hooksOnlyWatch = hooks.allSatisfy(\.onlyWatches)
         clock = settings.clock
         let leg = LegRecorder(role: .downstream, connectionID: client.connection, streamID: client.streamID,
                               tls: client.tls.map { TLSDetails($0) }, bodyStoreLimit: settings.bodyStoreLimit,
