@@ -1,0 +1,5 @@
+/// Bytes of a script line, as the wire carries them.
+func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+/// Bytes read back as text, for comparing with a script line.
+func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
