@@ -22,8 +22,6 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
 
     var canOpenStream: Bool { layer.canOpenExchange }
 
-    var activeStreamCount: Int { layer.exchange == nil ? 0 : 1 }
-
     func open(_ head: HTTPRequestHead, framing: HTTP1Framing?,
               handler: @escaping (HTTPStreamEvent) -> Void) throws(TransportError) -> HTTPClientStream {
         let sent: HTTP1ClientLayer.SentHead

@@ -23,6 +23,8 @@ class HTTP1Engine: HTTPStreamDriver, @unchecked Sendable {
 
     /// The stream of the exchange in progress.
     var activeStream: HTTPStream? { nil }
+    /// One exchange at a time.
+    final var activeStreamCount: Int { activeStream == nil ? 0 : 1 }
     /// Carries out the layer's steps until it waits.
     func runLayer() {}
     /// The layer frames body bytes of this side's message.

@@ -52,8 +52,6 @@ final class HTTP1ServerEngine: HTTP1Engine, HTTPConnectionEngine, HTTPServerStre
         perform(layer.stopAfterExchange())
     }
 
-    var activeStreamCount: Int { layer.exchange == nil ? 0 : 1 }
-
     // MARK: The layer's steps
 
     override var activeStream: HTTPStream? { layer.exchange == nil ? nil : stream }

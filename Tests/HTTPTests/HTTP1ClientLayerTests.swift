@@ -184,9 +184,7 @@ final class HTTP1ClientLayerTests: XCTestCase {
         while lines.count < 50 {
             let step = layer.next(consumerWants: wants)
             switch step {
-            case .idle(.unchanged): lines.append("wait")
-            case .idle(.pause): lines.append("pause")
-            case .idle(.resume): lines.append("resume")
+            case .idle(let reading): lines.append(line(reading))
             case .interimResponse(let parsed): lines.append("interim \(parsed.head.status)")
             case .response(let parsed): lines.append("response \(parsed.head.status)")
             case .upgraded: lines.append("upgraded")

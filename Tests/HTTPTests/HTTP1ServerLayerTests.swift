@@ -313,9 +313,7 @@ final class HTTP1ServerLayerTests: XCTestCase {
         while lines.count < 50 {
             let step = layer.next(consumerWants: wants)
             switch step {
-            case .idle(.unchanged): lines.append("wait")
-            case .idle(.pause): lines.append("pause")
-            case .idle(.resume): lines.append("resume")
+            case .idle(let reading): lines.append(line(reading))
             case .requestHead(let parsed, let id): lines.append("head \(parsed.head.method) \(parsed.head.target) #\(id)")
             case .requestBody(let body): lines.append("body \(text(body))")
             case .requestEnd: lines.append("end")
