@@ -212,6 +212,34 @@ final class HTTP1ServerLayerTests: XCTestCase {
         XCTAssertEqual(end.trailers, trailers)
     }
 
+    func testResponseFromHTTP2GoesOutChunkedWhenTrailersMayFollow() throws {
+        var layer = HTTP1ServerLayer()
+        layer.receive(bytes("GET / HTTP/1.1\r\nHost: h\r\nTE: trailers\r\n\r\n"))
+        guard case .requestHead(let parsed, _) = layer.next(consumerWants: true) else { return XCTFail("no head") }
+        var head = HTTPResponseHead(status: 200, version: .http2)
+        head.fields.append("content-length", "2")
+        let sent = try layer.sendResponseHead(head, framing: nil, answering: parsed.head, continueOwed: false)
+        XCTAssertEqual(text(sent.serialized.bytes), "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        XCTAssertEqual(sent.head.version, .http1_1)
+        XCTAssertEqual(text(try layer.sendBody(bytes("hi"))), "2\r\nhi\r\n")
+        var trailers = HTTPFields()
+        trailers.append("grpc-status", "0")
+        XCTAssertEqual(text(try layer.sendEnd(trailers: trailers).bytes), "0\r\ngrpc-status: 0\r\n\r\n")
+    }
+
+    func testTrailersOfAResponseThatIsNotChunkedAreDropped() throws {
+        var layer = HTTP1ServerLayer()
+        layer.receive(bytes("GET / HTTP/1.1\r\nHost: h\r\n\r\n"))
+        _ = steps(&layer)
+        _ = try layer.sendResponseHead(HTTPResponseHead(status: 200), framing: .contentLength(0), answering: request("/"),
+                                       continueOwed: false)
+        var trailers = HTTPFields()
+        trailers.append("X-Sum", "1")
+        let end = try layer.sendEnd(trailers: trailers)
+        XCTAssertEqual(end.bytes, [])
+        XCTAssertNil(end.trailers)
+    }
+
     // MARK: Tunnels
 
     func testUpgradeDetachesWithTheBytesAlreadyReceived() throws {
