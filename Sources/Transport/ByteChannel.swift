@@ -25,6 +25,11 @@ import Wire
 ///
 /// Writes before `.established` are queued and sent once it is.
 ///
+/// The TLS and phase logic lives in `ChannelSecurityLayer`, which does no
+/// I/O; this class is its driver: it feeds the connection's events and the
+/// owner's calls into the layer and carries out the `Output` each returns
+/// (socket writes, events for the handler, the handshake timer, reading).
+///
 /// `@unchecked Sendable`: `connection`, `id` and the addresses are immutable;
 /// every other property is touched only on `loop` (each public method says
 /// "called only on the loop" and checks it).
@@ -39,12 +44,12 @@ public final class ByteChannel: @unchecked Sendable {
     public var remoteAddress: SocketAddress { connection.remoteAddress }
 
     /// What the TLS handshake settled; nil for plaintext or until `.established`. Read only on the loop.
-    public internal(set) var tlsInfo: TLSConnectionInfo?
+    public var tlsInfo: TLSConnectionInfo? { layer.tlsInfo }
     /// Server TLS: what the ClientHello said; nil before it arrived and for clients. Read only on the loop.
-    public internal(set) var clientHello: ClientHelloSummary?
+    public var clientHello: ClientHelloSummary? { layer.clientHello }
 
-    /// Where the channel is; see `Phase`.
-    var phase: Phase
+    /// The channel's state machine: phase, engine, queued writes.
+    var layer: ChannelSecurityLayer
     /// Receives events; dropped after `.closed`.
     var handler: ((ChannelEvent) -> Void)?
     /// The first failure, reported with `.closed`.
@@ -53,47 +58,14 @@ public final class ByteChannel: @unchecked Sendable {
     var pausedByOwner = false
     /// See `isHeld`.
     var held = false
-    /// Writes made before the channel carried application data, sent when it does.
-    var earlyWrites = EarlyWrites()
-    /// Set once `.readEOF` was delivered, so it is delivered once.
-    var readEnded = false
     /// The TLS handshake deadline, while one runs.
     var handshakeTimer: LoopTimer?
-
-    /// The channel's life.
-    enum Phase {
-        /// Not started; the security to begin with.
-        case unstarted(ChannelSecurity)
-        /// Plaintext from the next loop turn, which delivers `.established(nil)`
-        /// and then `replay` (bytes read before: a peeked ClientHello, leftover).
-        /// Reading waits for that turn, so no received byte overtakes them.
-        case startingPlaintext(replay: [UInt8])
-        /// Application bytes pass as they are.
-        case plaintext
-        /// Server: collecting the ClientHello.
-        case peeking(TLSServerSetup, seen: [UInt8])
-        /// Server with `ClientHelloPolicy.ask`: the owner decides; reading is paused.
-        case awaitingDecision(TLSServerSetup, seen: [UInt8])
-        case handshaking(TLSEngine)
-        /// TLS established: application bytes pass through the engine.
-        case secured(TLSEngine)
-        /// `close()`, `abort()` or a failure began; waiting for the connection's `.closed`.
-        case closing
-        case closed
-    }
-
-    /// Writes and a half-close asked for before the channel was established.
-    struct EarlyWrites {
-        var chunks: [[UInt8]] = []
-        var byteCount = 0
-        var shutdownRequested = false
-    }
 
     /// Wraps an unstarted connection; nothing happens until `start(_:)`.
     public init(connection: Connection, security: ChannelSecurity) {
         self.connection = connection
         self.id = ByteChannel.nextID.add(1, ordering: .relaxed).newValue
-        self.phase = .unstarted(security)
+        self.layer = ChannelSecurityLayer(security: security)
     }
 
     private static let nextID = Atomic<UInt64>(0)
@@ -103,10 +75,12 @@ public final class ByteChannel: @unchecked Sendable {
     /// on the next loop turn. Called only on the loop, once.
     public func start(_ handler: @escaping (ChannelEvent) -> Void) {
         loop.preconditionOnLoop()
-        guard case .unstarted(let security) = phase else { preconditionFailure("ByteChannel.start called twice") }
+        precondition(layer.isUnstarted, "ByteChannel.start called twice")
         self.handler = handler
         connection.start { [self] event in connectionEvent(event) }
-        begin(security, leftover: [])
+        var output = ChannelSecurityLayer.Output()
+        layer.start(into: &output)
+        perform(output)
     }
 
     /// Replaces the handler, for handing the channel from one layer to the
@@ -123,29 +97,21 @@ public final class ByteChannel: @unchecked Sendable {
     /// with the TLS details. Called only on the loop.
     public func startTLS(_ security: ChannelSecurity, leftover: [UInt8] = []) {
         loop.preconditionOnLoop()
-        guard case .plaintext = phase, !readEnded else {
-            fail(.invalidState("startTLS needs an open plaintext channel"))
-            return
-        }
-        pausedByOwner = false
-        begin(security, leftover: leftover)
-        applyReadState()
+        var output = ChannelSecurityLayer.Output()
+        let started = layer.startTLS(security, leftover: leftover, into: &output)
+        if started { pausedByOwner = false }
+        perform(output)
+        if started { applyReadState() }
     }
 
     /// True until `close()`, `abort()` or a failure began. Read only on the loop.
     public var isOpen: Bool {
-        switch phase {
-        case .closing, .closed: return false
-        default: return connection.isOpen
-        }
+        layer.isEnding ? false : connection.isOpen
     }
 
     /// True once application bytes flow (after `.established`). Read only on the loop.
     public var isEstablished: Bool {
-        switch phase {
-        case .plaintext, .secured: return true
-        default: return false
-        }
+        layer.isEstablished
     }
 
     // MARK: Writing
@@ -157,18 +123,13 @@ public final class ByteChannel: @unchecked Sendable {
     @discardableResult
     public func write(_ bytes: [UInt8]) -> Bool {
         loop.preconditionOnLoop()
-        switch phase {
-        case .plaintext:
-            return connection.write(bytes)
-        case .secured(let engine):
-            return writeSecured(bytes, engine)
-        case .unstarted, .startingPlaintext, .peeking, .awaitingDecision, .handshaking:
-            guard !earlyWrites.shutdownRequested else { return false }
-            earlyWrites.chunks.append(bytes)
-            earlyWrites.byteCount += bytes.count
-            return true
-        case .closing, .closed:
-            return false
+        var output = ChannelSecurityLayer.Output()
+        let outcome = layer.write(bytes, into: &output)
+        let writable = perform(output)
+        switch outcome {
+        case .accepted: return writable
+        case .queued: return true
+        case .refused: return false
         }
     }
 
@@ -182,7 +143,7 @@ public final class ByteChannel: @unchecked Sendable {
     /// Bytes written and not yet taken by the kernel (ciphertext under TLS),
     /// plus writes waiting for `.established`. Read only on the loop.
     public var pendingWriteByteCount: Int {
-        connection.pendingWriteByteCount + earlyWrites.byteCount
+        connection.pendingWriteByteCount + layer.earlyWriteByteCount
     }
 
     /// When writers should stop and resume; see `Connection.writeWatermarks`. Called only on the loop.
@@ -221,14 +182,14 @@ public final class ByteChannel: @unchecked Sendable {
         }
     }
 
-    /// Reads unless the owner paused, the channel is held, or a ClientHello decision is pending.
+    /// Reads unless the owner paused, the channel is held, or the layer shuts reading.
     func applyReadState() {
-        switch phase {
-        case .unstarted, .closing, .closed:
+        switch layer.readGate {
+        case .leaveAlone:
             return
-        case .startingPlaintext, .awaitingDecision:
+        case .shut:
             connection.pauseReading()
-        case .plaintext, .peeking, .handshaking, .secured:
+        case .ownerDecides:
             if pausedByOwner || held { connection.pauseReading() } else { connection.resumeReading() }
         }
     }
@@ -240,156 +201,60 @@ public final class ByteChannel: @unchecked Sendable {
     /// after the queued writes. Called only on the loop.
     public func shutdownWrite() {
         loop.preconditionOnLoop()
-        switch phase {
-        case .plaintext:
-            connection.shutdownWrite()
-        case .secured(let engine):
-            engine.shutdown()
-            flushOutbound(engine)
-            connection.shutdownWrite()
-        case .unstarted, .startingPlaintext, .peeking, .awaitingDecision, .handshaking:
-            earlyWrites.shutdownRequested = true
-        case .closing, .closed:
-            return
-        }
+        var output = ChannelSecurityLayer.Output()
+        layer.shutdownWrite(into: &output)
+        perform(output)
     }
 
     /// Graceful close: close_notify under TLS, queued bytes sent, then the
     /// socket closed; `.closed(nil)` follows. Called only on the loop.
     public func close() {
         loop.preconditionOnLoop()
-        if case .secured(let engine) = phase {
-            engine.shutdown()
-            flushOutbound(engine)
-        }
-        endPhase()
-        connection.close()
+        var output = ChannelSecurityLayer.Output()
+        layer.close(into: &output)
+        perform(output)
     }
 
     /// Hard close: drops queued bytes and resets the TCP connection (RST).
     /// `.closed(nil)` follows. Called only on the loop.
     public func abort() {
         loop.preconditionOnLoop()
-        endPhase()
-        connection.abort()
-    }
-
-    /// Records `error` as the reason (first one wins) and closes: gracefully
-    /// when an alert waits to go out, so the peer learns why.
-    func fail(_ error: TransportError) {
-        if failure == nil { failure = error }
-        switch phase {
-        case .handshaking(let engine), .secured(let engine):
-            flushOutbound(engine)
-        default:
-            break
-        }
-        endPhase()
-        connection.close()
-    }
-
-    /// Moves to `.closing` (unless closed already) and stops the handshake timer.
-    private func endPhase() {
-        cancelHandshakeTimer()
-        switch phase {
-        case .closed: return
-        default: phase = .closing
-        }
+        var output = ChannelSecurityLayer.Output()
+        layer.abort(into: &output)
+        perform(output)
     }
 
     // MARK: Connection events
 
     private func connectionEvent(_ event: ConnectionEvent) {
+        var output = ChannelSecurityLayer.Output()
         switch event {
         case .received(let bytes):
-            receive(bytes)
+            layer.receive(bytes, into: &output)
         case .readEOF:
-            peerFinishedSending()
+            layer.readEOF(into: &output)
         case .writable:
             if isEstablished { deliver(.writable) }
+            return
         case .closed(let error):
             cancelHandshakeTimer()
-            phase = .closed
+            layer.connectionClosed()
             let reason = failure ?? error.map { .connection($0) }
             let handler = self.handler
             self.handler = nil
             handler?(.closed(reason))
+            return
         }
+        perform(output)
     }
 
     /// Every application byte delivered so far (after TLS): a client's
     /// progress, for the proxy's head timeout. Read only on the loop.
     public private(set) var receivedByteCount = 0
 
-    /// Routes received bytes by phase.
-    func receive(_ bytes: [UInt8]) {
-        switch phase {
-        case .plaintext:
-            deliver(.received(bytes))
-        case .startingPlaintext(let replay):
-            phase = .startingPlaintext(replay: replay + bytes)
-        case .peeking(let setup, let seen):
-            peek(setup, seen: seen + bytes)
-        case .awaitingDecision(let setup, let seen):
-            phase = .awaitingDecision(setup, seen: seen + bytes)
-        case .handshaking(let engine):
-            engine.feed(bytes)
-            advanceHandshake(engine)
-        case .secured(let engine):
-            engine.feed(bytes)
-            readSecured(engine)
-        case .unstarted, .closing, .closed:
-            return
-        }
-    }
-
-    /// The peer's FIN: ends reading, or fails a handshake that needed more.
-    private func peerFinishedSending() {
-        switch phase {
-        case .plaintext, .startingPlaintext:
-            deliverReadEnd(.endOfStream)
-        case .secured:
-            deliverReadEnd(.endOfStreamWithoutCloseNotify)
-        case .peeking, .awaitingDecision, .handshaking:
-            fail(.peerClosed(during: .tlsHandshake))
-        case .unstarted, .closing, .closed:
-            return
-        }
-    }
-
-    func deliverReadEnd(_ end: ReadEnd) {
-        guard !readEnded else { return }
-        readEnded = true
-        deliver(.readEOF(end))
-    }
-
     /// Hands an event to the handler, if the channel still has one.
     func deliver(_ event: ChannelEvent) {
         if case .received(let bytes) = event { receivedByteCount += bytes.count }
         handler?(event)
-    }
-
-    /// Enters `.startingPlaintext`: reading pauses until the next loop turn
-    /// announces the channel (`.established(nil)`, then `replay`), then
-    /// follows the owner's wish again.
-    func startPlaintext(replaying replay: [UInt8]) {
-        phase = .startingPlaintext(replay: replay)
-        applyReadState()
-        loop.execute { [self] in
-            guard case .startingPlaintext(let replay) = phase else { return }
-            phase = .plaintext
-            flushEarlyWrites()
-            deliver(.established(nil))
-            if case .plaintext = phase, !replay.isEmpty { deliver(.received(replay)) }
-            applyReadState()
-        }
-    }
-
-    /// Sends what was written before `.established`, then any half-close asked for.
-    func flushEarlyWrites() {
-        let early = earlyWrites
-        earlyWrites = EarlyWrites()
-        for chunk in early.chunks { write(chunk) }
-        if early.shutdownRequested { shutdownWrite() }
     }
 }
