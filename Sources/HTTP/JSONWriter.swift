@@ -108,34 +108,54 @@ public struct JSONWriter: ~Copyable {
     // MARK: Values
 
     public mutating func string(_ value: String) {
-        var value = value
-        value.withUTF8 { utf8 in
-            reserve(utf8.count + 3)
-            separate()
-            put(UInt8(ascii: "\""))
-            appendEscaped(utf8)
-            reserve(1)
-            put(UInt8(ascii: "\""))
+        // Native strings lend their UTF-8 in place; others are made native once.
+        let done: Void? = value.utf8.withContiguousStorageIfAvailable { quoted($0) }
+        if done == nil {
+            var native = value
+            native.withUTF8 { quoted($0) }
         }
         needsComma = true
+    }
+
+    /// `"`, the escaped text, `"`.
+    private mutating func quoted(_ utf8: UnsafeBufferPointer<UInt8>) {
+        reserve(utf8.count + 3)
+        separate()
+        put(UInt8(ascii: "\""))
+        appendEscaped(utf8)
+        reserve(1)
+        put(UInt8(ascii: "\""))
     }
 
     /// Bytes as a string of lowercase hexadecimal digits (a digest), written
     /// straight from the bytes with no intermediate `String`.
     public mutating func hex(_ value: [UInt8]) {
+        value.withUnsafeBytes { hex($0) }
+    }
+
+    /// A digest as 64 lowercase hexadecimal digits, from its inline bytes.
+    public mutating func hex(_ digest: SHA256Digest) {
+        digest.withUnsafeBytes { hex($0) }
+    }
+
+    private mutating func hex(_ value: UnsafeRawBufferPointer) {
         reserve(value.count * 2 + 3)
         separate()
         put(UInt8(ascii: "\""))
         let out = base + count
-        JSONWriter.hexDigits.withUnsafeBufferPointer { digits in
-            for (index, byte) in value.enumerated() {
-                out[2 * index] = digits[Int(byte >> 4)]
-                out[2 * index + 1] = digits[Int(byte & 0x0f)]
-            }
+        for (index, byte) in value.enumerated() {
+            out[2 * index] = JSONWriter.hexDigit(byte >> 4)
+            out[2 * index + 1] = JSONWriter.hexDigit(byte & 0x0f)
         }
         count += value.count * 2
         put(UInt8(ascii: "\""))
         needsComma = true
+    }
+
+    /// The lowercase hexadecimal digit of a nibble (0...15).
+    @inline(__always)
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") &+ nibble : UInt8(ascii: "a") &- 10 &+ nibble
     }
 
     public mutating func int(_ value: Int) {
@@ -205,7 +225,6 @@ public struct JSONWriter: ~Copyable {
 
     private static let trueBytes: StaticString = "true"
     private static let falseBytes: StaticString = "false"
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Makes room for `extra` more bytes; every `put` is preceded by one.
     @inline(__always)
@@ -276,8 +295,8 @@ public struct JSONWriter: ~Copyable {
                 put(UInt8(ascii: "u"))
                 put(UInt8(ascii: "0"))
                 put(UInt8(ascii: "0"))
-                put(JSONWriter.hexDigits[Int(byte >> 4)])
-                put(JSONWriter.hexDigits[Int(byte & 0x0f)])
+                put(JSONWriter.hexDigit(byte >> 4))
+                put(JSONWriter.hexDigit(byte & 0x0f))
             }
         }
     }
