@@ -42,11 +42,13 @@ let package = Package(
         // Layer 2: protocol engines (sans-io).
         // TLS contexts, the sans-io engine, ClientHello peek, key log, the development CA, PKCS#12.
         .target(name: "TLS", dependencies: ["COpenSSL", "Hashing"]),
-        // Version-neutral HTTP model, HTTP/1.1 codec, HTTP/2 session, message digests.
+        // Version-neutral HTTP model, HTTP/1.1 codec and its sans-io connection layers (server and
+        // client: events in, commands out), HTTP/2 session, message digests.
         .target(name: "HTTP", dependencies: ["CNGHTTP2", "Hashing"]),
 
         // Layer 3: what the proxy, the mock server and the client share.
-        // A byte channel over a connection (plaintext or TLS) and HTTP/1.1 or HTTP/2 on it, both roles.
+        // A byte channel over a connection (plaintext or TLS) and HTTP/1.1 or HTTP/2 on it, both roles
+        // (the HTTP/1.1 engines only drive HTTP's connection layers).
         .target(name: "Transport", dependencies: ["Wire", "TLS", "HTTP"]),
         // Exchange records, recordings, HAR, the verifier and its reports.
         .target(name: "Evidence", dependencies: ["HTTP", "Hashing", "TLS", "Compression", "ConfigurationFile"]),

@@ -52,7 +52,9 @@ func report(_ name: String, iterations: Int, bytesPerIteration: Int? = nil, runs
 }
 
 var sink = 0
-let n = 20_000
+/// Iterations per run: `MICROBENCH_ITERATIONS` (e.g. a few hundred under `valgrind --tool=callgrind`,
+/// whose instruction counts do not depend on the load of a shared machine), default 20,000.
+let n = Int(ProcessInfo.processInfo.environment["MICROBENCH_ITERATIONS"] ?? "") ?? 20_000
 
 // 1. HTTP/1.1 request parsing, whole message per feed.
 report("HTTP/1.1 parse (token POST, 1 feed)", iterations: n, bytesPerIteration: request.count,

@@ -104,7 +104,7 @@ extension RelayedStreams.Stream: JSONWritable {
         json.object { json in
             json.member("bytes", bytes)
             json.key("sha256")
-            json.hex(sha256.bytes)
+            json.hex(sha256)
         }
     }
 }

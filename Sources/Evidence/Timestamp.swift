@@ -1,7 +1,13 @@
 import Foundation
 
 /// A wall-clock instant, written in records as milliseconds since the Unix
-/// epoch (a JSON number with a fractional part, about microsecond precision).
+/// epoch (a JSON number with a fractional part).
+///
+/// Instants taken from the clock (`init(_:)`, `now()`) are whole
+/// microseconds, so their milliseconds have at most three decimals and a
+/// recording line writes them exactly without general floating-point
+/// formatting (`JSONWriter.double`); a value decoded or made from raw
+/// milliseconds is kept as it is.
 public struct Timestamp: Codable, Hashable, Sendable, Comparable {
     public var millisecondsSince1970: Double
 
@@ -9,8 +15,9 @@ public struct Timestamp: Codable, Hashable, Sendable, Comparable {
         self.millisecondsSince1970 = millisecondsSince1970
     }
 
+    /// `date` to the nearest microsecond.
     public init(_ date: Date) {
-        millisecondsSince1970 = date.timeIntervalSince1970 * 1000
+        millisecondsSince1970 = (date.timeIntervalSince1970 * 1_000_000).rounded() / 1000
     }
 
     /// The current wall-clock time.

@@ -27,7 +27,7 @@ public struct BodyDigester: Sendable {
 
     /// Ends the body and digests the trailers, if any.
     public mutating func finish(trailers: HTTPFields? = nil) -> BodyDigest {
-        BodyDigest(length: length, sha256: SHA256Digest(finalized: running.finish()),
+        BodyDigest(length: length, sha256: SHA256Digest.finishing(&running),
                    trailers: BodyDigest.TrailersDigest(trailers, using: function))
     }
 }

@@ -150,6 +150,15 @@ public struct HTTP1Serializer: Sendable {
         }
     }
 
+    /// Ends the current message with the trailers it can carry: all of them
+    /// when it is chunked; none otherwise (a message that is not chunked
+    /// cannot carry trailers, so they are dropped). Returns the bytes to send
+    /// (possibly none) and the trailers they carry (nil when none).
+    public mutating func writeEnd(offering trailers: HTTPFields?) throws(HTTP1SerializerError) -> (bytes: [UInt8], trailers: HTTPFields?) {
+        let carried = carriesTrailers && trailers?.isEmpty == false ? trailers : nil
+        return (try writeEnd(trailers: carried), carried)
+    }
+
     private func checkIdle() throws(HTTP1SerializerError) {
         switch state {
         case .idle: return

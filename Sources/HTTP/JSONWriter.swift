@@ -7,8 +7,10 @@
 /// - strings: `"` and `\` escaped, control characters below U+0020 as `\n`,
 ///   `\r`, `\t`, `\b`, `\f` or `\u00XX`; everything else, `/` and non-ASCII
 ///   included, as its UTF-8 bytes;
-/// - integers in decimal; finite doubles in Swift's shortest round-trip form
-///   (`1700000000000.5`, `1e-05`), non-finite ones as the strings
+/// - integers in decimal; finite doubles that are exact thousandths (clock
+///   timestamps in milliseconds, see `Timestamp`) as digits with one to
+///   three decimals (`1700000000000.5`), other finite doubles in Swift's
+///   shortest round-trip form (`1e-05`), non-finite ones as the strings
 ///   `"Infinity"`, `"-Infinity"`, `"NaN"` (what the recording decoder is told
 ///   to accept);
 /// - absent optionals are left out (as `encodeIfPresent` does).
@@ -108,29 +110,47 @@ public struct JSONWriter: ~Copyable {
     // MARK: Values
 
     public mutating func string(_ value: String) {
-        var value = value
-        value.withUTF8 { utf8 in
-            reserve(utf8.count + 3)
-            separate()
-            put(UInt8(ascii: "\""))
-            appendEscaped(utf8)
-            reserve(1)
-            put(UInt8(ascii: "\""))
+        // Native strings lend their UTF-8 in place; others are made native once.
+        let done: Void? = value.utf8.withContiguousStorageIfAvailable { quoted($0) }
+        if done == nil {
+            var native = value
+            native.withUTF8 { quoted($0) }
         }
         needsComma = true
+    }
+
+    /// `"`, the escaped text, `"`.
+    private mutating func quoted(_ utf8: UnsafeBufferPointer<UInt8>) {
+        reserve(utf8.count + 3)
+        separate()
+        put(UInt8(ascii: "\""))
+        appendEscaped(utf8)
+        reserve(1)
+        put(UInt8(ascii: "\""))
     }
 
     /// Bytes as a string of lowercase hexadecimal digits (a digest), written
     /// straight from the bytes with no intermediate `String`.
     public mutating func hex(_ value: [UInt8]) {
+        value.withUnsafeBytes { hex($0) }
+    }
+
+    /// A digest as 64 lowercase hexadecimal digits, from its inline bytes.
+    public mutating func hex(_ digest: SHA256Digest) {
+        digest.withUnsafeBytes { hex($0) }
+    }
+
+    private mutating func hex(_ value: UnsafeRawBufferPointer) {
         reserve(value.count * 2 + 3)
         separate()
         put(UInt8(ascii: "\""))
-        let out = base + count
-        JSONWriter.hexDigits.withUnsafeBufferPointer { digits in
-            for (index, byte) in value.enumerated() {
-                out[2 * index] = digits[Int(byte >> 4)]
-                out[2 * index + 1] = digits[Int(byte & 0x0f)]
+        if let source = value.baseAddress?.assumingMemoryBound(to: UInt8.self) {
+            var out = base + count
+            for index in 0..<value.count {
+                let byte = Int(source[index])
+                out[0] = JSONWriter.hexDigit(byte &>> 4)
+                out[1] = JSONWriter.hexDigit(byte & 0x0f)
+                out += 2
             }
         }
         count += value.count * 2
@@ -138,11 +158,24 @@ public struct JSONWriter: ~Copyable {
         needsComma = true
     }
 
+    /// The lowercase hexadecimal digit of a nibble (0...15).
+    /// Branch-free: 39 more for the nibbles 10...15 (from `:` to `a`).
+    @inline(__always)
+    private static func hexDigit(_ nibble: Int) -> UInt8 {
+        UInt8(truncatingIfNeeded: 48 &+ nibble &+ ((9 &- nibble) &>> 63 & 39))
+    }
+
     public mutating func int(_ value: Int) {
         reserve(21)
         separate()
         if value < 0 { put(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
+        putDigits(value.magnitude)
+        needsComma = true
+    }
+
+    /// The decimal digits of `value` (needs 20 bytes of reserved room).
+    private mutating func putDigits(_ value: UInt) {
+        var magnitude = value
         let first = count
         repeat {
             put(UInt8(ascii: "0") + UInt8(magnitude % 10))
@@ -150,7 +183,6 @@ public struct JSONWriter: ~Copyable {
         } while magnitude > 0
         var digits = UnsafeMutableBufferPointer(start: base + first, count: count - first)
         digits.reverse()
-        needsComma = true
     }
 
     public mutating func double(_ value: Double) {
@@ -158,11 +190,49 @@ public struct JSONWriter: ~Copyable {
             string(value.isNaN ? "NaN" : value < 0 ? "-Infinity" : "Infinity")
             return
         }
+        if let thousandths = JSONWriter.exactThousandths(value) {
+            return decimal(thousandths: thousandths)
+        }
         var text = value.description
         text.withUTF8 { utf8 in
             reserve(utf8.count + 1)
             separate()
             append(utf8)
+        }
+        needsComma = true
+    }
+
+    /// `value * 1000` as an integer when `value` is exactly the double
+    /// nearest to that many thousandths (a timestamp in milliseconds taken
+    /// at microsecond resolution); nil otherwise.
+    @inline(__always)
+    private static func exactThousandths(_ value: Double) -> Int? {
+        let scaled = (value * 1000).rounded()
+        guard scaled.magnitude < 9_007_199_254_740_992, scaled / 1000 == value else { return nil }
+        return Int(scaled)
+    }
+
+    /// `thousandths / 1000` as decimal digits with one to three decimals.
+    /// It reads back as exactly the double it came from: the decimal is
+    /// exact, and both it and that double round `thousandths / 1000` to
+    /// the nearest double (`exactThousandths` checked the division).
+    private mutating func decimal(thousandths: Int) {
+        reserve(24)
+        separate()
+        if thousandths < 0 { put(UInt8(ascii: "-")) }
+        let magnitude = thousandths.magnitude
+        var fraction = magnitude % 1000
+        putDigits(magnitude / 1000)
+        put(UInt8(ascii: "."))
+        var decimals = 3
+        while decimals > 1, fraction % 10 == 0 {
+            fraction /= 10
+            decimals -= 1
+        }
+        var divisor: UInt = decimals == 3 ? 100 : decimals == 2 ? 10 : 1
+        while divisor > 0 {
+            put(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
+            divisor /= 10
         }
         needsComma = true
     }
@@ -205,7 +275,6 @@ public struct JSONWriter: ~Copyable {
 
     private static let trueBytes: StaticString = "true"
     private static let falseBytes: StaticString = "false"
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Makes room for `extra` more bytes; every `put` is preceded by one.
     @inline(__always)
@@ -276,8 +345,8 @@ public struct JSONWriter: ~Copyable {
                 put(UInt8(ascii: "u"))
                 put(UInt8(ascii: "0"))
                 put(UInt8(ascii: "0"))
-                put(JSONWriter.hexDigits[Int(byte >> 4)])
-                put(JSONWriter.hexDigits[Int(byte & 0x0f)])
+                put(JSONWriter.hexDigit(Int(byte) &>> 4))
+                put(JSONWriter.hexDigit(Int(byte) & 0x0f))
             }
         }
     }

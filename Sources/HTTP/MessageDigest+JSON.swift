@@ -18,15 +18,15 @@ extension HeadDigest {
     public func write(to json: inout JSONWriter) {
         json.object { json in
             json.key("exact")
-            json.hex(exact.bytes)
+            json.hex(exact)
             json.key("semantic")
-            json.hex(semantic.bytes)
+            json.hex(semantic)
             json.key("fields")
             json.object { json in
                 // Sorted so a line is the same bytes for the same head.
                 for (name, digest) in fields.sorted(by: { $0.key < $1.key }) {
                     json.key(name)
-                    json.hex(digest.bytes)
+                    json.hex(digest)
                 }
             }
             json.key("fieldNames")
@@ -38,7 +38,7 @@ extension HeadDigest {
             json.member("method", ifPresent: method)
             if let target {
                 json.key("target")
-                json.hex(target.bytes)
+                json.hex(target)
             }
             json.member("targetForm", ifPresent: targetForm?.rawValue)
             json.member("status", ifPresent: status)
@@ -52,14 +52,14 @@ extension BodyDigest {
         json.object { json in
             json.member("length", length)
             json.key("sha256")
-            json.hex(sha256.bytes)
+            json.hex(sha256)
             if let trailers {
                 json.key("trailers")
                 json.object { json in
                     json.key("exact")
-                    json.hex(trailers.exact.bytes)
+                    json.hex(trailers.exact)
                     json.key("semantic")
-                    json.hex(trailers.semantic.bytes)
+                    json.hex(trailers.semantic)
                     json.key("fieldNames")
                     json.array(trailers.fieldNames)
                 }

@@ -5,16 +5,27 @@ import Hashing
 /// the `DigestFunction` that took it (named in the recording's header).
 /// Two values compare meaningfully only when taken with the same function.
 ///
-/// Invariant: `bytes.count == 32`; every initialiser enforces it, and decoding
+/// Invariant: exactly 32 bytes; every initialiser enforces it, and decoding
 /// rejects any other text with a precise error.
 public struct SHA256Digest: Hashable, Sendable, Codable, CustomStringConvertible {
-    /// The 32 digest bytes.
-    public let bytes: [UInt8]
+    /// The 32 bytes, inline: a digest costs no allocation and copying one no
+    /// reference counting (a head has a dozen of them, an exchange four heads).
+    private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+    /// The 32 digest bytes, as a new array.
+    public var bytes: [UInt8] {
+        withUnsafeBytes { Array($0) }
+    }
+
+    /// Calls `body` with the 32 digest bytes, without copying them.
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try Swift.withUnsafeBytes(of: words, body)
+    }
 
     /// Wraps 32 bytes; nil for any other length.
     public init?(bytes: [UInt8]) {
         guard bytes.count == SHA256.byteCount else { return nil }
-        self.bytes = bytes
+        Swift.withUnsafeMutableBytes(of: &words) { $0.copyBytes(from: bytes) }
     }
 
     /// Parses 64 hexadecimal digits (either case); nil otherwise.
@@ -23,24 +34,44 @@ public struct SHA256Digest: Hashable, Sendable, Codable, CustomStringConvertible
         self.init(bytes: bytes)
     }
 
-    /// Wraps the output of `SHA256.finalize()`, which is 32 bytes by construction.
-    init(finalized bytes: [UInt8]) {
-        self.bytes = bytes
+    /// Stores the 32 bytes `fill` writes at the pointer it is given.
+    init(filling fill: (UnsafeMutableRawPointer) -> Void) {
+        Swift.withUnsafeMutableBytes(of: &words) { fill($0.baseAddress!) }
     }
 
     /// The plain SHA-256 of a byte collection, hashed in one update.
     public static func of<Bytes: Collection>(_ bytes: Bytes) -> SHA256Digest where Bytes.Element == UInt8 {
-        SHA256Digest(finalized: SHA256.hash(bytes))
+        of(bytes, using: .sha256)
     }
 
     /// The digest of a byte collection with `function`, in one update.
     public static func of<Bytes: Collection>(_ bytes: Bytes, using function: DigestFunction) -> SHA256Digest
         where Bytes.Element == UInt8 {
-        SHA256Digest(finalized: function.digest(bytes))
+        let digest: SHA256Digest? = bytes.withContiguousStorageIfAvailable { buffer in
+            SHA256Digest { function.digest(UnsafeRawBufferPointer(buffer), into: $0) }
+        }
+        if let digest { return digest }
+        return Array(bytes).withUnsafeBytes { buffer in SHA256Digest { function.digest(buffer, into: $0) } }
+    }
+
+    /// The result of a running digest, which must not be updated afterwards.
+    public static func finishing(_ running: inout RunningDigest) -> SHA256Digest {
+        SHA256Digest { running.finish(into: $0) }
     }
 
     /// The plain SHA-256 of no bytes at all.
     public static let ofNothing = SHA256Digest.of([UInt8]())
+
+    public static func == (a: SHA256Digest, b: SHA256Digest) -> Bool {
+        a.words.0 == b.words.0 && a.words.1 == b.words.1 && a.words.2 == b.words.2 && a.words.3 == b.words.3
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
+        hasher.combine(words.2)
+        hasher.combine(words.3)
+    }
 
     /// 64 lowercase hexadecimal digits.
     public var hex: String { Encoding.hex(bytes) }

@@ -55,9 +55,16 @@ public struct DigestFunction: Sendable, Hashable, CustomStringConvertible {
 
     private func oneShot(_ buffer: UnsafeRawBufferPointer) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: DigestFunction.byteCount) { out, count in
-            intact_digest_oneshot(key.state, buffer.baseAddress, buffer.count, out.baseAddress)
+            digest(buffer, into: UnsafeMutableRawPointer(out.baseAddress!))
             count = DigestFunction.byteCount
         }
+    }
+
+    /// The digest of `buffer`, stored in the `byteCount` bytes at `out`: no
+    /// array, for callers that keep digests inline (`SHA256Digest`).
+    public func digest(_ buffer: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) {
+        intact_digest_oneshot(key.state, buffer.baseAddress, buffer.count,
+                              out.assumingMemoryBound(to: UInt8.self))
     }
 
     /// A digest fed in pieces (a body as it streams).
@@ -129,8 +136,16 @@ public struct RunningDigest: @unchecked Sendable {
 
     /// The 32-byte digest. The value must not be updated afterwards.
     public mutating func finish() -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: DigestFunction.byteCount) { out, count in
+            finish(into: UnsafeMutableRawPointer(out.baseAddress!))
+            count = DigestFunction.byteCount
+        }
+    }
+
+    /// The 32-byte digest, stored at `out`. The value must not be updated afterwards.
+    public mutating func finish(into out: UnsafeMutableRawPointer) {
         if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-        return storage.finish()
+        storage.finish(into: out.assumingMemoryBound(to: UInt8.self))
     }
 
     /// The running `SHA256_CTX`, tail-allocated behind the key it started
@@ -155,12 +170,9 @@ public struct RunningDigest: @unchecked Sendable {
             withUnsafeMutablePointerToElements { intact_digest_update($0, bytes.baseAddress, bytes.count) }
         }
 
-        func finish() -> [UInt8] {
+        func finish(into out: UnsafeMutablePointer<UInt8>) {
             withUnsafeMutablePointers { key, running in
-                [UInt8](unsafeUninitializedCapacity: DigestFunction.byteCount) { out, count in
-                    intact_digest_finish(key.pointee.state, running, out.baseAddress)
-                    count = DigestFunction.byteCount
-                }
+                intact_digest_finish(key.pointee.state, running, out)
             }
         }
     }

@@ -106,4 +106,45 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual((object["list"] as? [String])?.last, "item 199")
         XCTAssertEqual(object["dynamic \"key\""] as? Int, 1)
     }
+
+    /// Doubles read back as exactly the same value, through the thousandths
+    /// path (clock timestamps) and the general one alike; the thousandths
+    /// path writes what a reader expects to see.
+    func testDoublesReadBackExactlyOnBothPaths() throws {
+        let values: [Double] = [
+            1_796_131_061_262.437, 1_796_131_061_262.4, 1_796_131_061_262, 0, -0.001, -5.5, 0.001, 999.999,
+            9_007_199_254_740.991, 0.1 + 0.2, 1e-05, 1_796_131_061_262.4371, 123_456_789.123_456_7, 1e300, -1e-300,
+            Double.leastNonzeroMagnitude, Double.greatestFiniteMagnitude, 2.5e15,
+        ] + (0..<2000).map { _ in (Double(Int.random(in: 0..<2_000_000_000_000_000)) / 1000) }
+        var json = JSONWriter(capacity: 0)
+        json.array { json in
+            for value in values { json.double(value) }
+        }
+        let decoded = try JSONDecoder().decode([Double].self, from: Data(json.bytes))
+        XCTAssertEqual(decoded.count, values.count)
+        for (value, back) in zip(values, decoded) {
+            XCTAssertEqual(back.bitPattern == value.bitPattern || (back == 0 && value == 0), true, "\(value) read back as \(back)")
+        }
+        func text(_ value: Double) -> String {
+            var json = JSONWriter(capacity: 0)
+            json.double(value)
+            return String(decoding: json.bytes, as: UTF8.self)
+        }
+        XCTAssertEqual(text(1_796_131_061_262.437), "1796131061262.437")
+        XCTAssertEqual(text(1_796_131_061_262.4), "1796131061262.4")
+        XCTAssertEqual(text(1_796_131_061_262), "1796131061262.0")
+        XCTAssertEqual(text(-0.05), "-0.05")
+        XCTAssertEqual(text(1e-05), "1e-05", "not a whole number of thousandths: Swift's shortest form")
+    }
+
+    func testDigestsAreWrittenAsTheirHexadecimal() {
+        let digest = SHA256Digest.of(Array("intact".utf8))
+        var json = JSONWriter(capacity: 0)
+        json.hex(digest)
+        XCTAssertEqual(String(decoding: json.bytes, as: UTF8.self), "\"" + digest.hex + "\"")
+        XCTAssertEqual(digest.hex, "e6d7ddd8f414a22d8935148498c32ce0acdcf5c0c71db2455033f9be0a6cbc0a")
+        XCTAssertEqual(SHA256Digest(bytes: digest.bytes), digest)
+        XCTAssertNotEqual(SHA256Digest.of(Array("intacT".utf8)), digest)
+    }
 }
+

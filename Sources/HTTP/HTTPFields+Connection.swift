@@ -1,17 +1,15 @@
-import HTTP
-
-/// The few field checks the connection engines make on heads they send.
+/// The few field checks the connection layers and engines make on heads they send.
 extension HTTPFields {
     /// Whether these fields declare a request body: a `Content-Length` other
     /// than 0, or any `Transfer-Encoding` (the HTTP/1.1 rule for requests).
-    var declareRequestBody: Bool {
+    public var declareRequestBody: Bool {
         if contains("transfer-encoding") { return true }
         guard let length = self["content-length"] else { return false }
         return Self.trimmed(Substring(length)) != "0"
     }
 
     /// Whether `Connection` lists `close`.
-    var requestsClose: Bool {
+    public var requestsClose: Bool {
         values("connection").contains { value in
             value.split(separator: ",").contains { HTTPField.lowercaseASCII(Self.trimmed($0)) == "close" }
         }
