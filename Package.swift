@@ -2,7 +2,7 @@
 // Intact: an intercepting verification proxy for mobile sign-in flows.
 // Layers, bottom to top: a target depends only on targets of lower layers
 // (RepositoryTests checks it, and that README.md repeats this list).
-//   1. C libraries:       COpenSSL, CNGHTTP2, CZlib, CLibFuzzer
+//   1. C libraries:       COpenSSL, CNGHTTP2, CZlib, CEpoll, CLibFuzzer
 //   2. foundations:       Wire, Hashing, Compression, ConfigurationFile
 //   3. protocol engines:  TLS, HTTP
 //   4. shared models:     Transport, Evidence, AuthFlow
@@ -30,8 +30,9 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
 
-        // Layer 1: bytes, event loops, sockets, connections. No C library but Glibc.
-        .target(name: "Wire"),
+        // Layer 1: bytes, event loops, sockets, connections. No C library but Glibc and its epoll (CEpoll).
+        .systemLibrary(name: "CEpoll"),
+        .target(name: "Wire", dependencies: ["CEpoll"]),
         // SHA-256 over OpenSSL's EVP, hex and base64url, secure random bytes.
         .target(name: "Hashing", dependencies: ["COpenSSL"]),
         // JSON configuration files read with line and column: fault rules, policies, scenario.json.
