@@ -90,7 +90,7 @@ struct DigestInput {
 ///
 /// A view: it holds the section and its run of the sorted name index
 /// (`groups(of:)`), no array of its own, so grouping a head allocates only
-/// the index and the list of groups.
+/// the index.
 struct FieldGroup {
     /// One field of the section: its lowercased name and its position.
     typealias Entry = (name: String, index: Int)
@@ -98,9 +98,9 @@ struct FieldGroup {
     /// The name lowercased (ASCII).
     let name: String
     /// The section the values are read from.
-    private let fields: HTTPFields
+    fileprivate let fields: HTTPFields
     /// This name's run of the index, positions ascending.
-    private let entries: ArraySlice<Entry>
+    fileprivate let entries: ArraySlice<Entry>
 
     /// The number of values.
     var count: Int { entries.count }
@@ -121,9 +121,10 @@ struct FieldGroup {
     /// Groups a field section by lowercased name, keeping the order of values
     /// within each name, with the groups sorted by name in ascending byte order.
     ///
-    /// Sorts (name, position) pairs and cuts runs of equal names: no hashing,
-    /// each name lowercased once, two allocations whatever the section holds.
-    static func groups(of fields: HTTPFields) -> [FieldGroup] {
+    /// Sorts (name, position) pairs; the groups are the runs of equal names,
+    /// cut as they are iterated. No hashing, each name lowercased once, one
+    /// allocation (the index) whatever the section holds.
+    static func groups(of fields: HTTPFields) -> FieldGroups {
         var entries: [Entry] = []
         entries.reserveCapacity(fields.count)
         for (index, field) in fields.enumerated() { entries.append((field.lowercasedName, index)) }
@@ -132,15 +133,37 @@ struct FieldGroup {
         entries.sort { a, b in
             a.name == b.name ? a.index < b.index : a.name.utf8.lexicographicallyPrecedes(b.name.utf8)
         }
-        var groups: [FieldGroup] = []
-        groups.reserveCapacity(entries.count)
-        var start = 0
-        while start < entries.count {
+        return FieldGroups(fields: fields, entries: entries)
+    }
+}
+
+/// The groups of a field section (`FieldGroup.groups(of:)`) in name order:
+/// the runs of equal names in the sorted index, each a `FieldGroup` view.
+struct FieldGroups: Sequence {
+    let fields: HTTPFields
+    /// (lowercased name, position), sorted by name then position.
+    let entries: [FieldGroup.Entry]
+
+    /// The number of groups (distinct names); counts the runs.
+    var count: Int {
+        var count = 0
+        for index in entries.indices where index == 0 || entries[index].name != entries[index - 1].name { count += 1 }
+        return count
+    }
+
+    func makeIterator() -> Iterator { Iterator(groups: self, start: 0) }
+
+    struct Iterator: IteratorProtocol {
+        let groups: FieldGroups
+        var start: Int
+
+        mutating func next() -> FieldGroup? {
+            let entries = groups.entries
+            guard start < entries.count else { return nil }
             var end = start + 1
             while end < entries.count, entries[end].name == entries[start].name { end += 1 }
-            groups.append(FieldGroup(name: entries[start].name, fields: fields, entries: entries[start..<end]))
-            start = end
+            defer { start = end }
+            return FieldGroup(name: entries[start].name, fields: groups.fields, entries: entries[start..<end])
         }
-        return groups
     }
 }

@@ -96,7 +96,7 @@ extension HeadDigest {
     /// the semantic range), then the left-out groups for their per-field
     /// digests, then (HTTP/2) the decoded field list for `exact`. Each digest
     /// is taken as soon as its range is written; the allocations are the
-    /// buffer, the grouping (`FieldGroup.groups`), `fields` and `fieldNames`.
+    /// buffer, the grouping's index (`FieldGroup.groups`), `fields` and `fieldNames`.
     private init(startLine input: inout DigestInput, fields: HTTPFields, wire: WireForm, version: HTTPVersion) {
         let groups = FieldGroup.groups(of: fields)
         let connectionTokens = groups.first { $0.name == "connection" }.map { HeadDigest.connectionTokens($0.values) } ?? []
@@ -104,14 +104,14 @@ extension HeadDigest {
             HeadDigest.hopByHopFieldNames.contains(group.name) || connectionTokens.contains(group.name)
         }
         var hopByHop: [String] = []
-        var includedCount = 0
+        var includedCount = 0, groupCount = 0
         for group in groups {
+            groupCount += 1
             let hop = isHopByHop(group)
             if hop { hopByHop.append(group.name) }
             if !HeadDigest.isLeftOut(group.name, isHopByHop: hop) { includedCount += 1 }
         }
-        var perField: [String: SHA256Digest] = [:]
-        perField.reserveCapacity(groups.count)
+        var perField = FieldDigests(minimumCapacity: groupCount)
         input.appendCount(includedCount)
         for group in groups where !HeadDigest.isLeftOut(group.name, isHopByHop: isHopByHop(group)) {
             let start = input.position
