@@ -60,8 +60,11 @@ public struct RedactionPolicy: Codable, Hashable, Sendable {
 
     /// True when values of this field are secret (whatever `recordSecrets` says).
     public func isSecret(_ name: String) -> Bool {
-        let lower = HTTPField.lowercaseASCII(name)
-        return RedactionPolicy.defaultSecretNames.contains(lower) || extraSecretNames.contains(lower)
+        // Most names are none of these: rule them out without lowercasing
+        // (which builds a String for a long name with capitals, on every field).
+        let field = HTTPField(name: name, value: "")
+        if RedactionPolicy.defaultSecretNames.contains(where: { field.hasName($0) }) { return true }
+        return !extraSecretNames.isEmpty && extraSecretNames.contains(HTTPField.lowercaseASCII(name))
     }
 
     /// True when a query parameter or form field of this name (already

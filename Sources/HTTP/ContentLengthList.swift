@@ -19,7 +19,7 @@ public enum ContentLengthList {
     public static func read(_ values: [String]) -> Reading {
         var agreed: Int?
         for value in values {
-            for element in HTTP1Grammar.listElements(value) {
+            for element in HTTP1Grammar.listElementViews(value) {
                 guard let n = HTTP1Grammar.decimal(element) else { return .invalid(value) }
                 if let prior = agreed, prior != n { return .conflicting }
                 agreed = n

@@ -61,11 +61,17 @@ struct DigestInput {
         bytes[lengthAt + 3] = UInt8(truncatingIfNeeded: length)
     }
 
-    /// Appends one field group: `item(name) count(V) item(value_1) … item(value_V)`.
+    /// Appends one field group: `item(name) count(V) item(value_1) … item(value_V)`,
+    /// `cookie` crumbs joined into one value (`FieldGroup.joinsCookies`).
     mutating func appendGroup(_ group: FieldGroup) {
         appendItem(group.name)
-        appendCount(group.canonicalValues.count)
-        for value in group.canonicalValues { appendItem(value) }
+        if group.joinsCookies {
+            appendCount(1)
+            appendItem(group.values.joined(separator: "; "))
+            return
+        }
+        appendCount(group.count)
+        group.forEachValue { appendItem($0) }
     }
 
     /// The digest of a range of what was written, in one update.
@@ -81,38 +87,83 @@ struct DigestInput {
 
 /// All values of one field name in a field section, in their order, under the
 /// lowercased name; the unit the semantic form and the per-field digests use.
+///
+/// A view: it holds the section and its run of the sorted name index
+/// (`groups(of:)`), no array of its own, so grouping a head allocates only
+/// the index.
 struct FieldGroup {
+    /// One field of the section: its lowercased name and its position.
+    typealias Entry = (name: String, index: Int)
+
     /// The name lowercased (ASCII).
     let name: String
-    /// The values in the order they appeared.
-    var values: [String]
+    /// The section the values are read from.
+    fileprivate let fields: HTTPFields
+    /// This name's run of the index, positions ascending.
+    fileprivate let entries: ArraySlice<Entry>
 
-    /// The values as the canonical forms hash them: `cookie` crumbs joined with
-    /// "; " into one value (RFC 9113 §8.2.3), every other field unchanged.
-    var canonicalValues: [String] {
-        name == "cookie" && values.count > 1 ? [values.joined(separator: "; ")] : values
+    /// The number of values.
+    var count: Int { entries.count }
+
+    /// The values in the order they appeared, as an array (for the rare
+    /// groups that need one: `connection`, joined `cookie` crumbs).
+    var values: [String] { entries.map { fields[$0.index].value } }
+
+    /// Calls `body` with each value in the order they appeared; builds nothing.
+    func forEachValue(_ body: (String) -> Void) {
+        for entry in entries { body(fields[entry.index].value) }
     }
+
+    /// True when the canonical forms hash this group's values joined with
+    /// "; " into one (RFC 9113 §8.2.3): `cookie` with more than one value.
+    var joinsCookies: Bool { name == "cookie" && entries.count > 1 }
 
     /// Groups a field section by lowercased name, keeping the order of values
     /// within each name, with the groups sorted by name in ascending byte order.
     ///
-    /// Sorts (name, position) pairs and cuts runs of equal names: no hashing,
-    /// each name lowercased once.
-    static func groups(of fields: HTTPFields) -> [FieldGroup] {
-        var entries = fields.enumerated().map { (name: $0.element.lowercasedName, index: $0.offset) }
+    /// Sorts (name, position) pairs; the groups are the runs of equal names,
+    /// cut as they are iterated. No hashing, each name lowercased once, one
+    /// allocation (the index) whatever the section holds.
+    static func groups(of fields: HTTPFields) -> FieldGroups {
+        var entries: [Entry] = []
+        entries.reserveCapacity(fields.count)
+        for (index, field) in fields.enumerated() { entries.append((field.lowercasedName, index)) }
         // Byte order, not Swift's Unicode string order: UTF-8 preserves scalar
         // order, so this is ISO-8859-1 byte order for the model's strings.
         entries.sort { a, b in
             a.name == b.name ? a.index < b.index : a.name.utf8.lexicographicallyPrecedes(b.name.utf8)
         }
-        var groups: [FieldGroup] = []
-        for entry in entries {
-            if let last = groups.last, last.name == entry.name {
-                groups[groups.count - 1].values.append(fields[entry.index].value)
-            } else {
-                groups.append(FieldGroup(name: entry.name, values: [fields[entry.index].value]))
-            }
+        return FieldGroups(fields: fields, entries: entries)
+    }
+}
+
+/// The groups of a field section (`FieldGroup.groups(of:)`) in name order:
+/// the runs of equal names in the sorted index, each a `FieldGroup` view.
+struct FieldGroups: Sequence {
+    let fields: HTTPFields
+    /// (lowercased name, position), sorted by name then position.
+    let entries: [FieldGroup.Entry]
+
+    /// The number of groups (distinct names); counts the runs.
+    var count: Int {
+        var count = 0
+        for index in entries.indices where index == 0 || entries[index].name != entries[index - 1].name { count += 1 }
+        return count
+    }
+
+    func makeIterator() -> Iterator { Iterator(groups: self, start: 0) }
+
+    struct Iterator: IteratorProtocol {
+        let groups: FieldGroups
+        var start: Int
+
+        mutating func next() -> FieldGroup? {
+            let entries = groups.entries
+            guard start < entries.count else { return nil }
+            var end = start + 1
+            while end < entries.count, entries[end].name == entries[start].name { end += 1 }
+            defer { start = end }
+            return FieldGroup(name: entries[start].name, fields: groups.fields, entries: entries[start..<end])
         }
-        return groups
     }
 }

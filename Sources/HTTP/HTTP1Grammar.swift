@@ -73,6 +73,34 @@ enum HTTP1Grammar {
         return bytes.split(separator: comma, omittingEmptySubsequences: false).map(trimmingWhitespace)
     }
 
+    /// The same elements as `listElements`, as views into the value's UTF-8:
+    /// nothing is copied or allocated (`Content-Length` is read this way on
+    /// every message).
+    static func listElementViews(_ value: String) -> ListElementViews { ListElementViews(utf8: value.utf8) }
+
+    /// The elements of a comma-separated list, whitespace trimmed, empty ones
+    /// kept (`listElementViews`).
+    struct ListElementViews: Sequence, IteratorProtocol {
+        let utf8: String.UTF8View
+        private var start: String.UTF8View.Index?
+
+        init(utf8: String.UTF8View) {
+            self.utf8 = utf8
+            start = utf8.startIndex
+        }
+
+        mutating func next() -> Substring.UTF8View? {
+            guard let from = start else { return nil }
+            let comma = utf8[from...].firstIndex(of: HTTP1Grammar.comma)
+            start = comma.map { utf8.index(after: $0) }
+            var lower = from
+            var upper = comma ?? utf8.endIndex
+            while lower < upper, HTTP1Grammar.isWhitespace(utf8[lower]) { lower = utf8.index(after: lower) }
+            while upper > lower, HTTP1Grammar.isWhitespace(utf8[utf8.index(before: upper)]) { upper = utf8.index(before: upper) }
+            return utf8[lower..<upper]
+        }
+    }
+
     /// Lowercase ASCII tokens of a list field (`Connection`, `Upgrade`), empty
     /// elements dropped.
     static func lowercasedTokens(_ values: [String]) -> [String] {

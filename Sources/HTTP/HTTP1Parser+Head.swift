@@ -48,13 +48,19 @@ extension HTTP1Parser {
     /// `method SP request-target SP HTTP-version`, single spaces only. The
     /// version is checked first, so `PRI * HTTP/2.0` is a 505, not a 400.
     static func parseRequestLine(_ line: ArraySlice<UInt8>) throws(HTTP1ParseError) -> StartLine {
-        let parts = line.split(separator: HTTP1Grammar.space, maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty,
-              !parts[2].contains(HTTP1Grammar.space) else { throw .invalidRequestLine }
-        let version = try parseVersion(parts[2])
-        guard HTTP1Grammar.isToken(parts[0]) else { throw .invalidMethod(HTTP1Grammar.text(parts[0])) }
-        let method = HTTP1Grammar.text(parts[0])
-        let target = try HTTP1RequestTarget(parsing: parts[1], method: method)
+        // The three parts between the first two spaces, cut in place (no array of parts).
+        guard let firstSpace = line.firstIndex(of: HTTP1Grammar.space),
+              let secondSpace = line[(firstSpace + 1)...].firstIndex(of: HTTP1Grammar.space) else {
+            throw .invalidRequestLine
+        }
+        let methodBytes = line[..<firstSpace], targetBytes = line[(firstSpace + 1)..<secondSpace]
+        let versionBytes = line[(secondSpace + 1)...]
+        guard !methodBytes.isEmpty, !targetBytes.isEmpty,
+              !versionBytes.contains(HTTP1Grammar.space) else { throw .invalidRequestLine }
+        let version = try parseVersion(versionBytes)
+        guard HTTP1Grammar.isToken(methodBytes) else { throw .invalidMethod(HTTP1Grammar.text(methodBytes)) }
+        let method = HTTP1Grammar.text(methodBytes)
+        let target = try HTTP1RequestTarget(parsing: targetBytes, method: method)
         return .request(method: method, target: target, version: version)
     }
 

@@ -57,7 +57,7 @@ public struct HTTP1Serializer: Sendable {
         let chosen = try Self.resolve(requested: framing, receiverView: declared ?? .none, unframed: declared == nil,
                                       isResponse: false, chunkedAllowed: head.version == .http1_1, fields: &fields)
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + fields.count * 32)
+        bytes.reserveCapacity(Self.headCapacity(fields) + target.utf8.count + head.method.utf8.count)
         bytes.append(contentsOf: head.method.utf8)
         bytes.append(HTTP1Grammar.space)
         bytes.append(contentsOf: target.utf8)
@@ -88,7 +88,7 @@ public struct HTTP1Serializer: Sendable {
         let chosen = try Self.resolve(requested: requested, receiverView: view, unframed: view == .closeDelimited,
                                       isResponse: true, chunkedAllowed: chunkedAllowed, fields: &fields)
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(64 + fields.count * 32)
+        bytes.reserveCapacity(Self.headCapacity(fields))
         bytes.append(contentsOf: version.utf8)
         bytes.append(HTTP1Grammar.space)
         bytes.append(contentsOf: String(head.status).utf8)
@@ -188,6 +188,13 @@ public struct HTTP1Serializer: Sendable {
         case .tunnel: state = .ended
         }
         return HTTP1SerializedHead(bytes: bytes, framing: framing, fields: fields)
+    }
+
+    /// Room for a whole head in one allocation: start line, every field line
+    /// (UTF-8 counts bound the ISO-8859-1 bytes written), a framing field the
+    /// serializer may add, the blank line.
+    private static func headCapacity(_ fields: HTTPFields) -> Int {
+        fields.reduce(96) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 } + 32
     }
 
     /// `name: value CRLF` per field, after checking each.

@@ -28,6 +28,15 @@ public struct HTTPField: Hashable, Sendable, CustomStringConvertible {
         return bytes.elementsEqual(wanted) { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }
     }
 
+    /// True when the name is `other` ignoring ASCII case (either side in any
+    /// case). Builds no `String`, whatever the lengths.
+    public func hasName(_ other: String) -> Bool {
+        let bytes = name.utf8
+        let wanted = other.utf8
+        guard bytes.count == wanted.count else { return false }
+        return bytes.elementsEqual(wanted) { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == ($1 >= 0x41 && $1 <= 0x5A ? $1 | 0x20 : $1) }
+    }
+
     /// Lowercases ASCII letters only; other bytes are untouched.
     public static func lowercaseASCII(_ s: String) -> String {
         var needs = false
@@ -85,16 +94,14 @@ public struct HTTPFields: Hashable, Sendable, RandomAccessCollection, Expressibl
 
     /// The first value of a field, or nil.
     public subscript(name: String) -> String? {
-        let lower = HTTPField.lowercaseASCII(name)
-        for field in fields where field.hasName(lowercased: lower) { return field.value }
+        for field in fields where field.hasName(name) { return field.value }
         return nil
     }
 
     /// Every value of a field, in order.
     public func values(_ name: String) -> [String] {
-        let lower = HTTPField.lowercaseASCII(name)
         var values: [String] = []
-        for field in fields where field.hasName(lowercased: lower) { values.append(field.value) }
+        for field in fields where field.hasName(name) { values.append(field.value) }
         return values
     }
 

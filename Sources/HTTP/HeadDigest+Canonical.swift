@@ -64,7 +64,7 @@ extension HeadDigest {
                 using function: DigestFunction) {
         let scheme = HTTPField.lowercaseASCII(head.scheme ?? connectionScheme)
         let authority = HTTPField.lowercaseASCII(head.authority ?? head.fields["host"] ?? "")
-        var input = DigestInput(capacity: 256 + head.fields.count * 48, using: function)
+        var input = DigestInput(capacity: HeadDigest.inputCapacity(head.fields, wire: wire), using: function)
         input.appendItem("request")
         // An RFC 8441 extended CONNECT names its protocol with the method (a
         // method is a token, so `CONNECT:websocket` is no method of its own).
@@ -74,7 +74,7 @@ extension HeadDigest {
         input.appendItem(authority)
         input.appendItem(head.path)
         let target = input.digest(of: targetStart..<input.position)
-        self.init(startLine: input, fields: head.fields, wire: wire, version: head.version)
+        self.init(startLine: &input, fields: head.fields, wire: wire, version: head.version)
         self.method = head.method
         self.target = target
         self.targetForm = head.targetForm
@@ -83,46 +83,47 @@ extension HeadDigest {
     /// Digests a response head. The reason phrase is kept for explanations but
     /// is not part of the semantic form. Every digest is taken with `function`.
     public init(response head: HTTPResponseHead, wire: WireForm, using function: DigestFunction) {
-        var input = DigestInput(capacity: 256 + head.fields.count * 48, using: function)
+        var input = DigestInput(capacity: HeadDigest.inputCapacity(head.fields, wire: wire), using: function)
         input.appendItem("response")
         input.appendItem(String(head.status))
-        self.init(startLine: input, fields: head.fields, wire: wire, version: head.version)
+        self.init(startLine: &input, fields: head.fields, wire: wire, version: head.version)
         self.status = head.status
         self.reasonPhrase = head.reason
     }
 
     /// Completes the semantic form after the start-line items and computes
     /// every digest from the one buffer: included groups first (their end is
-    /// the semantic range), then the left-out groups for their per-field digests.
-    private init(startLine: DigestInput, fields: HTTPFields, wire: WireForm, version: HTTPVersion) {
-        var input = startLine
+    /// the semantic range), then the left-out groups for their per-field
+    /// digests, then (HTTP/2) the decoded field list for `exact`. Each digest
+    /// is taken as soon as its range is written; the allocations are the
+    /// buffer, the grouping's index (`FieldGroup.groups`), `fields` and `fieldNames`.
+    private init(startLine input: inout DigestInput, fields: HTTPFields, wire: WireForm, version: HTTPVersion) {
         let groups = FieldGroup.groups(of: fields)
-        let connectionTokens = HeadDigest.connectionTokens(groups.first { $0.name == "connection" }?.values ?? [])
-        var included: [FieldGroup] = []
-        var leftOut: [FieldGroup] = []
-        var hopByHop: [String] = []
-        for group in groups {
-            let isHopByHop = HeadDigest.hopByHopFieldNames.contains(group.name) || connectionTokens.contains(group.name)
-            if isHopByHop { hopByHop.append(group.name) }
-            if HeadDigest.isLeftOut(group.name, isHopByHop: isHopByHop) { leftOut.append(group) } else { included.append(group) }
+        let connectionTokens = groups.first { $0.name == "connection" }.map { HeadDigest.connectionTokens($0.values) } ?? []
+        func isHopByHop(_ group: FieldGroup) -> Bool {
+            HeadDigest.hopByHopFieldNames.contains(group.name) || connectionTokens.contains(group.name)
         }
-        input.appendCount(included.count)
-        var ranges: [(name: String, range: Range<Int>)] = []
-        ranges.reserveCapacity(groups.count)
-        for group in included {
+        var hopByHop: [String] = []
+        var includedCount = 0, groupCount = 0
+        for group in groups {
+            groupCount += 1
+            let hop = isHopByHop(group)
+            if hop { hopByHop.append(group.name) }
+            if !HeadDigest.isLeftOut(group.name, isHopByHop: hop) { includedCount += 1 }
+        }
+        var perField = FieldDigests(minimumCapacity: groupCount)
+        input.appendCount(includedCount)
+        for group in groups where !HeadDigest.isLeftOut(group.name, isHopByHop: isHopByHop(group)) {
             let start = input.position
             input.appendGroup(group)
-            ranges.append((group.name, start..<input.position))
+            perField[group.name] = input.digest(of: start..<input.position)
         }
         let semanticEnd = input.position
-        for group in leftOut {
+        for group in groups where HeadDigest.isLeftOut(group.name, isHopByHop: isHopByHop(group)) {
             let start = input.position
             input.appendGroup(group)
-            ranges.append((group.name, start..<input.position))
+            perField[group.name] = input.digest(of: start..<input.position)
         }
-        var perField: [String: SHA256Digest] = [:]
-        perField.reserveCapacity(ranges.count)
-        for (name, range) in ranges { perField[name] = input.digest(of: range) }
 
         let exact: SHA256Digest
         let wireLength: Int
@@ -131,14 +132,14 @@ extension HeadDigest {
             exact = SHA256Digest.of(head, using: input.function)
             wireLength = head.count
         case .http2(let list):
-            var listInput = DigestInput(capacity: list.count * 48, using: input.function)
+            let start = input.position
             var length = 0
             for field in list {
-                listInput.appendItem(field.name)
-                listInput.appendItem(field.value)
+                input.appendItem(field.name)
+                input.appendItem(field.value)
                 length += field.name.unicodeScalars.count + field.value.unicodeScalars.count
             }
-            exact = listInput.digest()
+            exact = input.digest(of: start..<input.position)
             wireLength = length
         }
 
@@ -149,6 +150,20 @@ extension HeadDigest {
         self.hopByHop = hopByHop
         self.version = version
         self.wireLength = wireLength
+    }
+
+    /// Room for every item a head's digests are taken over, so the buffer
+    /// is allocated once: the start line, each field twice (its group, and
+    /// for HTTP/2 the decoded list) with its length prefixes. UTF-8 counts
+    /// bound the ISO-8859-1 bytes written from above.
+    static func inputCapacity(_ fields: HTTPFields, wire: WireForm) -> Int {
+        func bytes<Fields: Sequence<HTTPField>>(_ fields: Fields) -> Int {
+            fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 12 }
+        }
+        switch wire {
+        case .http1: return 256 + bytes(fields)
+        case .http2(let list): return 256 + bytes(fields) + bytes(list)
+        }
     }
 
     /// The field names listed by `Connection` values: comma-separated tokens,

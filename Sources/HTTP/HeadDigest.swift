@@ -22,7 +22,7 @@ public struct HeadDigest: Codable, Hashable, Sendable {
     /// preceded by `item(name)` — the same bytes the name's group contributes to
     /// the semantic form. Every regular field present has an entry, including
     /// the ones the semantic form leaves out (hop-by-hop, `content-length`, `host`).
-    public var fields: [String: SHA256Digest]
+    public var fields: FieldDigests
     /// The regular field names in the order they appeared, with their original
     /// case (never pseudo-fields). Names are not secret; values are not kept here.
     public var fieldNames: [String]

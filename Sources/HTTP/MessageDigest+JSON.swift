@@ -23,8 +23,8 @@ extension HeadDigest {
             json.hex(semantic)
             json.key("fields")
             json.object { json in
-                // Sorted so a line is the same bytes for the same head.
-                for (name, digest) in fields.sorted(by: { $0.key < $1.key }) {
+                // In name order (`FieldDigests`), so a line is the same bytes for the same head.
+                for (name, digest) in fields {
                     json.key(name)
                     json.hex(digest)
                 }

@@ -110,22 +110,31 @@ public struct DigestFunction: Sendable, Hashable, CustomStringConvertible {
 /// A digest of one `DigestFunction` taken in pieces, as a body streams.
 ///
 /// Copying a value copies the running state (copy-on-write), so a running
-/// digest can be adopted by another message and go on there. One allocation
-/// per running digest (its state, beside the key it finishes with); `update`
-/// and `finish` allocate nothing beyond the result. `finish` is called once.
+/// digest can be adopted by another message and go on there. The state is
+/// allocated with the first bytes fed (a body that stays empty, as most
+/// requests' do, allocates nothing: its digest is one-shot over no bytes);
+/// `update` and `finish(into:)` allocate nothing else, and finishing a state
+/// shared with another message finishes a copy taken on the stack.
+/// `finish` is called once.
 public struct RunningDigest: @unchecked Sendable {
     // `@unchecked`: `Storage` (a `ManagedBuffer`, which cannot be declared
     // Sendable) is only mutated through this value's copy-on-write.
-    private var storage: Storage
+    private var storage: Storage?
+    private let key: DigestFunction.Key
 
     fileprivate init(key: DigestFunction.Key) {
-        storage = Storage.make(key: key)
+        self.key = key
     }
 
     /// Feeds bytes into the digest.
     public mutating func update<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-        let storage = self.storage
+        guard !bytes.isEmpty else { return }
+        if storage == nil {
+            storage = Storage.make(key: key)
+        } else if !isKnownUniquelyReferenced(&storage) {
+            storage = storage!.copy()
+        }
+        let storage = self.storage!
         let done: Void? = bytes.withContiguousStorageIfAvailable { buffer in
             storage.update(UnsafeRawBufferPointer(buffer))
         }
@@ -144,8 +153,16 @@ public struct RunningDigest: @unchecked Sendable {
 
     /// The 32-byte digest, stored at `out`. The value must not be updated afterwards.
     public mutating func finish(into out: UnsafeMutableRawPointer) {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-        storage.finish(into: out.assumingMemoryBound(to: UInt8.self))
+        let digest = out.assumingMemoryBound(to: UInt8.self)
+        guard storage != nil else {
+            intact_digest_oneshot(key.state, nil, 0, digest)
+            return
+        }
+        if isKnownUniquelyReferenced(&storage) {
+            storage!.finish(into: digest)
+        } else {
+            storage!.finishCopy(into: digest)
+        }
     }
 
     /// The running `SHA256_CTX`, tail-allocated behind the key it started
@@ -173,6 +190,15 @@ public struct RunningDigest: @unchecked Sendable {
         func finish(into out: UnsafeMutablePointer<UInt8>) {
             withUnsafeMutablePointers { key, running in
                 intact_digest_finish(key.pointee.state, running, out)
+            }
+        }
+
+        /// Finishes a copy of the state, leaving this one as it is (another
+        /// message shares it).
+        func finishCopy(into out: UnsafeMutablePointer<UInt8>) {
+            withUnsafeMutablePointers { key, running in
+                var copy = running.pointee
+                intact_digest_finish(key.pointee.state, &copy, out)
             }
         }
     }

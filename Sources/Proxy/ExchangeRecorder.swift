@@ -54,7 +54,9 @@ struct ExchangeRecorder {
     /// The finished record. Called once.
     mutating func finish(error: ProxyError?) -> ExchangeRecord {
         let time = now
-        var legs = [downstream.finish(redaction: settings.redaction, at: time)]
+        var legs: [ExchangeRecord.Leg] = []
+        legs.reserveCapacity(2)  // one allocation for both legs
+        legs.append(downstream.finish(redaction: settings.redaction, at: time))
         if var upstream {
             legs.append(upstream.finish(redaction: settings.redaction, at: time))
         }

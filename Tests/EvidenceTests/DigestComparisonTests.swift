@@ -231,6 +231,31 @@ final class MessageDigestTests: XCTestCase {
         XCTAssertEqual(Set(digest.fields.keys), ["host", "x-b", "cookie", "x-a", "connection"])
     }
 
+    /// Repeated names group in their order, cookie crumbs join with "; ",
+    /// and names the semantic form leaves out keep their per-field digests.
+    func testGroupsOfRepeatedNamesMatchTheDocumentedBytes() {
+        let head = HTTPResponseHead(status: 200, version: .http1_1,
+                                    fields: HTTPFields([HTTPField(name: "Vary", value: "b"), HTTPField(name: "Cookie", value: "a=1"),
+                                             HTTPField(name: "Keep-Alive", value: "t=5"), HTTPField(name: "vary", value: "a"),
+                                             HTTPField(name: "Connection", value: "X-Hop, keep-alive"),
+                                             HTTPField(name: "cookie", value: "b=2"), HTTPField(name: "x-hop", value: "1"),
+                                             HTTPField(name: "Content-Length", value: "0")]))
+        let digest = HeadDigest(response: head, wire: .http1(head: Array("x".utf8)), using: .sha256)
+        func item(_ s: String) -> [UInt8] { count(s.utf8.count) + Array(s.utf8) }
+        func count(_ n: Int) -> [UInt8] { [0, 0, UInt8(n >> 8), UInt8(n & 0xff)] }
+        let expected = item("response") + item("200") + count(2) + item("cookie") + count(1) + item("a=1; b=2")
+            + item("vary") + count(2) + item("b") + item("a")
+        XCTAssertEqual(digest.semantic, SHA256Digest.of(expected))
+        XCTAssertEqual(digest.fields["x-hop"], SHA256Digest.of(item("x-hop") + count(1) + item("1")))
+        XCTAssertEqual(digest.fields["connection"],
+                       SHA256Digest.of(item("connection") + count(1) + item("X-Hop, keep-alive")))
+        XCTAssertEqual(digest.fields["content-length"], SHA256Digest.of(item("content-length") + count(1) + item("0")))
+        XCTAssertEqual(digest.hopByHop, ["connection", "keep-alive", "x-hop"])
+        XCTAssertEqual(digest.fields.count, 6)
+        XCTAssertEqual(digest.exact, SHA256Digest.of(Array("x".utf8)))
+        XCTAssertEqual(digest.fieldNames.count, 8)
+    }
+
     func testHTTP2ExactFormIsTheLengthPrefixedList() {
         let (head, wire) = Sample.http2(cookies: [])
         guard case .http2(let list) = wire else { return XCTFail("expected an HTTP/2 list") }

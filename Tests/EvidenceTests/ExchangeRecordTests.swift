@@ -32,6 +32,9 @@ final class ExchangeRecordTests: XCTestCase {
         XCTAssertEqual(extra.record(HTTPField(name: "Intact-Trace", value: "t")).value,
                        extra.redactedValue("t"))
         XCTAssertFalse(RedactionPolicy().isSecret("Intact-Trace"))
+        XCTAssertTrue(RedactionPolicy().isSecret("Proxy-AUTHORIZATION"))
+        XCTAssertTrue(RedactionPolicy().isSecret("set-cookie"))
+        XCTAssertFalse(RedactionPolicy().isSecret("Set-Cookie2"))
     }
 
     func testTraceIDAndIDsAreRecorded() {

@@ -50,6 +50,28 @@ final class DigestFunctionTests: XCTestCase {
         XCTAssertEqual(first.finish(), function.digest(Array("Hi Thor".utf8)))
     }
 
+    func testARunningDigestFedNothingIsTheDigestOfNothing() {
+        for function in [DigestFunction.sha256, SecretDigester(key: key).digests] {
+            var running = function.begin()
+            running.update([UInt8]())
+            XCTAssertEqual(running.finish(), function.digest([UInt8]()), function.description)
+        }
+    }
+
+    func testFinishingASharedRunningDigestLeavesTheOtherCopyGoingOn() {
+        let function = SecretDigester(key: key).digests
+        var first = function.begin()
+        first.update(Array("Hi ".utf8))
+        let shared = first
+        var adopter = shared
+        // Finished while `shared` and `adopter` still hold the same state.
+        XCTAssertEqual(first.finish(), function.digest(Array("Hi ".utf8)))
+        adopter.update(Array("There".utf8))
+        XCTAssertEqual(Encoding.hex(adopter.finish()), rfc4231Case1)
+        var again = shared
+        XCTAssertEqual(again.finish(), function.digest(Array("Hi ".utf8)))
+    }
+
     func testSameKeySameDigestsOtherKeyOtherDigests() {
         let a = SecretDigester(key: [UInt8](repeating: 1, count: 32)).digests
         let b = SecretDigester(key: [UInt8](repeating: 1, count: 32)).digests
