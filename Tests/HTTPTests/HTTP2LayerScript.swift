@@ -19,6 +19,8 @@ final class HTTP2LayerScript {
     private(set) var writtenBytes = 0
     /// Body bytes delivered per stream.
     private(set) var delivered: [HTTP2StreamID: Int] = [:]
+    /// Body bytes reported consumed per stream.
+    private(set) var consumed: [HTTP2StreamID: Int] = [:]
 
     init(role: HTTP2Session.Role, configuration: HTTP2Configuration = HTTP2Configuration(),
          peer peerConfiguration: HTTP2Configuration = HTTP2Configuration(), streamWriteHighWater: Int = 64 * 1024) {
@@ -40,12 +42,19 @@ final class HTTP2LayerScript {
                 peerEvents += peer.receive(bytes)
             case .body(let id, let bytes):
                 delivered[id, default: 0] += bytes.count
-                if autoConsume { layer.consumed(id, bytes: bytes.count) }
+                if autoConsume { consumeDelivered(id) }
                 lines.append(line(step))
             default:
                 lines.append(line(step))
             }
         }
+    }
+
+    /// Reports every delivered byte of the stream not yet reported consumed.
+    func consumeDelivered(_ id: HTTP2StreamID) {
+        let bytes = (delivered[id] ?? 0) - (consumed[id] ?? 0)
+        consumed[id] = delivered[id]
+        layer.consumed(id, bytes: bytes)
     }
 
     /// The peer's output (all of it) goes to the layer, which then runs.
