@@ -9,6 +9,28 @@
 # Every process is started and stopped by its PID; the trap stops them all on exit.
 set -euo pipefail
 
+usage() {
+  cat <<'EOF_USAGE'
+usage: Benchmarks/run.sh [--help]   (or: make bench)
+
+Loads an nginx origin directly and through Intact (reverse, with and without --record,
+one and two loops; forward through a CONNECT tunnel), HAProxy, nginx re-encrypting and
+mitmdump, A B A B, and prints one ratio table. Asserts nothing about timing.
+
+Environment:
+  BENCH_MODE=quick|full       2 s x 2 repetitions (default) or 10 s x 3
+  BENCH_MITM_DURATION=S       seconds per mitmproxy load (default max(duration, 10))
+  BENCH_IDLE=N                idle keep-alive TLS connections for the memory figure (0 skips)
+  BENCH_KEEP=1                keep the work directory (recordings, logs) and print its path
+  INTACT=PATH                 the intact binary (default .build/release/intact)
+EOF_USAGE
+}
+case "${1:-}" in
+  "") ;;
+  -h|--help) usage; exit 0 ;;
+  *) echo "run.sh: unknown argument '$1' (it takes none; see --help)" >&2; exit 2 ;;
+esac
+
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 INTACT=${INTACT:-$ROOT/.build/release/intact}
 MODE=${BENCH_MODE:-quick}
