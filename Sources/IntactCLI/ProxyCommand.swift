@@ -103,8 +103,10 @@ enum ProxyCommand {
         let drainSeconds = arguments[options.drainTimeout]
         let server = ProxyServer(configuration: configuration)
         let stopRequested = DispatchSemaphore(value: 0)
-        let signals = SignalWatch(signals: [SIGINT, SIGTERM]) { stopRequested.signal() }
         _ = try inherited.map(server.start(on:)) ?? server.start()
+        // Watched only once the server runs (before the banner a supervisor waits for): a start
+        // that throws must not leave SIGINT and SIGTERM ignored, in-process (tests) or inherited by children.
+        let signals = SignalWatch(signals: [SIGINT, SIGTERM]) { stopRequested.signal() }
         let addresses = server.listeningAddresses
         var banner = "intact proxy: listening on \(addresses.map(\.description).joined(separator: " and ")) "
             + "(\(configuration.mode) mode), CA \(configuration.authority.certificatePath)"

@@ -69,7 +69,7 @@ extension DownstreamDriver {
         stream.setHandler { [self] event in clientEvent(event, exchange) }
         feed(.requestHead(exchange, stream.request, wire: stream.requestWire,
                           streamID: stream.version == .http2 ? stream.streamID : nil,
-                          bodyFraming: stream.requestBodyFraming))
+                          bodyFraming: stream.requestBodyFraming, expectsContinue: stream.expectsContinue))
     }
 
     private func clientEvent(_ event: HTTPStreamEvent, _ exchange: ExchangeID) {
@@ -77,7 +77,7 @@ extension DownstreamDriver {
         switch event {
         case .body(let bytes): feed(.exchange(exchange, .requestBody(bytes)))
         case .end(let trailers): feed(.exchange(exchange, .requestEnd(trailers: trailers)))
-        case .writable: feed(.exchange(exchange, .clientWritable(true)))
+        case .writable: feed(.exchange(exchange, .clientWritable))
         case .failed(let error): feed(.exchange(exchange, .clientGone(.transport(error, at: "downstream request"))))
         case .interimResponse, .response: break  // server streams receive requests only
         }
@@ -90,28 +90,45 @@ extension DownstreamDriver {
             feed(.exchange(exchange, .responseHead(head, wire: wire)))
         case .body(let bytes): feed(.exchange(exchange, .responseBody(bytes)))
         case .end(let trailers): feed(.exchange(exchange, .responseEnd(trailers: trailers)))
-        case .writable: feed(.exchange(exchange, .upstreamWritable(true)))
+        case .writable: feed(.exchange(exchange, .upstreamWritable))
         case .failed(let error):
             exchanges[exchange]?.upstream = .closed
             feed(.exchange(exchange, .upstreamFailed(.transport(error, at: "upstream \(target)"))))
         }
     }
 
-    /// Carries out one exchange command.
-    func perform(_ command: ExchangeCommand, for exchange: ExchangeID) {
-        guard let streams = exchanges[exchange] else { return }
+    /// Carries out one exchange command (`ExchangeActions`) and returns its
+    /// outcome to the flow that issued it. Never reaches the layer: it is
+    /// being mutated while this runs.
+    @discardableResult
+    func perform(_ command: ExchangeCommand, for exchange: ExchangeID) -> CommandOutcome {
+        guard let streams = exchanges[exchange] else { return .done }
         switch command {
         case let .openUpstream(target, head, framing):
             openUpstream(target, head: head, framing: framing, for: exchange, streams)
         case .sendRequestBody(let bytes):
-            guard case .open(let stream) = streams.upstream else { return }
-            attempt(exchange, "upstream request body") { () throws(TransportError) in try stream.sendBody(bytes) }
-            if case .open = streams.upstream, !stream.isWritable { feed(.exchange(exchange, .upstreamWritable(false))) }
+            guard case .open(let stream) = streams.upstream else { return .done }
+            do {
+                try stream.sendBody(bytes)
+            } catch {
+                return upstreamFailed(streams, error, at: "upstream request body")
+            }
+            return stream.isWritable ? .done : .full
         case .endRequest(let trailers):
-            guard case .open(let stream) = streams.upstream else { return }
-            attempt(exchange, "upstream request end") { () throws(TransportError) in try stream.sendEnd(trailers: trailers) }
+            guard case .open(let stream) = streams.upstream else { return .done }
+            do {
+                try stream.sendEnd(trailers: trailers)
+            } catch {
+                return upstreamFailed(streams, error, at: "upstream request end")
+            }
         case .sendResponse(let part):
-            sendResponse(part, on: streams.client, for: exchange)
+            return sendResponse(part, on: streams.client)
+        case .sendContinueIfOwed:
+            // The record holds the 100 as the engine wrote it.
+            guard let wire = streams.client.sendContinueIfOwed(), let head = streams.client.lastSentHead else {
+                return .done
+            }
+            return .headSent(head, wire: wire)
         case .pauseRequestBody:
             streams.client.pauseInbound()
         case .resumeRequestBody:
@@ -131,7 +148,7 @@ extension DownstreamDriver {
         case .closeClientConnection:
             channel.close()
         case .relayUpgraded:
-            relayUpgraded(exchange, streams)
+            return relayUpgraded(exchange, streams)
         case .finished(let record):
             streams.cancelTimers()
             exchanges[exchange] = nil
@@ -139,6 +156,7 @@ extension DownstreamDriver {
             checkDeadline()
             runtime.sink.record(record, on: loopState)
         }
+        return .done
     }
 
     /// A pacing timer ran out; the exchange may be over meanwhile (its timers were cancelled then).
@@ -148,42 +166,38 @@ extension DownstreamDriver {
         feed(.exchange(exchange, .timerFired(timer)))
     }
 
-    /// Sends a response part to the client; a head's wire form goes back to the flow.
-    private func sendResponse(_ part: HTTPResponsePart, on stream: HTTPServerStream, for exchange: ExchangeID) {
+    /// Sends a response part to the client: a head comes back with the form
+    /// the engine wrote, the end with the trailers that went out.
+    private func sendResponse(_ part: HTTPResponsePart, on stream: HTTPServerStream) -> CommandOutcome {
         switch part {
         case .head(let head):
             do {
                 let wire = try stream.sendHead(head)
                 // The record holds the head as the engine wrote it (version, reason, framing fields).
-                feed(.exchange(exchange, .responseHeadSent(stream.lastSentHead ?? head, wire: wire)))
+                return .headSent(stream.lastSentHead ?? head, wire: wire)
             } catch {
-                feed(.exchange(exchange, .clientGone(.transport(error, at: "downstream response head"))))
+                return .failed(.transport(error, at: "downstream response head"))
             }
         case .body(let bytes):
             do {
                 try stream.sendBody(bytes)
-                if !stream.isWritable { feed(.exchange(exchange, .clientWritable(false))) }
             } catch {
-                feed(.exchange(exchange, .clientGone(.transport(error, at: "downstream response body"))))
+                return .failed(.transport(error, at: "downstream response body"))
             }
+            return stream.isWritable ? .done : .full
         case .end(let trailers):
             do {
-                let sent = try stream.sendEnd(trailers: trailers)
-                feed(.exchange(exchange, .responseEndSent(trailers: sent)))
+                return .endSent(trailers: try stream.sendEnd(trailers: trailers))
             } catch {
-                feed(.exchange(exchange, .clientGone(.transport(error, at: "downstream response end"))))
+                return .failed(.transport(error, at: "downstream response end"))
             }
         }
     }
 
-    /// Runs an upstream call; a failure fails the upstream side of the exchange.
-    private func attempt(_ exchange: ExchangeID, _ what: String, _ call: () throws(TransportError) -> Void) {
-        do {
-            try call()
-        } catch {
-            exchanges[exchange]?.abandon()
-            feed(.exchange(exchange, .upstreamFailed(.transport(error, at: what))))
-        }
+    /// An upstream send failed: lets go of the stream; the flow hears it as the send's outcome.
+    private func upstreamFailed(_ streams: ExchangeStreams, _ error: TransportError, at what: String) -> CommandOutcome {
+        streams.abandon()
+        return .failed(.transport(error, at: what))
     }
 
     /// Asks the loop's pool for a stream to `target` carrying `head`.
@@ -244,12 +258,6 @@ extension DownstreamDriver {
             feed(.exchange(exchange, .upstreamOpened(
                 connection: ConnectionID(.upstream, connection?.channel.id ?? 0), tls: connection?.channel.tlsInfo,
                 streamID: stream.version == .http2 ? stream.streamID : nil, sent: sent, wire: stream.requestWire)))
-            // An HTTP/2 origin answers no `Expect: 100-continue` (the body flows under flow
-            // control): the client waiting for a 100 gets the proxy's own, and the record shows it.
-            if stream.version == .http2, let exchangeStreams = exchanges[exchange],
-               let wire = exchangeStreams.client.sendContinueIfOwed(), let head = exchangeStreams.client.lastSentHead {
-                feed(.exchange(exchange, .responseHeadSent(head, wire: wire)))
-            }
         }
     }
 
@@ -257,20 +265,21 @@ extension DownstreamDriver {
     /// connection and the upstream one from its pooled connection (which
     /// leaves the pool), and relays the two byte streams, counted and
     /// digested each way, until both sides closed. The connection serves
-    /// nothing else afterwards.
-    private func relayUpgraded(_ exchange: ExchangeID, _ streams: ExchangeStreams) {
-        guard let server = servingConnection, case .open(let upstreamStream) = streams.upstream,
+    /// nothing else afterwards. `.failed` when the connections could not be
+    /// taken; the client's connection is closed then (a failed detach ends
+    /// it, reported through `feed` once the flow's step is over).
+    private func relayUpgraded(_ exchange: ExchangeID, _ streams: ExchangeStreams) -> CommandOutcome {
+        guard let server = httpConnection, case .open(let upstreamStream) = streams.upstream,
               let upstreamConnection = upstreamStream.connection else {
             streams.abandon()
-            feed(.exchange(exchange, .upgradeRelayEnded(downstream: nil, upstream: nil, error: ProxyError(
-                .internal, at: "upgrade", "the connections that switched protocols were no longer there",
-                status: .proxyInternalError))))
-            return close()
+            close()
+            return .failed(ProxyError(.internal, at: "upgrade", "the connections that switched protocols were no longer there",
+                                      status: .proxyInternalError))
         }
         streams.upstream = .closed
         let upstreamChannel = upstreamConnection.channel
         let relay = TunnelRelay(client: channel, server: upstreamChannel,
-                                counting: layer.settings.recording.digests) { [self] error, traffic in
+                                counting: runtime.layerSettings.recording.digests) { [self] error, traffic in
             let problem = error.map { ProxyError.transport($0, at: "upgraded connection") }
             feed(.exchange(exchange, .upgradeRelayEnded(downstream: traffic?.downstream, upstream: traffic?.upstream,
                                                         error: problem)))
@@ -285,14 +294,15 @@ extension DownstreamDriver {
         } catch {
             upstreamChannel.abort()
             channel.abort()
-            feed(.exchange(exchange, .upgradeRelayEnded(downstream: nil, upstream: nil,
-                                                        error: .transport(error, at: "upgrade"))))
+            // The flow ends with this outcome; the connection's end waits for its step to be over.
             feed(.connectionClosed(nil))
-            return finish()
+            finish()
+            return .failed(.transport(error, at: "upgrade"))
         }
         owner = .relay(relay)
         relay.start(clientStarted: true, serverStarted: true)
         relay.relayEarlier(clientLeftover, fromClient: true)
         relay.relayEarlier(serverLeftover, fromClient: false)
+        return .done
     }
 }

@@ -32,7 +32,7 @@ extension DownstreamDriver {
         case .expired(.head):
             cancelDeadlineTimer()
             let seconds = Int(deadline.timeouts.head.components.seconds)
-            if let server = servingConnection { server.requestHeadTimedOut(after: seconds) } else { close() }
+            if let server = httpConnection { server.requestHeadTimedOut(after: seconds) } else { close() }
         case .expired(.idle):
             cancelDeadlineTimer()
             close()

@@ -6,14 +6,17 @@ import Wire
 
 /// Runs one client connection's `DownstreamLayer` on Transport: it turns
 /// channel, HTTP connection and stream events into layer events and carries
-/// out the layer's commands (peek, TLS, CONNECT, tunnels, and each
-/// exchange's streams; see `DownstreamDriver+Exchanges.swift`).
+/// out the layer's commands as the layer issues them (`DownstreamActions`:
+/// peek, TLS, CONNECT, tunnels, and each exchange's streams; see
+/// `DownstreamDriver+Exchanges.swift`), handing each command's outcome back
+/// as its result. Where the connection is lives in the layer alone; the
+/// driver keeps only who holds the channel (`owner`).
 ///
 /// Loop-confined: made by `ProxyRuntime.accept` on the connection's loop;
 /// every method runs there. It lives in its `LoopState` until the
 /// connection is finished. `@unchecked Sendable` only so that completions
 /// Wire runs on this same loop (`Connection.connect`) may capture it.
-final class DownstreamDriver: @unchecked Sendable {
+final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     /// Which I/O object takes the client channel's events. Where the
     /// connection *is* (peeking, handshaking, serving, tunnelling, closed)
     /// is the layer's `phase` alone; this says only who holds the channel.
@@ -47,9 +50,12 @@ final class DownstreamDriver: @unchecked Sendable {
     var probe: Connection?
     /// Bytes the client sent after its CONNECT, read before the tunnel began.
     var tunnelLeftover: [UInt8] = []
-    /// Events waiting for the commands being carried out to finish (see `feed`).
-    var pendingEvents: [DownstreamEvent] = []
-    var isPerforming = false
+    /// True while the layer handles an event (and its commands are carried
+    /// out): the layer is being mutated, so nothing may reach it (see `feed`).
+    var isHandling = false
+    /// Transport callbacks that arrived while the layer handled an event
+    /// (see `feed`); empty otherwise.
+    var reentrantEvents: [DownstreamEvent] = []
     /// The head, idle and body timeouts (sans-io), and the one timer that asks it.
     var deadline: ConnectionDeadline
     var deadlineTimer: LoopTimer?
@@ -58,11 +64,12 @@ final class DownstreamDriver: @unchecked Sendable {
 
     var loop: EventLoop { loopState.loop }
 
-    /// The HTTP connection that holds the channel once it serves (its TLS
-    /// handshake, if any, done); nil while it handshakes or another owner holds the channel.
-    var servingConnection: HTTPServerConnection? {
+    /// The HTTP connection that holds the channel; nil when another owner
+    /// does. Read without asking the layer (it may be mid-step): by exchanges'
+    /// commands, which exist only once it serves, and by the head timeout,
+    /// which it answers (408 on HTTP/1.1) or, still handshaking, closes on.
+    var httpConnection: HTTPServerConnection? {
         guard case .http(let server) = owner else { return nil }
-        if case .handshaking = layer.phase { return nil }
         return server
     }
 
@@ -93,49 +100,55 @@ final class DownstreamDriver: @unchecked Sendable {
     /// Starts serving. Called only on the loop, once.
     func start() {
         loop.preconditionOnLoop()
-        isPerforming = true
-        perform(layer.start())
-        isPerforming = false
+        isHandling = true
+        layer.start(self)
+        drainReentrantEvents()
+        isHandling = false
         checkDeadline()
     }
 
     // MARK: Layer
 
-    /// Feeds one event to the layer and carries out what it says. An event
-    /// that arises while commands are being carried out (a head's wire form,
-    /// a stream that stopped being writable) waits until the current ones are
-    /// done, so the layer sees events in the order its commands ran.
+    /// Feeds one event to the layer, which carries out its commands through
+    /// `perform` as it issues them and acts on their outcomes in the same step.
+    ///
+    /// Re-entrancy: a command can make the transport call back at once,
+    /// before the command returns (a reset `HTTP1ClientEngine` fails its
+    /// streams before it marks itself closed; a close or an abort can report
+    /// the connection closed; a failed takeover for an upgrade relay ends the
+    /// connection). The layer is being mutated then, and Swift's exclusivity
+    /// forbids reaching it, so such an event waits in `reentrantEvents` and is
+    /// handled right after the current one, in arrival order. That is the
+    /// only thing that waits: no command's outcome is ever an event, and on
+    /// the usual path nothing is queued.
     func feed(_ event: DownstreamEvent) {
-        guard !isPerforming else { return pendingEvents.append(event) }
-        // Nothing waits when no command runs: the event goes straight in.
-        isPerforming = true
-        handleAndPerform(event)
-        while !pendingEvents.isEmpty {
-            handleAndPerform(pendingEvents.removeFirst())
-        }
-        isPerforming = false
+        guard !isHandling else { return reentrantEvents.append(event) }
+        isHandling = true
+        handle(event)
+        drainReentrantEvents()
+        isHandling = false
     }
 
-    /// Hands one event to the layer and carries out its commands; an
-    /// exchange's event goes straight to the exchange, and its commands come
-    /// back unwrapped.
-    private func handleAndPerform(_ event: DownstreamEvent) {
-        guard case .exchange(let exchange, let exchangeEvent) = event else { return perform(layer.handle(event)) }
-        for command in layer.handle(exchangeEvent, of: exchange) {
-            perform(command, for: exchange)
+    /// Hands the callbacks that re-entered while the layer was busy to it, in order.
+    private func drainReentrantEvents() {
+        while !reentrantEvents.isEmpty {
+            handle(reentrantEvents.removeFirst())
         }
     }
 
-    func perform(_ commands: [DownstreamCommand]) {
-        for command in commands {
-            perform(command)
-        }
+    /// Hands one event to the layer; an exchange's event goes straight to its flow.
+    private func handle(_ event: DownstreamEvent) {
+        guard case .exchange(let exchange, let exchangeEvent) = event else { return layer.handle(event, self) }
+        layer.handle(exchangeEvent, of: exchange, self)
     }
 
-    private func perform(_ command: DownstreamCommand) {
+    /// Carries out one of the layer's commands (`DownstreamActions`). Never
+    /// reaches the layer: it is being mutated while this runs.
+    @discardableResult
+    func perform(_ command: DownstreamCommand) -> CommandOutcome {
         switch command {
         case .exchange(let exchange, let command):
-            perform(command, for: exchange)
+            return perform(command, for: exchange)
         case .servePlainHTTP:
             let server = HTTPServerConnection(channel: channel, configuration: runtime.serverConfiguration)
             owner = .http(server)
@@ -143,7 +156,7 @@ final class DownstreamDriver: @unchecked Sendable {
         case .probeConnectTarget(_, let target):
             probeConnectTarget(target)
         case let .acceptConnect(exchange, head):
-            acceptConnect(exchange, head)
+            return acceptConnect(exchange, head)
         case .peekClientHello:
             peekClientHello()
         case let .startTLS(name, changes):
@@ -155,6 +168,7 @@ final class DownstreamDriver: @unchecked Sendable {
         case .close:
             close()
         }
+        return .done
     }
 
     // MARK: HTTP connection
@@ -165,8 +179,9 @@ final class DownstreamDriver: @unchecked Sendable {
             // Plain HTTP serves at once; TLS after the handshake. Either way the timeouts start here.
             deadline.connectionReady(at: .now, http2: version == .http2)
             checkDeadline()
-            guard case .http(let current) = owner, current === server, case .handshaking = layer.phase else { return }
-            if let info = channel.tlsInfo { feed(.tlsEstablished(info)) }
+            // The layer takes it while it handshakes (a plain connection has no TLS to report).
+            guard case .http(let current) = owner, current === server, let info = channel.tlsInfo else { return }
+            feed(.tlsEstablished(info))
         case .stream(let stream):
             accept(stream)
         case .malformedRequest(let error, let answer, let wire):
@@ -174,12 +189,7 @@ final class DownstreamDriver: @unchecked Sendable {
         case .closed(let error):
             // A connection that handed the channel on (to a CONNECT's tunnel) closes unheard.
             guard case .http(let current) = owner, current === server else { return }
-            if case .handshaking = layer.phase {
-                let problem = error ?? .peerClosed(during: .tlsHandshake)
-                feed(.tlsFailed(.transport(problem, at: "downstream TLS handshake")))
-            } else {
-                feed(.connectionClosed(error.map { .transport($0, at: "downstream connection") }))
-            }
+            feed(.clientConnectionEnded(error))
             finish()
         }
     }
@@ -271,18 +281,19 @@ final class DownstreamDriver: @unchecked Sendable {
         }
     }
 
-    /// Answers the CONNECT and takes the channel back from the HTTP connection.
-    private func acceptConnect(_ exchange: ExchangeID, _ head: HTTPResponseHead) {
-        guard let server = servingConnection, let stream = exchanges.removeValue(forKey: exchange)?.client else {
-            return
+    /// Answers the CONNECT and takes the channel back from the HTTP
+    /// connection; `.failed` when that could not be done (the layer closes).
+    private func acceptConnect(_ exchange: ExchangeID, _ head: HTTPResponseHead) -> CommandOutcome {
+        guard let server = httpConnection, let stream = exchanges.removeValue(forKey: exchange)?.client else {
+            return .done
         }
         do {
             try stream.sendHead(head)
             tunnelLeftover = try server.detachForTunnel { [self] event in channelEvent(event) }
             owner = .channel
+            return .done
         } catch {
-            feed(.connectionClosed(.transport(error, at: "downstream CONNECT")))
-            close()
+            return .failed(.transport(error, at: "downstream CONNECT"))
         }
     }
 

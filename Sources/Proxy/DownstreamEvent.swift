@@ -1,13 +1,18 @@
 import Evidence
 import HTTP
 import TLS
+import Transport
 
-/// What a `DownstreamLayer` (one client connection) is told by its driver.
+/// What a `DownstreamLayer` (one client connection) is told by its driver:
+/// what happens by itself. What a command came to is that command's
+/// `CommandOutcome`, never an event.
 public enum DownstreamEvent: Sendable {
     /// A request head arrived: the next request on HTTP/1.1, a new stream on
-    /// HTTP/2 (`streamID`), its body framed as `bodyFraming`. The driver
-    /// numbers exchanges from 1 per connection.
-    case requestHead(ExchangeID, HTTPRequestHead, wire: HeadDigest.WireForm, streamID: Int?, bodyFraming: HTTP1Framing)
+    /// HTTP/2 (`streamID`), its body framed as `bodyFraming`;
+    /// `expectsContinue` when the client may wait for a `100 Continue`
+    /// before it sends the body. The driver numbers exchanges from 1 per connection.
+    case requestHead(ExchangeID, HTTPRequestHead, wire: HeadDigest.WireForm, streamID: Int?, bodyFraming: HTTP1Framing,
+                     expectsContinue: Bool = false)
     /// Something happened to one exchange.
     case exchange(ExchangeID, ExchangeEvent)
     /// The client's bytes are not a request the codec accepts. The codec
@@ -30,18 +35,25 @@ public enum DownstreamEvent: Sendable {
     case tunnelClosed(upstream: ConnectionID?, error: ProxyError?)
     /// The client connection closed (nil) or failed.
     case connectionClosed(ProxyError?)
+    /// The HTTP connection that held the client's channel closed (nil) or
+    /// failed: during the TLS handshake a `.tlsFailed`, else a `.connectionClosed`.
+    case clientConnectionEnded(TransportError?)
 }
 
-/// What a `DownstreamLayer` asks its driver to do, in order.
+/// What a `DownstreamLayer` asks its driver to do, one at a time through
+/// `DownstreamActions.perform(_:)`, each carried out before the layer goes on.
 public enum DownstreamCommand: Sendable, Hashable {
-    /// A command of one exchange.
+    /// A command of one exchange (the layer issues `.finished` this way, its
+    /// record annotated with the connection's faults; the flows issue theirs
+    /// through `ExchangeActions`).
     case exchange(ExchangeID, ExchangeCommand)
     /// Check that the target of this exchange's CONNECT accepts a TCP
     /// connection (resolve and connect, no TLS); answer with
     /// `.connectTargetReached` or `.connectTargetFailed`.
     case probeConnectTarget(ExchangeID, UpstreamTarget)
     /// Answer this exchange's CONNECT with `head` (200); the connection then
-    /// carries the tunnel: peek at the client's first bytes next.
+    /// carries the tunnel: peek at the client's first bytes next. `.failed`
+    /// when the answer could not go out (the connection is being closed).
     case acceptConnect(ExchangeID, HTTPResponseHead)
     /// Read the client's first bytes without consuming them and report a
     /// `.clientHello` (or `.tlsFailed` when they are not one).
@@ -60,4 +72,13 @@ public enum DownstreamCommand: Sendable, Hashable {
     case record(ExchangeRecord)
     /// Close the client connection.
     case close
+}
+
+/// Carries out a client connection's commands as its layer issues them (the
+/// connection's `DownstreamDriver`; a script in tests), and its exchanges'
+/// commands as their flows issue them. The invariant of `ExchangeActions`
+/// holds: `perform` never calls back into the layer.
+public protocol DownstreamActions: ExchangeActions {
+    @discardableResult
+    func perform(_ command: DownstreamCommand) -> CommandOutcome
 }

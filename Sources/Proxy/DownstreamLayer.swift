@@ -39,9 +39,12 @@ public struct ProxyLayerSettings: Sendable {
 /// mode layer (forward: CONNECT or absolute-form; reverse: everything to the
 /// upstream), the TLS layer (peek, then intercept with a minted leaf or
 /// tunnel untouched), and the HTTP layer (each request becomes an
-/// `ExchangeFlow`, several at once on HTTP/2). Events in, commands out.
+/// `ExchangeFlow`, several at once on HTTP/2). Events in, commands out: each
+/// command carried out through `DownstreamActions` as it is issued, its
+/// outcome back as the call's result, so no outcome comes back as an event.
 ///
-/// A value owned by the connection's driver and used on its loop only.
+/// A value owned by the connection's driver, mutated in place there, and
+/// used on its loop only; its flows live in `flows` and are mutated in place.
 public struct DownstreamLayer {
     /// A CONNECT request being answered.
     struct PendingConnect {
@@ -107,12 +110,6 @@ public struct DownstreamLayer {
     /// True when exchanges are in progress and every one of them is stalled by a hook.
     public var hasOnlyStalledExchanges: Bool { !flows.isEmpty && flows.values.allSatisfy(\.isStalled) }
 
-    /// Hands `event` to `flow` where it lies; returns its commands and whether it finished.
-    private static func handle(_ event: ExchangeEvent, in flow: inout ExchangeFlow) -> ([ExchangeCommand], Bool) {
-        let commands = flow.handle(event)
-        return (commands, flow.isFinished)
-    }
-
     /// Forgets a finished flow. The storage goes with the last one: it holds
     /// whole flows (a few KiB each), which an idle keep-alive connection
     /// would otherwise keep for as long as it stays open.
@@ -121,192 +118,212 @@ public struct DownstreamLayer {
         if flows.isEmpty { flows = [:] }
     }
 
-    /// The commands for a connection just accepted.
-    public func start() -> [DownstreamCommand] {
+    /// Issues the commands for a connection just accepted.
+    public func start(_ io: any DownstreamActions) {
         switch settings.mode {
-        case .forward: return [.servePlainHTTP]
-        case .reverse: return [.peekClientHello]
+        case .forward: io.perform(.servePlainHTTP)
+        case .reverse: io.perform(.peekClientHello)
         }
     }
 
-    /// Handles one event; returns the commands to carry out, in order.
-    public mutating func handle(_ event: DownstreamEvent) -> [DownstreamCommand] {
+    /// Handles one event, issuing its commands in order through `io` (each
+    /// carried out, and its outcome acted on, before the next).
+    public mutating func handle(_ event: DownstreamEvent, _ io: any DownstreamActions) {
         switch event {
-        case let .requestHead(exchange, head, wire, streamID, framing):
+        case let .requestHead(exchange, head, wire, streamID, framing, expectsContinue):
             lastSequence = max(lastSequence, exchange.sequence)
-            return requestHead(exchange, head, wire: wire, streamID: streamID, framing: framing)
+            requestHead(exchange, head, wire: wire, streamID: streamID, framing: framing,
+                        expectsContinue: expectsContinue, io)
         case let .exchange(exchange, event):
-            return handle(event, of: exchange).map { .exchange(exchange, $0) }
+            handle(event, of: exchange, io)
         case let .malformedRequest(error, answer, wire):
-            return malformedRequest(error, answer: answer, wire: wire)
+            malformedRequest(error, answer: answer, wire: wire, io)
         case .connectTargetReached:
-            guard case .probing(let connect) = phase else { return [] }
+            guard case .probing(let connect) = phase else { return }
             phase = .peeking(connect)
-            return [.acceptConnect(connect.id, HTTPResponseHead(status: 200, reason: "Connection established")),
-                    .peekClientHello]
+            let accepted = HTTPResponseHead(status: 200, reason: "Connection established")
+            if case .failed(let problem) = io.perform(.acceptConnect(connect.id, accepted)) {
+                // The 200 could not go out: the client connection is over.
+                connectionClosed(problem, io)
+                io.perform(.close)
+                return
+            }
+            io.perform(.peekClientHello)
         case .connectTargetFailed(let problem):
-            guard case .probing(let connect) = phase else { return [] }
+            guard case .probing(let connect) = phase else { return }
             phase = .plain
-            var commands = refuse(connect.id, connect.head, wire: connect.wire, target: connect.target, status: 502,
-                                  problem, streamID: nil)
-            if connect.ended { commands += handle(.exchange(connect.id, .requestEnd(trailers: nil))) }
+            refuse(connect.id, connect.head, wire: connect.wire, target: connect.target, status: 502, problem,
+                   streamID: nil, io)
+            if connect.ended { handle(.requestEnd(trailers: nil), of: connect.id, io) }
             // A client whose CONNECT failed has nothing more to say on this connection.
-            return commands + [.close]
+            io.perform(.close)
         case .clientHello(let hello):
-            return clientHello(hello)
+            clientHello(hello, io)
         case .tlsEstablished(let info):
-            guard case .handshaking(let route, _, _) = phase else { return [] }
+            guard case .handshaking(let route, _, _) = phase else { return }
             phase = .intercepting(route: route, tls: info)
-            return []
         case .tlsFailed(let problem):
             let hello: ClientHelloSummary?
             let connect: PendingConnect?
             switch phase {
             case .handshaking(_, let seen, let pending): (hello, connect) = (seen, pending)
             case .peeking(let pending): (hello, connect) = (nil, pending)
-            case .plain, .probing, .intercepting, .tunnelling, .closed: return [.close]
+            case .plain, .probing, .intercepting, .tunnelling, .closed:
+                io.perform(.close)
+                return
             }
             phase = .closed
-            return [.record(annotated(connectionRecord(connect: connect, hello: hello, error: problem))), .close]
+            io.perform(.record(annotated(connectionRecord(connect: connect, hello: hello, error: problem))))
+            io.perform(.close)
         case let .tunnelClosed(upstream, problem):
-            guard case .tunnelling(let connect, let hello) = phase else { return [] }
+            guard case .tunnelling(let connect, let hello) = phase else { return }
             phase = .closed
-            return [.record(tunnelRecord(connect, hello: hello, upstream: upstream, error: problem))]
+            io.perform(.record(tunnelRecord(connect, hello: hello, upstream: upstream, error: problem)))
         case .connectionClosed(let problem):
-            return connectionClosed(problem)
+            connectionClosed(problem, io)
+        case .clientConnectionEnded(let error):
+            if case .handshaking = phase {
+                let problem = error ?? .peerClosed(during: .tlsHandshake)
+                return handle(.tlsFailed(.transport(problem, at: "downstream TLS handshake")), io)
+            }
+            connectionClosed(error.map { .transport($0, at: "downstream connection") }, io)
         }
     }
 
-    /// Handles one event of an exchange; returns that exchange's commands, in
-    /// order, its record annotated like `handle(_:)`'s. The driver's path for
-    /// the events of exchanges in progress (most events): no array is built
-    /// to wrap each command in a `DownstreamCommand`.
-    public mutating func handle(_ event: ExchangeEvent, of exchange: ExchangeID) -> [ExchangeCommand] {
+    /// Handles one event of an exchange, its flow mutated in place in
+    /// `flows`: the driver's path for the events of exchanges in progress
+    /// (most events). A flow that finished is forgotten and its record
+    /// issued as `.finished`, annotated like every record of the connection.
+    public mutating func handle(_ event: ExchangeEvent, of exchange: ExchangeID, _ io: any DownstreamActions) {
         guard let index = flows.index(forKey: exchange) else {
             if case .probing(var connect) = phase, connect.id == exchange, case .requestEnd = event {
                 connect.ended = true
                 phase = .probing(connect)
             }
-            return []
+            return
         }
-        // Mutated in place in the dictionary's storage: reading the flow
-        // out and back copied it and its recorders on every event.
-        let (commands, finished) = DownstreamLayer.handle(event, in: &flows.values[index])
-        guard finished else { return commands }
+        guard let record = flows.values[index].handle(event, io) else { return }
         removeFlow(at: index)
-        guard !appliedConnectionFaults.isEmpty else { return commands }
-        return commands.map { command in
-            guard case .finished(let record) = command else { return command }
-            return .finished(annotated(record))
-        }
+        finished(exchange, record, io)
+    }
+
+    /// Issues the record of a flow that finished, with the connection's faults.
+    private func finished(_ exchange: ExchangeID, _ record: ExchangeRecord, _ io: any DownstreamActions) {
+        io.perform(.exchange(exchange, .finished(annotated(record))))
+    }
+
+    /// Starts a flow where it lives, in `flows` (a flow is a few KiB: built
+    /// there, never copied in): `begin` issues its first commands. A flow
+    /// that finished at once is forgotten and its record issued.
+    private mutating func startFlow(_ flow: consuming ExchangeFlow, _ io: any DownstreamActions,
+                                    _ begin: (inout ExchangeFlow) -> ExchangeRecord?) {
+        let exchange = flow.id
+        flows[exchange] = consume flow
+        guard let index = flows.index(forKey: exchange), let record = begin(&flows.values[index]) else { return }
+        removeFlow(at: index)
+        finished(exchange, record, io)
     }
 
     // MARK: Requests
 
     private mutating func requestHead(_ exchange: ExchangeID, _ head: HTTPRequestHead, wire: HeadDigest.WireForm,
-                                      streamID: Int?, framing: HTTP1Framing) -> [DownstreamCommand] {
+                                      streamID: Int?, framing: HTTP1Framing, expectsContinue: Bool,
+                                      _ io: any DownstreamActions) {
         let route: UpstreamTarget
         let tls: TLSConnectionInfo?
         switch phase {
         case .plain:
-            if head.method == "CONNECT" { return connect(exchange, head, wire: wire) }
+            if head.method == "CONNECT" { return connect(exchange, head, wire: wire, io) }
             if let site = settings.localSite, LocalSiteAddress.isAddressed(head, loopGuard: settings.loopGuard) {
-                return answerLocally(exchange, head, wire: wire, framing: framing, site: site)
+                return answerLocally(exchange, head, wire: wire, framing: framing, site: site, io)
             }
             guard head.targetForm == .absolute, let scheme = head.scheme.flatMap(UpstreamTarget.Scheme.init),
                   let target = head.authority.flatMap({ UpstreamTarget(authority: $0, scheme: scheme) }) else {
                 return refuse(exchange, head, wire: wire, streamID: streamID, status: 400, .protocolError,
-                              "a forward proxy needs an absolute-form target (http://host/path) or CONNECT, got \"\(head.target)\"")
+                              "a forward proxy needs an absolute-form target (http://host/path) or CONNECT, got \"\(head.target)\"",
+                              io)
             }
             route = target
             tls = nil
         case .intercepting(let target, let info):
             guard head.method != "CONNECT" || head.isExtendedConnect else {
                 return refuse(exchange, head, wire: wire, streamID: streamID, status: 501, .protocolError,
-                              "CONNECT inside an intercepted connection is not supported")
+                              "CONNECT inside an intercepted connection is not supported", io)
             }
             route = target
             tls = info
         case .probing, .peeking, .handshaking, .tunnelling, .closed:
             // The driver reads no requests in these phases; a head here is a driver bug, refused rather than trusted.
             return refuse(exchange, head, wire: wire, streamID: streamID, status: 500, .internal,
-                          "a request arrived while the connection was not serving HTTP")
+                          "a request arrived while the connection was not serving HTTP", io)
         }
         if settings.loopGuard.refuses(route) {
-            return refuse(exchange, head, wire: wire, target: route, status: 502, loopError(route), streamID: streamID)
+            return refuse(exchange, head, wire: wire, target: route, status: 502, loopError(route), streamID: streamID, io)
         }
-        let client = ExchangeFlow.ClientStream(connection: id, streamID: streamID, tls: tls, bodyFraming: framing)
+        let client = ExchangeFlow.ClientStream(connection: id, streamID: streamID, tls: tls, bodyFraming: framing,
+                                               expectsContinue: expectsContinue)
         let context = ExchangeHookContext(id: exchange, request: head, target: route, tap: settings.recording.tap)
         let hooks = settings.addons.compactMap { $0.hook(for: context) }
-        var flow = ExchangeFlow(id: exchange, target: route, client: client, hooks: hooks,
-                                settings: settings.recording)
-        let commands = flow.start(head, wire: wire)
-        if !flow.isFinished { flows[exchange] = flow }
-        return wrap(commands, of: exchange)
+        startFlow(ExchangeFlow(id: exchange, target: route, client: client, hooks: hooks, settings: settings.recording),
+                  io) { $0.start(head, wire: wire, io) }
     }
 
     /// A request for the proxy's own pages: its flow has the site's hook
     /// only and no target, so it is answered and recorded, never forwarded.
     private mutating func answerLocally(_ exchange: ExchangeID, _ head: HTTPRequestHead, wire: HeadDigest.WireForm,
-                                        framing: HTTP1Framing, site: any LocalSite) -> [DownstreamCommand] {
+                                        framing: HTTP1Framing, site: any LocalSite, _ io: any DownstreamActions) {
         let client = ExchangeFlow.ClientStream(connection: id, streamID: nil, tls: nil, bodyFraming: framing)
-        var flow = ExchangeFlow(id: exchange, target: nil, client: client, hooks: [LocalSiteHook(site: site)],
-                                settings: settings.recording)
-        let commands = flow.start(head, wire: wire)
-        if !flow.isFinished { flows[exchange] = flow }
-        return wrap(commands, of: exchange)
+        startFlow(ExchangeFlow(id: exchange, target: nil, client: client, hooks: [LocalSiteHook(site: site)],
+                               settings: settings.recording), io) { $0.start(head, wire: wire, io) }
     }
 
     /// A CONNECT on the plain connection: probe the target before answering.
-    private mutating func connect(_ exchange: ExchangeID, _ head: HTTPRequestHead,
-                                  wire: HeadDigest.WireForm) -> [DownstreamCommand] {
+    private mutating func connect(_ exchange: ExchangeID, _ head: HTTPRequestHead, wire: HeadDigest.WireForm,
+                                  _ io: any DownstreamActions) {
         guard let target = head.authority.flatMap({ UpstreamTarget(authority: $0, scheme: .https) }) else {
             return refuse(exchange, head, wire: wire, streamID: nil, status: 400, .protocolError,
-                          "CONNECT target \"\(head.authority ?? "")\" is not host:port")
+                          "CONNECT target \"\(head.authority ?? "")\" is not host:port", io)
         }
         if settings.loopGuard.refuses(target) {
-            return refuse(exchange, head, wire: wire, target: target, status: 502, loopError(target), streamID: nil)
-                + [.close]
+            refuse(exchange, head, wire: wire, target: target, status: 502, loopError(target), streamID: nil, io)
+            io.perform(.close)
+            return
         }
         phase = .probing(PendingConnect(id: exchange, head: head, wire: wire, target: target))
-        return [.probeConnectTarget(exchange, target)]
+        io.perform(.probeConnectTarget(exchange, target))
     }
 
     /// The client's first bytes are a ClientHello: intercept or tunnel.
-    private mutating func clientHello(_ hello: ClientHelloSummary) -> [DownstreamCommand] {
-        guard case .peeking(let connect) = phase else { return [] }
+    private mutating func clientHello(_ hello: ClientHelloSummary, _ io: any DownstreamActions) {
+        guard case .peeking(let connect) = phase else { return }
         guard let connect else {
             // Reverse mode: present a leaf for the name the client asked for, or the address it
             // reached when it sent none; for an SNI that is not a host name, the address or host
             // inside it (an IP, `host:port`), else the configured upstream's name.
-            guard case .reverse(let upstream) = settings.mode else { return [.close] }
+            guard case .reverse(let upstream) = settings.mode else {
+                io.perform(.close)
+                return
+            }
             phase = .handshaking(route: upstream, hello: hello, connect: nil)
             let name = hello.serverNameSent == nil ? localIP : hello.serverName ?? hello.serverNameAddress ?? upstream.host
-            return [interceptTLS(certificateName: name)]
+            return interceptTLS(certificateName: name, io)
         }
         // Forward mode: the name the client asked for when it is a host name, else the CONNECT's host.
         let name = hello.serverName ?? connect.target.host
         if settings.isPassthrough(name) || settings.isPassthrough(connect.target.host) {
             phase = .tunnelling(connect, hello: hello)
-            return [.openTunnel(connect.target)]
+            io.perform(.openTunnel(connect.target))
+            return
         }
         phase = .handshaking(route: connect.target, hello: hello, connect: connect)
-        return [interceptTLS(certificateName: name)]
+        interceptTLS(certificateName: name, io)
     }
 
     /// The handshake with the client, with the add-ons' TLS changes; from
     /// now on the connection's faults are in effect and recorded.
-    private mutating func interceptTLS(certificateName: String) -> DownstreamCommand {
+    private mutating func interceptTLS(certificateName: String, _ io: any DownstreamActions) {
         appliedConnectionFaults = directives.faults
-        return .startTLS(certificateName: certificateName, changes: directives.tls)
-    }
-
-    /// An exchange's commands as the connection's, its record carrying the connection's faults.
-    private func wrap(_ commands: [ExchangeCommand], of exchange: ExchangeID) -> [DownstreamCommand] {
-        commands.map { command in
-            guard case .finished(let record) = command else { return .exchange(exchange, command) }
-            return .exchange(exchange, .finished(annotated(record)))
-        }
+        io.perform(.startTLS(certificateName: certificateName, changes: directives.tls))
     }
 
     /// The record with the connection's faults in effect ahead of its own.
@@ -327,21 +344,19 @@ public struct DownstreamLayer {
     /// Refuses a request the proxy cannot route (no target), recording why.
     private mutating func refuse(_ exchange: ExchangeID, _ head: HTTPRequestHead, wire: HeadDigest.WireForm,
                                  streamID: Int?, status: Int, _ kind: ExchangeRecord.Failure.Kind,
-                                 _ reason: String) -> [DownstreamCommand] {
+                                 _ reason: String, _ io: any DownstreamActions) {
         let problem = ProxyError(kind, at: "downstream request", reason,
                                  status: kind == .internal ? .proxyInternalError : .httpRequestError)
-        return refuse(exchange, head, wire: wire, target: nil, status: status, problem, streamID: streamID)
+        refuse(exchange, head, wire: wire, target: nil, status: status, problem, streamID: streamID, io)
     }
 
     /// Answers a request without asking upstream, through an `ExchangeFlow` so it is recorded like any other.
     private mutating func refuse(_ exchange: ExchangeID, _ head: HTTPRequestHead, wire: HeadDigest.WireForm,
                                  target: UpstreamTarget?, status: Int, _ problem: ProxyError,
-                                 streamID: Int?) -> [DownstreamCommand] {
+                                 streamID: Int?, _ io: any DownstreamActions) {
         let client = ExchangeFlow.ClientStream(connection: id, streamID: streamID, tls: currentTLS)
-        var flow = ExchangeFlow(id: exchange, target: target, client: client, hooks: [], settings: settings.recording)
-        let commands = flow.refuse(head, wire: wire, status: status, error: problem)
-        if !flow.isFinished { flows[exchange] = flow }
-        return wrap(commands, of: exchange)
+        startFlow(ExchangeFlow(id: exchange, target: target, client: client, hooks: [], settings: settings.recording),
+                  io) { $0.refuse(head, wire: wire, status: status, error: problem, io) }
     }
 
     /// The client's TLS session, once intercepted.
@@ -353,31 +368,28 @@ public struct DownstreamLayer {
     // MARK: Connection end
 
     private mutating func malformedRequest(_ error: HTTP1ParseError, answer: HTTPResponseHead?,
-                                           wire: HeadDigest.WireForm?) -> [DownstreamCommand] {
+                                           wire: HeadDigest.WireForm?, _ io: any DownstreamActions) {
         let problem = ProxyError(.protocolError, at: "downstream request", error.reason, status: .httpRequestError)
         lastSequence += 1
         let exchange = ExchangeID(connection: id, sequence: lastSequence)
         let record = annotated(malformedRecord(exchange, error: error,
                                                answer: answer.flatMap { head in wire.map { (head, $0) } },
                                                problem: problem))
-        return [.record(record), .close]
+        io.perform(.record(record))
+        io.perform(.close)
     }
 
-    private mutating func connectionClosed(_ problem: ProxyError?) -> [DownstreamCommand] {
-        let idle: ExchangeRecord?
+    private mutating func connectionClosed(_ problem: ProxyError?, _ io: any DownstreamActions) {
         if case .intercepting(_, let tls) = phase, lastSequence == 0, flows.isEmpty {
-            idle = annotated(handshakeOnlyRecord(tls: tls, error: problem))
-        } else {
-            idle = nil
+            phase = .closed
+            io.perform(.record(annotated(handshakeOnlyRecord(tls: tls, error: problem))))
+            return
         }
         phase = .closed
-        if let idle { return [.record(idle)] }
         let gone = problem ?? ProxyError(.closedEarly, at: "downstream", "the client closed the connection",
                                          status: .connectionTerminated)
-        var commands: [DownstreamCommand] = []
         for exchange in activeExchanges {
-            commands += handle(.exchange(exchange, .clientGone(gone)))
+            handle(.clientGone(gone), of: exchange, io)
         }
-        return commands
     }
 }

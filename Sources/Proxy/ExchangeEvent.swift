@@ -2,7 +2,11 @@ import Evidence
 import HTTP
 import TLS
 
-/// What an `ExchangeFlow` is told, after its request head started it.
+/// What an `ExchangeFlow` is told, after its request head started it:
+/// only what happens by itself (bytes arrive, a stream opens, fails or takes
+/// bytes again, a timer runs out). What a command the flow issued came to is
+/// never an event: it is that command's `CommandOutcome`, consumed in the
+/// step that issued it.
 ///
 /// "Client" is the downstream stream the request arrived on; "upstream" is
 /// the stream the pool assigned. The driver reports each event once, on the
@@ -32,18 +36,12 @@ public enum ExchangeEvent: Sendable {
     case responseBody([UInt8])
     /// The upstream response is complete.
     case responseEnd(trailers: HTTPFields?)
-    /// A response head went to the client in this form: the final one, or an
-    /// interim one (relayed, or the proxy's own `100 Continue`).
-    case responseHeadSent(HTTPResponseHead, wire: HeadDigest.WireForm)
-    /// The response's end went to the client with these trailers: the ones
-    /// the engine wrote, which may be none of those asked for (an HTTP/1.x
-    /// response that is not chunked cannot carry trailers).
-    case responseEndSent(trailers: HTTPFields?)
-
-    /// The upstream stream stopped (false) or resumed (true) taking bytes.
-    case upstreamWritable(Bool)
-    /// The client's stream stopped (false) or resumed (true) taking bytes.
-    case clientWritable(Bool)
+    /// The upstream stream takes bytes again after a `.sendRequestBody`
+    /// came back `.full`.
+    case upstreamWritable
+    /// The client's stream takes bytes again after a `.sendResponse(.body)`
+    /// came back `.full`.
+    case clientWritable
     /// The timer a `.startTimer` asked for has run out.
     case timerFired(ExchangeTimer)
     /// The relay `.relayUpgraded` started is over (both connections closed):
@@ -60,19 +58,32 @@ public enum ExchangeTimer: Sendable, Hashable {
     case response
 }
 
-/// What an `ExchangeFlow` asks its driver to do, in order.
+/// What an `ExchangeFlow` asks its driver to do, one at a time, through
+/// `ExchangeActions.perform(_:for:)`; each is carried out before the flow
+/// goes on, and its outcome comes back as the call's result.
 public enum ExchangeCommand: Sendable, Hashable {
     /// Open a stream to this target on a pooled connection (dialling when
     /// none is free) and send `head` on it, its body framed as `framing`
     /// (a framing without body ends the request with its head); answer with
     /// `.upstreamOpened` or `.upstreamFailed`.
     case openUpstream(UpstreamTarget, head: HTTPRequestHead, framing: HTTP1Framing)
-    /// Send request body bytes on the upstream stream.
+    /// Send request body bytes on the upstream stream: `.done`, `.full`
+    /// (sent; wait for `.upstreamWritable` before reading more from the
+    /// client) or `.failed` (the driver has let go of the upstream stream).
     case sendRequestBody([UInt8])
-    /// End the request on the upstream stream.
+    /// End the request on the upstream stream: `.done` or `.failed`.
     case endRequest(trailers: HTTPFields?)
-    /// Send this response part to the client.
+    /// Send this response part to the client: a head comes back
+    /// `.headSent` with the head as the engine wrote it, the end `.endSent`
+    /// with the trailers that went out, a body chunk `.done` or `.full`
+    /// (sent; `.clientWritable` follows); any of them `.failed` when the
+    /// client's stream is gone.
     case sendResponse(HTTPResponsePart)
+    /// The upstream stream opened on HTTP/2, which answers no
+    /// `Expect: 100-continue` (the body flows under flow control): send the
+    /// client the proxy's own `100 Continue` if it waits for one and no
+    /// response head went out. `.headSent` when one went, else `.done`.
+    case sendContinueIfOwed
     /// Stop reading the request body from the client (backpressure), or resume.
     case pauseRequestBody
     case resumeRequestBody
@@ -93,11 +104,50 @@ public enum ExchangeCommand: Sendable, Hashable {
     /// The 101 went to the client and upstream's 101 is over: take both
     /// connections from HTTP (neither serves HTTP again; the upstream one is
     /// never pooled) and relay their bytes both ways with backpressure,
-    /// counting and digesting each direction; answer `.upgradeRelayEnded`.
+    /// counting and digesting each direction; `.upgradeRelayEnded` comes
+    /// when the relay is over. `.failed` when the connections could not be
+    /// taken (the client's connection is closed then).
     case relayUpgraded
     /// Close the client's connection (gracefully: FIN, not RST) without
     /// answering; every exchange on it ends.
     case closeClientConnection
-    /// The exchange is over; this is its record (hooks have annotated it).
+    /// The exchange is over; this is its record (hooks have annotated it,
+    /// and the connection's faults). The flow returns its record to the
+    /// layer, which issues this (`DownstreamLayer`).
     case finished(ExchangeRecord)
+}
+
+/// What carrying out one command came to, returned to the flow (or layer)
+/// that issued it, inside the same step: the flow acts on it before it
+/// issues its next command or returns. No outcome of a command is ever
+/// reported as a later event.
+public enum CommandOutcome: Sendable {
+    /// Carried out; nothing to report.
+    case done
+    /// Sent, and the stream takes no more for now: a `.clientWritable` or
+    /// `.upstreamWritable` event follows once it does.
+    case full
+    /// A response head went to the client in this form (as the engine wrote
+    /// it: version, reason, framing fields): the final one, or an interim one.
+    case headSent(HTTPResponseHead, wire: HeadDigest.WireForm)
+    /// The response's end went to the client with these trailers: the ones
+    /// the engine wrote, which may be none of those asked for (an HTTP/1.x
+    /// response that is not chunked cannot carry trailers).
+    case endSent(trailers: HTTPFields?)
+    /// The stream the command was for failed: the client's (it reset the
+    /// stream, or its connection is gone), or the upstream's (the driver
+    /// has already let go of it).
+    case failed(ProxyError)
+}
+
+/// Carries out an exchange's commands as its flow issues them (the
+/// connection's driver; a script in tests).
+///
+/// Invariant: `perform` returns only once the command is carried out, and
+/// never calls back into the flow or the layer that issued it, not even
+/// indirectly: anything the transport reports meanwhile waits for the
+/// step to end (`DownstreamDriver.feed`).
+public protocol ExchangeActions: AnyObject {
+    @discardableResult
+    func perform(_ command: ExchangeCommand, for exchange: ExchangeID) -> CommandOutcome
 }

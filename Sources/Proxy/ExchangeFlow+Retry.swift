@@ -70,7 +70,7 @@ extension ExchangeFlow {
     /// still held in full: the failed attempt is noted in the record, the
     /// request goes back to `.opening` with what was sent, and a fresh
     /// stream is asked for. Returns false (doing nothing) otherwise.
-    mutating func retryUpstream(_ problem: ProxyError, into commands: inout [ExchangeCommand]) -> Bool {
+    mutating func retryUpstream(_ problem: ProxyError, _ io: any ExchangeActions) -> Bool {
         guard replay.allows(problem), client == .connected, case .awaitingHead = responseLeg,
               let opened = replay.opened else { return false }
         let resend: [HTTPRequestPart]
@@ -84,7 +84,7 @@ extension ExchangeFlow {
         requestLeg = .opening(pending: bodyless ? [] : resend, bodyless: bodyless)
         upstream = .opening
         replay.opening(opened.target, head: opened.head, framing: opened.framing)
-        commands.append(.openUpstream(opened.target, head: opened.head, framing: opened.framing))
+        io.perform(.openUpstream(opened.target, head: opened.head, framing: opened.framing), for: id)
         return true
     }
 }

@@ -37,16 +37,16 @@ extension ExchangeFlow {
 
     /// The upstream's final answer to the extended CONNECT (or its 101).
     mutating func tunnelAnswered(_ head: HTTPResponseHead, wire: HeadDigest.WireForm,
-                                 into commands: inout [ExchangeCommand]) {
+                                 _ io: any ExchangeActions) {
         recorder.upstream?.response.recordResponse(head, wire: wire, at: clock())
         let accepted: HTTPResponseHead
         if head.status == 101 {
             guard let sent = tunnelRequest, sent.version != .http2 else {
-                return tunnelFailed("101 Switching Protocols on an HTTP/2 stream", into: &commands)
+                return tunnelFailed("101 Switching Protocols on an HTTP/2 stream", io)
             }
             if let problem = ExtendedConnect.problem(with: head, to: sent) {
                 return tunnelFailed("the origin's 101 does not complete the WebSocket handshake: \(problem)",
-                                    into: &commands)
+                                    io)
             }
             accepted = ExtendedConnect.acceptedResponse(head)
         } else if (200..<300).contains(head.status) {
@@ -54,13 +54,13 @@ extension ExchangeFlow {
         } else {
             tunnel = .refused
             stopTunnelRequest()
-            return passResponse(.head(head), into: &commands)
+            return passResponse(.head(head), io)
         }
         tunnel = .open
-        guard case .opening(let pending, _) = requestLeg else { return passResponse(.head(accepted), into: &commands) }
+        guard case .opening(let pending, _) = requestLeg else { return passResponse(.head(accepted), io) }
         requestLeg = .forwarding
-        passResponse(.head(accepted), into: &commands)
-        for part in pending { sendUpstream(part, into: &commands) }
+        passResponse(.head(accepted), io)
+        for part in pending { sendUpstream(part, io) }
     }
 
     /// Once the answer to a refused extended CONNECT went out whole, the
@@ -81,11 +81,11 @@ extension ExchangeFlow {
     }
 
     /// A 101 that opens no valid tunnel: the client gets 502, the upstream stream is let go.
-    private mutating func tunnelFailed(_ reason: String, into commands: inout [ExchangeCommand]) {
+    private mutating func tunnelFailed(_ reason: String, _ io: any ExchangeActions) {
         tunnel = .refused
         stopTunnelRequest()
-        abandonUpstream(into: &commands)
+        abandonUpstream(io)
         fail(ProxyError(.protocolError, at: "upstream response", reason, status: .httpProtocolError),
-             status: 502, into: &commands)
+             status: 502, io)
     }
 }

@@ -3,7 +3,10 @@ import HTTP
 import TLS
 
 /// One exchange through the proxy, as a sans-io state machine: events in
-/// (`ExchangeEvent`), commands out (`ExchangeCommand`). It carries the request
+/// (`ExchangeEvent`), commands out (`ExchangeCommand`, one at a time through
+/// `ExchangeActions`, each one's `CommandOutcome` back as its result: a head
+/// or end as written is recorded, a full stream pauses the reading that
+/// feeds it, in the same step). It carries the request
 /// from the client to an upstream stream and the response back, streaming
 /// every body chunk as it comes, through the exchange's hooks, while the
 /// recorder digests what crossed each leg; it answers the client itself when
@@ -19,8 +22,16 @@ import TLS
 /// the client is not writable. Reading a message also pauses while its
 /// pacer holds outputs back. So no body is ever buffered beyond one read.
 ///
-/// A value owned by its downstream connection, used on that connection's
-/// loop only. After `.finished` it takes no more events (they are ignored).
+/// A step (`start`, `refuse`, `handle`) issues its commands, then settles;
+/// a send that failed during the step is handled at its end, after the
+/// commands already issued, as its own follow-up in the order it happened
+/// (so every command the step decided on goes out, as if the failure had
+/// been reported just after it). A step returns the exchange's record when
+/// it finished the exchange.
+///
+/// A value owned by its downstream connection, mutated in place in the
+/// layer's storage, used on that connection's loop only. Once finished it
+/// takes no more events (they are ignored).
 public struct ExchangeFlow {
     /// The request on its way from the client to the server.
     enum RequestLeg {
@@ -83,6 +94,16 @@ public struct ExchangeFlow {
         case paused
     }
 
+    /// A command of this step that came back `.failed`.
+    enum FailedSend {
+        /// Sending to the client: its stream is gone.
+        case client(ProxyError)
+        /// Sending upstream: the driver let go of the stream.
+        case upstream(ProxyError)
+        /// Taking both connections for the relay after a 101.
+        case relay(ProxyError)
+    }
+
     public let id: ExchangeID
     /// Where the request goes; nil for a request the proxy refuses outright.
     public let target: UpstreamTarget?
@@ -105,7 +126,12 @@ public struct ExchangeFlow {
     var clientIsHTTP10 = false
     /// How the client framed its request body (`HTTPServerStream.requestBodyFraming`).
     let clientFraming: HTTP1Framing
+    /// The client may wait for a `100 Continue` (`ClientStream.expectsContinue`).
+    let clientExpectsContinue: Bool
     let hooks: [any ExchangeHook]
+    /// Every hook only watches (`ExchangeHook.onlyWatches`; true with none):
+    /// a part whose message has nothing held goes its way with no output list.
+    let hooksOnlyWatch: Bool
     /// The wall clock of the recorded timings.
     let clock: @Sendable () -> Timestamp
     var recorder: ExchangeRecorder
@@ -124,6 +150,9 @@ public struct ExchangeFlow {
     var error: ProxyError?
     /// What is kept to send the request again if the upstream never processed it.
     var replay = UpstreamReplay()
+    /// Sends that failed during the current step, in order; handled at its
+    /// end (`endStep`). Empty between steps.
+    var failedSends: [FailedSend] = []
     public private(set) var isFinished = false
 
     /// True while a hook's stall keeps the client waiting (the exchange ends when the client leaves).
@@ -142,13 +171,17 @@ public struct ExchangeFlow {
         /// How the request body is delimited (HTTP/1.1 terms; for HTTP/2 `.none`
         /// when HEADERS ended the stream, `.chunked` when the length is unknown).
         public var bodyFraming: HTTP1Framing
+        /// The client may wait for a `100 Continue` before it sends the body
+        /// (`Expect: 100-continue`, as its codec read it).
+        public var expectsContinue: Bool
 
         public init(connection: ConnectionID, streamID: Int? = nil, tls: TLSConnectionInfo? = nil,
-                    bodyFraming: HTTP1Framing = .none) {
+                    bodyFraming: HTTP1Framing = .none, expectsContinue: Bool = false) {
             self.connection = connection
             self.streamID = streamID
             self.tls = tls
             self.bodyFraming = bodyFraming
+            self.expectsContinue = expectsContinue
         }
 
         /// `https` over TLS, else `http`: the scheme recorded for origin-form requests.
@@ -162,6 +195,7 @@ public struct ExchangeFlow {
         self.id = id
         self.target = target
         self.hooks = hooks
+        hooksOnlyWatch = hooks.allSatisfy(\.onlyWatches)
         clock = settings.clock
         let leg = LegRecorder(role: .downstream, connectionID: client.connection, streamID: client.streamID,
                               tls: client.tls.map { TLSDetails($0) }, bodyStoreLimit: settings.bodyStoreLimit,
@@ -169,11 +203,13 @@ public struct ExchangeFlow {
         recorder = ExchangeRecorder(id: id, settings: settings, downstream: leg)
         clientScheme = client.scheme
         clientFraming = client.bodyFraming
+        clientExpectsContinue = client.expectsContinue
     }
 
-    /// Takes the request head as received and returns the first commands
-    /// (usually `.openUpstream`).
-    public mutating func start(_ head: HTTPRequestHead, wire: HeadDigest.WireForm) -> [ExchangeCommand] {
+    /// Takes the request head as received and issues the first commands
+    /// (usually `.openUpstream`); returns the record if that ended the exchange.
+    public mutating func start(_ head: HTTPRequestHead, wire: HeadDigest.WireForm,
+                               _ io: any ExchangeActions) -> ExchangeRecord? {
         recorder.downstream.request.recordRequest(head, wire: wire, connectionScheme: clientScheme, at: clock())
         recorder.traceID = ExchangeRecord.traceID(in: head.fields)
         upgradeRequested = HopByHop.upgradeToken(head.fields, version: head.version) != nil
@@ -182,28 +218,25 @@ public struct ExchangeFlow {
             tunnelTraffic = RelayTraffic(digests: recorder.settings.digests)
         }
         clientIsHTTP10 = head.version == .http1_0
-        var commands: [ExchangeCommand] = []
-        passRequest(.head(head), into: &commands)
-        settle(&commands)
-        return commands
+        passRequest(.head(head), io)
+        return endStep(io)
     }
 
     /// Answers the client at once without asking upstream (a request the
-    /// proxy refuses: a loop, a target it cannot parse), recording `error`.
+    /// proxy refuses: a loop, a target it cannot parse), recording `error`;
+    /// returns the record if that ended the exchange.
     public mutating func refuse(_ head: HTTPRequestHead, wire: HeadDigest.WireForm, status: Int,
-                                error: ProxyError) -> [ExchangeCommand] {
+                                error: ProxyError, _ io: any ExchangeActions) -> ExchangeRecord? {
         recorder.downstream.request.recordRequest(head, wire: wire, connectionScheme: clientScheme, at: clock())
         recorder.traceID = ExchangeRecord.traceID(in: head.fields)
-        var commands: [ExchangeCommand] = []
-        fail(error, status: status, into: &commands)
-        settle(&commands)
-        return commands
+        fail(error, status: status, io)
+        return endStep(io)
     }
 
-    /// Handles one event; returns the commands to carry out, in order.
-    public mutating func handle(_ event: ExchangeEvent) -> [ExchangeCommand] {
-        guard !isFinished else { return [] }
-        var commands: [ExchangeCommand] = []
+    /// Handles one event, issuing its commands in order through `io`;
+    /// returns the record if the exchange finished.
+    public mutating func handle(_ event: ExchangeEvent, _ io: any ExchangeActions) -> ExchangeRecord? {
+        guard !isFinished else { return nil }
         switch event {
         case .requestBody(let chunk):
             if tunnel.carriesBytes {
@@ -211,18 +244,23 @@ public struct ExchangeFlow {
             } else {
                 recorder.downstream.request.recordBody(chunk)
             }
-            passRequest(.body(chunk), into: &commands)
+            passRequest(.body(chunk), io)
         case .requestEnd(let trailers):
             recorder.downstream.request.recordEnd(trailers: trailers, at: clock())
-            passRequest(.end(trailers: trailers), into: &commands)
+            passRequest(.end(trailers: trailers), io)
         case .clientGone(let problem):
-            clientLeft(problem, into: &commands)
+            clientLeft(problem, io)
         case let .upstreamOpened(connection, tls, streamID, sent, wire):
-            upstreamOpened(connection, tls: tls, streamID: streamID, sent: sent, wire: wire, into: &commands)
+            upstreamOpened(connection, tls: tls, streamID: streamID, sent: sent, wire: wire, io)
+            // An HTTP/2 origin answers no `Expect: 100-continue` (the body flows under flow
+            // control): a client that may wait for a 100 gets the proxy's own, and the record shows it.
+            if sent.version == .http2, clientExpectsContinue {
+                clientSendOutcome(io.perform(.sendContinueIfOwed, for: id))
+            }
         case .upstreamFailed(let problem):
-            upstreamFailed(problem, into: &commands)
+            upstreamFailed(problem, io)
         case .responseHead(let head, let wire):
-            responseHead(head, wire: wire, into: &commands)
+            responseHead(head, wire: wire, io)
         case .responseBody(let chunk):
             guard case .open = upstream else { break }
             if tunnel.carriesBytes {
@@ -230,34 +268,76 @@ public struct ExchangeFlow {
             } else {
                 recorder.upstream?.response.recordBody(chunk)
             }
-            passResponse(.body(chunk), into: &commands)
+            passResponse(.body(chunk), io)
         case .responseEnd(let trailers):
-            responseEnd(trailers, into: &commands)
-        case .responseHeadSent(let head, let wire):
+            responseEnd(trailers, io)
+        case .upstreamWritable:
+            upstreamWritable = true
+        case .clientWritable:
+            clientWritable = true
+        case .timerFired(.request):
+            requestPacer.timerFired()
+            releaseRequest(io)
+        case .timerFired(.response):
+            responsePacer.timerFired()
+            releaseResponse(io)
+        case let .upgradeRelayEnded(downstream, upstream, problem):
+            upgradeRelayEnded(downstream: downstream, upstream: upstream, problem)
+        }
+        return endStep(io)
+    }
+
+    /// Ends a step: settles, then handles each send that failed during it,
+    /// in order (each settling again), until none is left or the exchange
+    /// finished; returns the record if it did.
+    private mutating func endStep(_ io: any ExchangeActions) -> ExchangeRecord? {
+        var record = settle(io)
+        while record == nil, !failedSends.isEmpty {
+            switch failedSends.removeFirst() {
+            case .client(let problem): clientLeft(problem, io)
+            case .upstream(let problem): upstreamFailed(problem, io)
+            case .relay(let problem): upgradeRelayEnded(downstream: nil, upstream: nil, problem)
+            }
+            record = settle(io)
+        }
+        if !failedSends.isEmpty { failedSends = [] }
+        return record
+    }
+
+    // MARK: Outcomes
+
+    /// Acts on what a send to the client came to: a head or the end as
+    /// written goes into the record, a full stream pauses reading the
+    /// response (`adjustReading`), a failure waits for the step's end.
+    mutating func clientSendOutcome(_ outcome: CommandOutcome) {
+        switch outcome {
+        case .done:
+            break
+        case .full:
+            clientWritable = false
+        case .headSent(let head, let wire):
             if !head.isInformational || head.status == 101 {
                 recorder.downstream.response.recordResponse(head, wire: wire, at: clock())
             } else {
                 recorder.downstream.recordInterim(head, wire: wire, at: clock())
             }
-        case .responseEndSent(let trailers):
+        case .endSent(let trailers):
             if case .sent = responseLeg, !recorder.downstream.response.isEnded {
                 recorder.downstream.response.recordEnd(trailers: trailers, at: clock())
             }
-        case .upstreamWritable(let writable):
-            upstreamWritable = writable
-        case .clientWritable(let writable):
-            clientWritable = writable
-        case .timerFired(.request):
-            requestPacer.timerFired()
-            releaseRequest(into: &commands)
-        case .timerFired(.response):
-            responsePacer.timerFired()
-            releaseResponse(into: &commands)
-        case let .upgradeRelayEnded(downstream, upstream, problem):
-            upgradeRelayEnded(downstream: downstream, upstream: upstream, problem)
+        case .failed(let problem):
+            failedSends.append(.client(problem))
         }
-        settle(&commands)
-        return commands
+    }
+
+    /// Acts on what a send upstream came to: a full stream pauses reading
+    /// the request, a failure waits for the step's end.
+    mutating func upstreamSendOutcome(_ outcome: CommandOutcome) {
+        switch outcome {
+        case .full: upstreamWritable = false
+        case .failed(let problem): failedSends.append(.upstream(problem))
+        case .done, .headSent, .endSent: break
+        }
     }
 
     // MARK: Ending
@@ -271,14 +351,15 @@ public struct ExchangeFlow {
 
     /// Adjusts reading to the state, then finishes when nothing is left to
     /// do: the response went out (or cannot), the client's request is over
-    /// (or the client is gone), and the upstream stream is let go.
-    mutating func settle(_ commands: inout [ExchangeCommand]) {
-        guard !isFinished else { return }
+    /// (or the client is gone), and the upstream stream is let go. Returns
+    /// the record when it finished the exchange.
+    mutating func settle(_ io: any ExchangeActions) -> ExchangeRecord? {
+        guard !isFinished else { return nil }
         dropRefusedTunnel()
-        adjustReading(&commands)
-        // A response that went out is over once the driver reported its head
-        // and its end as sent (the record holds them as the engine wrote them),
-        // or the client left meanwhile.
+        adjustReading(io)
+        // A response that went out is over once its head and its end came
+        // back as sent (the record holds them as the engine wrote them), or
+        // the client left meanwhile.
         let responseOver: Bool
         switch responseLeg {
         case .sent: responseOver = recorder.downstream.response.hasHead
@@ -287,8 +368,8 @@ public struct ExchangeFlow {
         case .awaitingHead, .streaming, .switched, .stalled: responseOver = false
         }
         let requestOver = recorder.downstream.request.isEnded || client == .gone
-        guard responseOver, requestOver else { return }
-        abandonUpstream(into: &commands)
+        guard responseOver, requestOver else { return nil }
+        abandonUpstream(io)
         isFinished = true
         if case .open = tunnel, let tunnelTraffic {
             recorder.downstream.relayed = tunnelTraffic.downstream
@@ -296,11 +377,11 @@ public struct ExchangeFlow {
         }
         var record = recorder.finish(error: error)
         for hook in hooks { hook.finish(&record) }
-        commands.append(.finished(record))
+        return record
     }
 
     /// Pauses or resumes each reading direction when what it should be changed.
-    private mutating func adjustReading(_ commands: inout [ExchangeCommand]) {
+    private mutating func adjustReading(_ io: any ExchangeActions) {
         let request: Reading
         switch requestLeg {
         case .opening(let pending, _): request = pending.isEmpty && !requestPacer.isHolding ? .flowing : .paused
@@ -310,12 +391,12 @@ public struct ExchangeFlow {
         }
         if request != requestReading, client == .connected, !recorder.downstream.request.isEnded {
             requestReading = request
-            commands.append(request == .paused ? .pauseRequestBody : .resumeRequestBody)
+            io.perform(request == .paused ? .pauseRequestBody : .resumeRequestBody, for: id)
         }
         let response: Reading = clientWritable && !responsePacer.isHolding ? .flowing : .paused
         if response != responseReading, case .open = upstream {
             responseReading = response
-            commands.append(response == .paused ? .pauseResponseBody : .resumeResponseBody)
+            io.perform(response == .paused ? .pauseResponseBody : .resumeResponseBody, for: id)
         }
     }
 
@@ -323,7 +404,7 @@ public struct ExchangeFlow {
     /// opening one), and records the upstream leg as broken: why, and how far
     /// it got. A leg still opening is recorded too, without a connection: an
     /// upstream attempt had begun.
-    mutating func abandonUpstream(into commands: inout [ExchangeCommand]) {
+    mutating func abandonUpstream(_ io: any ExchangeActions) {
         let stage: String
         switch upstream {
         case .opening:
@@ -338,7 +419,7 @@ public struct ExchangeFlow {
             return
         }
         recorder.breakUpstream("\(abandonCause) \(stage)")
-        commands.append(.abandonUpstream)
+        io.perform(.abandonUpstream, for: id)
         upstream = .closed
     }
 

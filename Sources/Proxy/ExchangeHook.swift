@@ -31,11 +31,31 @@ public protocol ExchangeHook: AnyObject {
     /// The exchange is over and this is its record: the place to add the
     /// auth-flow step, the faults applied, … Called exactly once, last.
     func finish(_ record: inout ExchangeRecord)
+    /// True for a hook that only watches: it implements `watchRequest(_:)`
+    /// and `watchResponse(_:)`, not `request(_:)` or `response(_:)` (whose
+    /// defaults call them and forward the part unchanged). When every hook
+    /// of an exchange only watches, the flow calls the watch methods
+    /// directly and builds no output list per part. Must not change during
+    /// the exchange.
+    var onlyWatches: Bool { get }
+    /// A request part as it goes by (see `onlyWatches`).
+    func watchRequest(_ part: HTTPRequestPart)
+    /// A response part as it goes by (see `onlyWatches`).
+    func watchResponse(_ part: HTTPResponsePart)
 }
 
 extension ExchangeHook {
-    public func request(_ part: HTTPRequestPart) -> [HookOutput<HTTPRequestPart>] { [.forward(part)] }
-    public func response(_ part: HTTPResponsePart) -> [HookOutput<HTTPResponsePart>] { [.forward(part)] }
+    public func request(_ part: HTTPRequestPart) -> [HookOutput<HTTPRequestPart>] {
+        watchRequest(part)
+        return [.forward(part)]
+    }
+    public func response(_ part: HTTPResponsePart) -> [HookOutput<HTTPResponsePart>] {
+        watchResponse(part)
+        return [.forward(part)]
+    }
+    public var onlyWatches: Bool { false }
+    public func watchRequest(_ part: HTTPRequestPart) {}
+    public func watchResponse(_ part: HTTPResponsePart) {}
     public func failed(_ error: ProxyError) {}
     public func finish(_ record: inout ExchangeRecord) {}
 }

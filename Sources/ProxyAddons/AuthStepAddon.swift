@@ -39,9 +39,11 @@ final class AuthStepHook: ExchangeHook {
         self.request = request
     }
 
-    public func response(_ part: HTTPResponsePart) -> [HookOutput<HTTPResponsePart>] {
+    /// It only watches: the flow calls `watchResponse` and builds no output list per part.
+    public var onlyWatches: Bool { true }
+
+    public func watchResponse(_ part: HTTPResponsePart) {
         if case .head(let head) = part, !head.isInformational { responseHead = head }
-        return [.forward(part)]
     }
 
     public func finish(_ record: inout ExchangeRecord) {

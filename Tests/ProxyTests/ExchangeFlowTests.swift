@@ -50,17 +50,22 @@ final class ExchangeFlowTests: XCTestCase {
         // A read that arrives while the stream opens waits; reading pauses until it can go.
         XCTAssertEqual(script.send(.requestBody(Array(body[..<1000]))), [.pauseRequestBody])
         XCTAssertEqual(script.open(), [.sendRequestBody(Array(body[..<1000])), .resumeRequestBody])
-        XCTAssertEqual(script.send(.upstreamWritable(false)), [.pauseRequestBody])
-        XCTAssertEqual(script.send(.requestBody(Array(body[1000..<2000]))), [.sendRequestBody(Array(body[1000..<2000]))])
-        XCTAssertEqual(script.send(.upstreamWritable(true)), [.resumeRequestBody])
+        // The upstream stream fills up with the next chunk: the send's outcome pauses reading in the same step.
+        script.io.upstreamFull = true
+        XCTAssertEqual(script.send(.requestBody(Array(body[1000..<2000]))),
+                       [.sendRequestBody(Array(body[1000..<2000])), .pauseRequestBody])
+        script.io.upstreamFull = false
+        XCTAssertEqual(script.send(.upstreamWritable), [.resumeRequestBody])
         XCTAssertEqual(script.send(.requestBody(Array(body[2000...]))), [.sendRequestBody(Array(body[2000...]))])
         XCTAssertEqual(script.send(.requestEnd(trailers: nil)), [.endRequest(trailers: nil)])
         XCTAssertEqual(script.sentUpstream, body)
 
         // The client stops reading: the upstream response is paused, then resumed.
-        script.send(.responseHead(Script.ok(length: 0), wire: Script.wire(Script.ok(length: 0))))
-        XCTAssertEqual(script.send(.clientWritable(false)), [.pauseResponseBody])
-        XCTAssertEqual(script.send(.clientWritable(true)), [.resumeResponseBody])
+        script.send(.responseHead(Script.ok(length: 4), wire: Script.wire(Script.ok(length: 4))))
+        script.io.clientFull = true
+        XCTAssertEqual(script.send(.responseBody([1, 2, 3, 4])), [.sendResponse(.body([1, 2, 3, 4])), .pauseResponseBody])
+        script.io.clientFull = false
+        XCTAssertEqual(script.send(.clientWritable), [.resumeResponseBody])
         script.send(.responseEnd(trailers: nil))
         let record = try XCTUnwrap(script.record)
         XCTAssertEqual(record.leg(.downstream)?.request?.digest.body, record.leg(.upstream)?.request?.digest.body)
@@ -234,5 +239,88 @@ final class ExchangeFlowTests: XCTestCase {
         XCTAssertEqual(record.leg(.downstream)?.interimWithheld, [100, 103])
         XCTAssertEqual(record.leg(.upstream)?.interimResponses?.map(\.status), [100, 103])
         XCTAssertNil(record.leg(.upstream)?.interimWithheld)
+    }
+
+    /// A head and an end are recorded from their sends' outcomes, in the
+    /// step that sent them: the exchange finishes with the send of its end.
+    func testSentHeadAndEndAreRecordedInTheStepThatSentThem() throws {
+        var script = FlowScript()
+        script.start(Script.get())
+        script.send(.requestEnd(trailers: nil))
+        script.open()
+        script.send(.responseHead(Script.ok(length: 0), wire: Script.wire(Script.ok(length: 0))))
+        XCTAssertEqual(script.log.last, .sendResponse(.head(Script.ok(length: 0))), "no further step needed for the head")
+        let end = script.send(.responseEnd(trailers: nil))
+        XCTAssertEqual(end.count, 2, "\(end)")
+        XCTAssertEqual(end.first, .sendResponse(.end(trailers: nil)))
+        let record = try XCTUnwrap(script.record, "finished in the step that sent the end")
+        XCTAssertEqual(record.leg(.downstream)?.response?.status, 200)
+        XCTAssertEqual(record.leg(.downstream)?.response?.complete, true)
+    }
+
+    /// A send to the client that fails is handled after the step's other
+    /// commands: the client is gone, the upstream abandoned, and the record
+    /// holds no head that did not go out.
+    func testFailedSendToTheClientEndsTheExchangeInTheSameStep() throws {
+        var script = FlowScript()
+        script.start(Script.get())
+        script.send(.requestEnd(trailers: nil))
+        script.open()
+        let reset = ProxyError(.reset, at: "downstream response head", "stream reset by peer",
+                               status: .connectionTerminated)
+        script.io.failClient = reset
+        let commands = script.send(.responseHead(Script.ok(length: 5), wire: Script.wire(Script.ok(length: 5))))
+        XCTAssertEqual(Array(commands.prefix(2)), [.sendResponse(.head(Script.ok(length: 5))), .abandonUpstream])
+        XCTAssertTrue(script.flow.isFinished)
+        let record = try XCTUnwrap(script.record)
+        XCTAssertEqual(record.error, reset.failure)
+        XCTAssertNil(record.leg(.downstream)?.response, "the head never went out")
+        XCTAssertEqual(record.leg(.upstream)?.response?.status, 200)
+    }
+
+    /// A send upstream that fails is the upstream's failure: the driver let
+    /// go of the stream already (no `.abandonUpstream`), the leg is broken,
+    /// and the client is answered 502.
+    func testFailedSendUpstreamFailsTheUpstreamLegAndAnswers502() throws {
+        var script = FlowScript(framing: .contentLength(10))
+        script.start(Script.post(length: 10))
+        script.open()
+        let reset = ProxyError(.reset, at: "upstream request body", "connection reset by peer",
+                               status: .connectionTerminated)
+        script.io.failUpstream = reset
+        let commands = script.send(.requestBody(Script.bytes(5)))
+        XCTAssertEqual(commands.first, .sendRequestBody(Script.bytes(5)))
+        XCTAssertFalse(commands.contains(.abandonUpstream), "\(commands)")
+        XCTAssertEqual(script.clientHeads.map(\.status), [502])
+        script.send(.requestEnd(trailers: nil))
+        let record = try XCTUnwrap(script.record)
+        XCTAssertEqual(record.error, reset.failure)
+        XCTAssertEqual(record.leg(.upstream)?.broken, "upstream request body: connection reset by peer")
+        XCTAssertEqual(record.leg(.downstream)?.response?.status, 502)
+    }
+
+    /// An HTTP/2 origin answers no `Expect: 100-continue`: once the stream
+    /// is open, the client that may wait gets the proxy's own 100, recorded
+    /// as an interim response on its leg, in the same step.
+    func testAClientWaitingForA100GetsTheProxysOwnWhenTheUpstreamIsHTTP2() throws {
+        for upstreamVersion in [HTTPVersion.http2, .http1_1] {
+            var script = FlowScript(framing: .contentLength(4), expectsContinue: true)
+            var request = Script.post(length: 4)
+            request.fields.append("Expect", "100-continue")
+            script.start(request)
+            script.io.owedContinue = HTTPResponseHead(status: 100)
+            var sent = try XCTUnwrap(script.openedHead)
+            sent.version = upstreamVersion
+            let commands = script.send(.upstreamOpened(connection: Script.upstreamConnection, tls: nil, streamID: 1,
+                                                       sent: sent, wire: Script.wire(sent)))
+            XCTAssertEqual(commands, upstreamVersion == .http2 ? [.sendContinueIfOwed] : [], "\(upstreamVersion)")
+            script.send(.requestBody(Script.bytes(4)))
+            script.send(.requestEnd(trailers: nil))
+            script.send(.responseHead(Script.ok(length: 0), wire: Script.wire(Script.ok(length: 0))))
+            script.send(.responseEnd(trailers: nil))
+            let record = try XCTUnwrap(script.record)
+            XCTAssertEqual(record.leg(.downstream)?.interimResponses?.map(\.status),
+                           upstreamVersion == .http2 ? [100] : nil, "\(upstreamVersion)")
+        }
     }
 }

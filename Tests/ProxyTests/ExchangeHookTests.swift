@@ -147,4 +147,44 @@ final class ExchangeHookTests: XCTestCase {
         XCTAssertEqual(try run("/suite/cors/ping", status: 200).authFlowStep, AuthStep.corsPing.rawValue)
         XCTAssertNil(try run("/elsewhere", status: 200).authFlowStep)
     }
+
+    /// Watches every part (the default `request`/`response` forward them unchanged).
+    final class Watcher: ExchangeHook {
+        var seen: [String] = []
+        var onlyWatches: Bool { true }
+        func watchRequest(_ part: HTTPRequestPart) { seen.append("request \(part)") }
+        func watchResponse(_ part: HTTPResponsePart) { seen.append("response \(part)") }
+    }
+
+    /// Hooks that only watch see every part in order, and the exchange's
+    /// commands and record are those of the same exchange with no hook; next
+    /// to a hook that acts, a watcher goes through the chain like any hook.
+    func testHooksThatOnlyWatchSeeEveryPartAndChangeNothing() throws {
+        func run(_ hooks: [any ExchangeHook]) throws -> (log: [ExchangeCommand], record: ExchangeRecord) {
+            var script = FlowScript(hooks: hooks, framing: .contentLength(4))
+            script.start(Script.post(length: 4))
+            script.open()
+            script.send(.requestBody(Array("ping".utf8)))
+            script.send(.requestEnd(trailers: nil))
+            script.send(.responseHead(Script.ok(length: 4), wire: Script.wire(Script.ok(length: 4))))
+            script.send(.responseBody(Array("pong".utf8)))
+            script.send(.responseEnd(trailers: nil))
+            return (script.log, try XCTUnwrap(script.record))
+        }
+        let plain = try run([])
+        let first = Watcher(), second = Watcher()
+        let watched = try run([first, second])
+        XCTAssertEqual(watched.log.dropLast(), plain.log.dropLast())
+        XCTAssertEqual(watched.record.legs, plain.record.legs)
+        XCTAssertEqual(first.seen.count, 6, "\(first.seen)")
+        XCTAssertEqual(first.seen, second.seen)
+        XCTAssertTrue(first.seen[0].hasPrefix("request head"), "\(first.seen)")
+        XCTAssertEqual(first.seen.last, "response end(trailers: nil)")
+
+        let rewriter = Rewriter(), third = Watcher()
+        let mixed = try run([third, rewriter])
+        XCTAssertEqual(third.seen, first.seen, "through the chain, the default request/response watch too")
+        XCTAssertEqual(rewriter.calls, ["request head", "request body", "request end", "response body"])
+        XCTAssertEqual(mixed.record.leg(.upstream)?.request?.fields.last?.name, "X-Added")
+    }
 }

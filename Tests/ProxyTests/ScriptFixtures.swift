@@ -60,52 +60,112 @@ enum Script {
         return .http1(head: Array(written.rawHead))
     }
 
-    /// Reports each response head and end in `commands` back to `layer` as
-    /// sent, as the driver does right after sending; returns all the commands.
-    static func reportingSent(_ layer: inout DownstreamLayer, _ commands: [DownstreamCommand]) -> [DownstreamCommand] {
-        var all = commands
-        for command in commands {
-            switch command {
-            case .exchange(let exchange, .sendResponse(.head(let head))):
-                all += layer.handle(.exchange(exchange, .responseHeadSent(head, wire: wire(head))))
-            case .exchange(let exchange, .sendResponse(.end(let trailers))):
-                all += layer.handle(.exchange(exchange, .responseEndSent(trailers: trailers)))
-            default: break
-            }
-        }
-        return all
-    }
-
     static func bytes(_ count: Int, seed: UInt8 = 7) -> [UInt8] {
         (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
     }
 }
 
+/// Carries out scripted commands: logs each one, in order, and answers it
+/// as a driver would when every send goes through — a response head comes
+/// back with the wire form a codec would report, the end with the trailers
+/// asked for — unless the script says otherwise (`clientFull`,
+/// `upstreamFull`, `failClient`, `failUpstream`).
+final class ScriptActions: DownstreamActions {
+    /// Every command so far, in order (an exchange's as `.exchange`).
+    var log: [DownstreamCommand] = []
+    /// Body sends to the client come back `.full` (the client stopped reading).
+    var clientFull = false
+    /// Body sends upstream come back `.full`.
+    var upstreamFull = false
+    /// Sends to the client fail with this.
+    var failClient: ProxyError?
+    /// Sends upstream fail with this.
+    var failUpstream: ProxyError?
+    /// The `100 Continue` the client stream owes, sent (once) by `.sendContinueIfOwed`.
+    var owedContinue: HTTPResponseHead?
+
+    func perform(_ command: DownstreamCommand) -> CommandOutcome {
+        if case .exchange(let exchange, let command) = command { return perform(command, for: exchange) }
+        log.append(command)
+        return .done
+    }
+
+    func perform(_ command: ExchangeCommand, for exchange: ExchangeID) -> CommandOutcome {
+        log.append(.exchange(exchange, command))
+        switch command {
+        case .sendResponse(let part):
+            if let failClient { return .failed(failClient) }
+            switch part {
+            case .head(let head): return .headSent(head, wire: Script.wire(head))
+            case .body: return clientFull ? .full : .done
+            case .end(let trailers): return .endSent(trailers: trailers)
+            }
+        case .sendRequestBody:
+            if let failUpstream { return .failed(failUpstream) }
+            return upstreamFull ? .full : .done
+        case .endRequest:
+            if let failUpstream { return .failed(failUpstream) }
+            return .done
+        case .sendContinueIfOwed:
+            guard let head = owedContinue else { return .done }
+            owedContinue = nil
+            return .headSent(head, wire: Script.wire(head))
+        default:
+            return .done
+        }
+    }
+
+    /// The commands logged since `count`.
+    func commands(since count: Int) -> [DownstreamCommand] { Array(log[count...]) }
+}
+
+extension DownstreamLayer {
+    /// The commands for a connection just accepted, as a script logs them.
+    func start() -> [DownstreamCommand] {
+        let io = ScriptActions()
+        start(io)
+        return io.log
+    }
+
+    /// Handles `event` with every command going through; returns the commands, in order.
+    mutating func handle(_ event: DownstreamEvent) -> [DownstreamCommand] {
+        handle(event, ScriptActions())
+    }
+
+    /// Handles `event`, its commands carried out by `io`; returns the ones this event issued.
+    mutating func handle(_ event: DownstreamEvent, _ io: ScriptActions) -> [DownstreamCommand] {
+        let before = io.log.count
+        handle(event, io as any DownstreamActions)
+        return io.commands(since: before)
+    }
+}
+
 /// A flow driven by a script: each step feeds one event and keeps the
-/// commands, answering `.sendRequest(.head)`/`.sendResponse(.head)` with the
-/// wire form a codec would report, as the driver does.
+/// commands, each answered by `io` (`ScriptActions`) as the driver would.
 struct FlowScript {
     var flow: ExchangeFlow
-    /// Every command so far, in order.
+    /// Carries out the commands; set its fields to make sends fill up or fail.
+    let io = ScriptActions()
+    /// Every command so far, in order, the record last as `.finished`.
     var log: [ExchangeCommand] = []
 
     init(target: UpstreamTarget? = Script.origin, hooks: [any ExchangeHook] = [],
-         settings: RecordingSettings = Script.settings, streamID: Int? = nil, framing: HTTP1Framing = .none) {
+         settings: RecordingSettings = Script.settings, streamID: Int? = nil, framing: HTTP1Framing = .none,
+         expectsContinue: Bool = false) {
         flow = ExchangeFlow(id: Script.exchange(1), target: target,
                             client: .init(connection: Script.client, streamID: streamID, tls: Script.clientTLS,
-                                          bodyFraming: framing),
+                                          bodyFraming: framing, expectsContinue: expectsContinue),
                             hooks: hooks, settings: settings)
     }
 
     @discardableResult
     mutating func start(_ head: HTTPRequestHead) -> [ExchangeCommand] {
-        let commands = flow.start(head, wire: Script.wire(head))
-        return absorb(commands)
+        step { flow, io in flow.start(head, wire: Script.wire(head), io) }
     }
 
     @discardableResult
     mutating func send(_ event: ExchangeEvent) -> [ExchangeCommand] {
-        absorb(flow.handle(event))
+        step { flow, io in flow.handle(event, io) }
     }
 
     /// The upstream stream opens with the head the flow asked to send (as a pool would report it).
@@ -122,19 +182,18 @@ struct FlowScript {
         return nil
     }
 
-    /// Keeps the commands and reports sent response heads back, as a driver does right after sending.
-    private mutating func absorb(_ commands: [ExchangeCommand]) -> [ExchangeCommand] {
-        log += commands
-        for command in commands {
-            switch command {
-            case .sendResponse(.head(let head)): log += flow.handle(.responseHeadSent(head, wire: Script.wire(head)))
-            case .sendResponse(.end(let trailers)): log += flow.handle(.responseEndSent(trailers: trailers))
-            default: break
-            }
+    /// Runs one step of the flow; keeps and returns its commands, the record (if it finished) last.
+    private mutating func step(_ run: (inout ExchangeFlow, ScriptActions) -> ExchangeRecord?) -> [ExchangeCommand] {
+        let before = io.log.count
+        let record = run(&flow, io)
+        var commands = io.commands(since: before).compactMap { command -> ExchangeCommand? in
+            if case .exchange(_, let command) = command { return command }
+            return nil
         }
+        if let record { commands.append(.finished(record)) }
+        log += commands
         return commands
     }
-
     /// The record, once finished.
     var record: ExchangeRecord? {
         for case .finished(let record) in log { return record }
