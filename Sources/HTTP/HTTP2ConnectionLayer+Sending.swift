@@ -38,7 +38,7 @@ extension HTTP2ConnectionLayer {
         } catch {
             throw .session(error)
         }
-        streams[id] = StreamProgress(outboundEnded: endStream)
+        streams.updateValue(StreamProgress(outboundEnded: endStream), forKey: id)
         flushDue = true
         return (id, head, endStream)
     }
@@ -82,10 +82,14 @@ extension HTTP2ConnectionLayer {
             throw .session(error)
         }
         flushDue = true
-        streams[id]?.outboundEnded = true
-        guard streams[id]?.inboundEnded == true else { return false }
-        streams[id] = nil
-        return true
+        guard var progress = streams[id] else { return false }
+        if progress.inboundEnded {
+            streams.removeValue(forKey: id)
+            return true
+        }
+        progress.outboundEnded = true
+        streams.updateValue(progress, forKey: id)
+        return false
     }
 
     /// Resets an open stream with `code`; returns false (and sends nothing)

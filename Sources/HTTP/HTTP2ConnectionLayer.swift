@@ -36,6 +36,9 @@
 ///   session is below `streamWriteHighWater`.
 /// - `phase` only moves forward: open → lingering (the session finished:
 ///   our FIN goes out after the last frame, the peer's is awaited) → closed.
+/// - `streams` is changed only with `updateValue`/`removeValue`, never
+///   through a subscript's in-place modify (a coroutine frame that mallocs
+///   on every call: two per request, measured).
 /// - Not thread-safe: one owner, one queue. A class because it owns its
 ///   session (an nghttp2 object that cannot be copied).
 public final class HTTP2ConnectionLayer {
@@ -199,14 +202,14 @@ public final class HTTP2ConnectionLayer {
         while true {
             if let failure = failingAll {
                 if let id = streams.keys.first {
-                    streams[id] = nil
+                    streams.removeValue(forKey: id)
                     return .streamFailed(id, failure, slotFreed: false)
                 }
                 failingAll = nil
             }
             if let goAway = goAwayDue {
                 if let id = streams.keys.first(where: { $0 > goAway.lastStreamID }) {
-                    streams[id] = nil
+                    streams.removeValue(forKey: id)
                     return .streamFailed(id, .notProcessed(lastStreamID: goAway.lastStreamID, code: goAway.code),
                                          slotFreed: false)
                 }
@@ -269,7 +272,7 @@ public final class HTTP2ConnectionLayer {
             } else {
                 endsWithHead = false
             }
-            streams[id] = StreamProgress()
+            streams.updateValue(StreamProgress(), forKey: id)
             return .requestHead(id, head, decodedFields: decodedFields, endsWithHead: endsWithHead)
         case .interimResponse(let id, let head, let decodedFields):
             guard streams[id] != nil else { return nil }
@@ -287,7 +290,11 @@ public final class HTTP2ConnectionLayer {
             guard var progress = streams[id] else { return nil }
             progress.inboundEnded = true
             let done = progress.outboundEnded
-            streams[id] = done ? nil : progress
+            if done {
+                streams.removeValue(forKey: id)
+            } else {
+                streams.updateValue(progress, forKey: id)
+            }
             return .end(id, trailers: trailers, streamDone: done)
         case .streamReset(let reset):
             guard streams.removeValue(forKey: reset.stream) != nil else { return nil }
