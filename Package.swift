@@ -2,7 +2,7 @@
 // Intact: an intercepting verification proxy for mobile sign-in flows.
 // Layers, bottom to top: a target depends only on targets of lower layers
 // (RepositoryTests checks it, and that README.md repeats this list).
-//   1. C libraries:       COpenSSL, CNGHTTP2, CZlib, CLibFuzzer
+//   1. C libraries:       COpenSSL, CNGHTTP2, CZlib, CEpoll, CLibFuzzer
 //   2. foundations:       Wire, Hashing, Compression, ConfigurationFile
 //   3. protocol engines:  TLS, HTTP
 //   4. shared models:     Transport, Evidence, AuthFlow
@@ -14,6 +14,10 @@
 //   10. executables:      intact, intact-microbench
 // Proxy imports neither AuthFlow nor Faults: the sign-in flow's add-ons plug
 // into it from ProxyAddons through the hook protocol.
+// Protocol logic is sans-io (events in, commands out; tested without sockets):
+// ChannelSecurityLayer (TLS), HTTP1ServerLayer/HTTP1ClientLayer, HTTP2Session,
+// DownstreamLayer/ExchangeFlow (the proxy). ByteChannel, the HTTP engines and
+// DownstreamDriver are their drivers; Wire's EventPoller holds a loop's sockets.
 import PackageDescription
 
 let package = Package(
@@ -30,8 +34,9 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
 
-        // Layer 1: bytes, event loops, sockets, connections. No C library but Glibc.
-        .target(name: "Wire"),
+        // Layer 1: bytes, event loops, sockets, connections. No C library but Glibc and its epoll (CEpoll).
+        .systemLibrary(name: "CEpoll"),
+        .target(name: "Wire", dependencies: ["CEpoll"]),
         // SHA-256 over OpenSSL's EVP, hex and base64url, secure random bytes.
         .target(name: "Hashing", dependencies: ["COpenSSL"]),
         // JSON configuration files read with line and column: fault rules, policies, scenario.json.

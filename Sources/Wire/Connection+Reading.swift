@@ -8,10 +8,9 @@ extension Connection {
     /// noticed only on resuming (or, for a reset, on the next write).
     /// Called only on the loop.
     ///
-    /// The read source is suspended lazily: only when it fires while reading
-    /// is paused. An HTTP/1.1 server pauses after each request and resumes
-    /// after each response; suspending and resuming the source each time
-    /// would wake Dispatch's manager thread twice per request.
+    /// No system call either way: input announced while paused is only
+    /// remembered (`readStoppedEarly`) and read on resuming. An HTTP/1.1
+    /// server pauses after each request and resumes after each response.
     public func pauseReading() {
         loop.preconditionOnLoop()
         guard case .reading = readSide else { return }
@@ -24,16 +23,12 @@ extension Connection {
         guard case .paused = readSide else { return }
         readSide = .reading
         guard case .open = lifecycle else { return }
-        if readGate?.isRunning == false {
-            readGate?.resume()
-        } else if !readStoppedEarly {
-            // The last read met EAGAIN and the source never fired since:
-            // nothing is waiting, and the running source reports what comes.
-            return
-        }
-        // Bytes may be waiting that the source will not announce again: the
-        // read stopped before EAGAIN, or the source fired while paused (after
-        // a hang-up it fires no more, see `readable()`). Fetch them without it.
+        // The last read met EAGAIN and no input was announced since: nothing
+        // is waiting, and the poller announces what comes.
+        guard readStoppedEarly else { return }
+        // Bytes may be waiting that the edge-triggered poller will not
+        // announce again: the read stopped before EAGAIN, or input (or a
+        // hang-up) was announced while paused. Fetch them now.
         scheduleRead()
     }
 
@@ -46,7 +41,6 @@ extension Connection {
     /// Stops reading for good (used by `close()`).
     func endReading() {
         readSide = .ended
-        readGate?.suspend()
     }
 
     /// What one `read(2)` gave.
@@ -61,7 +55,7 @@ extension Connection {
         return true
     }
 
-    /// Reads on a later loop turn, independent of the read source.
+    /// Reads on a later loop turn, without waiting for the poller.
     private func scheduleRead() {
         guard !readScheduled else { return }
         readScheduled = true
@@ -71,20 +65,17 @@ extension Connection {
         }
     }
 
-    /// The read source's handler: reads until the socket would block or
-    /// reports EOF, delivering each chunk as it comes; stops early when the
-    /// handler pauses or closes.
+    /// Input was announced: reads until the socket would block or reports
+    /// EOF, delivering each chunk as it comes; stops early when the handler
+    /// pauses or closes.
     ///
     /// Reading always goes on to `EAGAIN` or EOF, and a burst that spends
-    /// `readBudgetPerEvent` continues on a later turn by itself, because
-    /// libdispatch on Linux fires a read source one last time on `EPOLLHUP`
-    /// (both directions shut, or a reset) and then deletes its registration:
-    /// anything not read in that call would never be announced again.
+    /// `readBudgetPerEvent` continues on a later turn by itself, because the
+    /// poller is edge-triggered: input left unread is not announced again.
     /// Runs on the loop.
     func readable() {
         if case .paused = readSide {
-            // Fired while paused: now hold the source back (see `pauseReading`).
-            readGate?.suspend()
+            // Announced while paused: read it on resuming (see `pauseReading`).
             readStoppedEarly = true
             return
         }
@@ -107,7 +98,6 @@ extension Connection {
                 deliver(.received(chunk))
             case .endOfFile:
                 readSide = .ended
-                readGate?.suspend()
                 deliver(.readEOF)
                 closeIfBothDirectionsFinished()
                 return

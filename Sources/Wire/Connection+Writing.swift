@@ -14,8 +14,8 @@ extension Connection {
         if isWritable && pending.byteCount >= writeWatermarks.high {
             isWritable = false
         }
-        // While the write source runs, the kernel is full: it will flush for us.
-        if case .open = lifecycle, writeGate?.isRunning != true {
+        // While awaiting the output event, the kernel is full: that event flushes.
+        if case .open = lifecycle, !awaitingWritable {
             scheduleFlush()
         }
         return isWritable
@@ -50,19 +50,20 @@ extension Connection {
         flush()
     }
 
-    /// Writes pending bytes until done or the kernel is full; runs the write
-    /// source only in the second case; sends FIN when a shutdown waits for the
-    /// drain; announces `.writable` on crossing the low watermark. Runs on the
-    /// loop, from a scheduled flush or the write source.
+    /// Writes pending bytes until done or the kernel says `EAGAIN` (then the
+    /// poller's output event calls again: `awaitingWritable`); sends FIN when
+    /// a shutdown waits for the drain; announces `.writable` on crossing the
+    /// low watermark. Runs on the loop, from a scheduled flush or `pollEvent`.
     func flush() {
         guard case .open = lifecycle else { return }
         while !pending.isEmpty {
-            let (written, attempted) = pending.withIOVecs { vectors, total in
-                (writev(descriptor, vectors.baseAddress, Int32(vectors.count)), total)
+            let written = pending.withIOVecs { vectors, _ in
+                writev(descriptor, vectors.baseAddress, Int32(vectors.count))
             }
             if written >= 0 {
+                // A short write goes round once more: only `EAGAIN` makes
+                // sure the edge-triggered poller announces the room to come.
                 pending.consume(written)
-                if written < attempted { break }  // the kernel buffer is full
                 continue
             }
             let code = errno
@@ -73,11 +74,11 @@ extension Connection {
         }
 
         guard pending.isEmpty else {
-            armedWriteGate().resume()
+            awaitingWritable = true
             announceWritabilityIfRecovered()
             return
         }
-        writeGate?.suspend()
+        awaitingWritable = false
         if case .shutdownAfterDrain = writeSide {
             // ENOTCONN here means the peer already reset; the read side reports it.
             _ = Glibc.shutdown(descriptor, Int32(SHUT_WR))

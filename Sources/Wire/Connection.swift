@@ -1,32 +1,34 @@
+internal import CEpoll
 import Dispatch
 import Glibc
 
-/// A TCP connection on a non-blocking socket, driven by one read and one
-/// write `DispatchSource` on its event loop.
+/// A TCP connection on a non-blocking socket, registered with its event
+/// loop's `EventPoller` (edge-triggered, once, for input, output and hang-up).
 ///
 /// Life cycle: a connection comes from `Listener` or `Connection.connect`
 /// unstarted; `start(_:)` installs the handler and begins reading. From then
 /// on the handler receives `ConnectionEvent`s on `loop`, ending with exactly
 /// one `.closed`. A started connection keeps itself alive until `.closed`
-/// (its sources hold it), so owners need not retain it. A connection that is
+/// (the poller's registration holds it), so owners need not retain it. A connection that is
 /// never started must be closed or dropped; dropping it closes the descriptor.
 ///
 /// Reading: chunks are delivered as they arrive, read until the socket would
 /// block (up to 256 KiB per turn, then the loop serves others first).
-/// `pauseReading()` stops reading (the read source is suspended only if it
-/// fires meanwhile), so the kernel buffer fills and TCP flow control pushes
-/// back on the peer.
+/// `pauseReading()` stops reading (no system call: input announced meanwhile
+/// is remembered and read on resuming), so the kernel buffer fills and TCP
+/// flow control pushes back on the peer.
 ///
 /// Writing: `write(_:)` queues and returns at once; the chunks queued during
 /// a loop turn are gathered into one `writev(2)` when the turn ends
-/// (`EventLoop.runTurn`). `isWritable` follows the `writeWatermarks`. The
-/// write source runs only while the kernel is full (after `EAGAIN`).
+/// (`EventLoop.runTurn`). `isWritable` follows the `writeWatermarks`. After
+/// `EAGAIN` the rest waits for the poller's output event (`awaitingWritable`).
 ///
 /// Closing: `shutdownWrite()` sends FIN once the queue drains; `close()`
 /// stops reading, drains, then closes; `abort()` drops the queue and resets.
 /// Once the peer's EOF arrived and our write side is shut down, the connection
-/// closes by itself. The descriptor is closed only after both sources' cancel
-/// handlers ran.
+/// closes by itself. Teardown deregisters the socket at once and closes the
+/// descriptor and delivers `.closed` on a later loop turn, never inside the
+/// call that began it.
 ///
 /// `@unchecked Sendable`: `loop`, `descriptor` and the addresses are
 /// immutable; all other state is touched only on `loop` (each public method
@@ -38,7 +40,7 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     public let localAddress: SocketAddress
     /// The peer's end.
     public let remoteAddress: SocketAddress
-    /// The socket; owned, closed exactly once by `sourceCancelled()` or `deinit`.
+    /// The socket; owned, closed exactly once by `finishClosing()` or `deinit`.
     let descriptor: Int32
 
     /// Where the connection is in its life; see `Lifecycle`.
@@ -57,10 +59,11 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     /// mid-burst, budget spent, or the source fired while paused), so bytes
     /// may wait that the read source will not announce again.
     var readStoppedEarly = false
-    /// The read source, made by `start(_:)`; the write source, made the first
-    /// time a write meets a full kernel buffer (`armedWriteGate()`).
-    var readGate: SourceGate?
-    var writeGate: SourceGate?
+    /// The poller's token for this socket, from `start(_:)` until teardown.
+    var pollToken: UInt64?
+    /// True after a write met a full kernel buffer, until the poller's output
+    /// event let `flush` send the rest.
+    var awaitingWritable = false
     /// Receives events; dropped after `.closed`, breaking any cycle through it.
     private var handler: ((ConnectionEvent) -> Void)?
 
@@ -75,27 +78,27 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     /// Bytes queued by `write(_:)` that the kernel has not taken yet. Read only on the loop.
     public var pendingWriteByteCount: Int { pending.byteCount }
 
-    /// Most bytes read per read-source wake-up before yielding the loop.
+    /// Most bytes read per input event before yielding the loop.
     static let readBudgetPerEvent = 256 * 1024
 
     /// The connection's life; the descriptor is open in every state but `closed`.
     enum Lifecycle {
-        /// Made but not started: no sources yet.
+        /// Made but not started: not registered yet.
         case idle
-        /// Sources made; events flow.
+        /// Registered with the poller; events flow.
         case open
-        /// Sources cancelled; waiting for `outstandingCancels` cancel handlers,
-        /// after which the descriptor is closed and `.closed(error)` delivered.
-        case closing(error: WireError?, outstandingCancels: Int)
+        /// Deregistered; the descriptor is closed and `.closed(error)`
+        /// delivered on the next loop turn (`finishClosing`).
+        case closing(error: WireError?)
         /// Descriptor closed, `.closed` delivered.
         case closed
     }
 
     /// The reading direction.
     enum ReadSide {
-        /// The read source runs (once started).
+        /// Input is read as it is announced (once started).
         case reading
-        /// Suspended by `pauseReading()`.
+        /// Held by `pauseReading()`.
         case paused
         /// Finished: the peer's EOF arrived, or `close()` said no more.
         case ended
@@ -122,7 +125,7 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     }
 
     deinit {
-        // A started connection lives until closed (its sources hold it), so
+        // A started connection lives until closed (the poller holds it), so
         // only an unstarted one can get here with its descriptor open.
         if case .idle = lifecycle {
             Socket.close(descriptor)
@@ -140,14 +143,14 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
         case .open, .closing: preconditionFailure("Connection.start called twice")
         }
         self.handler = handler
-
-        let read = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: loop.queue)
-        read.setEventHandler { self.loop.runTurn { self.readable() } }
-        read.setCancelHandler { self.loop.runTurn { self.sourceCancelled() } }
-        readGate = SourceGate(read)
         lifecycle = .open
-
-        if case .reading = readSide { readGate?.resume() }
+        do {
+            pollToken = try loop.register(self)
+        } catch {
+            teardown(error)
+            return
+        }
+        // Input already waiting is announced by the registration itself.
         if !pending.isEmpty || writeSide != .open { scheduleFlush() }
     }
 
@@ -194,8 +197,8 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    /// Starts tearing down: cancels both sources; the last cancel handler
-    /// closes the descriptor and delivers `.closed(error)`. Idempotent.
+    /// Starts tearing down: deregisters the socket; the next loop turn closes
+    /// the descriptor and delivers `.closed(error)`. Idempotent.
     func teardown(_ error: WireError?) {
         switch lifecycle {
         case .idle:
@@ -205,21 +208,20 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
             pending.removeAll()
             readSide = .ended
             writeSide = .shutDown
-            lifecycle = .closing(error: error, outstandingCancels: writeGate == nil ? 1 : 2)
-            readGate?.cancel()
-            writeGate?.cancel()
+            lifecycle = .closing(error: error)
+            if let pollToken {
+                loop.deregister(pollToken, descriptor: descriptor)
+                self.pollToken = nil
+            }
+            loop.execute { self.loop.runTurn { self.finishClosing() } }
         case .closing, .closed:
             return
         }
     }
 
-    /// Runs as each source's cancel handler, on the loop.
-    private func sourceCancelled() {
-        guard case .closing(let error, let outstanding) = lifecycle else { return }
-        guard outstanding == 1 else {
-            lifecycle = .closing(error: error, outstandingCancels: outstanding - 1)
-            return
-        }
+    /// Closes the descriptor and delivers `.closed`, a turn after `teardown`. Runs on the loop.
+    private func finishClosing() {
+        guard case .closing(let error) = lifecycle else { return }
         Socket.close(descriptor)
         lifecycle = .closed
         let handler = self.handler
@@ -232,17 +234,13 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
         "Connection(\(localAddress) -> \(remoteAddress))"
     }
 
-    /// The write source, made the first time the kernel's buffer is full: most
-    /// connections never fill it, and an idle one then holds no second
-    /// Dispatch source (its object, handlers and registration).
-    func armedWriteGate() -> SourceGate {
-        if let writeGate { return writeGate }
-        let write = DispatchSource.makeWriteSource(fileDescriptor: descriptor, queue: loop.queue)
-        write.setEventHandler { self.loop.runTurn { self.flush() } }
-        write.setCancelHandler { self.loop.runTurn { self.sourceCancelled() } }
-        let gate = SourceGate(write)
-        writeGate = gate
-        return gate
+    /// What the poller saw on the socket (`epoll` event bits), in a loop turn:
+    /// input, hang-up or an error sends it to `readable()` (which holds it
+    /// while reading is paused); output or an error resumes a write that met
+    /// a full kernel buffer.
+    func pollEvent(_ events: UInt32) {
+        if events & intact_epoll_input_events != 0 { readable() }
+        if awaitingWritable, events & intact_epoll_output_events != 0 { flush() }
     }
 
     /// Hands an event to the handler, if the connection still has one.

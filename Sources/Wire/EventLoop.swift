@@ -2,8 +2,8 @@ import Dispatch
 
 /// A serial Dispatch queue that owns a set of connections, listeners and timers.
 ///
-/// Everything `Wire` does for a connection happens on its loop's queue: source
-/// handlers, callbacks, timers. State confined to a loop needs no lock; code
+/// Everything `Wire` does for a connection happens on its loop's queue: socket
+/// readiness (one `EventPoller` per loop), callbacks, timers. State confined to a loop needs no lock; code
 /// that touches it from elsewhere hops over with `execute(_:)`.
 ///
 /// ## Turns
@@ -36,6 +36,9 @@ public final class EventLoop: @unchecked Sendable {
     /// Connections to flush when the current turn ends, each once (the
     /// connection's `flushScheduled` guards against duplicates); touched only on `queue`.
     private var endOfTurnFlushes: [Connection] = []
+    /// The readiness of this loop's connections, made with the first one
+    /// started; touched only on `queue`.
+    private var poller: EventPoller?
 
     /// Bytes one `read(2)` asks for; connections read into the loop's scratch
     /// buffer of this size and copy out exactly what arrived.
@@ -115,6 +118,20 @@ public final class EventLoop: @unchecked Sendable {
     /// of every loop-confined method: a call from elsewhere would be a data race.
     public func preconditionOnLoop(file: StaticString = #fileID, line: UInt = #line) {
         precondition(isOnLoop, "not on event loop \(label)", file: file, line: line)
+    }
+
+    /// Registers a starting connection with the loop's `EventPoller` (made
+    /// on first use). Called only on the loop.
+    func register(_ connection: Connection) throws(WireError) -> UInt64 {
+        if let poller { return try poller.register(connection) }
+        let made = try EventPoller(loop: self)
+        poller = made
+        return try made.register(connection)
+    }
+
+    /// Undoes `register`. Called only on the loop.
+    func deregister(_ token: UInt64, descriptor: Int32) {
+        poller?.deregister(token, descriptor: descriptor)
     }
 
     /// Lends the loop's read buffer to `body`. Called only on the loop; `body`

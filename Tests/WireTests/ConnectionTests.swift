@@ -150,10 +150,10 @@ final class ConnectionTests: XCTestCase {
         let clientClosed = expectation(description: "client closed")
         let limit = client.writeWatermarks.high + chunkSize
 
-        // Once the kernel buffers are full (the write source had to be armed),
+        // Once the kernel buffers are full (a write met EAGAIN and awaits the poller),
         // the reader was really not reading: let it read.
         @Sendable func watchForStall() {
-            if client.writeGate?.isRunning == true, client.pendingWriteByteCount > client.writeWatermarks.low {
+            if client.awaitingWritable, client.pendingWriteByteCount > client.writeWatermarks.low {
                 state.withValue { $0.stalled = true }
                 group.loops[0].execute { server.current.connection?.resumeReading() }
             } else {
