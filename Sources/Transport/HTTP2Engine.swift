@@ -1,108 +1,147 @@
 import HTTP
 
-/// What the HTTP/2 server and client engines share: the session on its
-/// channel (through `HTTP2ChannelPump`), the open streams, and everything a
-/// stream asks of its engine once its head is out — body, end, reset,
-/// writability, consumption. Subclasses turn session events into streams.
+/// What the HTTP/2 server and client engines share: a thin driver of
+/// `HTTP2ConnectionLayer`, which holds the connection logic (flushing,
+/// backpressure, flow control, GOAWAY, failures, lingering close). The
+/// engine feeds it the channel's events and the streams' calls, and carries
+/// out its steps: writes, stream events to the `HTTPStream` objects, the
+/// linger timer, closing. Subclasses open the role's streams.
 ///
-/// Flow control: DATA is reported consumed only when the stream's consumer
-/// takes it; a stream is writable while its queued DATA is below the high
-/// water mark and the channel is writable.
+/// Invariants: `streams` holds the stream object of exactly the streams open
+/// in the layer (every removal the layer reports removes the object); a
+/// stream's consumer taking DATA reports it to the layer (`consumed`), which
+/// is what lets the peer send more.
 ///
 /// `@unchecked Sendable`: touched only on the channel's loop.
 class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
-    let pump: HTTP2ChannelPump
-    var session: HTTP2Session { pump.session }
-    var channel: ByteChannel { pump.channel }
-    /// Streams whose exchange is not finished on our side.
+    let layer: HTTP2ConnectionLayer
+    let channel: ByteChannel
+    /// The objects of the streams open in the layer.
     var streams: [HTTP2StreamID: HTTPStream] = [:]
-    /// The connection error, once the session reported one.
-    var failure: TransportError?
-    private let streamWriteHighWater: Int
+    private var pumpScheduled = false
+
+    /// How long a finished session waits for the peer's FIN before closing.
+    static let lingerTimeout: Duration = .seconds(2)
 
     init(role: HTTP2Session.Role, configuration: HTTP2Configuration, channel: ByteChannel, streamWriteHighWater: Int) {
-        self.streamWriteHighWater = streamWriteHighWater
-        pump = HTTP2ChannelPump(session: HTTP2Session(role: role, configuration: configuration), channel: channel)
-        pump.onEvents = { [unowned self] events in handle(events) }
-        pump.afterFlush = { [unowned self] in
-            for stream in streams.values { stream.writabilityMayHaveChanged() }
-        }
+        self.channel = channel
+        layer = HTTP2ConnectionLayer(role: role, configuration: configuration, streamWriteHighWater: streamWriteHighWater)
     }
 
-    /// Turns session events into stream events; overridden by each role.
-    func handle(_ events: [HTTP2Event]) {}
+    /// The connection error, once the session reported one.
+    var failure: TransportError? { layer.failure.map(TransportError.http2Connection) }
 
+    // MARK: Role hooks
+
+    /// Server: a request opened stream `id`.
+    func openStream(_ id: HTTP2StreamID, head: HTTPRequestHead, wire: [HTTPField], endsWithHead: Bool) {}
+    /// Client: a response head (interim or final) for stream `id`.
+    func receiveResponse(_ id: HTTP2StreamID, head: HTTPResponseHead, wire: [HTTPField], interim: Bool) {}
+    /// Client: the server's GOAWAY.
+    func goAwayReceived(lastStreamID: HTTP2StreamID, code: HTTP2ErrorCode) {}
     /// A stream left `streams`; the client role announces the free slot.
     func streamRemoved() {}
 
     // MARK: Channel side (`HTTPConnectionEngine`)
 
     func start(leftover: [UInt8]) {
-        pump.received(leftover)
+        layer.receive(leftover)
+        runLayer()
     }
 
     func received(_ bytes: [UInt8]) {
-        pump.received(bytes)
+        layer.receive(bytes)
+        runLayer()
     }
 
     func readEnded() {
-        failAll(.peerClosed(during: .http2Streams))
-        channel.close()
+        layer.readEnded()
+        runLayer()
     }
 
     func channelWritable() {
-        pump.flush()
+        layer.channelWritable()
+        runLayer()
     }
 
     func channelClosed(_ error: TransportError?) -> TransportError? {
-        let reported = failure ?? error
-        failAll(reported ?? .peerClosed(during: .http2Streams))
+        let reported = layer.channelClosed().map(TransportError.http2Connection) ?? error
+        while case .streamFailed(let id, _, _) = layer.next(channelWritable: false) {
+            streams.removeValue(forKey: id)?.fail(reported ?? .peerClosed(during: .http2Streams))
+        }
         return reported
     }
 
     func closeGracefully() {
-        try? session.goAway()
-        pump.scheduleFlush()
+        layer.stop()
+        schedulePump()
     }
 
     func abort() {
-        failAll(.cancelled)
-        channel.abort()
+        layer.abort()
+        runLayer()
     }
 
     var activeStreamCount: Int { streams.count }
 
-    func failAll(_ error: TransportError) {
-        let open = streams.values
-        streams.removeAll()
-        for stream in open { stream.fail(error) }
-    }
+    // MARK: The layer's steps
 
-    // MARK: Session events both roles handle alike
-
-    /// DATA for a stream: to its consumer, or consumed and dropped when no one will read it.
-    func receiveData(_ id: HTTP2StreamID, _ bytes: [UInt8], dropUnread: Bool) {
-        if let stream = streams[id], !(dropUnread && stream.handler == nil && stream.outbound == .ended) {
-            stream.receive(.body(bytes))
-        } else {
-            session.consumed(stream: id, bytes: bytes.count)
+    /// Runs the layer on the next loop turn (the calls of one turn make one flush).
+    func schedulePump() {
+        guard !pumpScheduled else { return }
+        pumpScheduled = true
+        channel.loop.execute { [self] in
+            pumpScheduled = false
+            runLayer()
         }
     }
 
-    func receiveEnd(_ id: HTTP2StreamID, trailers: HTTPFields?) {
-        streams[id]?.receive(.end(trailers: trailers))
-        removeIfDone(id)
+    /// Carries out the layer's steps until it idles.
+    func runLayer() {
+        while true {
+            switch layer.next(channelWritable: channel.isOpen && channel.isWritable) {
+            case .idle:
+                return
+            case .write(let bytes):
+                channel.write(bytes)
+            case .requestHead(let id, let head, let wire, let endsWithHead):
+                openStream(id, head: head, wire: wire, endsWithHead: endsWithHead)
+            case .interimResponse(let id, let head, let wire):
+                receiveResponse(id, head: head, wire: wire, interim: true)
+            case .responseHead(let id, let head, let wire):
+                receiveResponse(id, head: head, wire: wire, interim: false)
+            case .body(let id, let bytes):
+                if let stream = streams[id], !(stream.handler == nil && layer.dropsUnreadBody(id)) {
+                    stream.receive(.body(bytes))
+                } else {
+                    layer.consumed(id, bytes: bytes.count)
+                }
+            case .end(let id, let trailers, let streamDone):
+                streams[id]?.receive(.end(trailers: trailers))
+                if streamDone { remove(id) }
+            case .streamFailed(let id, let failure, let slotFreed):
+                streams.removeValue(forKey: id)?.fail(TransportError(failure))
+                if slotFreed { streamRemoved() }
+            case .goAwayReceived(let lastStreamID, let code):
+                goAwayReceived(lastStreamID: lastStreamID, code: code)
+            case .streamsMayWrite:
+                for stream in streams.values { stream.writabilityMayHaveChanged() }
+            case .shutdownAndLinger:
+                channel.shutdownWrite()
+                channel.loop.schedule(after: HTTP2Engine.lingerTimeout) { [self] in
+                    if layer.lingerTimerFired(), channel.isOpen { channel.close() }
+                }
+            case .close:
+                channel.close()
+            case .abort:
+                channel.abort()
+            }
+        }
     }
 
-    func connectionFailed(_ error: HTTP2ConnectionError) {
-        failure = .http2Connection(error)
-        failAll(.http2Connection(error))
-    }
-
-    /// Forgets a stream once both messages are complete.
-    func removeIfDone(_ id: HTTP2StreamID) {
-        guard let stream = streams[id], stream.inbound == .ended, stream.outbound == .ended else { return }
-        streams[id] = nil
+    /// Forgets a stream both of whose messages are complete.
+    private func remove(_ id: HTTP2StreamID) {
+        guard streams.removeValue(forKey: id) != nil else { return }
         streamRemoved()
     }
 
@@ -118,23 +157,24 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
     func sendBody(_ bytes: [UInt8], on stream: HTTPStream) throws(TransportError) {
         let id = try id(stream)
         do {
-            try session.sendData(stream: id, bytes: bytes, endStream: false)
+            try layer.sendBody(bytes, on: id)
         } catch {
-            throw .http2Session(error)
+            throw TransportError(error)
         }
-        pump.scheduleFlush()
+        schedulePump()
     }
 
     func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) -> HTTPFields? {
         let id = try id(stream)
+        let done: Bool
         do {
-            try session.sendTrailers(stream: id, trailers: trailers ?? HTTPFields())
+            done = try layer.sendEnd(trailers: trailers, on: id)
         } catch {
-            throw .http2Session(error)
+            throw TransportError(error)
         }
         stream.outboundEnded()
-        removeIfDone(id)
-        pump.scheduleFlush()
+        if done { remove(id) }
+        schedulePump()
         // What went out: the peer decodes no connection-specific field, and names in lowercase.
         return trailers?.asSentOverHTTP2
     }
@@ -143,23 +183,23 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
         let id = HTTP2StreamID(stream.streamID)
         guard streams[id] === stream else { return }
         streams[id] = nil
-        try? session.resetStream(id, code: code)
-        pump.scheduleFlush()
+        layer.reset(id, code: code)
+        schedulePump()
         streamRemoved()
     }
 
     func isWritable(_ stream: HTTPStream) -> Bool {
-        channel.isWritable && session.queuedBytes(stream: HTTP2StreamID(stream.streamID)) < streamWriteHighWater
+        channel.isWritable && layer.streamAcceptsData(HTTP2StreamID(stream.streamID))
     }
 
     func pendingOutboundBytes(_ stream: HTTPStream) -> Int {
-        session.queuedBytes(stream: HTTP2StreamID(stream.streamID)) + channel.pendingWriteByteCount
+        layer.queuedBytes(HTTP2StreamID(stream.streamID)) + channel.pendingWriteByteCount
     }
 
     func inboundWanted(_ stream: HTTPStream) {}
 
     func consumed(_ stream: HTTPStream, bytes: Int) {
-        session.consumed(stream: HTTP2StreamID(stream.streamID), bytes: bytes)
-        pump.scheduleFlush()
+        layer.consumed(HTTP2StreamID(stream.streamID), bytes: bytes)
+        schedulePump()
     }
 }
