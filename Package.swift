@@ -15,7 +15,7 @@
 // Proxy imports neither AuthFlow nor Faults: the sign-in flow's add-ons plug
 // into it from ProxyAddons through the hook protocol.
 // Protocol logic is sans-io (events in, commands out; tested without sockets):
-// ChannelSecurityLayer (TLS), HTTP1ServerLayer/HTTP1ClientLayer, HTTP2Session,
+// ChannelSecurityLayer (TLS), HTTP1ServerLayer/HTTP1ClientLayer, HTTP2ConnectionLayer,
 // DownstreamLayer/ExchangeFlow (the proxy). ByteChannel, the HTTP engines and
 // DownstreamDriver are their drivers; Wire's EventPoller holds a loop's sockets.
 import PackageDescription
