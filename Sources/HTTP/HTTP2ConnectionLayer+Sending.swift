@@ -9,14 +9,15 @@ extension HTTP2ConnectionLayer {
     public var canOpenStream: Bool { goAway == nil && failure == nil && !stopping && phase == .open }
 
     /// Client: opens a stream with this request head. `framing` nil: a body
-    /// follows when the fields declare one. Returns the stream and the head
-    /// as given to the session (version 2, one value for an agreeing
-    /// Content-Length list) and whether the head ended the request.
+    /// follows when the fields declare one. Returns the stream, the head as
+    /// given to the session (version 2, one value for an agreeing
+    /// Content-Length list), whether the head ended the request, and the
+    /// field list that went out (mapped once, for the session and the record).
     /// An extended CONNECT is refused here only once the server's SETTINGS
     /// said no; before they arrive (a fresh connection) it goes out, and a
     /// server without RFC 8441 resets the stream.
     public func openStream(_ head: HTTPRequestHead, framing: HTTP1Framing?)
-        throws(HTTP2LayerError) -> (id: HTTP2StreamID, head: HTTPRequestHead, endStream: Bool) {
+        throws(HTTP2LayerError) -> (id: HTTP2StreamID, head: HTTPRequestHead, endStream: Bool, sent: [HTTPField]) {
         if let failure { throw .connectionFailed(failure) }
         guard canOpenStream else { throw .goingAway }
         if let name = head.connectProtocol, head.method == "CONNECT", session.peerSettingsReceived,
@@ -32,32 +33,35 @@ extension HTTP2ConnectionLayer {
         case nil: endStream = !head.fields.declareRequestBody
         case .contentLength?, .chunked?, .closeDelimited?, .tunnel?: endStream = false
         }
+        let list = HTTP2FieldMapping.requestList(head)
         let id: HTTP2StreamID
         do {
-            id = try session.sendRequest(head, endStream: endStream)
+            id = try session.sendRequest(fields: list, endStream: endStream)
         } catch {
             throw .session(error)
         }
         streams.updateValue(StreamProgress(outboundEnded: endStream), forKey: id)
         flushDue = true
-        return (id, head, endStream)
+        return (id, head, endStream, list)
     }
 
     /// Server: the response head on an open stream; returns it as given to
-    /// the session (version 2, no reason phrase: HTTP/2 carries none).
+    /// the session (version 2, no reason phrase: HTTP/2 carries none) and the
+    /// field list that went out (mapped once, for the session and the record).
     public func sendResponseHead(_ head: HTTPResponseHead, on id: HTTP2StreamID)
-        throws(HTTP2LayerError) -> HTTPResponseHead {
+        throws(HTTP2LayerError) -> (head: HTTPResponseHead, sent: [HTTPField]) {
         try requireOpen(id)
         var head = head
         head.version = .http2
         head.reason = ""
+        let list = HTTP2FieldMapping.responseList(head)
         do {
-            try session.sendResponse(stream: id, head: head, endStream: false)
+            try session.sendResponse(stream: id, fields: list, informational: head.isInformational, endStream: false)
         } catch {
             throw .session(error)
         }
         flushDue = true
-        return head
+        return (head, list)
     }
 
     /// Queues DATA on an open stream (see `streamAcceptsData` for when to stop).

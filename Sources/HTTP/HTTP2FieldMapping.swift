@@ -123,14 +123,25 @@ extension HTTPRequestHead {
     public var asSentOverHTTP2: HTTPRequestHead {
         HTTP2FieldMapping.requestHead(from: HTTP2FieldMapping.requestList(self))
     }
+
+    /// The head the HTTP/2 peer decodes from `list`, the field list
+    /// `HTTP2FieldMapping.requestList` made of this head and the session sent.
+    public static func decodedFromHTTP2(_ list: [HTTPField]) -> HTTPRequestHead {
+        HTTP2FieldMapping.requestHead(from: list)
+    }
 }
 
 extension HTTPResponseHead {
     /// This head as the HTTP/2 peer decodes it once `HTTP2Session.sendResponse`
     /// sent it (no reason phrase, names lowercased, connection-specific fields gone).
     public var asSentOverHTTP2: HTTPResponseHead {
-        HTTP2FieldMapping.responseHead(from: HTTP2FieldMapping.responseList(self))
-            ?? HTTPResponseHead(status: status, reason: "", version: .http2)
+        decodedFromHTTP2(HTTP2FieldMapping.responseList(self))
+    }
+
+    /// This head as the HTTP/2 peer decodes `list`, the field list
+    /// `HTTP2FieldMapping.responseList` made of it and the session sent.
+    public func decodedFromHTTP2(_ list: [HTTPField]) -> HTTPResponseHead {
+        HTTP2FieldMapping.responseHead(from: list) ?? HTTPResponseHead(status: status, reason: "", version: .http2)
     }
 }
 

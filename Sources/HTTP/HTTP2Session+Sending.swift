@@ -14,10 +14,17 @@ extension HTTP2Session {
     /// `Host` and connection-specific fields. After the peer's GOAWAY the
     /// stream is refused locally: a `.streamReset` with `REFUSED_STREAM` follows.
     public func sendRequest(_ head: HTTPRequestHead, endStream: Bool) throws(HTTP2SessionError) -> HTTP2StreamID {
+        try sendRequest(fields: HTTP2FieldMapping.requestList(head), endStream: endStream)
+    }
+
+    /// `sendRequest(_:endStream:)` with the field list already mapped
+    /// (`HTTP2FieldMapping.requestList`), for a sender that records that
+    /// very list as what went on the wire.
+    public func sendRequest(fields list: [HTTPField], endStream: Bool) throws(HTTP2SessionError) -> HTTP2StreamID {
         guard role == .client else { throw .wrongRole }
         guard case .open = connection else { throw .sessionClosing }
         var provider = dataProvider
-        let id = withNameValues(HTTP2FieldMapping.requestList(head)) { nva, count in
+        let id = withNameValues(list) { nva, count in
             library {
                 endStream
                     ? nghttp2_submit_request(session, nil, nva, count, nil, nil)
@@ -35,11 +42,19 @@ extension HTTP2Session {
     /// interim head (1xx) goes out on its own and the final one must follow;
     /// it cannot end the stream.
     public func sendResponse(stream: HTTP2StreamID, head: HTTPResponseHead, endStream: Bool) throws(HTTP2SessionError) {
+        try sendResponse(stream: stream, fields: HTTP2FieldMapping.responseList(head),
+                         informational: head.isInformational, endStream: endStream)
+    }
+
+    /// `sendResponse(stream:head:endStream:)` with the field list already
+    /// mapped (`HTTP2FieldMapping.responseList`); `informational` says the
+    /// head is a 1xx.
+    public func sendResponse(stream: HTTP2StreamID, fields list: [HTTPField], informational: Bool,
+                             endStream: Bool) throws(HTTP2SessionError) {
         guard role == .server else { throw .wrongRole }
         guard let state = streams[stream] else { throw .unknownStream(stream) }
         guard case .idle = state.outbound else { throw .streamNotWritable(stream) }
-        let list = HTTP2FieldMapping.responseList(head)
-        if head.isInformational {
+        if informational {
             guard !endStream else { throw .streamNotWritable(stream) }
             let rv = withNameValues(list) { nva, count in
                 library { nghttp2_submit_headers(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, nil, nva, count, nil) }

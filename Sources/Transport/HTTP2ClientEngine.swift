@@ -18,15 +18,16 @@ final class HTTP2ClientEngine: HTTP2Engine, HTTPClientEngine, @unchecked Sendabl
     func open(_ head: HTTPRequestHead, framing: HTTP1Framing?,
               handler: @escaping (HTTPStreamEvent) -> Void) throws(TransportError) -> HTTPClientStream {
         guard channel.isOpen || layer.failure != nil else { throw .invalidState(HTTP2LayerError.goingAway.description) }
-        let opened: (id: HTTP2StreamID, head: HTTPRequestHead, endStream: Bool)
+        let opened: (id: HTTP2StreamID, head: HTTPRequestHead, endStream: Bool, sent: [HTTPField])
         do {
             opened = try layer.openStream(head, framing: framing)
         } catch {
             throw TransportError(error)
         }
-        // The head as the server decodes it (and so as recorded): no Host, no connection-specific field.
+        // The head as the server decodes the list that went out (and so as
+        // recorded): no Host, no connection-specific field.
         let stream = HTTPClientStream(loop: channel.loop, streamID: Int(opened.id), version: .http2,
-                                      request: opened.head.asSentOverHTTP2, requestWire: .http2Sent(request: opened.head),
+                                      request: .decodedFromHTTP2(opened.sent), requestWire: .http2(fields: opened.sent),
                                       connection: connection, driver: self)
         streams[opened.id] = stream
         stream.setHandler(handler)

@@ -35,14 +35,15 @@ final class HTTP2ServerEngine: HTTP2Engine, HTTPConnectionEngine, HTTPServerStre
     func sendHead(_ head: HTTPResponseHead, framing: HTTP1Framing?,
                   on stream: HTTPServerStream) throws(TransportError) -> (sent: HTTPResponseHead, wire: HeadDigest.WireForm) {
         let id = try id(stream)
-        let sent: HTTPResponseHead
+        let sent: (head: HTTPResponseHead, sent: [HTTPField])
         do {
             sent = try layer.sendResponseHead(head, on: id)
         } catch {
             throw TransportError(error)
         }
         schedulePump()
-        return (sent.asSentOverHTTP2, .http2Sent(response: sent))
+        // Recorded from the very list that went out.
+        return (sent.head.decodedFromHTTP2(sent.sent), .http2(fields: sent.sent))
     }
 
     override func inboundWanted(_ stream: HTTPStream) {

@@ -63,7 +63,9 @@ final class HTTP2ConnectionLayerTests: XCTestCase {
         XCTAssertEqual(script.settle().withoutFlushes, ["head POST /u #1", "body #1 5", "end #1"])
         XCTAssertTrue(script.layer.isOpen(1))
 
-        XCTAssertEqual(try script.layer.sendResponseHead(HTTPResponseHead(status: 200, reason: "OK"), on: 1).reason, "")
+        let sent = try script.layer.sendResponseHead(HTTPResponseHead(status: 200, reason: "OK"), on: 1)
+        XCTAssertEqual(sent.head.reason, "")
+        XCTAssertEqual(sent.sent.map(\.name), [":status"], "the list the session sent")
         try script.layer.sendBody(Array("world".utf8), on: 1)
         XCTAssertTrue(try script.layer.sendEnd(trailers: nil, on: 1), "both messages are over")
         XCTAssertFalse(script.layer.isOpen(1))
