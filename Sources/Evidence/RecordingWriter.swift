@@ -250,13 +250,13 @@ public final class RecordingWriter: @unchecked Sendable {
             line.append(to: &pending)
             pendingRecords += 1
             queuedBytes += line.count
-            guard drainScheduled else {
-                drainScheduled = true
-                return true
-            }
             if !writeNow, pending.count >= RecordingWriter.eagerBatchBytes || queuedBytes >= queueLimit {
                 writeNow = true
                 if gathering { lock.broadcast() }
+            }
+            guard drainScheduled else {
+                drainScheduled = true
+                return true
             }
         case .stopped(let reason, let lost):
             status = .stopped(reason: reason, lost: lost + 1)

@@ -20,7 +20,7 @@ struct RelayTally {
     /// The count and digest so far (the running digest goes on unchanged).
     var recorded: RelayedStreams.Stream {
         var copy = running
-        return RelayedStreams.Stream(bytes: byteCount, sha256: SHA256Digest(bytes: copy.finish())!)
+        return RelayedStreams.Stream(bytes: byteCount, sha256: .finishing(&copy))
     }
 }
 

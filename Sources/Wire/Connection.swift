@@ -56,8 +56,8 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     /// True while a read continuation is queued on the loop (at most one at a time).
     var readScheduled = false
     /// True when the last read stopped before the socket said EAGAIN (paused
-    /// mid-burst, budget spent, or the source fired while paused), so bytes
-    /// may wait that the read source will not announce again.
+    /// mid-burst, budget spent, or input announced while paused), so bytes
+    /// may wait that the edge-triggered poller will not announce again.
     var readStoppedEarly = false
     /// The poller's token for this socket, from `start(_:)` until teardown.
     var pollToken: UInt64?
@@ -213,7 +213,7 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
                 loop.deregister(pollToken, descriptor: descriptor)
                 self.pollToken = nil
             }
-            loop.execute { self.loop.runTurn { self.finishClosing() } }
+            loop.execute { self.finishClosing() }
         case .closing, .closed:
             return
         }
