@@ -80,8 +80,7 @@ public struct HTTP1ServerLayer: Sendable {
     }
 
     /// What the driver does next, from `next(consumerWants:)`. After any step
-    /// but `.wait`, `.pauseReading` and `.resumeReading` the driver carries it
-    /// out and calls `next` again.
+    /// but `.idle` the driver carries it out and calls `next` again.
     public enum Step: Hashable, Sendable {
         /// Nothing more to do until another event; reading as said.
         case idle(HTTP1Reading)

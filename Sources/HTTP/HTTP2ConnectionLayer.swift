@@ -116,8 +116,9 @@ public final class HTTP2ConnectionLayer {
     private var writabilityDue = false
     /// Every open stream fails with this, one per step.
     private var failingAll: HTTP2StreamFailure?
-    /// Client: streams above this GOAWAY's last id fail, then `.goAwayReceived`.
-    private var goAwayDue: (lastStreamID: HTTP2StreamID, code: HTTP2ErrorCode)?
+    /// Client: `goAway` came and is not reported yet: streams above its last
+    /// id fail, then `.goAwayReceived`.
+    private var goAwayUnreported = false
     /// Carried out once the failures are reported; the phase is then closed.
     private var finalStep: Step?
 
@@ -173,7 +174,7 @@ public final class HTTP2ConnectionLayer {
         events.removeAll()
         eventIndex = 0
         finalStep = nil
-        goAwayDue = nil
+        goAwayUnreported = false
         failingAll = .peerClosed
         return failure
     }
@@ -207,13 +208,13 @@ public final class HTTP2ConnectionLayer {
                 }
                 failingAll = nil
             }
-            if let goAway = goAwayDue {
+            if goAwayUnreported, let goAway {
                 if let id = streams.keys.first(where: { $0 > goAway.lastStreamID }) {
                     streams.removeValue(forKey: id)
                     return .streamFailed(id, .notProcessed(lastStreamID: goAway.lastStreamID, code: goAway.code),
                                          slotFreed: false)
                 }
-                goAwayDue = nil
+                goAwayUnreported = false
                 return .goAwayReceived(lastStreamID: goAway.lastStreamID, code: goAway.code)
             }
             if eventIndex < events.count {
@@ -308,7 +309,7 @@ public final class HTTP2ConnectionLayer {
             // A server lets the client's streams finish; the session refuses new ones.
             guard role == .client else { return nil }
             goAway = (lastStreamID, code)
-            goAwayDue = (lastStreamID, code)
+            goAwayUnreported = true
             return nil
         case .connectionError(let error):
             failure = error

@@ -100,6 +100,8 @@ enum ProxyCommand {
     private static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
         let inherited = try InheritedListener.socket(arguments, descriptor: options.listenFD, address: options.listen)
         let configuration = try makeConfiguration(arguments, context)
+        // Process-wide, so here and not in `makeConfiguration` (which tests call to build values).
+        MallocArenas.limit(to: configuration.loopCount, environment: context.environment)
         let drainSeconds = arguments[options.drainTimeout]
         let server = ProxyServer(configuration: configuration)
         let stopRequested = DispatchSemaphore(value: 0)
@@ -153,7 +155,6 @@ enum ProxyCommand {
         configuration.tap = arguments[options.tap]
         configuration.toolVersion = IntactVersion.string
         configuration.loopCount = arguments[options.loops]
-        MallocArenas.limit(to: configuration.loopCount, environment: context.environment)
         configuration.clientTimeouts = ClientTimeouts(head: .seconds(arguments[options.headTimeout]),
                                                       idle: .seconds(arguments[options.idleTimeout]),
                                                       body: .seconds(arguments[options.bodyTimeout]))

@@ -109,9 +109,9 @@ struct ConnectionDeadline {
 
     /// An exchange finished; with none left the connection waits again.
     mutating func exchangeFinished(_ exchange: ExchangeID, at now: Instant, receivedBytes: Int) {
-        guard case .busy(var progress) = state, progress[exchange] != nil else { return }
+        guard case .busy(var progress) = state, let index = progress.index(forKey: exchange) else { return }
         state = .expired  // the payload's only owner is `progress` while it changes: no copy
-        progress.removeValue(forKey: exchange)
+        progress.remove(at: index)
         // HTTP/1.1: an exchange ending is progress on the connection.
         if !timesStreams { ConnectionDeadline.touchAll(&progress, at: now) }
         state = progress.isEmpty ? .waiting(since: now, bytesAtStart: receivedBytes, headStarted: nil)

@@ -136,10 +136,9 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
         }
     }
 
-    /// Hands one event to the layer; an exchange's event goes straight to its flow.
+    /// Hands one event to the layer (which sends an exchange's event straight to its flow).
     private func handle(_ event: DownstreamEvent) {
-        guard case .exchange(let exchange, let exchangeEvent) = event else { return layer.handle(event, self) }
-        layer.handle(exchangeEvent, of: exchange, self)
+        layer.handle(event, self)
     }
 
     /// Carries out one of the layer's commands (`DownstreamActions`). Never

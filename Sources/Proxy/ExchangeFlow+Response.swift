@@ -67,10 +67,7 @@ extension ExchangeFlow {
         if hooksOnlyWatch, !responsePacer.isHolding {
             // What the chain and the pacer would do with the lone `.forward(part)` it makes, without them.
             for hook in hooks { hook.watchResponse(part) }
-            switch responseLeg {
-            case .awaitingHead, .streaming, .switched: return sendToClient(part, io)
-            case .sent, .broken, .stalled: return
-            }
+            return sendToClient(part, io)  // drops what can no longer reach the client
         }
         responsePacer.hold(HookChain.run(part, through: hooks[...], { $0.response($1) }))
         releaseResponse(io)
