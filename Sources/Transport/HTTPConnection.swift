@@ -63,7 +63,7 @@ public class HTTPConnection: @unchecked Sendable {
     func begin() {
         loop.preconditionOnLoop()
         selfReference = self
-        channel.start { [self] event in channelEvent(event) }
+        channel.start(owner: self)
     }
 
     /// Takes over the started channel, established or still handshaking
@@ -72,7 +72,7 @@ public class HTTPConnection: @unchecked Sendable {
         loop.preconditionOnLoop()
         selfReference = self
         state = .awaitingChannel(leftover: leftover)
-        channel.setHandler { [self] event in channelEvent(event) }
+        channel.setOwner(self)
         if channel.isEstablished { established(channel.tlsInfo) }
     }
 
