@@ -19,6 +19,8 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
     /// The objects of the streams open in the layer.
     var streams: [HTTP2StreamID: HTTPStream] = [:]
     private var pumpScheduled = false
+    /// True while `runLayer` runs: a change made meanwhile is seen by its next step.
+    private var running = false
 
     /// How long a finished session waits for the peer's FIN before closing.
     static let lingerTimeout: Duration = .seconds(2)
@@ -86,9 +88,11 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
 
     // MARK: The layer's steps
 
-    /// Runs the layer on the next loop turn (the calls of one turn make one flush).
+    /// Runs the layer on the next loop turn (the calls of one turn make one
+    /// flush). Nothing to schedule while `runLayer` runs: the stream's call
+    /// came from one of its steps, and it asks the layer again once that call returned.
     func schedulePump() {
-        guard !pumpScheduled else { return }
+        guard !pumpScheduled, !running else { return }
         pumpScheduled = true
         channel.loop.execute { [self] in
             pumpScheduled = false
@@ -98,6 +102,9 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
 
     /// Carries out the layer's steps until it idles.
     func runLayer() {
+        let outer = running
+        running = true
+        defer { running = outer }
         while true {
             switch layer.next(channelWritable: channel.isOpen && channel.isWritable) {
             case .idle:
