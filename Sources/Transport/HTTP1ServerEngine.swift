@@ -181,6 +181,10 @@ final class HTTP1ServerEngine: HTTP1Engine, HTTPConnectionEngine, HTTPServerStre
         if !end.bytes.isEmpty { channel.write(end.bytes) }
         stream.outboundEnded()
         switch end.completion {
+        case .nextRequest where layer.awaitsRequest:
+            // Nothing received waits: the layer can only resume reading, which
+            // delivers nothing inside the owner's call; no loop turn needed.
+            pump()
         case .awaitingRequestEnd, .nextRequest:
             schedulePump()
         case .finish(let command):
