@@ -21,6 +21,9 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
     private var pumpScheduled = false
     /// True while `runLayer` runs: a change made meanwhile is seen by its next step.
     private var running = false
+    /// True while `runLayer` runs inside an owner's call (`abort`): what the
+    /// steps announce to the connection's owner must then wait a turn.
+    private var inOwnersCall = false
 
     /// How long a finished session waits for the peer's FIN before closing.
     static let lingerTimeout: Duration = .seconds(2)
@@ -42,7 +45,9 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
     /// Client: the server's GOAWAY.
     func goAwayReceived(lastStreamID: HTTP2StreamID, code: HTTP2ErrorCode) {}
     /// A stream left `streams`; the client role announces the free slot.
-    func streamRemoved() {}
+    /// `inStep`: it happened in one of the layer's own steps, outside any
+    /// owner's call, so the announcement may go at once.
+    func streamRemoved(inStep: Bool) {}
 
     // MARK: Channel side (`HTTPConnectionEngine`)
 
@@ -81,7 +86,10 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
 
     func abort() {
         layer.abort()
+        let outer = inOwnersCall
+        inOwnersCall = true
         runLayer()
+        inOwnersCall = outer
     }
 
     var activeStreamCount: Int { streams.count }
@@ -125,10 +133,10 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
                 }
             case .end(let id, let trailers, let streamDone):
                 streams[id]?.receive(.end(trailers: trailers))
-                if streamDone { remove(id) }
+                if streamDone { remove(id, inStep: !inOwnersCall) }
             case .streamFailed(let id, let failure, let slotFreed):
                 streams.removeValue(forKey: id)?.fail(TransportError(failure))
-                if slotFreed { streamRemoved() }
+                if slotFreed { streamRemoved(inStep: !inOwnersCall) }
             case .goAwayReceived(let lastStreamID, let code):
                 goAwayReceived(lastStreamID: lastStreamID, code: code)
             case .streamsMayWrite:
@@ -147,9 +155,9 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
     }
 
     /// Forgets a stream both of whose messages are complete.
-    private func remove(_ id: HTTP2StreamID) {
+    private func remove(_ id: HTTP2StreamID, inStep: Bool) {
         guard streams.removeValue(forKey: id) != nil else { return }
-        streamRemoved()
+        streamRemoved(inStep: inStep)
     }
 
     // MARK: Stream side
@@ -180,7 +188,7 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
             throw TransportError(error)
         }
         stream.outboundEnded()
-        if done { remove(id) }
+        if done { remove(id, inStep: false) }
         schedulePump()
         // What went out: the peer decodes no connection-specific field, and names in lowercase.
         return trailers?.asSentOverHTTP2
@@ -192,7 +200,7 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
         streams[id] = nil
         layer.reset(id, code: code)
         schedulePump()
-        streamRemoved()
+        streamRemoved(inStep: false)
     }
 
     func isWritable(_ stream: HTTPStream) -> Bool {
