@@ -40,7 +40,14 @@ func measure(iterations: Int, repetitions: Int = 5, _ body: () -> Void) -> [Doub
     return runs.sorted()
 }
 
-func report(_ name: String, iterations: Int, bytesPerIteration: Int? = nil, runs: [Double]) {
+/// Only the cases whose name contains `MICROBENCH_ONLY` run (all when unset): one case under
+/// callgrind gives its instructions per op as (Ir at N iterations − Ir at 0) / (5 N).
+let only = ProcessInfo.processInfo.environment["MICROBENCH_ONLY"]
+
+/// Prints the median of `runs`, which is measured only when `name` is selected (`MICROBENCH_ONLY`).
+func report(_ name: String, iterations: Int, bytesPerIteration: Int? = nil, runs measured: @autoclosure () -> [Double]) {
+    if let only, !name.contains(only) { return }
+    let runs = measured()
     let median = runs[runs.count / 2]
     let perOp = median / Double(iterations) * 1e6
     let label = name.count < 48 ? name + String(repeating: " ", count: 48 - name.count) : name
@@ -168,5 +175,31 @@ report("recording line of a two-leg 1 KiB GET (\(lineLength) bytes)", iterations
 report("two-leg record built (digests, redaction, timings)", iterations: n,
        runs: measure(iterations: n) { sink &+= ExchangeRecord(exchangeID: "d1.1", tap: "proxy",
                                                               legs: [recordedLeg(.downstream, "d1"), recordedLeg(.upstream, "u1")]).legs.count })
+
+// 7. The four heads of a proxied 1 KiB GET, one by one: the request and the response
+// as the benchmark's wrk and nginx send them (each is digested once per leg).
+let getWire = Array(getText.utf8), okWire = Array(okText.utf8)
+report("head digest, GET request (1 field, hmac-sha256)", iterations: n,
+       runs: measure(iterations: n) {
+           sink &+= HeadDigest(request: getHead, wire: .http1(head: getWire), connectionScheme: "https",
+                               using: keyed).wireLength
+       })
+report("head digest, nginx 200 response (\(okFields.count) fields, hmac-sha256)", iterations: n,
+       runs: measure(iterations: n) {
+           sink &+= HeadDigest(response: okHead, wire: .http1(head: okWire), using: keyed).wireLength
+       })
+report("head digest, nginx 200 response (HTTP/2 wire form, hmac-sha256)", iterations: n,
+       runs: measure(iterations: n) {
+           sink &+= HeadDigest(response: okHead, wire: .http2Response(okHead), using: keyed).wireLength
+       })
+
+// 8. One digest of 30 bytes (a typical field group), the unit a head takes a dozen of.
+let thirty = [UInt8](repeating: 0x61, count: 30)
+for function in [keyed, plain] {
+    report("one digest of 30 bytes (\(function.algorithm.rawValue))", iterations: n,
+           runs: measure(iterations: n) {
+               sink &+= Int(SHA256Digest.of(thirty, using: function).withUnsafeBytes { $0[0] })
+           })
+}
 
 print("(checksum \(sink & 0xff); median of 5 runs each)")
