@@ -34,18 +34,22 @@ public struct BodyDigest: Codable, Hashable, Sendable {
         /// Digests a trailer section with `function`; nil when it holds no field.
         public init?(_ trailers: HTTPFields?, using function: DigestFunction) {
             guard let trailers, !trailers.isEmpty else { return nil }
-            var input = DigestInput(capacity: 64 + trailers.count * 48, using: function)
-            for field in trailers {
-                input.appendItem(field.name)
-                input.appendItem(field.value)
+            let capacity = 24 + 2 * HeadDigest.inputCapacity(trailers, wire: .http1(head: []))
+            (exact, semantic) = DigestInput.with(capacity: capacity, using: function) { input in
+                for field in trailers {
+                    input.appendItem(field.name)
+                    input.appendItem(field.value)
+                }
+                let exactEnd = input.position
+                input.appendItem("trailers")
+                trailers.fields.withUnsafeBufferPointer { section in
+                    FieldNameIndex.with(section) { index in
+                        input.appendCount(index.groups.count)
+                        for group in index.groups { input.appendGroup(group, of: index) }
+                    }
+                }
+                return (input.digest(of: 0..<exactEnd), input.digest(of: exactEnd..<input.position))
             }
-            let exactEnd = input.position
-            input.appendItem("trailers")
-            let groups = FieldGroup.groups(of: trailers)
-            input.appendCount(groups.count)
-            for group in groups { input.appendGroup(group) }
-            exact = input.digest(of: 0..<exactEnd)
-            semantic = input.digest(of: exactEnd..<input.position)
             fieldNames = trailers.map(\.name)
         }
     }

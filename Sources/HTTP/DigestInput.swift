@@ -16,154 +16,159 @@ import Hashing
 ///
 /// Because every item carries its length, no two different item sequences
 /// produce the same bytes, whatever the items contain.
+///
+/// The bytes live in storage lent for one call (`with(capacity:using:_:)`),
+/// on the stack when it fits: a head's digests allocate no buffer.
 struct DigestInput {
-    private(set) var bytes: [UInt8] = []
+    /// Where the bytes are: storage lent by `with(capacity:using:_:)`, or
+    /// `owned` once they outgrew it.
+    private var base: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    /// Heap storage this input allocated when the lent room was too small;
+    /// freed by `with(capacity:using:_:)`.
+    private var owned: UnsafeMutablePointer<UInt8>?
+    /// The number of bytes written so far; a range boundary for `digest(of:)`.
+    private(set) var position = 0
     /// What every digest of this input is taken with.
     let function: DigestFunction
 
-    init(capacity: Int, using function: DigestFunction) {
-        self.function = function
-        bytes.reserveCapacity(capacity)
+    /// Calls `body` with an empty input of room for `capacity` bytes, lent
+    /// for the call (on the stack when it fits). A bound that is too small
+    /// costs a copy to the heap, never a wrong byte.
+    static func with<Result>(capacity: Int, using function: DigestFunction, _ body: (inout DigestInput) -> Result) -> Result {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(capacity, 16)) { room in
+            var input = DigestInput(base: room.baseAddress!, capacity: room.count, function: function)
+            defer { input.owned?.deallocate() }
+            return body(&input)
+        }
     }
 
-    /// The number of bytes written so far; a range boundary for `digest(of:)`.
-    var position: Int { bytes.count }
+    private init(base: UnsafeMutablePointer<UInt8>, capacity: Int, function: DigestFunction) {
+        self.base = base
+        self.capacity = capacity
+        self.function = function
+    }
+
+    /// Room for `count` more bytes at `position`; returns where they go and moves `position` past them.
+    private mutating func claim(_ count: Int) -> UnsafeMutablePointer<UInt8> {
+        if count > capacity - position { grow(to: position + count) }
+        defer { position += count }
+        return base + position
+    }
+
+    private mutating func grow(to needed: Int) {
+        let larger = max(needed, capacity * 2)
+        let storage = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
+        storage.initialize(from: base, count: position)
+        owned?.deallocate()
+        owned = storage
+        base = storage
+        capacity = larger
+    }
 
     /// Appends `count(n)`.
     mutating func appendCount(_ n: Int) {
-        let v = UInt32(truncatingIfNeeded: n)
-        bytes.append(UInt8(truncatingIfNeeded: v >> 24))
-        bytes.append(UInt8(truncatingIfNeeded: v >> 16))
-        bytes.append(UInt8(truncatingIfNeeded: v >> 8))
-        bytes.append(UInt8(truncatingIfNeeded: v))
+        UnsafeMutableRawPointer(claim(4)).storeBytes(of: UInt32(truncatingIfNeeded: n).bigEndian, as: UInt32.self)
     }
 
-    /// Appends `item(text)`. ASCII text (the usual case) is copied from its
-    /// UTF-8 storage in one go; other text scalar by scalar.
-    mutating func appendItem(_ text: String) {
-        var text = text
-        let copied: Bool = text.withUTF8 { utf8 in
-            guard !utf8.contains(where: { $0 >= 0x80 }) else { return false }
-            appendCount(utf8.count)
-            bytes.append(contentsOf: utf8)
+    /// Starts an item whose length is not known yet: writes a placeholder
+    /// count and returns where it is, for `endItem(_:)`.
+    mutating func beginItem() -> Int {
+        let at = position
+        appendCount(0)
+        return at
+    }
+
+    /// Ends the item begun at `at`: its count becomes the bytes written since.
+    mutating func endItem(_ at: Int) {
+        UnsafeMutableRawPointer(base + at).storeBytes(of: UInt32(truncatingIfNeeded: position - at - 4).bigEndian, as: UInt32.self)
+    }
+
+    /// Appends `item(text)`, with ASCII letters lowercased when asked (the
+    /// bytes of `HTTPField.lowercaseASCII(text)`).
+    mutating func appendItem(_ text: String, lowercasingASCII lowercase: Bool = false) {
+        let at = beginItem()
+        appendText(text, lowercasingASCII: lowercase)
+        endItem(at)
+    }
+
+    /// Appends `item(bytes)` for bytes that are ASCII (so their own ISO-8859-1 form).
+    mutating func appendItem(ascii bytes: UnsafeBufferPointer<UInt8>) {
+        appendCount(bytes.count)
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        claim(bytes.count).initialize(from: source, count: bytes.count)
+    }
+
+    /// Appends the ISO-8859-1 bytes of `text`, no count: ASCII text (the usual
+    /// case) copied from its UTF-8 storage in one go, other text scalar by
+    /// scalar (`?` for a scalar above U+00FF).
+    mutating func appendText(_ text: String, lowercasingASCII lowercase: Bool = false) {
+        let copied: Bool = FieldNameIndex.withUTF8(text) { utf8 in
+            guard let source = utf8.baseAddress, !utf8.isEmpty else { return true }
+            guard DigestInput.isASCII(utf8) else { return false }
+            let target = claim(utf8.count)
+            if lowercase {
+                for offset in 0..<utf8.count {
+                    let byte = source[offset]
+                    target[offset] = byte &- 0x41 < 26 ? byte | 0x20 : byte
+                }
+            } else {
+                target.initialize(from: source, count: utf8.count)
+            }
             return true
         }
         guard !copied else { return }
-        let lengthAt = bytes.count
-        appendCount(0)
         for scalar in text.unicodeScalars {
-            bytes.append(scalar.value <= 0xFF ? UInt8(truncatingIfNeeded: scalar.value) : UInt8(ascii: "?"))
+            var value = scalar.value
+            if lowercase, value &- 0x41 < 26 { value |= 0x20 }
+            claim(1).pointee = value <= 0xFF ? UInt8(truncatingIfNeeded: value) : UInt8(ascii: "?")
         }
-        let length = UInt32(truncatingIfNeeded: bytes.count - lengthAt - 4)
-        bytes[lengthAt] = UInt8(truncatingIfNeeded: length >> 24)
-        bytes[lengthAt + 1] = UInt8(truncatingIfNeeded: length >> 16)
-        bytes[lengthAt + 2] = UInt8(truncatingIfNeeded: length >> 8)
-        bytes[lengthAt + 3] = UInt8(truncatingIfNeeded: length)
     }
 
-    /// Appends one field group: `item(name) count(V) item(value_1) … item(value_V)`,
-    /// `cookie` crumbs joined into one value (`FieldGroup.joinsCookies`).
-    mutating func appendGroup(_ group: FieldGroup) {
-        appendItem(group.name)
-        if group.joinsCookies {
+    /// True when every byte is below 0x80; eight at a time.
+    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let raw = UnsafeRawBufferPointer(bytes)
+        var offset = 0
+        while offset + 8 <= raw.count {
+            if raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            offset += 8
+        }
+        while offset < raw.count {
+            if raw[offset] >= 0x80 { return false }
+            offset += 1
+        }
+        return true
+    }
+
+    /// Appends one group of `index`: `item(name) count(V) item(value_1) … item(value_V)`,
+    /// except that a `cookie` group of more than one value is one value, the
+    /// values joined with "; " (RFC 9113 §8.2.3), so HTTP/2 crumbs and one
+    /// HTTP/1.1 line compare equal.
+    mutating func appendGroup(_ group: FieldNameIndex.Group, of index: FieldNameIndex) {
+        let entries = index.entries(of: group)
+        if index.isASCII(group) {
+            appendItem(ascii: index.nameBytes(of: group))
+        } else {
+            appendItem(index.fields[entries[0].field].name, lowercasingASCII: true)
+        }
+        if entries.count > 1, index.group(group, isNamed: DigestInput.cookie) {
             appendCount(1)
-            appendItem(group.values.joined(separator: "; "))
+            let at = beginItem()
+            for (offset, entry) in entries.enumerated() {
+                if offset > 0 { appendText("; ") }
+                appendText(index.fields[entry.field].value)
+            }
+            endItem(at)
             return
         }
-        appendCount(group.count)
-        group.forEachValue { appendItem($0) }
+        appendCount(entries.count)
+        for entry in entries { appendItem(index.fields[entry.field].value) }
     }
+
+    private static let cookie = Array("cookie".utf8)
 
     /// The digest of a range of what was written, in one update.
     func digest(of range: Range<Int>) -> SHA256Digest {
-        SHA256Digest.of(bytes[range], using: function)
-    }
-
-    /// The digest of everything written.
-    func digest() -> SHA256Digest {
-        SHA256Digest.of(bytes, using: function)
-    }
-}
-
-/// All values of one field name in a field section, in their order, under the
-/// lowercased name; the unit the semantic form and the per-field digests use.
-///
-/// A view: it holds the section and its run of the sorted name index
-/// (`groups(of:)`), no array of its own, so grouping a head allocates only
-/// the index.
-struct FieldGroup {
-    /// One field of the section: its lowercased name and its position.
-    typealias Entry = (name: String, index: Int)
-
-    /// The name lowercased (ASCII).
-    let name: String
-    /// The section the values are read from.
-    fileprivate let fields: HTTPFields
-    /// This name's run of the index, positions ascending.
-    fileprivate let entries: ArraySlice<Entry>
-
-    /// The number of values.
-    var count: Int { entries.count }
-
-    /// The values in the order they appeared, as an array (for the rare
-    /// groups that need one: `connection`, joined `cookie` crumbs).
-    var values: [String] { entries.map { fields[$0.index].value } }
-
-    /// Calls `body` with each value in the order they appeared; builds nothing.
-    func forEachValue(_ body: (String) -> Void) {
-        for entry in entries { body(fields[entry.index].value) }
-    }
-
-    /// True when the canonical forms hash this group's values joined with
-    /// "; " into one (RFC 9113 §8.2.3): `cookie` with more than one value.
-    var joinsCookies: Bool { name == "cookie" && entries.count > 1 }
-
-    /// Groups a field section by lowercased name, keeping the order of values
-    /// within each name, with the groups sorted by name in ascending byte order.
-    ///
-    /// Sorts (name, position) pairs; the groups are the runs of equal names,
-    /// cut as they are iterated. No hashing, each name lowercased once, one
-    /// allocation (the index) whatever the section holds.
-    static func groups(of fields: HTTPFields) -> FieldGroups {
-        var entries: [Entry] = []
-        entries.reserveCapacity(fields.count)
-        for (index, field) in fields.enumerated() { entries.append((field.lowercasedName, index)) }
-        // Byte order, not Swift's Unicode string order: UTF-8 preserves scalar
-        // order, so this is ISO-8859-1 byte order for the model's strings.
-        entries.sort { a, b in
-            a.name == b.name ? a.index < b.index : a.name.utf8.lexicographicallyPrecedes(b.name.utf8)
-        }
-        return FieldGroups(fields: fields, entries: entries)
-    }
-}
-
-/// The groups of a field section (`FieldGroup.groups(of:)`) in name order:
-/// the runs of equal names in the sorted index, each a `FieldGroup` view.
-struct FieldGroups: Sequence {
-    let fields: HTTPFields
-    /// (lowercased name, position), sorted by name then position.
-    let entries: [FieldGroup.Entry]
-
-    /// The number of groups (distinct names); counts the runs.
-    var count: Int {
-        var count = 0
-        for index in entries.indices where index == 0 || entries[index].name != entries[index - 1].name { count += 1 }
-        return count
-    }
-
-    func makeIterator() -> Iterator { Iterator(groups: self, start: 0) }
-
-    struct Iterator: IteratorProtocol {
-        let groups: FieldGroups
-        var start: Int
-
-        mutating func next() -> FieldGroup? {
-            let entries = groups.entries
-            guard start < entries.count else { return nil }
-            var end = start + 1
-            while end < entries.count, entries[end].name == entries[start].name { end += 1 }
-            defer { start = end }
-            return FieldGroup(name: entries[start].name, fields: groups.fields, entries: entries[start..<end])
-        }
+        SHA256Digest { function.digest(UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count), into: $0) }
     }
 }

@@ -21,6 +21,21 @@ public struct FieldDigests: Hashable, Sendable, Sequence, ExpressibleByDictionar
         entries.reserveCapacity(capacity)
     }
 
+    /// Takes entries already in name order, each name once, as a head's
+    /// grouping produces them (`FieldNameIndex`) when `byteOrderIsNameOrder`
+    /// (ISO-8859-1 names: their byte order is `String` order); otherwise
+    /// inserts them one by one, which sorts them.
+    init(sortedByName sorted: [Element], byteOrderIsNameOrder: Bool) {
+        guard byteOrderIsNameOrder else {
+            self.init(minimumCapacity: sorted.count)
+            for entry in sorted { self[entry.key] = entry.value }
+            return
+        }
+        assert(zip(sorted, sorted.dropFirst()).allSatisfy { $0.key < $1.key }, "field digests out of name order")
+        self.init()
+        entries = sorted
+    }
+
     public init(_ dictionary: [String: SHA256Digest]) {
         entries = dictionary.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }
     }

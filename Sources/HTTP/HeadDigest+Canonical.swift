@@ -51,6 +51,10 @@ extension HeadDigest {
     /// Fields about framing that the semantic form leaves to the body digest.
     public static let framingFieldNames: Set<String> = ["content-length", "transfer-encoding"]
 
+    /// The lowercased names the semantic form leaves out besides hop-by-hop
+    /// ones: `host` (carried by `authority`) and `content-length` (framing).
+    static let leftOutFieldNames: [String] = ["host", "content-length"]
+
     /// Digests a request head.
     ///
     /// - Parameters:
@@ -62,67 +66,59 @@ extension HeadDigest {
     ///   - function: what every digest is taken with (the recording's).
     public init(request head: HTTPRequestHead, wire: WireForm, connectionScheme: String,
                 using function: DigestFunction) {
-        let scheme = HTTPField.lowercaseASCII(head.scheme ?? connectionScheme)
-        let authority = HTTPField.lowercaseASCII(head.authority ?? head.fields["host"] ?? "")
-        var input = DigestInput(capacity: HeadDigest.inputCapacity(head.fields, wire: wire), using: function)
-        input.appendItem("request")
-        // An RFC 8441 extended CONNECT names its protocol with the method (a
-        // method is a token, so `CONNECT:websocket` is no method of its own).
-        input.appendItem(head.connectProtocol.map { "\(head.method):\($0)" } ?? head.method)
-        let targetStart = input.position
-        input.appendItem(scheme)
-        input.appendItem(authority)
-        input.appendItem(head.path)
-        let target = input.digest(of: targetStart..<input.position)
-        self.init(startLine: &input, fields: head.fields, wire: wire, version: head.version)
-        self.method = head.method
-        self.target = target
-        self.targetForm = head.targetForm
+        let scheme = head.scheme ?? connectionScheme
+        let authority = head.authority ?? head.fields["host"] ?? ""
+        let startLine = 40 + head.method.utf8.count + (head.connectProtocol?.utf8.count ?? 0) + scheme.utf8.count
+            + authority.utf8.count + head.path.utf8.count
+        self = DigestInput.with(capacity: startLine + HeadDigest.inputCapacity(head.fields, wire: wire), using: function) { input in
+            input.appendItem("request")
+            // An RFC 8441 extended CONNECT names its protocol with the method (a
+            // method is a token, so `CONNECT:websocket` is no method of its own).
+            if let connectProtocol = head.connectProtocol {
+                let at = input.beginItem()
+                input.appendText(head.method)
+                input.appendText(":")
+                input.appendText(connectProtocol)
+                input.endItem(at)
+            } else {
+                input.appendItem(head.method)
+            }
+            let targetStart = input.position
+            input.appendItem(scheme, lowercasingASCII: true)
+            input.appendItem(authority, lowercasingASCII: true)
+            input.appendItem(head.path)
+            let target = input.digest(of: targetStart..<input.position)
+            var digest = HeadDigest(startLine: &input, fields: head.fields, wire: wire, version: head.version)
+            digest.method = head.method
+            digest.target = target
+            digest.targetForm = head.targetForm
+            return digest
+        }
     }
 
     /// Digests a response head. The reason phrase is kept for explanations but
     /// is not part of the semantic form. Every digest is taken with `function`.
     public init(response head: HTTPResponseHead, wire: WireForm, using function: DigestFunction) {
-        var input = DigestInput(capacity: HeadDigest.inputCapacity(head.fields, wire: wire), using: function)
-        input.appendItem("response")
-        input.appendItem(String(head.status))
-        self.init(startLine: &input, fields: head.fields, wire: wire, version: head.version)
-        self.status = head.status
-        self.reasonPhrase = head.reason
+        self = DigestInput.with(capacity: 64 + HeadDigest.inputCapacity(head.fields, wire: wire), using: function) { input in
+            input.appendItem("response")
+            input.appendItem(String(head.status))
+            var digest = HeadDigest(startLine: &input, fields: head.fields, wire: wire, version: head.version)
+            digest.status = head.status
+            digest.reasonPhrase = head.reason
+            return digest
+        }
     }
 
     /// Completes the semantic form after the start-line items and computes
-    /// every digest from the one buffer: included groups first (their end is
-    /// the semantic range), then the left-out groups for their per-field
-    /// digests, then (HTTP/2) the decoded field list for `exact`. Each digest
-    /// is taken as soon as its range is written; the allocations are the
-    /// buffer, the grouping's index (`FieldGroup.groups`), `fields` and `fieldNames`.
+    /// every digest from the one buffer, in one walk of the sorted names
+    /// (`FieldNameIndex`) to classify them, then the included groups (their
+    /// end is the semantic range), the left-out groups for their per-field
+    /// digests, and (HTTP/2) the decoded field list for `exact`. Each digest
+    /// is taken as soon as its range is written. Allocates `fields`,
+    /// `fieldNames` and, when the head has any, `hopByHop`; nothing else.
     private init(startLine input: inout DigestInput, fields: HTTPFields, wire: WireForm, version: HTTPVersion) {
-        let groups = FieldGroup.groups(of: fields)
-        let connectionTokens = groups.first { $0.name == "connection" }.map { HeadDigest.connectionTokens($0.values) } ?? []
-        func isHopByHop(_ group: FieldGroup) -> Bool {
-            HeadDigest.hopByHopFieldNames.contains(group.name) || connectionTokens.contains(group.name)
-        }
-        var hopByHop: [String] = []
-        var includedCount = 0, groupCount = 0
-        for group in groups {
-            groupCount += 1
-            let hop = isHopByHop(group)
-            if hop { hopByHop.append(group.name) }
-            if !HeadDigest.isLeftOut(group.name, isHopByHop: hop) { includedCount += 1 }
-        }
-        var perField = FieldDigests(minimumCapacity: groupCount)
-        input.appendCount(includedCount)
-        for group in groups where !HeadDigest.isLeftOut(group.name, isHopByHop: isHopByHop(group)) {
-            let start = input.position
-            input.appendGroup(group)
-            perField[group.name] = input.digest(of: start..<input.position)
-        }
-        let semanticEnd = input.position
-        for group in groups where HeadDigest.isLeftOut(group.name, isHopByHop: isHopByHop(group)) {
-            let start = input.position
-            input.appendGroup(group)
-            perField[group.name] = input.digest(of: start..<input.position)
+        let (perField, hopByHop, semanticEnd) = fields.fields.withUnsafeBufferPointer { section in
+            FieldNameIndex.with(section) { index in HeadDigest.digestGroups(of: &index, into: &input) }
         }
 
         let exact: SHA256Digest
@@ -133,14 +129,13 @@ extension HeadDigest {
             wireLength = head.count
         case .http2(let list):
             let start = input.position
-            var length = 0
             for field in list {
                 input.appendItem(field.name)
                 input.appendItem(field.value)
-                length += field.name.unicodeScalars.count + field.value.unicodeScalars.count
             }
             exact = input.digest(of: start..<input.position)
-            wireLength = length
+            // One ISO-8859-1 byte per scalar: the items' bytes are the decoded lengths.
+            wireLength = input.position - start - 8 * list.count
         }
 
         self.exact = exact
@@ -152,45 +147,97 @@ extension HeadDigest {
         self.wireLength = wireLength
     }
 
-    /// Room for every item a head's digests are taken over, so the buffer
-    /// is allocated once: the start line, each field twice (its group, and
+    /// Classifies the groups of `index` (hop-by-hop, left out), then writes
+    /// `count(included)` and the included groups, then the left-out ones,
+    /// each group's digest taken over its own bytes. Returns the per-field
+    /// digests, the hop-by-hop names (sorted) and the end of the semantic form.
+    private static func digestGroups(of index: inout FieldNameIndex, into input: inout DigestInput)
+        -> (FieldDigests, [String], semanticEnd: Int) {
+        let groups = index.groups
+        let connection = groups.first { index.group($0, isNamed: connectionName) }
+        var hopByHop: [String] = []
+        var includedCount = 0
+        for offset in groups.indices {
+            let name = index.nameBytes(of: groups[offset])
+            let hop = hopByHopNameBytes.contains { $0.count == name.count && $0.elementsEqual(name) }
+                || connection.map { connectionValues(of: $0, in: index, name: name) } ?? false
+            groups[offset].isHopByHop = hop
+            groups[offset].isLeftOut = hop || leftOutNameBytes.contains { $0.count == name.count && $0.elementsEqual(name) }
+            if hop { hopByHop.append(index.name(of: groups[offset])) }
+            if !groups[offset].isLeftOut { includedCount += 1 }
+        }
+        var semanticEnd = 0
+        // Written in two runs (the included groups must be contiguous), each
+        // group's digest stored at its place in name order.
+        let entries = [FieldDigests.Element](unsafeUninitializedCapacity: groups.count) { slots, initialized in
+            func digest(leftOut: Bool) {
+                for offset in groups.indices where groups[offset].isLeftOut == leftOut {
+                    let start = input.position
+                    input.appendGroup(groups[offset], of: index)
+                    (slots.baseAddress! + offset).initialize(to: (key: index.name(of: groups[offset]),
+                                                                  value: input.digest(of: start..<input.position)))
+                }
+            }
+            input.appendCount(includedCount)
+            digest(leftOut: false)
+            semanticEnd = input.position
+            digest(leftOut: true)
+            initialized = groups.count
+        }
+        return (FieldDigests(sortedByName: entries, byteOrderIsNameOrder: index.namesAreLatin1), hopByHop, semanticEnd)
+    }
+
+    /// True when a `Connection` value of the group `connection` lists `name`
+    /// (lowercased bytes): its comma-separated tokens, with spaces and tabs
+    /// trimmed, compared ignoring ASCII case; empty tokens name nothing.
+    private static func connectionValues(of connection: FieldNameIndex.Group, in index: FieldNameIndex,
+                                         name: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !name.isEmpty else { return false }
+        for entry in index.entries(of: connection) {
+            let listed = FieldNameIndex.withUTF8(index.fields[entry.field].value) { value in
+                var tokenStart = 0
+                for end in 0...value.count where end == value.count || value[end] == UInt8(ascii: ",") {
+                    var low = tokenStart, high = end
+                    while low < high, value[low] == 0x20 || value[low] == 0x09 { low += 1 }
+                    while high > low, value[high - 1] == 0x20 || value[high - 1] == 0x09 { high -= 1 }
+                    tokenStart = end + 1
+                    guard high - low == name.count else { continue }
+                    var same = true
+                    for offset in 0..<name.count {
+                        let byte = value[low + offset]
+                        if (byte &- 0x41 < 26 ? byte | 0x20 : byte) != name[offset] { same = false; break }
+                    }
+                    if same { return true }
+                }
+                return false
+            }
+            if listed { return true }
+        }
+        return false
+    }
+
+    private static let connectionName = Array("connection".utf8)
+    private static let hopByHopNameBytes = hopByHopFieldNames.map { Array($0.utf8) }
+    private static let leftOutNameBytes = leftOutFieldNames.map { Array($0.utf8) }
+
+    /// Room for every item a head's digests are taken over besides the start
+    /// line, so the buffer is never grown: each field twice (its group, and
     /// for HTTP/2 the decoded list) with its length prefixes. UTF-8 counts
-    /// bound the ISO-8859-1 bytes written from above.
+    /// bound the ISO-8859-1 bytes written from them.
     static func inputCapacity(_ fields: HTTPFields, wire: WireForm) -> Int {
         func bytes<Fields: Sequence<HTTPField>>(_ fields: Fields) -> Int {
             fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 12 }
         }
         switch wire {
-        case .http1: return 256 + bytes(fields)
-        case .http2(let list): return 256 + bytes(fields) + bytes(list)
+        case .http1: return 8 + bytes(fields)
+        case .http2(let list): return 8 + bytes(fields) + bytes(list)
         }
-    }
-
-    /// The field names listed by `Connection` values: comma-separated tokens,
-    /// trimmed, lowercased.
-    static func connectionTokens(_ values: [String]) -> [String] {
-        var tokens: [String] = []
-        for value in values {
-            for token in value.split(separator: ",") {
-                let trimmed = trimmingOWS(token)
-                if !trimmed.isEmpty { tokens.append(HTTPField.lowercaseASCII(trimmed)) }
-            }
-        }
-        return tokens
-    }
-
-    /// Drops leading and trailing spaces and horizontal tabs (RFC 9110 OWS).
-    private static func trimmingOWS(_ token: Substring) -> String {
-        var slice = token
-        while let first = slice.first, first == " " || first == "\t" { slice = slice.dropFirst() }
-        while let last = slice.last, last == " " || last == "\t" { slice = slice.dropLast() }
-        return String(slice)
     }
 
     /// True for a lowercased name the semantic form leaves out: `host`,
     /// `content-length`, or a name that is hop-by-hop in that head.
     static func isLeftOut(_ name: String, isHopByHop: Bool) -> Bool {
-        isHopByHop || name == "host" || name == "content-length"
+        isHopByHop || leftOutFieldNames.contains(name)
     }
 
     /// True when this head has the lowercased field `name` and its semantic

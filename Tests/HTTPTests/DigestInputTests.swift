@@ -1,0 +1,63 @@
+@testable import HTTP
+import XCTest
+
+/// The item encoding's buffer and the name grouping under the head digests:
+/// the paths the pinned heads (`HeadDigestPinTests`) do not reach on their own.
+final class DigestInputTests: XCTestCase {
+    private func item(_ bytes: [UInt8]) -> [UInt8] { count(bytes.count) + bytes }
+    private func count(_ n: Int) -> [UInt8] { [UInt8(n >> 24), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)] }
+
+    func testInputOutgrowingItsRoomKeepsEveryByte() {
+        let long = String(repeating: "AbC", count: 200)
+        let digest = DigestInput.with(capacity: 1, using: .sha256) { input in
+            input.appendItem("request")
+            input.appendItem(long, lowercasingASCII: true)
+            input.appendCount(70_000)
+            let at = input.beginItem()
+            input.appendText(long)
+            input.appendText("; ")
+            input.endItem(at)
+            return input.digest(of: 0..<input.position)
+        }
+        let expected = item(Array("request".utf8)) + item(Array(long.lowercased().utf8)) + count(70_000)
+            + item(Array((long + "; ").utf8))
+        XCTAssertEqual(digest, SHA256Digest.of(expected))
+    }
+
+    func testTextIsWrittenAsISO88591WithQuestionMarksAboveIt() {
+        let digest = DigestInput.with(capacity: 64, using: .sha256) { input in
+            input.appendItem("Caf\u{C9} \u{263A}X", lowercasingASCII: true)
+            input.appendItem("Caf\u{C9}")
+            input.appendItem("")
+            return input.digest(of: 0..<input.position)
+        }
+        let expected = item([0x63, 0x61, 0x66, 0xC9, 0x20, 0x3F, 0x78]) + item([0x43, 0x61, 0x66, 0xC9]) + item([])
+        XCTAssertEqual(digest, SHA256Digest.of(expected))
+    }
+
+    /// Names sharing their first 8 bytes, one a prefix of another, across
+    /// case, and around the letters, group and sort by lowercased bytes.
+    func testNamesGroupByLowercasedBytesInByteOrder() {
+        let fields = HTTPFields([
+            HTTPField(name: "Content-Type", value: "1"), HTTPField(name: "content-length", value: "2"),
+            HTTPField(name: "X-A-B", value: "3"), HTTPField(name: "x-a", value: "4"), HTTPField(name: "CONTENT-TYPE", value: "5"),
+            HTTPField(name: "_", value: "6"), HTTPField(name: "Content-", value: "7"), HTTPField(name: "", value: "8"),
+        ])
+        let groups: [(String, [String])] = fields.fields.withUnsafeBufferPointer { section in
+            FieldNameIndex.with(section) { index in
+                index.groups.map { group in
+                    (index.name(of: group), index.entries(of: group).map { index.fields[$0.field].value })
+                }
+            }
+        }
+        XCTAssertEqual(groups.map(\.0), ["", "_", "content-", "content-length", "content-type", "x-a", "x-a-b"])
+        XCTAssertEqual(groups.map(\.1), [["8"], ["6"], ["7"], ["2"], ["1", "5"], ["4"], ["3"]])
+    }
+
+    func testEmptySectionHasNoGroups() {
+        let count = HTTPFields().fields.withUnsafeBufferPointer { section in
+            FieldNameIndex.with(section) { $0.groups.count }
+        }
+        XCTAssertEqual(count, 0)
+    }
+}
