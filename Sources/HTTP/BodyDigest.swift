@@ -35,7 +35,7 @@ public struct BodyDigest: Codable, Hashable, Sendable {
         public init?(_ trailers: HTTPFields?, using function: DigestFunction) {
             guard let trailers, !trailers.isEmpty else { return nil }
             let capacity = 24 + 2 * HeadDigest.inputCapacity(trailers, wire: .http1(head: []))
-            (exact, semantic) = DigestInput.with(capacity: capacity, using: function) { input in
+            (exact, semantic) = DigestInput.with(capacity: capacity) { input in
                 for field in trailers {
                     input.appendItem(field.name)
                     input.appendItem(field.value)
@@ -48,7 +48,7 @@ public struct BodyDigest: Codable, Hashable, Sendable {
                         for group in index.groups { input.appendGroup(group, of: index) }
                     }
                 }
-                return (input.digest(of: 0..<exactEnd), input.digest(of: exactEnd..<input.position))
+                return (input.digest(of: 0..<exactEnd, using: function), input.digest(of: exactEnd..<input.position, using: function))
             }
             fieldNames = trailers.map(\.name)
         }

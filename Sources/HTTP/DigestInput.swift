@@ -3,7 +3,8 @@ import Hashing
 /// The byte string a message digest is taken over: a sequence of
 /// length-prefixed items, built in one buffer so that each digest is one
 /// update over a contiguous range, with the recording's `DigestFunction`
-/// (SHA-256, or HMAC-SHA-256 under the digest key).
+/// (SHA-256, or HMAC-SHA-256 under the digest key). Holds no reference, so
+/// passing or copying it costs no reference counting.
 ///
 /// Encoding (the one every canonical form in `HeadDigest` and `BodyDigest`
 /// uses):
@@ -17,39 +18,37 @@ import Hashing
 /// Because every item carries its length, no two different item sequences
 /// produce the same bytes, whatever the items contain.
 ///
-/// The bytes live in storage lent for one call (`with(capacity:using:_:)`),
+/// The bytes live in storage lent for one call (`with(capacity:_:)`),
 /// on the stack when it fits: a head's digests allocate no buffer.
 struct DigestInput {
-    /// Where the bytes are: storage lent by `with(capacity:using:_:)`, or
+    /// Where the bytes are: storage lent by `with(capacity:_:)`, or
     /// `owned` once they outgrew it.
     private var base: UnsafeMutablePointer<UInt8>
     private var capacity: Int
     /// Heap storage this input allocated when the lent room was too small;
-    /// freed by `with(capacity:using:_:)`.
+    /// freed by `with(capacity:_:)`.
     private var owned: UnsafeMutablePointer<UInt8>?
-    /// The number of bytes written so far; a range boundary for `digest(of:)`.
+    /// The number of bytes written so far; a range boundary for `digest(of:using:)`.
     private(set) var position = 0
-    /// What every digest of this input is taken with.
-    let function: DigestFunction
 
     /// Calls `body` with an empty input of room for `capacity` bytes, lent
     /// for the call (on the stack when it fits). A bound that is too small
     /// costs a copy to the heap, never a wrong byte.
-    static func with<Result>(capacity: Int, using function: DigestFunction, _ body: (inout DigestInput) -> Result) -> Result {
+    static func with<Result>(capacity: Int, _ body: (inout DigestInput) -> Result) -> Result {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(capacity, 16)) { room in
-            var input = DigestInput(base: room.baseAddress!, capacity: room.count, function: function)
+            var input = DigestInput(base: room.baseAddress!, capacity: room.count)
             defer { input.owned?.deallocate() }
             return body(&input)
         }
     }
 
-    private init(base: UnsafeMutablePointer<UInt8>, capacity: Int, function: DigestFunction) {
+    private init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
         self.base = base
         self.capacity = capacity
-        self.function = function
     }
 
     /// Room for `count` more bytes at `position`; returns where they go and moves `position` past them.
+    @inline(__always)
     private mutating func claim(_ count: Int) -> UnsafeMutablePointer<UInt8> {
         if count > capacity - position { grow(to: position + count) }
         defer { position += count }
@@ -167,8 +166,9 @@ struct DigestInput {
 
     private static let cookie = Array("cookie".utf8)
 
-    /// The digest of a range of what was written, in one update.
-    func digest(of range: Range<Int>) -> SHA256Digest {
-        SHA256Digest { function.digest(UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count), into: $0) }
+    /// The digest of a range of what was written with `function` (the
+    /// recording's), in one update.
+    func digest(of range: Range<Int>, using function: DigestFunction) -> SHA256Digest {
+        SHA256Digest(digesting: UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count), using: function)
     }
 }

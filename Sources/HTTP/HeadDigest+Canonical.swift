@@ -70,7 +70,7 @@ extension HeadDigest {
         let authority = head.authority ?? head.fields["host"] ?? ""
         let startLine = 40 + head.method.utf8.count + (head.connectProtocol?.utf8.count ?? 0) + scheme.utf8.count
             + authority.utf8.count + head.path.utf8.count
-        self = DigestInput.with(capacity: startLine + HeadDigest.inputCapacity(head.fields, wire: wire), using: function) { input in
+        self = DigestInput.with(capacity: startLine + HeadDigest.inputCapacity(head.fields, wire: wire)) { input in
             input.appendItem("request")
             // An RFC 8441 extended CONNECT names its protocol with the method (a
             // method is a token, so `CONNECT:websocket` is no method of its own).
@@ -87,8 +87,8 @@ extension HeadDigest {
             input.appendItem(scheme, lowercasingASCII: true)
             input.appendItem(authority, lowercasingASCII: true)
             input.appendItem(head.path)
-            let target = input.digest(of: targetStart..<input.position)
-            var digest = HeadDigest(startLine: &input, fields: head.fields, wire: wire, version: head.version)
+            let target = input.digest(of: targetStart..<input.position, using: function)
+            var digest = HeadDigest(startLine: &input, fields: head.fields, wire: wire, version: head.version, using: function)
             digest.method = head.method
             digest.target = target
             digest.targetForm = head.targetForm
@@ -99,10 +99,10 @@ extension HeadDigest {
     /// Digests a response head. The reason phrase is kept for explanations but
     /// is not part of the semantic form. Every digest is taken with `function`.
     public init(response head: HTTPResponseHead, wire: WireForm, using function: DigestFunction) {
-        self = DigestInput.with(capacity: 64 + HeadDigest.inputCapacity(head.fields, wire: wire), using: function) { input in
+        self = DigestInput.with(capacity: 64 + HeadDigest.inputCapacity(head.fields, wire: wire)) { input in
             input.appendItem("response")
             input.appendItem(String(head.status))
-            var digest = HeadDigest(startLine: &input, fields: head.fields, wire: wire, version: head.version)
+            var digest = HeadDigest(startLine: &input, fields: head.fields, wire: wire, version: head.version, using: function)
             digest.status = head.status
             digest.reasonPhrase = head.reason
             return digest
@@ -116,16 +116,17 @@ extension HeadDigest {
     /// digests, and (HTTP/2) the decoded field list for `exact`. Each digest
     /// is taken as soon as its range is written. Allocates `fields`,
     /// `fieldNames` and, when the head has any, `hopByHop`; nothing else.
-    private init(startLine input: inout DigestInput, fields: HTTPFields, wire: WireForm, version: HTTPVersion) {
+    private init(startLine input: inout DigestInput, fields: HTTPFields, wire: WireForm, version: HTTPVersion,
+                 using function: DigestFunction) {
         let (perField, hopByHop, semanticEnd) = fields.fields.withUnsafeBufferPointer { section in
-            FieldNameIndex.with(section) { index in HeadDigest.digestGroups(of: &index, into: &input) }
+            FieldNameIndex.with(section) { index in HeadDigest.digestGroups(of: &index, into: &input, using: function) }
         }
 
         let exact: SHA256Digest
         let wireLength: Int
         switch wire {
         case .http1(let head):
-            exact = SHA256Digest.of(head, using: input.function)
+            exact = SHA256Digest.of(head, using: function)
             wireLength = head.count
         case .http2(let list):
             let start = input.position
@@ -133,13 +134,13 @@ extension HeadDigest {
                 input.appendItem(field.name)
                 input.appendItem(field.value)
             }
-            exact = input.digest(of: start..<input.position)
+            exact = input.digest(of: start..<input.position, using: function)
             // One ISO-8859-1 byte per scalar: the items' bytes are the decoded lengths.
             wireLength = input.position - start - 8 * list.count
         }
 
         self.exact = exact
-        self.semantic = input.digest(of: 0..<semanticEnd)
+        self.semantic = input.digest(of: 0..<semanticEnd, using: function)
         self.fields = perField
         self.fieldNames = fields.map(\.name)
         self.hopByHop = hopByHop
@@ -151,18 +152,28 @@ extension HeadDigest {
     /// `count(included)` and the included groups, then the left-out ones,
     /// each group's digest taken over its own bytes. Returns the per-field
     /// digests, the hop-by-hop names (sorted) and the end of the semantic form.
-    private static func digestGroups(of index: inout FieldNameIndex, into input: inout DigestInput)
+    private static func digestGroups(of index: inout FieldNameIndex, into input: inout DigestInput, using function: DigestFunction)
         -> (FieldDigests, [String], semanticEnd: Int) {
         let groups = index.groups
         let connection = groups.first { index.group($0, isNamed: connectionName) }
+        var listedLengths: UInt64 = 0
+        if let connection {
+            _ = connectionTokens(of: connection, in: index) { token in
+                listedLengths |= lengthBit(token.count)
+                return false
+            }
+        }
         var hopByHop: [String] = []
         var includedCount = 0
         for offset in groups.indices {
             let name = index.nameBytes(of: groups[offset])
-            let hop = hopByHopNameBytes.contains { $0.count == name.count && $0.elementsEqual(name) }
-                || connection.map { connectionValues(of: $0, in: index, name: name) } ?? false
+            let length = lengthBit(name.count)
+            let hop = (hopByHopLengths & length != 0 && hopByHopNameBytes.contains { $0.elementsEqual(name) })
+                || (listedLengths & length != 0 && connectionTokens(of: connection!, in: index) { token in
+                    token.count == name.count && zip(token, name).allSatisfy { ($0 &- 0x41 < 26 ? $0 | 0x20 : $0) == $1 }
+                })
             groups[offset].isHopByHop = hop
-            groups[offset].isLeftOut = hop || leftOutNameBytes.contains { $0.count == name.count && $0.elementsEqual(name) }
+            groups[offset].isLeftOut = hop || (leftOutLengths & length != 0 && leftOutNameBytes.contains { $0.elementsEqual(name) })
             if hop { hopByHop.append(index.name(of: groups[offset])) }
             if !groups[offset].isLeftOut { includedCount += 1 }
         }
@@ -170,55 +181,54 @@ extension HeadDigest {
         // Written in two runs (the included groups must be contiguous), each
         // group's digest stored at its place in name order.
         let entries = [FieldDigests.Element](unsafeUninitializedCapacity: groups.count) { slots, initialized in
-            func digest(leftOut: Bool) {
-                for offset in groups.indices where groups[offset].isLeftOut == leftOut {
+            input.appendCount(includedCount)
+            for leftOutRun in 0..<2 {
+                for offset in groups.indices where groups[offset].isLeftOut == (leftOutRun == 1) {
                     let start = input.position
                     input.appendGroup(groups[offset], of: index)
                     (slots.baseAddress! + offset).initialize(to: (key: index.name(of: groups[offset]),
-                                                                  value: input.digest(of: start..<input.position)))
+                                                                  value: input.digest(of: start..<input.position, using: function)))
                 }
+                if leftOutRun == 0 { semanticEnd = input.position }
             }
-            input.appendCount(includedCount)
-            digest(leftOut: false)
-            semanticEnd = input.position
-            digest(leftOut: true)
             initialized = groups.count
         }
         return (FieldDigests(sortedByName: entries, byteOrderIsNameOrder: index.namesAreLatin1), hopByHop, semanticEnd)
     }
 
-    /// True when a `Connection` value of the group `connection` lists `name`
-    /// (lowercased bytes): its comma-separated tokens, with spaces and tabs
-    /// trimmed, compared ignoring ASCII case; empty tokens name nothing.
-    private static func connectionValues(of connection: FieldNameIndex.Group, in index: FieldNameIndex,
-                                         name: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard !name.isEmpty else { return false }
+    /// Calls `body` with each token the `Connection` values of the group
+    /// `connection` list (comma-separated, spaces and tabs trimmed, empty
+    /// ones skipped), as bytes in their case, until it returns true; returns
+    /// whether it did. Bytes, not characters: the same tokens for the
+    /// ISO-8859-1 text a field holds.
+    private static func connectionTokens(of connection: FieldNameIndex.Group, in index: FieldNameIndex,
+                                         _ body: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
         for entry in index.entries(of: connection) {
-            let listed = FieldNameIndex.withUTF8(index.fields[entry.field].value) { value in
+            let stopped = FieldNameIndex.withUTF8(index.fields[entry.field].value) { value in
                 var tokenStart = 0
                 for end in 0...value.count where end == value.count || value[end] == UInt8(ascii: ",") {
                     var low = tokenStart, high = end
                     while low < high, value[low] == 0x20 || value[low] == 0x09 { low += 1 }
                     while high > low, value[high - 1] == 0x20 || value[high - 1] == 0x09 { high -= 1 }
                     tokenStart = end + 1
-                    guard high - low == name.count else { continue }
-                    var same = true
-                    for offset in 0..<name.count {
-                        let byte = value[low + offset]
-                        if (byte &- 0x41 < 26 ? byte | 0x20 : byte) != name[offset] { same = false; break }
-                    }
-                    if same { return true }
+                    if low < high, body(UnsafeBufferPointer(rebasing: value[low..<high])) { return true }
                 }
                 return false
             }
-            if listed { return true }
+            if stopped { return true }
         }
         return false
     }
 
+    /// One bit per name length (63 for any longer), so most names are ruled
+    /// out of a list of names by one test.
+    private static func lengthBit(_ count: Int) -> UInt64 { 1 << UInt64(min(count, 63)) }
+
     private static let connectionName = Array("connection".utf8)
     private static let hopByHopNameBytes = hopByHopFieldNames.map { Array($0.utf8) }
+    private static let hopByHopLengths = hopByHopNameBytes.reduce(0) { $0 | lengthBit($1.count) }
     private static let leftOutNameBytes = leftOutFieldNames.map { Array($0.utf8) }
+    private static let leftOutLengths = leftOutNameBytes.reduce(0) { $0 | lengthBit($1.count) }
 
     /// Room for every item a head's digests are taken over besides the start
     /// line, so the buffer is never grown: each field twice (its group, and

@@ -39,6 +39,11 @@ public struct SHA256Digest: Hashable, Sendable, Codable, CustomStringConvertible
         Swift.withUnsafeMutableBytes(of: &words) { fill($0.baseAddress!) }
     }
 
+    /// The digest of `buffer` with `function`, in one update.
+    init(digesting buffer: UnsafeRawBufferPointer, using function: DigestFunction) {
+        Swift.withUnsafeMutableBytes(of: &words) { function.digest(buffer, into: $0.baseAddress!) }
+    }
+
     /// The plain SHA-256 of a byte collection, hashed in one update.
     public static func of<Bytes: Collection>(_ bytes: Bytes) -> SHA256Digest where Bytes.Element == UInt8 {
         of(bytes, using: .sha256)

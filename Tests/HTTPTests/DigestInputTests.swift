@@ -9,7 +9,7 @@ final class DigestInputTests: XCTestCase {
 
     func testInputOutgrowingItsRoomKeepsEveryByte() {
         let long = String(repeating: "AbC", count: 200)
-        let digest = DigestInput.with(capacity: 1, using: .sha256) { input in
+        let digest = DigestInput.with(capacity: 1) { input in
             input.appendItem("request")
             input.appendItem(long, lowercasingASCII: true)
             input.appendCount(70_000)
@@ -17,7 +17,7 @@ final class DigestInputTests: XCTestCase {
             input.appendText(long)
             input.appendText("; ")
             input.endItem(at)
-            return input.digest(of: 0..<input.position)
+            return input.digest(of: 0..<input.position, using: .sha256)
         }
         let expected = item(Array("request".utf8)) + item(Array(long.lowercased().utf8)) + count(70_000)
             + item(Array((long + "; ").utf8))
@@ -25,11 +25,11 @@ final class DigestInputTests: XCTestCase {
     }
 
     func testTextIsWrittenAsISO88591WithQuestionMarksAboveIt() {
-        let digest = DigestInput.with(capacity: 64, using: .sha256) { input in
+        let digest = DigestInput.with(capacity: 64) { input in
             input.appendItem("Caf\u{C9} \u{263A}X", lowercasingASCII: true)
             input.appendItem("Caf\u{C9}")
             input.appendItem("")
-            return input.digest(of: 0..<input.position)
+            return input.digest(of: 0..<input.position, using: .sha256)
         }
         let expected = item([0x63, 0x61, 0x66, 0xC9, 0x20, 0x3F, 0x78]) + item([0x43, 0x61, 0x66, 0xC9]) + item([])
         XCTAssertEqual(digest, SHA256Digest.of(expected))
