@@ -47,10 +47,12 @@ struct FieldNameIndex {
 
     /// The section.
     let fields: UnsafeBufferPointer<HTTPField>
-    /// The lowercased names, back to back.
+    /// The lowercased names, back to back, then `slack` zero bytes (so a
+    /// key is one 8-byte load whatever the name's length).
     private let names: UnsafeMutableBufferPointer<UInt8>
     private let entryStorage: UnsafeMutableBufferPointer<Entry>
     private let groupStorage: UnsafeMutableBufferPointer<Group>
+    private static let slack = 8
     /// The number of groups (distinct names).
     private(set) var groupCount = 0
     /// True when every name is ISO-8859-1 (no scalar above U+00FF), so byte
@@ -63,9 +65,9 @@ struct FieldNameIndex {
     /// Calls `body` with the index of `fields`, built in storage that lives
     /// only for the call.
     static func with<Result>(_ fields: UnsafeBufferPointer<HTTPField>, _ body: (inout FieldNameIndex) -> Result) -> Result {
-        var nameBytes = 0
+        var nameBytes = slack
         for field in fields { nameBytes += field.name.utf8.count }
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(nameBytes, 1)) { names in
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: nameBytes) { names in
             withUnsafeTemporaryAllocation(of: Entry.self, capacity: max(fields.count, 1)) { entries in
                 withUnsafeTemporaryAllocation(of: Group.self, capacity: max(fields.count, 1)) { groups in
                     var index = FieldNameIndex(fields: fields, names: names, entryStorage: entries, groupStorage: groups)
@@ -86,41 +88,53 @@ struct FieldNameIndex {
 
     /// Lowercases each name into `names`, sorts the entries, cuts the runs.
     private mutating func build() {
+        let lowered = names.baseAddress!
         var written = 0
         for position in fields.indices {
             let start = written
-            var key: UInt64 = 0
-            var lowercase = true, ascii = true, latin1 = true
+            var all: UInt8 = 0, changed: UInt8 = 0
             Self.withUTF8(fields[position].name) { utf8 in
-                for byte in utf8 {
+                let target = lowered + start
+                for offset in 0..<utf8.count {
+                    let byte = utf8[offset]
                     let lower = byte &- 0x41 < 26 ? byte | 0x20 : byte
-                    if lower != byte { lowercase = false }
-                    if byte >= 0x80 { ascii = false }
-                    if byte >= 0xC4 { latin1 = false }
-                    if written - start < 8 { key = key << 8 | UInt64(lower) }
-                    names[written] = lower
-                    written += 1
+                    target[offset] = lower
+                    all |= byte
+                    changed |= byte ^ lower
                 }
+                written += utf8.count
+                // A lead byte from 0xC4 up starts a scalar above U+00FF.
+                if all >= 0x80, utf8.contains(where: { $0 >= 0xC4 }) { namesAreLatin1 = false }
             }
-            let count = written - start
-            if count < 8 { key <<= UInt64(8 * (8 - count)) }
-            if !latin1 { namesAreLatin1 = false }
             (entryStorage.baseAddress! + position).initialize(to: Entry(
-                key: key, nameStart: start, nameCount: count, field: position, isLowercase: lowercase, isASCII: ascii))
+                key: 0, nameStart: start, nameCount: written - start, field: position, isLowercase: changed == 0, isASCII: all < 0x80))
+        }
+        // The keys: each name's first 8 bytes in one load (the slack after the
+        // last name is zeroed, and bytes past a shorter name masked off).
+        (lowered + written).initialize(repeating: 0, count: Self.slack)
+        for position in fields.indices {
+            let entry = entryStorage[position]
+            entryStorage[position].key = Self.key(UnsafeRawPointer(lowered + entry.nameStart), count: entry.nameCount)
         }
         var entries = UnsafeMutableBufferPointer(rebasing: entryStorage[0..<fields.count])
-        let lowered = UnsafeBufferPointer(names)
+        let sortedNames = UnsafeBufferPointer(names)
         entries.sort { a, b in
-            let order = Self.compare(a, b, lowered)
+            let order = Self.compare(a, b, sortedNames)
             return order != 0 ? order < 0 : a.field < b.field
         }
         guard !entries.isEmpty else { return }
         var start = 0
-        for end in 1...entries.count where end == entries.count || Self.compare(entries[end], entries[start], lowered) != 0 {
+        for end in 1...entries.count where end == entries.count || Self.compare(entries[end], entries[start], sortedNames) != 0 {
             (groupStorage.baseAddress! + groupCount).initialize(to: Group(entries: start..<end))
             groupCount += 1
             start = end
         }
+    }
+
+    /// The key of the `count` name bytes at `bytes`, 8 of which can be read.
+    static func key(_ bytes: UnsafeRawPointer, count: Int) -> UInt64 {
+        let word = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+        return count >= 8 ? word : word & ~(UInt64.max >> (8 * count))
     }
 
     /// Negative, zero or positive as `a`'s lowercased name sorts before, equal to or after `b`'s (bytes).
@@ -155,7 +169,8 @@ struct FieldNameIndex {
     func name(of group: Group) -> String {
         let entry = entryStorage[group.entries.lowerBound]
         if entry.isLowercase { return fields[entry.field].name }
-        return String(decoding: nameBytes(of: group), as: UTF8.self)
+        let bytes = nameBytes(of: group)
+        return CommonFieldNames.shared.name(key: entry.key, bytes) ?? String(decoding: bytes, as: UTF8.self)
     }
 
     /// True when the group's lowercased name is `name` (lowercase ASCII), byte for byte.
@@ -169,5 +184,69 @@ struct FieldNameIndex {
     static func withUTF8<Result>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
         return Array(text.utf8).withUnsafeBufferPointer(body)
+    }
+}
+
+/// Lowercase names that HTTP/1.1 heads often carry capitalised, so naming
+/// their group (`FieldNameIndex.name(of:)`) takes one of these `String`s
+/// instead of building one: found by a hash of the name's key and length in
+/// a table of 256 slots (open addressing), then compared byte for byte.
+private struct CommonFieldNames {
+    static let shared = CommonFieldNames([
+        "accept", "accept-charset", "accept-encoding", "accept-language", "accept-ranges", "access-control-allow-origin",
+        "age", "allow", "authorization", "cache-control", "connection", "content-disposition", "content-encoding",
+        "content-language", "content-length", "content-location", "content-range", "content-security-policy",
+        "content-type", "cookie", "date", "etag", "expect", "expires", "forwarded", "host", "if-match",
+        "if-modified-since", "if-none-match", "if-range", "if-unmodified-since", "intact-trace", "keep-alive",
+        "last-modified", "link", "location", "origin", "pragma", "proxy-authenticate", "proxy-authorization",
+        "proxy-connection", "range", "referer", "retry-after", "sec-websocket-accept", "sec-websocket-key",
+        "sec-websocket-version", "server", "set-cookie", "strict-transport-security", "te", "trailer",
+        "transfer-encoding", "upgrade", "upgrade-insecure-requests", "user-agent", "vary", "via", "www-authenticate",
+        "x-content-type-options", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-frame-options",
+        "x-request-id", "x-requested-with", "x-xss-protection",
+    ])
+
+    private let names: [String]
+    private var keys: [UInt64] = []
+    /// Every name's bytes back to back (then 8 zero bytes), name `i` from `starts[i]` to `starts[i + 1]`.
+    private var bytes: [UInt8] = []
+    private var starts: [Int] = []
+    /// An index into `names`, or -1.
+    private var slots = [Int16](repeating: -1, count: 256)
+
+    private init(_ names: [String]) {
+        self.names = names
+        for name in names {
+            starts.append(bytes.count)
+            bytes += name.utf8
+        }
+        starts.append(bytes.count)
+        bytes += [UInt8](repeating: 0, count: 8)
+        for index in names.indices {
+            let count = starts[index + 1] - starts[index]
+            let key = bytes.withUnsafeBytes { FieldNameIndex.key($0.baseAddress! + starts[index], count: count) }
+            keys.append(key)
+            var slot = Self.slot(key: key, count: count)
+            while slots[slot] >= 0 { slot = (slot + 1) & 255 }
+            slots[slot] = Int16(index)
+        }
+    }
+
+    private static func slot(key: UInt64, count: Int) -> Int {
+        Int(truncatingIfNeeded: ((key ^ UInt64(truncatingIfNeeded: count)) &* 0x9E37_79B9_7F4A_7C15) >> 56)
+    }
+
+    /// The common name whose bytes are `lowered` (key `key`), or nil.
+    func name(key: UInt64, _ lowered: UnsafeBufferPointer<UInt8>) -> String? {
+        var slot = Self.slot(key: key, count: lowered.count)
+        while slots[slot] >= 0 {
+            let index = Int(slots[slot])
+            if keys[index] == key, starts[index + 1] - starts[index] == lowered.count,
+               lowered.count <= 8 || (8..<lowered.count).allSatisfy({ bytes[starts[index] + $0] == lowered[$0] }) {
+                return names[index]
+            }
+            slot = (slot + 1) & 255
+        }
+        return nil
     }
 }

@@ -174,7 +174,11 @@ extension HeadDigest {
                 })
             groups[offset].isHopByHop = hop
             groups[offset].isLeftOut = hop || (leftOutLengths & length != 0 && leftOutNameBytes.contains { $0.elementsEqual(name) })
-            if hop { hopByHop.append(index.name(of: groups[offset])) }
+            if hop, hopByHop.isEmpty, index.group(groups[offset], isNamed: connectionName) {
+                hopByHop = onlyConnection // the usual case shares one array
+            } else if hop {
+                hopByHop.append(index.name(of: groups[offset]))
+            }
             if !groups[offset].isLeftOut { includedCount += 1 }
         }
         var semanticEnd = 0
@@ -225,6 +229,7 @@ extension HeadDigest {
     private static func lengthBit(_ count: Int) -> UInt64 { 1 << UInt64(min(count, 63)) }
 
     private static let connectionName = Array("connection".utf8)
+    private static let onlyConnection = ["connection"]
     private static let hopByHopNameBytes = hopByHopFieldNames.map { Array($0.utf8) }
     private static let hopByHopLengths = hopByHopNameBytes.reduce(0) { $0 | lengthBit($1.count) }
     private static let leftOutNameBytes = leftOutFieldNames.map { Array($0.utf8) }

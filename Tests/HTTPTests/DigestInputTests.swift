@@ -54,6 +54,19 @@ final class DigestInputTests: XCTestCase {
         XCTAssertEqual(groups.map(\.1), [["8"], ["6"], ["7"], ["2"], ["1", "5"], ["4"], ["3"]])
     }
 
+    /// Capitalised names are named by their lowercased form, whether or not
+    /// they are among the common names kept as ready `String`s.
+    func testCapitalisedNamesAreNamedLowercase() {
+        let names = ["Content-Type", "Content-Typo", "CONTENT-LENGTH", "Content-Encoding", "Content-Security-Policy",
+                     "X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Port", "Accept", "Accept-Ranges", "TE", "Tf",
+                     "Host", "Hostname", "Set-Cookie", "Www-Authenticate", "A"]
+        let fields = HTTPFields(names.map { HTTPField(name: $0, value: "v") })
+        let named = fields.fields.withUnsafeBufferPointer { section in
+            FieldNameIndex.with(section) { index in index.groups.map { index.name(of: $0) } }
+        }
+        XCTAssertEqual(named, names.map { $0.lowercased() }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+    }
+
     func testEmptySectionHasNoGroups() {
         let count = HTTPFields().fields.withUnsafeBufferPointer { section in
             FieldNameIndex.with(section) { $0.groups.count }
