@@ -175,6 +175,12 @@ static inline int intact_BIO_mem_release_if_empty(BIO *bio, size_t keep) {
     if (fresh == NULL) return 0;
     return BIO_set_mem_buf(bio, fresh, BIO_CLOSE) > 0;  /* frees `held` and its data */
 }
+// The size of a memory BIO's buffer (what it holds on to, used or not).
+static inline size_t intact_BIO_mem_capacity(BIO *bio) {
+    BUF_MEM *held = NULL;
+    if (BIO_get_mem_ptr(bio, &held) <= 0 || held == NULL) return 0;
+    return held->max;
+}
 // ---- end TLS module ----
 
 #endif

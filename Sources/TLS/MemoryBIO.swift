@@ -38,6 +38,11 @@ enum MemoryBIO {
         intact_BIO_mem_release_if_empty(bio, limit) == 1
     }
 
+    /// The size of a memory BIO's buffer, in use or not.
+    static func capacity(_ bio: OpaquePointer) -> Int {
+        Int(intact_BIO_mem_capacity(bio))
+    }
+
     /// Removes every byte pending in a memory BIO and decodes it as UTF-8.
     static func drainString(_ bio: OpaquePointer) -> String {
         String(decoding: drain(bio), as: UTF8.self)

@@ -168,6 +168,11 @@ public final class TLSEngine {
         MemoryBIO.releaseBuffer(inbound, keeping: Self.retainedBufferLimit)
     }
 
+    /// The bytes both memory BIOs' buffers hold on to, used or not (tests read it).
+    var memoryBufferCapacity: Int {
+        MemoryBIO.capacity(inbound) + MemoryBIO.capacity(outbound)
+    }
+
     // MARK: Handshake
 
     /// Advances the handshake with the bytes fed so far. After `.complete`, call
