@@ -83,7 +83,7 @@ final class JSONWriterTests: XCTestCase {
             json.member("no", false)
             json.key("list")
             json.array((0..<200).map { "item \($0)" })
-            json.key("dynamic \"key\"")
+            json.key(escaping: "dynamic \"key\"")
             json.int(1)
         }
         json.appendRaw(UInt8(ascii: "\n"))
