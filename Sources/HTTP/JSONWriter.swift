@@ -196,28 +196,33 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// The decimal digits of `value` (needs 20 bytes of reserved room):
-    /// counted first, then written from the last, two at a time.
+    /// written from the last, two at a time, into a scratch word triple on
+    /// the stack, then copied after what is already written.
     private mutating func putDigits(_ value: UInt) {
-        var length = 1
-        var power: UInt = 10
-        while length < 20, value >= power {
-            length += 1
-            power = power &* 10
+        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &scratch) { scratch in
+            var magnitude = value
+            var start = scratch.count
+            while magnitude >= 100 {
+                start -= 2
+                scratch.storeBytes(of: JSONWriter.twoDigits(magnitude % 100), toByteOffset: start, as: UInt16.self)
+                magnitude /= 100
+            }
+            if magnitude >= 10 {
+                start -= 2
+                scratch.storeBytes(of: JSONWriter.twoDigits(magnitude), toByteOffset: start, as: UInt16.self)
+            } else {
+                start -= 1
+                scratch.storeBytes(of: UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude), toByteOffset: start, as: UInt8.self)
+            }
+            appendVerbatim(scratch.baseAddress!.assumingMemoryBound(to: UInt8.self) + start, count: scratch.count - start)
         }
-        let out = UnsafeMutableRawPointer(base + used)
-        var magnitude = value
-        var end = length
-        while magnitude >= 100 {
-            end -= 2
-            out.storeBytes(of: JSONWriter.twoDigits(magnitude % 100), toByteOffset: end, as: UInt16.self)
-            magnitude /= 100
-        }
-        if magnitude >= 10 {
-            out.storeBytes(of: JSONWriter.twoDigits(magnitude), toByteOffset: 0, as: UInt16.self)
-        } else {
-            out.storeBytes(of: UInt8(ascii: "0") + UInt8(magnitude), toByteOffset: 0, as: UInt8.self)
-        }
-        used += length
+    }
+
+    /// Two decimal digits of 0...99 (needs 2 bytes of reserved room).
+    private mutating func putTwoDigits(_ pair: UInt) {
+        UnsafeMutableRawPointer(base + used).storeBytes(of: JSONWriter.twoDigits(pair), as: UInt16.self)
+        used += 2
     }
 
     /// The two decimal digits of 0...99, as a word whose bytes in memory are the digits in order.
@@ -269,18 +274,17 @@ public struct JSONWriter: ~Copyable {
         separate()
         if thousandths < 0 { put(UInt8(ascii: "-")) }
         let magnitude = thousandths.magnitude
-        var fraction = magnitude % 1000
+        let fraction = magnitude % 1000
         putDigits(magnitude / 1000)
         put(UInt8(ascii: "."))
-        var decimals = 3
-        while decimals > 1, fraction % 10 == 0 {
-            fraction /= 10
-            decimals -= 1
-        }
-        var divisor: UInt = decimals == 3 ? 100 : decimals == 2 ? 10 : 1
-        while divisor > 0 {
-            put(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
-            divisor /= 10
+        // Trailing zeros dropped, at least one decimal kept.
+        if fraction % 100 == 0 {
+            put(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: fraction / 100))
+        } else if fraction % 10 == 0 {
+            putTwoDigits(fraction / 10)
+        } else {
+            put(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: fraction / 100))
+            putTwoDigits(fraction % 100)
         }
         needsComma = true
     }
