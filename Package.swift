@@ -16,8 +16,9 @@
 // into it from ProxyAddons through the hook protocol.
 // Protocol logic is sans-io (events in, commands out; tested without sockets):
 // ChannelSecurityLayer (TLS), HTTP1ServerLayer/HTTP1ClientLayer, HTTP2ConnectionLayer,
-// DownstreamLayer/ExchangeFlow (the proxy). ByteChannel, the HTTP engines and
-// DownstreamDriver are their drivers; Wire's EventPoller holds a loop's sockets.
+// DownstreamLayer/ExchangeFlow (the proxy). Their drivers, per client connection:
+// ByteChannel (socket, TLS) -> HTTPConnection and its HTTP engine (called
+// directly) -> stream handlers -> DownstreamDriver. Wire's EventPoller holds a loop's sockets.
 import PackageDescription
 
 let package = Package(

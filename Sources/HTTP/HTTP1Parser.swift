@@ -107,6 +107,13 @@ public struct HTTP1Parser: Sendable {
         return false
     }
 
+    /// Whether no message has begun and nothing fed is left unparsed, with
+    /// more input possible: `next()` can only return nil until bytes are fed.
+    public var awaitsMessage: Bool {
+        guard !inputEnded, buffer.readableCount == 0, case .head(nil, _) = state else { return false }
+        return true
+    }
+
     /// Whether a request parser is paused after a CONNECT or Upgrade request.
     public var isAwaitingTunnelDecision: Bool {
         if case .awaitingTunnelDecision = state { return true }

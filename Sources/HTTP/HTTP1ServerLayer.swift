@@ -236,6 +236,15 @@ public struct HTTP1ServerLayer: Sendable {
 
     /// The next thing to do. `consumerWants`: the owner of the exchange in
     /// progress takes request parts now (ignored when there is none).
+    /// Whether `next` can only return `.idle(.resume)`: serving, between
+    /// exchanges, the peer still sending, nothing received left unparsed. A
+    /// driver may then run `next` inside its owner's call (no event can come
+    /// of it) instead of on a later loop turn.
+    public var awaitsRequest: Bool {
+        guard case .serving = phase, exchange == nil, !completionDue, !peerEnded else { return false }
+        return parser.awaitsMessage
+    }
+
     public mutating func next(consumerWants: Bool) -> Step {
         if completionDue {
             completionDue = false

@@ -51,7 +51,7 @@ public final class ByteChannel: @unchecked Sendable {
     /// The channel's state machine: phase, engine, queued writes.
     var layer: ChannelSecurityLayer
     /// Receives events; dropped after `.closed`.
-    var handler: ((ChannelEvent) -> Void)?
+    var receiver = ChannelReceiver.none
     /// The first failure, reported with `.closed`.
     var failure: TransportError?
     /// True between `pauseReading()` and `resumeReading()`.
@@ -74,9 +74,18 @@ public final class ByteChannel: @unchecked Sendable {
     /// server waits for one, a plaintext channel delivers `.established(nil)`
     /// on the next loop turn. Called only on the loop, once.
     public func start(_ handler: @escaping (ChannelEvent) -> Void) {
+        start(.closure(handler))
+    }
+
+    /// Starts with an HTTP connection as the handler, called directly. Called only on the loop, once.
+    func start(owner: HTTPConnection) {
+        start(.http(owner))
+    }
+
+    private func start(_ receiver: ChannelReceiver) {
         loop.preconditionOnLoop()
         precondition(layer.isUnstarted, "ByteChannel.start called twice")
-        self.handler = handler
+        self.receiver = receiver
         connection.start { [self] event in connectionEvent(event) }
         var output = ChannelSecurityLayer.Output()
         layer.start(into: &output)
@@ -88,7 +97,14 @@ public final class ByteChannel: @unchecked Sendable {
     public func setHandler(_ handler: @escaping (ChannelEvent) -> Void) {
         loop.preconditionOnLoop()
         guard isOpen else { return }
-        self.handler = handler
+        receiver = .closure(handler)
+    }
+
+    /// Hands the channel to an HTTP connection, called directly (see `setHandler`). Called only on the loop.
+    func setOwner(_ owner: HTTPConnection) {
+        loop.preconditionOnLoop()
+        guard isOpen else { return }
+        receiver = .http(owner)
     }
 
     /// Starts TLS on an established plaintext channel. `leftover` holds the
@@ -131,6 +147,14 @@ public final class ByteChannel: @unchecked Sendable {
         case .queued: return true
         case .refused: return false
         }
+    }
+
+    /// Sends what is written so far now rather than when the loop turn ends
+    /// (see `Connection.flushNow`): for a message that is complete. TLS
+    /// records are handed to the connection as they are made, so all of it
+    /// goes. Never calls back. Called only on the loop.
+    public func flushNow() {
+        connection.flushNow()
     }
 
     /// Whether the owner may keep writing: the connection's pending bytes are
@@ -240,9 +264,9 @@ public final class ByteChannel: @unchecked Sendable {
             cancelHandshakeTimer()
             layer.connectionClosed()
             let reason = failure ?? error.map { .connection($0) }
-            let handler = self.handler
-            self.handler = nil
-            handler?(.closed(reason))
+            let receiver = self.receiver
+            self.receiver = .none
+            receiver.deliver(.closed(reason))
             return
         }
         perform(output)
@@ -255,6 +279,23 @@ public final class ByteChannel: @unchecked Sendable {
     /// Hands an event to the handler, if the channel still has one.
     func deliver(_ event: ChannelEvent) {
         if case .received(let bytes) = event { receivedByteCount += bytes.count }
-        handler?(event)
+        receiver.deliver(event)
+    }
+}
+
+/// Who takes a `ByteChannel`'s events. An HTTP connection, which owns the
+/// channel for the most part of its life, is called directly, without a
+/// closure between; any other owner (a tunnel relay, a dialer, a test) gives a closure.
+enum ChannelReceiver {
+    case none
+    case http(HTTPConnection)
+    case closure((ChannelEvent) -> Void)
+
+    func deliver(_ event: ChannelEvent) {
+        switch self {
+        case .http(let connection): connection.channelEvent(event)
+        case .closure(let handler): handler(event)
+        case .none: break
+        }
     }
 }

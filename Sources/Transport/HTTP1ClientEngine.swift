@@ -94,7 +94,8 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
             case .responseEnd(let trailers):
                 current?.receive(.end(trailers: trailers))
             case .completed(let completion):
-                complete(completion)
+                // A step of the pump, outside any owner's call: `.available` may go at once.
+                complete(completion, inStep: true)
             case .close(let failure):
                 if let failure { stream?.fail(TransportError(failure)) }
                 channel.close()
@@ -102,10 +103,12 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         }
     }
 
-    private func complete(_ completion: HTTP1ClientLayer.Completion) {
+    /// `inStep`: called from one of the pump's steps (never inside an owner's
+    /// call), so the owner may hear of a reusable connection at once.
+    private func complete(_ completion: HTTP1ClientLayer.Completion, inStep: Bool) {
         switch completion {
         case .pending: break
-        case .reusable: connection.deliverLater(.available)
+        case .reusable: if inStep { connection.deliver(.available) } else { connection.deliverLater(.available) }
         case .close: channel.close()
         }
     }
@@ -142,7 +145,7 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
         if !end.bytes.isEmpty { channel.write(end.bytes) }
         stream.outboundEnded()
         if end.completion == .reusable { schedulePump() }
-        complete(end.completion)
+        complete(end.completion, inStep: false)
         return end.trailers
     }
 }

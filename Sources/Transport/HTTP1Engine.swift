@@ -14,6 +14,8 @@ import HTTP
 class HTTP1Engine: HTTPStreamDriver, @unchecked Sendable {
     let channel: ByteChannel
     private var pumpScheduled = false
+    /// True while `pump` runs the layer: a change made meanwhile is seen by its next step.
+    private var pumping = false
 
     init(channel: ByteChannel) {
         self.channel = channel
@@ -34,9 +36,12 @@ class HTTP1Engine: HTTPStreamDriver, @unchecked Sendable {
 
     // MARK: Pumping
 
-    /// Runs the pump on a later loop turn (calls from the owner's side never deliver events inline).
+    /// Runs the pump on a later loop turn (calls from the owner's side never
+    /// deliver events inline). Nothing to schedule while the pump runs: the
+    /// owner's call came from one of its steps, and it asks the layer again
+    /// once that call returned.
     final func schedulePump() {
-        guard !pumpScheduled else { return }
+        guard !pumpScheduled, !pumping else { return }
         pumpScheduled = true
         channel.loop.execute { [self] in pump() }
     }
@@ -44,7 +49,10 @@ class HTTP1Engine: HTTPStreamDriver, @unchecked Sendable {
     /// Carries out the layer's steps now.
     final func pump() {
         pumpScheduled = false
+        let outer = pumping
+        pumping = true
         runLayer()
+        pumping = outer
     }
 
     /// Carries out what the layer asks of reading once it is idle.

@@ -179,8 +179,15 @@ final class HTTP1ServerEngine: HTTP1Engine, HTTPConnectionEngine, HTTPServerStre
             throw TransportError(error)
         }
         if !end.bytes.isEmpty { channel.write(end.bytes) }
+        // The response is complete: it leaves now, ahead of the exchange's
+        // bookkeeping and the next request's setup that this turn still runs.
+        channel.flushNow()
         stream.outboundEnded()
         switch end.completion {
+        case .nextRequest where layer.awaitsRequest:
+            // Nothing received waits: the layer can only resume reading, which
+            // delivers nothing inside the owner's call; no loop turn needed.
+            pump()
         case .awaitingRequestEnd, .nextRequest:
             schedulePump()
         case .finish(let command):

@@ -36,8 +36,8 @@ final class HTTP2ClientEngine: HTTP2Engine, HTTPClientEngine, @unchecked Sendabl
         return stream
     }
 
-    override func streamRemoved() {
-        connection.deliverLater(.available)
+    override func streamRemoved(inStep: Bool) {
+        if inStep { connection.deliver(.available) } else { connection.deliverLater(.available) }
     }
 
     override func receiveResponse(_ id: HTTP2StreamID, head: HTTPResponseHead, wire: [HTTPField], interim: Bool) {

@@ -19,6 +19,11 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
     /// The objects of the streams open in the layer.
     var streams: [HTTP2StreamID: HTTPStream] = [:]
     private var pumpScheduled = false
+    /// True while `runLayer` runs: a change made meanwhile is seen by its next step.
+    private var running = false
+    /// True while `runLayer` runs inside an owner's call (`abort`): what the
+    /// steps announce to the connection's owner must then wait a turn.
+    private var inOwnersCall = false
 
     /// How long a finished session waits for the peer's FIN before closing.
     static let lingerTimeout: Duration = .seconds(2)
@@ -40,7 +45,9 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
     /// Client: the server's GOAWAY.
     func goAwayReceived(lastStreamID: HTTP2StreamID, code: HTTP2ErrorCode) {}
     /// A stream left `streams`; the client role announces the free slot.
-    func streamRemoved() {}
+    /// `inStep`: it happened in one of the layer's own steps, outside any
+    /// owner's call, so the announcement may go at once.
+    func streamRemoved(inStep: Bool) {}
 
     // MARK: Channel side (`HTTPConnectionEngine`)
 
@@ -79,16 +86,21 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
 
     func abort() {
         layer.abort()
+        let outer = inOwnersCall
+        inOwnersCall = true
         runLayer()
+        inOwnersCall = outer
     }
 
     var activeStreamCount: Int { streams.count }
 
     // MARK: The layer's steps
 
-    /// Runs the layer on the next loop turn (the calls of one turn make one flush).
+    /// Runs the layer on the next loop turn (the calls of one turn make one
+    /// flush). Nothing to schedule while `runLayer` runs: the stream's call
+    /// came from one of its steps, and it asks the layer again once that call returned.
     func schedulePump() {
-        guard !pumpScheduled else { return }
+        guard !pumpScheduled, !running else { return }
         pumpScheduled = true
         channel.loop.execute { [self] in
             pumpScheduled = false
@@ -98,6 +110,9 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
 
     /// Carries out the layer's steps until it idles.
     func runLayer() {
+        let outer = running
+        running = true
+        defer { running = outer }
         while true {
             switch layer.next(channelWritable: channel.isOpen && channel.isWritable) {
             case .idle:
@@ -118,10 +133,10 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
                 }
             case .end(let id, let trailers, let streamDone):
                 streams[id]?.receive(.end(trailers: trailers))
-                if streamDone { remove(id) }
+                if streamDone { remove(id, inStep: !inOwnersCall) }
             case .streamFailed(let id, let failure, let slotFreed):
                 streams.removeValue(forKey: id)?.fail(TransportError(failure))
-                if slotFreed { streamRemoved() }
+                if slotFreed { streamRemoved(inStep: !inOwnersCall) }
             case .goAwayReceived(let lastStreamID, let code):
                 goAwayReceived(lastStreamID: lastStreamID, code: code)
             case .streamsMayWrite:
@@ -140,9 +155,9 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
     }
 
     /// Forgets a stream both of whose messages are complete.
-    private func remove(_ id: HTTP2StreamID) {
+    private func remove(_ id: HTTP2StreamID, inStep: Bool) {
         guard streams.removeValue(forKey: id) != nil else { return }
-        streamRemoved()
+        streamRemoved(inStep: inStep)
     }
 
     // MARK: Stream side
@@ -173,7 +188,7 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
             throw TransportError(error)
         }
         stream.outboundEnded()
-        if done { remove(id) }
+        if done { remove(id, inStep: false) }
         schedulePump()
         // What went out: the peer decodes no connection-specific field, and names in lowercase.
         return trailers?.asSentOverHTTP2
@@ -185,7 +200,7 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
         streams[id] = nil
         layer.reset(id, code: code)
         schedulePump()
-        streamRemoved()
+        streamRemoved(inStep: false)
     }
 
     func isWritable(_ stream: HTTPStream) -> Bool {

@@ -96,17 +96,16 @@ public final class HTTPClientConnection: HTTPConnection, @unchecked Sendable {
     /// resumes. Called only on the loop.
     public func detachForTunnel(handler: @escaping (ChannelEvent) -> Void) throws(TransportError) -> [UInt8] {
         loop.preconditionOnLoop()
-        guard let engine = router.engine as? HTTP1ClientEngine else {
+        guard let engine = engine as? HTTP1ClientEngine else {
             throw .invalidState("only an HTTP/1.1 connection switches protocols")
         }
         let (leftover, peerEnded) = try engine.detachForTunnel()
-        let readEnd = router.readEnd
-        router.detach()
+        let readEnd = readEnd
+        detach()
         let owner = self.handler
         self.handler = nil
         channel.setHandler(handler)
         channel.resumeReading()
-        selfReference = nil
         owner?(.closed(nil))
         // A FIN read with the 101 is not read again: the new owner hears of it next.
         if peerEnded, let readEnd {
@@ -125,7 +124,7 @@ public final class HTTPClientConnection: HTTPConnection, @unchecked Sendable {
         loop.execute { [self] in deliver(event) }
     }
 
-    private var clientEngine: (any HTTPClientEngine)? { router.engine as? any HTTPClientEngine }
+    private var clientEngine: (any HTTPClientEngine)? { engine as? any HTTPClientEngine }
 
     override func announceReady(_ version: HTTPVersion) {
         handler?(.ready(version))

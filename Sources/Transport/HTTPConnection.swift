@@ -1,35 +1,45 @@
 import HTTP
+import TLS
 import Wire
 
 /// What `HTTPServerConnection` and `HTTPClientConnection` share: the channel,
-/// the engine chosen once it is established, closing, and keeping itself
-/// alive from `start`/`adopt` until `.closed`. Not made directly.
+/// routing its events to the engine chosen once it is established (by ALPN
+/// or a forced version), closing, and keeping itself alive from
+/// `start`/`adopt` until `.closed`. Not made directly.
 ///
-/// `@unchecked Sendable`: `channel` is immutable; everything else is touched
-/// only on the channel's loop.
+/// The connection is the channel's handler itself: each channel event goes
+/// straight to `channelEvent`, which hands it to the engine; the role's
+/// subclass makes the engine (`makeEngine`) and tells its owner
+/// (`announceReady`, `announceClosed`).
+///
+/// `@unchecked Sendable`: `channel` and `choice` are immutable; everything
+/// else is touched only on the channel's loop.
 public class HTTPConnection: @unchecked Sendable {
+    /// Where the connection is with its channel.
+    enum State {
+        /// Waiting for `.established`; `leftover` goes to the engine first.
+        case awaitingChannel(leftover: [UInt8])
+        case running(any HTTPConnectionEngine)
+        /// The owner took the channel back (a tunnel); its events are no longer ours.
+        case detached
+        case closed
+    }
+
     public let channel: ByteChannel
     public var loop: EventLoop { channel.loop }
     /// The version spoken, once ready. Read only on the loop.
     public private(set) var version: HTTPVersion?
 
-    private(set) var router: HTTPChannelRouter!
+    let choice: HTTPProtocolChoice
+    private(set) var state = State.awaitingChannel(leftover: [])
+    /// How the peer finished sending, once it did (a detach passes it on).
+    private(set) var readEnd: ReadEnd?
     /// Held from start to `.closed` (or a detach), so owners need not keep the connection.
     var selfReference: HTTPConnection?
 
     init(channel: ByteChannel, protocolChoice: HTTPProtocolChoice) {
         self.channel = channel
-        router = HTTPChannelRouter(
-            channel: channel, choice: protocolChoice,
-            makeEngine: { [unowned self] version in makeEngine(version) },
-            ready: { [unowned self] version in
-                self.version = version
-                announceReady(version)
-            },
-            closed: { [unowned self] error in
-                announceClosed(error)
-                selfReference = nil
-            })
+        self.choice = protocolChoice
     }
 
     // MARK: What each role provides
@@ -43,18 +53,34 @@ public class HTTPConnection: @unchecked Sendable {
 
     // MARK: Shared
 
+    /// The engine, once the channel is established and until it closes or is detached.
+    var engine: (any HTTPConnectionEngine)? {
+        if case .running(let engine) = state { return engine }
+        return nil
+    }
+
     /// Starts the unstarted channel (after the subclass installed its handler).
     func begin() {
         loop.preconditionOnLoop()
         selfReference = self
-        router.start()
+        channel.start(owner: self)
     }
 
-    /// Takes over the started channel (after the subclass installed its handler).
+    /// Takes over the started channel, established or still handshaking
+    /// (after the subclass installed its handler).
     func begin(adopting leftover: [UInt8]) {
         loop.preconditionOnLoop()
         selfReference = self
-        router.adopt(leftover: leftover)
+        state = .awaitingChannel(leftover: leftover)
+        channel.setOwner(self)
+        if channel.isEstablished { established(channel.tlsInfo) }
+    }
+
+    /// The owner takes the channel back; no further events reach the engine,
+    /// and the connection no longer keeps itself alive.
+    func detach() {
+        state = .detached
+        selfReference = nil
     }
 
     /// Stops taking new streams and closes once those open finish: HTTP/1.1
@@ -62,15 +88,70 @@ public class HTTPConnection: @unchecked Sendable {
     /// Called only on the loop.
     public func close() {
         loop.preconditionOnLoop()
-        if let engine = router.engine { engine.closeGracefully() } else { channel.close() }
+        if let engine { engine.closeGracefully() } else { channel.close() }
     }
 
     /// Resets the connection at once; open streams fail with `.cancelled`. Called only on the loop.
     public func abort() {
         loop.preconditionOnLoop()
-        if let engine = router.engine { engine.abort() } else { channel.abort() }
+        if let engine { engine.abort() } else { channel.abort() }
     }
 
     /// Exchanges (HTTP/1.1) or streams (HTTP/2) not yet finished. Read only on the loop.
-    public var activeStreamCount: Int { router.engine?.activeStreamCount ?? 0 }
+    public var activeStreamCount: Int { engine?.activeStreamCount ?? 0 }
+
+    // MARK: Channel events
+
+    /// One event of the channel, which delivers here directly while the connection owns it.
+    final func channelEvent(_ event: ChannelEvent) {
+        switch event {
+        case .received(let bytes):
+            switch state {
+            case .running(let engine): engine.received(bytes)
+            case .awaitingChannel(let leftover): state = .awaitingChannel(leftover: leftover + bytes)
+            case .detached, .closed: break
+            }
+        case .writable:
+            engine?.channelWritable()
+        case .readEOF(let end):
+            readEnd = end
+            engine?.readEnded()
+        case .clientHello:
+            // Owners that pick a context by SNI handle the hello before handing the channel over.
+            channel.continueHandshake()
+        case .established(let info):
+            established(info)
+        case .closed(let error):
+            let reported: TransportError?
+            switch state {
+            case .running(let engine): reported = engine.channelClosed(error)
+            case .awaitingChannel: reported = error ?? .peerClosed(during: .tlsHandshake)
+            case .detached, .closed: return
+            }
+            state = .closed
+            finish(reported)
+        }
+    }
+
+    private func established(_ info: TLSConnectionInfo?) {
+        guard case .awaitingChannel(let leftover) = state else { return }
+        switch choice.version(for: info) {
+        case .failure(let error):
+            state = .closed
+            channel.abort()
+            finish(error)
+        case .success(let version):
+            let engine = makeEngine(version)
+            state = .running(engine)
+            self.version = version
+            announceReady(version)
+            if case .running = state { engine.start(leftover: leftover) }
+        }
+    }
+
+    /// Tells the owner the connection closed and lets go of itself.
+    private func finish(_ error: TransportError?) {
+        announceClosed(error)
+        selfReference = nil
+    }
 }

@@ -1,5 +1,5 @@
 /// An HTTP/1.1 or HTTP/2 engine running on an established channel, as
-/// `HTTPChannelRouter` drives it. Every method runs on the channel's loop,
+/// its `HTTPConnection` drives it. Every method runs on the channel's loop,
 /// from a channel event or a scheduled turn.
 protocol HTTPConnectionEngine: AnyObject {
     /// The engine takes over; `leftover` holds application bytes already read.

@@ -84,15 +84,14 @@ public final class HTTPServerConnection: HTTPConnection, @unchecked Sendable {
     /// resumes. No `.closed` event follows on this connection. Called only on the loop.
     public func detachForTunnel(handler: @escaping (ChannelEvent) -> Void) throws(TransportError) -> [UInt8] {
         loop.preconditionOnLoop()
-        guard let engine = router.engine as? HTTP1ServerEngine else {
+        guard let engine = engine as? HTTP1ServerEngine else {
             throw .invalidState("tunnels are opened on HTTP/1.1 connections only")
         }
         let leftover = try engine.detachForTunnel()
-        router.detach()
+        detach()
         self.handler = nil
         channel.setHandler(handler)
         channel.resumeReading()
-        selfReference = nil
         return leftover
     }
 
@@ -101,7 +100,7 @@ public final class HTTPServerConnection: HTTPConnection, @unchecked Sendable {
     /// `.malformedRequest` and closes; HTTP/2 closes gracefully (GOAWAY).
     /// Called only on the loop, while no exchange is in progress.
     public func requestHeadTimedOut(after seconds: Int) {
-        if let engine = router.engine as? HTTP1ServerEngine {
+        if let engine = engine as? HTTP1ServerEngine {
             engine.parseFailed(.headTimeout(seconds: seconds))
         } else {
             close()

@@ -97,6 +97,10 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
         try sendEnd(trailers: trailers)
     }
 
+    /// The engine's answer to the stream's demand may send `100 Continue`:
+    /// never inside the owner's call, which may still pause or answer first.
+    override var defersInboundWanted: Bool { continueOwed }
+
     /// Sends `100 Continue` if the client waits for it and no response head
     /// went out. Called by engines when the stream starts wanting its body.
     func answerContinueIfOwed(automatic: Bool) {

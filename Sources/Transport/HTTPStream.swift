@@ -241,8 +241,22 @@ public class HTTPStream: @unchecked Sendable {
         if case .end = event { finishIfComplete() }
     }
 
+    /// Whether the engine must hear of the consumer's demand only on a later
+    /// turn, after the owner's call finished: a server stream that owes a
+    /// `100 Continue` (the owner may still pause or answer first).
+    var defersInboundWanted: Bool { false }
+
+    /// Drains held events on a later loop turn (they must not reach the
+    /// handler inside the owner's call). With nothing held and nothing
+    /// deferred there is nothing to deliver, so the engine hears at once
+    /// that the consumer wants more: `inboundWanted` then never delivers
+    /// inline (it schedules), and a loop turn per stream is saved.
     private func scheduleDrain() {
         guard !drainScheduled else { return }
+        if held.isEmpty, !defersInboundWanted {
+            if wantsInbound, let driver { driver.inboundWanted(self) }
+            return
+        }
         drainScheduled = true
         loop.execute { [self] in drain() }
     }

@@ -23,6 +23,33 @@ final class HTTP1ServerLayerTests: XCTestCase {
         XCTAssertEqual(steps(&layer), ["resume"])
     }
 
+    /// `awaitsRequest` is true only where `next` can do nothing but resume
+    /// reading: between exchanges with nothing received left over.
+    func testAwaitsRequestOnlyBetweenExchangesWithNothingBuffered() throws {
+        var layer = HTTP1ServerLayer()
+        XCTAssertTrue(layer.awaitsRequest)
+        layer.receive(bytes("GET /a HTTP/1.1\r\nHost: h\r\n\r\n"))
+        XCTAssertFalse(layer.awaitsRequest, "a request waits to be parsed")
+        XCTAssertEqual(steps(&layer), ["head GET /a #1", "end", "pause"])
+        XCTAssertFalse(layer.awaitsRequest, "an exchange is in progress")
+        XCTAssertEqual(try respond(&layer, body: "A").completion, .nextRequest)
+        XCTAssertTrue(layer.awaitsRequest)
+        XCTAssertEqual(steps(&layer), ["resume"])
+
+        // A pipelined request, or part of one, is waiting: the driver must take a turn.
+        layer.receive(bytes("GET /b HTTP/1.1\r\nHost: h\r\n\r\nGET"))
+        XCTAssertEqual(steps(&layer), ["head GET /b #2", "end", "pause"])
+        XCTAssertEqual(try respond(&layer, body: "B").completion, .nextRequest)
+        XCTAssertFalse(layer.awaitsRequest)
+        XCTAssertEqual(steps(&layer), ["resume"])
+        XCTAssertFalse(layer.awaitsRequest, "a request head has begun")
+
+        // Once the peer ended, between exchanges is the end of the connection.
+        var ended = HTTP1ServerLayer()
+        _ = ended.readEnded()
+        XCTAssertFalse(ended.awaitsRequest)
+    }
+
     func testPipelinedRequestWaitsUntilTheFirstResponseEnds() throws {
         var layer = HTTP1ServerLayer()
         layer.receive(bytes("GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n"))

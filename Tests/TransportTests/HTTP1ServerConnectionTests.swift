@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import Hashing
 import TLS
 import Transport
 import Wire
@@ -94,6 +95,29 @@ final class HTTP1ServerConnectionTests: XCTestCase {
         XCTAssertEqual(answers.count, 3, "\(answers)")
         XCTAssertFalse(answers[1].contains("Connection: close"), answers[1])
         XCTAssertTrue(answers[2].contains("\r\nConnection: close\r\n"), answers[2])
+    }
+
+    /// A handler installed with nothing held is told to the engine at once,
+    /// but a stream that owes `100 Continue` still waits for the end of the
+    /// owner's call: an owner that answers right after `setHandler` (the
+    /// `/stream/` route sends its 200 head then) sends no 100 before it.
+    func testAnOwnerThatAnswersRightAfterInstallingItsHandlerSendsNoContinue() throws {
+        let request = "PUT /stream/5 HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 3\r\n"
+            + "Connection: close\r\n\r\nabc"
+        let answer = try exchange(Array(request.utf8))
+        XCTAssertTrue(answer.hasPrefix("HTTP/1.1 200 OK\r\n"), answer)
+        XCTAssertFalse(answer.contains("100 Continue"), answer)
+    }
+
+    /// With nothing held when the handler comes, the request's body still
+    /// reaches it, in order, on the connection's next requests too.
+    func testBodiesReachHandlersInstalledWithNothingHeld() throws {
+        let requests = "POST /sha256 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello"
+            + "POST /sha256 HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            + "3\r\nabc\r\n0\r\n\r\n"
+        let answer = try exchange(Array(requests.utf8))
+        XCTAssertTrue(answer.contains(Encoding.hex(SHA256.hash(Array("hello".utf8))) + " 5"), answer)
+        XCTAssertTrue(answer.hasSuffix(Encoding.hex(SHA256.hash(Array("abc".utf8))) + " 3"), answer)
     }
 
     func testUnreadRequestBodyIsDiscardedAfterTheResponse() throws {

@@ -241,6 +241,58 @@ final class HTTPClientTests: XCTestCase {
         XCTAssertEqual(String(decoding: response.body, as: UTF8.self), "HTTP/2 1")
     }
 
+    /// `.available` comes once per finished exchange, after the stream's end
+    /// was handled (at once when the engine's own step frees the slot), and
+    /// never inside an owner's call: a stream reset by its owner frees its
+    /// HTTP/2 slot, and the connection says so only after `reset` returned.
+    func testAvailableComesAfterTheEndAndNeverInsideAnOwnersCall() throws {
+        /// Loop-confined: touched only in the closures below, all on `loop`.
+        final class Probe: @unchecked Sendable {
+            var inOwnersCall = false
+            var endHandled = false
+            var resetStream: HTTPClientStream?
+        }
+        for version in [HTTPProtocolChoice.http1, .http2] {
+            let ep = try endpoint(version)
+            let loop = self.loop
+            let probe = Probe()
+            let log = Locked<[String]>([])
+            let finished = expectation(description: "finished \(version)")
+            let head: @Sendable (String) -> HTTPRequestHead = { HTTPRequestHead(method: "GET", authority: "example.test", path: $0) }
+            loop.execute {
+                var connection: HTTPClientConnection?
+                HTTPClientConnection.connect(to: ep, on: loop, events: { event in
+                    guard case .available = event else { return }
+                    let count = log.withLock {
+                        $0.append(probe.inOwnersCall ? "available inside a call"
+                                  : probe.endHandled ? "available" : "available before the end")
+                        return $0.count
+                    }
+                    guard version == .http2, count == 1, let connection else { return finished.fulfill() }
+                    // HTTP/2: a stream its owner resets from its own handler frees a slot too.
+                    probe.resetStream = try? connection.openStream(head("/stream/4000000")) { event in
+                        guard case .response = event else { return }
+                        probe.inOwnersCall = true
+                        probe.resetStream?.reset()
+                        probe.inOwnersCall = false
+                    }
+                }, completion: { result in
+                    guard let opened = try? result.get() else { return XCTFail("\(result)") }
+                    connection = opened
+                    do {
+                        _ = try opened.openStream(head("/version")) { event in
+                            if case .end = event { probe.endHandled = true }
+                        }
+                    } catch {
+                        XCTFail("\(error)")
+                    }
+                })
+            }
+            wait(for: [finished], timeout: 20)
+            XCTAssertEqual(log.current, version == .http2 ? ["available", "available"] : ["available"], "\(version)")
+        }
+    }
+
     func testServerGoAwayIsReported() throws {
         let events = Locked<[String]>([])
         let closed = expectation(description: "closed")
