@@ -22,6 +22,9 @@ Environment:
   BENCH_MITM_DURATION=S       seconds per mitmproxy load (default max(duration, 10))
   BENCH_IDLE=N                idle keep-alive TLS connections for the memory figure (0 skips)
   BENCH_KEEP=1                keep the work directory (recordings, logs) and print its path
+  BENCH_SCENARIOS="A B ..."   run only these scenarios (default: h1_1k_c1 h1_1k_c50
+                              h1_1m_c50 h2_1k_c10 hs_1k_c10 hs_warm hs_cold; full adds h1_1m_c10);
+                              rows whose scenarios did not run read n/a
   INTACT=PATH                 the intact binary (default .build/release/intact)
 EOF_USAGE
 }
@@ -66,6 +69,12 @@ trap 'exit 130' INT TERM
 
 log() { echo "bench: $*" >&2; }
 die() { log "$*"; exit 1; }
+for sc in ${BENCH_SCENARIOS:-}; do
+  case "$sc" in
+    h1_1k_c1|h1_1k_c50|h1_1m_c10|h1_1m_c50|h2_1k_c10|hs_1k_c10|hs_warm|hs_cold) ;;
+    *) die "BENCH_SCENARIOS: unknown scenario '$sc' (see --help)" ;;
+  esac
+done
 
 for tool in wrk h2load nginx haproxy mitmdump socat openssl curl python3; do
   command -v "$tool" >/dev/null || die "$tool is missing (make bench-deps)"
@@ -307,7 +316,7 @@ measure() { # SCENARIO TARGET REP PID CMD...
 # (only its 127.0.0.1 address listens).
 url() { echo "https://localhost:${PORT[$1]}/$2"; }
 SCENARIOS=(${BENCH_SCENARIOS:-h1_1k_c1 h1_1k_c50 h1_1m_c50 h2_1k_c10 hs_1k_c10 hs_warm hs_cold})
-[[ $MODE == full ]] && SCENARIOS+=(h1_1m_c10)
+[[ $MODE == full && -z ${BENCH_SCENARIOS:-} ]] && SCENARIOS+=(h1_1m_c10)
 run_scenario() { # SCENARIO TARGET REP
   local sc=$1 t=$2 rep=$3 pid=${SPID[$2]}
   in_scenario "$sc" "$t" || return 0

@@ -73,6 +73,7 @@ extension ExchangeRecord.Failure: JSONWritable {
 }
 
 extension ExchangeRecord.Leg: JSONWritable {
+    @inline(__always)
     public func write(to json: inout JSONWriter) {
         json.object { json in
             json.member("role", role.rawValue)
@@ -110,6 +111,7 @@ extension RelayedStreams.Stream: JSONWritable {
 }
 
 extension TLSDetails: JSONWritable {
+    @inline(__always)
     public func write(to json: inout JSONWriter) {
         json.object { json in
             json.member("version", ifPresent: version)
@@ -124,6 +126,7 @@ extension TLSDetails: JSONWritable {
 }
 
 extension RecordedMessage: JSONWritable {
+    @inline(__always)
     public func write(to json: inout JSONWriter) {
         json.object { json in
             json.member("method", ifPresent: method)

@@ -22,14 +22,21 @@
 /// The bytes go into one buffer the writer owns (noncopyable, freed in
 /// `deinit`): each value reserves room once and stores its bytes through a
 /// pointer, so a line of a few kilobytes costs no per-byte bounds, capacity
-/// or uniqueness checks. Invariant: `0 <= count <= capacity`, and the first
-/// `count` bytes of `base` are the output.
+/// or uniqueness checks. Invariant: `0 <= used <= capacity`, and the first
+/// `used` bytes of `base` are the output.
+///
+/// The members every value goes through (`reserve`, `put`, `key` with a
+/// literal, the containers, `member`) are `@inlinable`, so that in the
+/// encoders of other modules a literal key becomes a few stores of known
+/// length and a container's body is no closure call.
 public struct JSONWriter: ~Copyable {
-    private var base: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
+    @usableFromInline var base: UnsafeMutablePointer<UInt8>
+    @usableFromInline var capacity: Int
+    @usableFromInline var used = 0
+    @usableFromInline var needsComma = false
+
     /// How many bytes have been written.
-    public private(set) var count = 0
-    private var needsComma = false
+    public var count: Int { used }
 
     public init(capacity: Int = 1024) {
         self.capacity = max(capacity, 64)
@@ -42,15 +49,16 @@ public struct JSONWriter: ~Copyable {
 
     /// The bytes written so far, copied into an array.
     public var bytes: [UInt8] {
-        Array(UnsafeBufferPointer(start: base, count: count))
+        Array(UnsafeBufferPointer(start: base, count: used))
     }
 
     /// Appends the bytes written so far to `array` (one copy).
     public func append(to array: inout [UInt8]) {
-        array.append(contentsOf: UnsafeBufferPointer(start: base, count: count))
+        array.append(contentsOf: UnsafeBufferPointer(start: base, count: used))
     }
 
     /// Appends a raw byte (the caller keeps the JSON valid), e.g. a line's `\n`.
+    @inlinable
     public mutating func appendRaw(_ byte: UInt8) {
         reserve(1)
         put(byte)
@@ -59,16 +67,19 @@ public struct JSONWriter: ~Copyable {
     // MARK: Containers
 
     /// Writes `{`, the members `body` writes, then `}`.
+    @inlinable @inline(__always)
     public mutating func object(_ body: (inout JSONWriter) -> Void) {
         container(open: UInt8(ascii: "{"), close: UInt8(ascii: "}"), body)
     }
 
     /// Writes `[`, the elements `body` writes, then `]`.
+    @inlinable @inline(__always)
     public mutating func array(_ body: (inout JSONWriter) -> Void) {
         container(open: UInt8(ascii: "["), close: UInt8(ascii: "]"), body)
     }
 
-    private mutating func container(open: UInt8, close: UInt8, _ body: (inout JSONWriter) -> Void) {
+    @inlinable @inline(__always)
+    mutating func container(open: UInt8, close: UInt8, _ body: (inout JSONWriter) -> Void) {
         reserve(2)
         separate()
         put(open)
@@ -86,21 +97,28 @@ public struct JSONWriter: ~Copyable {
         }
     }
 
-    /// Writes a member's key; the next value written is its value.
+    /// Writes a member's key; the next value written is its value. The
+    /// literal is written as it is: it must need no escape (a name, as
+    /// every key of the recording format is). A key that is not a literal
+    /// goes through `key(escaping:)`, never through this one, so that a
+    /// string literal here is never taken for a `String` (which Swift
+    /// prefers when both overloads exist) and escaped byte by byte.
+    @inlinable @inline(__always)
     public mutating func key(_ key: StaticString) {
+        assert(!JSONWriter.anyNeedsEscape(UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)),
+               "a literal key that needs an escape")
         let length = key.utf8CodeUnitCount
         reserve(length + 4)
         separate()
         put(UInt8(ascii: "\""))
-        (base + count).update(from: key.utf8Start, count: length)
-        count += length
+        appendVerbatim(key.utf8Start, count: length)
         put(UInt8(ascii: "\""))
         put(UInt8(ascii: ":"))
         needsComma = false
     }
 
     /// Writes a member's key that is not a literal (a dictionary key), escaped.
-    public mutating func key(_ key: String) {
+    public mutating func key(escaping key: String) {
         string(key)
         reserve(1)
         put(UInt8(ascii: ":"))
@@ -119,13 +137,17 @@ public struct JSONWriter: ~Copyable {
         needsComma = true
     }
 
-    /// `"`, the escaped text, `"`.
+    /// `"`, the escaped text, `"`. Most strings of a record (names, field
+    /// values, versions) need no escape: they are checked and copied in one
+    /// pass (`appendIfClean`); the others go through `appendEscaped`.
     private mutating func quoted(_ utf8: UnsafeBufferPointer<UInt8>) {
         reserve(utf8.count + 3)
         separate()
         put(UInt8(ascii: "\""))
-        appendEscaped(utf8)
-        reserve(1)
+        if !appendIfClean(utf8) {
+            appendEscaped(utf8)
+            reserve(1)
+        }
         put(UInt8(ascii: "\""))
     }
 
@@ -145,7 +167,7 @@ public struct JSONWriter: ~Copyable {
         separate()
         put(UInt8(ascii: "\""))
         if let source = value.baseAddress?.assumingMemoryBound(to: UInt8.self) {
-            var out = base + count
+            var out = base + used
             for index in 0..<value.count {
                 let byte = Int(source[index])
                 out[0] = JSONWriter.hexDigit(byte &>> 4)
@@ -153,7 +175,7 @@ public struct JSONWriter: ~Copyable {
                 out += 2
             }
         }
-        count += value.count * 2
+        used += value.count * 2
         put(UInt8(ascii: "\""))
         needsComma = true
     }
@@ -173,17 +195,48 @@ public struct JSONWriter: ~Copyable {
         needsComma = true
     }
 
-    /// The decimal digits of `value` (needs 20 bytes of reserved room).
+    /// The decimal digits of `value` (needs 20 bytes of reserved room):
+    /// written from the last, two at a time, into a scratch word triple on
+    /// the stack, then copied after what is already written.
     private mutating func putDigits(_ value: UInt) {
-        var magnitude = value
-        let first = count
-        repeat {
-            put(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        var digits = UnsafeMutableBufferPointer(start: base + first, count: count - first)
-        digits.reverse()
+        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &scratch) { scratch in
+            var magnitude = value
+            var start = scratch.count
+            while magnitude >= 100 {
+                start -= 2
+                scratch.storeBytes(of: JSONWriter.twoDigits(magnitude % 100), toByteOffset: start, as: UInt16.self)
+                magnitude /= 100
+            }
+            if magnitude >= 10 {
+                start -= 2
+                scratch.storeBytes(of: JSONWriter.twoDigits(magnitude), toByteOffset: start, as: UInt16.self)
+            } else {
+                start -= 1
+                scratch.storeBytes(of: UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude), toByteOffset: start, as: UInt8.self)
+            }
+            appendVerbatim(scratch.baseAddress!.assumingMemoryBound(to: UInt8.self) + start, count: scratch.count - start)
+        }
     }
+
+    /// Two decimal digits of 0...99 (needs 2 bytes of reserved room).
+    private mutating func putTwoDigits(_ pair: UInt) {
+        UnsafeMutableRawPointer(base + used).storeBytes(of: JSONWriter.twoDigits(pair), as: UInt16.self)
+        used += 2
+    }
+
+    /// The two decimal digits of 0...99, as a word whose bytes in memory are the digits in order.
+    @inline(__always)
+    private static func twoDigits(_ pair: UInt) -> UInt16 {
+        UnsafeRawPointer(decimalPairs.utf8Start).loadUnaligned(fromByteOffset: 2 * Int(pair), as: UInt16.self)
+    }
+
+    /// The two decimal digits of 0...99, in order.
+    private static let decimalPairs: StaticString = """
+        00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+        40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+        8081828384858687888990919293949596979899
+        """
 
     public mutating func double(_ value: Double) {
         guard value.isFinite else {
@@ -221,18 +274,17 @@ public struct JSONWriter: ~Copyable {
         separate()
         if thousandths < 0 { put(UInt8(ascii: "-")) }
         let magnitude = thousandths.magnitude
-        var fraction = magnitude % 1000
+        let fraction = magnitude % 1000
         putDigits(magnitude / 1000)
         put(UInt8(ascii: "."))
-        var decimals = 3
-        while decimals > 1, fraction % 10 == 0 {
-            fraction /= 10
-            decimals -= 1
-        }
-        var divisor: UInt = decimals == 3 ? 100 : decimals == 2 ? 10 : 1
-        while divisor > 0 {
-            put(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
-            divisor /= 10
+        // Trailing zeros dropped, at least one decimal kept.
+        if fraction % 100 == 0 {
+            put(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: fraction / 100))
+        } else if fraction % 10 == 0 {
+            putTwoDigits(fraction / 10)
+        } else {
+            put(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: fraction / 100))
+            putTwoDigits(fraction % 100)
         }
         needsComma = true
     }
@@ -246,27 +298,32 @@ public struct JSONWriter: ~Copyable {
 
     // MARK: Members (key and value)
 
+    @inlinable @inline(__always)
     public mutating func member(_ name: StaticString, _ value: String) {
         key(name)
         string(value)
     }
 
+    @inlinable @inline(__always)
     public mutating func member(_ name: StaticString, _ value: Int) {
         key(name)
         int(value)
     }
 
+    @inlinable @inline(__always)
     public mutating func member(_ name: StaticString, _ value: Bool) {
         key(name)
         bool(value)
     }
 
     /// Leaves the member out when `value` is nil.
+    @inlinable @inline(__always)
     public mutating func member(_ name: StaticString, ifPresent value: String?) {
         if let value { member(name, value) }
     }
 
     /// Leaves the member out when `value` is nil.
+    @inlinable @inline(__always)
     public mutating func member(_ name: StaticString, ifPresent value: Int?) {
         if let value { member(name, value) }
     }
@@ -277,43 +334,114 @@ public struct JSONWriter: ~Copyable {
     private static let falseBytes: StaticString = "false"
 
     /// Makes room for `extra` more bytes; every `put` is preceded by one.
-    @inline(__always)
-    private mutating func reserve(_ extra: Int) {
-        if count + extra > capacity { grow(to: count + extra) }
+    @inlinable @inline(__always)
+    mutating func reserve(_ extra: Int) {
+        if used + extra > capacity { grow(to: used + extra) }
     }
 
-    private mutating func grow(to needed: Int) {
+    @usableFromInline
+    mutating func grow(to needed: Int) {
         let newCapacity = max(capacity * 2, needed)
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        newBase.initialize(from: base, count: count)
+        newBase.initialize(from: base, count: used)
         base.deallocate()
         base = newBase
         capacity = newCapacity
     }
 
     /// Stores one byte in room already reserved.
+    @inlinable @inline(__always)
+    mutating func put(_ byte: UInt8) {
+        base[used] = byte
+        used += 1
+    }
+
+    /// Stores `length` bytes in room already reserved; a short run (a key,
+    /// most names and values) with a few overlapping word copies instead of
+    /// a call to `memcpy`.
+    @inlinable @inline(__always)
+    mutating func appendVerbatim(_ source: UnsafePointer<UInt8>, count length: Int) {
+        let from = UnsafeRawPointer(source)
+        let out = UnsafeMutableRawPointer(base + used)
+        if length > 16 {
+            out.copyMemory(from: from, byteCount: length)
+        } else if length >= 8 {
+            out.storeBytes(of: from.loadUnaligned(as: UInt64.self), as: UInt64.self)
+            out.storeBytes(of: from.loadUnaligned(fromByteOffset: length - 8, as: UInt64.self),
+                           toByteOffset: length - 8, as: UInt64.self)
+        } else if length >= 4 {
+            out.storeBytes(of: from.loadUnaligned(as: UInt32.self), as: UInt32.self)
+            out.storeBytes(of: from.loadUnaligned(fromByteOffset: length - 4, as: UInt32.self),
+                           toByteOffset: length - 4, as: UInt32.self)
+        } else if length > 0 {
+            out.storeBytes(of: source[0], as: UInt8.self)
+            out.storeBytes(of: source[length >> 1], toByteOffset: length >> 1, as: UInt8.self)
+            out.storeBytes(of: source[length - 1], toByteOffset: length - 1, as: UInt8.self)
+        }
+        used += length
+    }
+
+    /// Copies `utf8` as it is and returns true when none of its bytes needs
+    /// an escape (room for it must be reserved); otherwise returns false with
+    /// `used` unchanged (the words already stored are overwritten by what
+    /// comes next). Each byte is read once, a word at a time: the check and
+    /// the copy use the same loads, and a string shorter than eight bytes
+    /// is checked as one word made of its first, middle and last bytes or
+    /// its first and last four (overlapping), plus padding that needs no escape.
     @inline(__always)
-    private mutating func put(_ byte: UInt8) {
-        base[count] = byte
-        count += 1
+    private mutating func appendIfClean(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let source = utf8.baseAddress else { return true }
+        let length = utf8.count
+        let from = UnsafeRawPointer(source)
+        let out = UnsafeMutableRawPointer(base + used)
+        if length >= 8 {
+            var offset = 0
+            while length - offset >= 8 {
+                let word = from.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                if JSONWriter.needsEscape(word) { return false }
+                out.storeBytes(of: word, toByteOffset: offset, as: UInt64.self)
+                offset += 8
+            }
+            if offset < length {
+                let word = from.loadUnaligned(fromByteOffset: length - 8, as: UInt64.self)
+                if JSONWriter.needsEscape(word) { return false }
+                out.storeBytes(of: word, toByteOffset: length - 8, as: UInt64.self)
+            }
+        } else if length >= 4 {
+            let first = from.loadUnaligned(as: UInt32.self)
+            let last = from.loadUnaligned(fromByteOffset: length - 4, as: UInt32.self)
+            if JSONWriter.needsEscape(UInt64(first) | UInt64(last) << 32) { return false }
+            out.storeBytes(of: first, as: UInt32.self)
+            out.storeBytes(of: last, toByteOffset: length - 4, as: UInt32.self)
+        } else if length > 0 {
+            let first = source[0], middle = source[length >> 1], last = source[length - 1]
+            // The other five bytes are `a`, which needs no escape.
+            let word = 0x6161_6161_6100_0000 | UInt64(first) | UInt64(middle) << 8 | UInt64(last) << 16
+            if JSONWriter.needsEscape(word) { return false }
+            out.storeBytes(of: first, as: UInt8.self)
+            out.storeBytes(of: middle, toByteOffset: length >> 1, as: UInt8.self)
+            out.storeBytes(of: last, toByteOffset: length - 1, as: UInt8.self)
+        }
+        used += length
+        return true
     }
 
     /// Stores bytes in room already reserved.
     @inline(__always)
     private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
-        (base + count).update(from: source, count: bytes.count)
-        count += bytes.count
+        (base + used).update(from: source, count: bytes.count)
+        used += bytes.count
     }
 
     private mutating func append(_ text: StaticString) {
-        (base + count).update(from: text.utf8Start, count: text.utf8CodeUnitCount)
-        count += text.utf8CodeUnitCount
+        (base + used).update(from: text.utf8Start, count: text.utf8CodeUnitCount)
+        used += text.utf8CodeUnitCount
     }
 
     /// Needs one byte of reserved room.
-    @inline(__always)
-    private mutating func separate() {
+    @inlinable @inline(__always)
+    mutating func separate() {
         if needsComma { put(UInt8(ascii: ",")) }
     }
 
@@ -373,6 +501,13 @@ public struct JSONWriter: ~Copyable {
             index += 1
         }
         return end
+    }
+
+    /// True when one of `utf8`'s bytes needs an escape.
+    @usableFromInline
+    static func anyNeedsEscape(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let source = utf8.baseAddress else { return false }
+        return firstEscape(source, from: 0, end: utf8.count) < utf8.count
     }
 
     /// True when one of the eight bytes of `word` is below 0x20, `"` or `\`

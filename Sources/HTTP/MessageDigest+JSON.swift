@@ -25,7 +25,7 @@ extension HeadDigest {
             json.object { json in
                 // In name order (`FieldDigests`), so a line is the same bytes for the same head.
                 for (name, digest) in fields {
-                    json.key(name)
+                    json.key(escaping: name)
                     json.hex(digest)
                 }
             }

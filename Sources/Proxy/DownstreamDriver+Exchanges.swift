@@ -152,6 +152,8 @@ extension DownstreamDriver {
         case .finished(let record):
             streams.cancelTimers()
             exchanges[exchange] = nil
+            // An idle keep-alive connection holds no table storage (a new one is made per request).
+            if exchanges.isEmpty { exchanges = [:] }
             deadline.exchangeFinished(exchange, at: .now, receivedBytes: channel.receivedByteCount)
             checkDeadline()
             runtime.sink.record(record, on: loopState)

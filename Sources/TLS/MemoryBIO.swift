@@ -30,6 +30,19 @@ enum MemoryBIO {
         }
     }
 
+    /// Frees the buffer of an empty memory BIO when it is larger than `limit` bytes
+    /// (the BIO grows a new one on its next write). Returns whether it did; a BIO
+    /// that holds bytes, or a small buffer, is left as it is.
+    @discardableResult
+    static func releaseBuffer(_ bio: OpaquePointer, keeping limit: Int) -> Bool {
+        intact_BIO_mem_release_if_empty(bio, limit) == 1
+    }
+
+    /// The size of a memory BIO's buffer, in use or not.
+    static func capacity(_ bio: OpaquePointer) -> Int {
+        Int(intact_BIO_mem_capacity(bio))
+    }
+
     /// Removes every byte pending in a memory BIO and decodes it as UTF-8.
     static func drainString(_ bio: OpaquePointer) -> String {
         String(decoding: drain(bio), as: UTF8.self)

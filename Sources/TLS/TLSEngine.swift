@@ -47,16 +47,16 @@ public final class TLSEngine {
 
     /// The `SSL *`, owned.
     let ssl: OpaquePointer
-    /// Ciphertext from the peer (`BIO *`, owned by `ssl`; replaced by `compactBuffers`).
-    private var inbound: OpaquePointer
-    /// Ciphertext for the peer (`BIO *`, owned by `ssl`; replaced by `compactBuffers`).
-    private var outbound: OpaquePointer
-    /// The most bytes each BIO has held since it was created. A memory BIO never
-    /// gives back the buffer it grew, so one that carried a burst is replaced when empty.
-    private var inboundPeak = 0
-    private var outboundPeak = 0
-    /// Above this a drained memory BIO is replaced rather than kept for reuse.
-    private static let retainedBufferLimit = 64 * 1024
+    /// Ciphertext from the peer (`BIO *`, owned by `ssl`).
+    private let inbound: OpaquePointer
+    /// Ciphertext for the peer (`BIO *`, owned by `ssl`).
+    private let outbound: OpaquePointer
+    /// A drained memory BIO whose buffer grew past this gives it back (see
+    /// `compactBuffers`); at or below it the buffer is kept for reuse. Small
+    /// enough that an idle connection holds no flight of its past (the
+    /// handshake's ~0.5–2 KiB, a response's records), large enough that
+    /// small requests and answers reuse their buffer.
+    static let retainedBufferLimit = 512
     /// What callbacks saw during the handshake; read to explain failures and fill `negotiated`.
     var observations = HandshakeObservations()
     /// Client: the SNI actually sent (`nil` for an IP address).
@@ -144,7 +144,6 @@ public final class TLSEngine {
     public func feed(_ ciphertext: UnsafeRawBufferPointer) {
         guard !ciphertext.isEmpty else { return }
         MemoryBIO.write(inbound, ciphertext)
-        inboundPeak = max(inboundPeak, Int(BIO_ctrl_pending(inbound)))
     }
 
     /// Whether ciphertext waits to be sent.
@@ -154,28 +153,24 @@ public final class TLSEngine {
 
     /// Removes and returns the ciphertext to send to the peer (empty when there is none).
     public func takeOutbound() -> [UInt8] {
-        outboundPeak = max(outboundPeak, Int(BIO_ctrl_pending(outbound)))
         let bytes = MemoryBIO.drain(outbound)
         compactBuffers()
         return bytes
     }
 
-    /// Replaces an empty memory BIO that grew past `retainedBufferLimit` with a fresh
-    /// one, so an idle connection does not keep the buffers of its largest burst.
-    /// Only once established: during the handshake OpenSSL stacks a buffering BIO on
-    /// the write side. Allocation failure keeps the old BIO (it still works).
+    /// Gives back the buffer of each drained memory BIO that grew past
+    /// `retainedBufferLimit`, so an idle connection does not keep the buffers of its
+    /// handshake or its largest burst. A BIO that still holds bytes keeps its buffer.
+    /// The BIOs stay in place (OpenSSL's buffering BIO stacked on the write side
+    /// during the handshake is untouched); allocation failure keeps the old buffer.
     private func compactBuffers() {
-        guard state != .handshaking else { return }
-        if outboundPeak > Self.retainedBufferLimit, BIO_ctrl_pending(outbound) == 0, let fresh = BIO_new(BIO_s_mem()) {
-            SSL_set0_wbio(ssl, fresh)  // frees the old one
-            outbound = fresh
-            outboundPeak = 0
-        }
-        if inboundPeak > Self.retainedBufferLimit, BIO_ctrl_pending(inbound) == 0, let fresh = BIO_new(BIO_s_mem()) {
-            SSL_set0_rbio(ssl, fresh)  // frees the old one
-            inbound = fresh
-            inboundPeak = 0
-        }
+        MemoryBIO.releaseBuffer(outbound, keeping: Self.retainedBufferLimit)
+        MemoryBIO.releaseBuffer(inbound, keeping: Self.retainedBufferLimit)
+    }
+
+    /// The bytes both memory BIOs' buffers hold on to, used or not (tests read it).
+    var memoryBufferCapacity: Int {
+        MemoryBIO.capacity(inbound) + MemoryBIO.capacity(outbound)
     }
 
     // MARK: Handshake

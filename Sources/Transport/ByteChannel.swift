@@ -149,6 +149,14 @@ public final class ByteChannel: @unchecked Sendable {
         }
     }
 
+    /// Sends what is written so far now rather than when the loop turn ends
+    /// (see `Connection.flushNow`): for a message that is complete. TLS
+    /// records are handed to the connection as they are made, so all of it
+    /// goes. Never calls back. Called only on the loop.
+    public func flushNow() {
+        connection.flushNow()
+    }
+
     /// Whether the owner may keep writing: the connection's pending bytes are
     /// below its high watermark (TLS records are handed to the connection as
     /// soon as they are made, so nothing waits inside the engine). Read only on the loop.

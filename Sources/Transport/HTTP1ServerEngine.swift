@@ -10,8 +10,11 @@ import Wire
 final class HTTP1ServerEngine: HTTP1Engine, HTTPConnectionEngine, HTTPServerStreamDriver, @unchecked Sendable {
     private unowned let connection: HTTPServerConnection
     private var layer: HTTP1ServerLayer
-    /// The stream of the layer's exchange; kept (released) after it ends
-    /// until the next request, only as the `activeStream` while the layer has one.
+    /// The stream of the layer's exchange, the `activeStream` while the layer has
+    /// one. Dropped when the layer is idle with no exchange and the stream has
+    /// finished (nothing can reach it then), so an idle keep-alive connection does
+    /// not hold the last exchange's heads; an unfinished one is kept until the next
+    /// request or the close, which may still fail it.
     private var stream: HTTPServerStream?
     /// Armed by `.shutdownAndLinger`; cancelled when the connection closes.
     private var lingerTimer: LoopTimer?
@@ -61,6 +64,7 @@ final class HTTP1ServerEngine: HTTP1Engine, HTTPConnectionEngine, HTTPServerStre
             let current = layer.exchange == nil ? nil : stream
             switch layer.next(consumerWants: current?.wantsInbound ?? false) {
             case .idle(let reading):
+                if current == nil, stream?.isFinished == true { stream = nil }
                 apply(reading)
                 return
             case .requestHead(let parsed, let streamID):
@@ -179,6 +183,9 @@ final class HTTP1ServerEngine: HTTP1Engine, HTTPConnectionEngine, HTTPServerStre
             throw TransportError(error)
         }
         if !end.bytes.isEmpty { channel.write(end.bytes) }
+        // The response is complete: it leaves now, ahead of the exchange's
+        // bookkeeping and the next request's setup that this turn still runs.
+        channel.flushNow()
         stream.outboundEnded()
         switch end.completion {
         case .nextRequest where layer.awaitsRequest:

@@ -28,8 +28,8 @@ extension Connection {
         guard readStoppedEarly else { return }
         // Bytes may be waiting that the edge-triggered poller will not
         // announce again: the read stopped before EAGAIN, or input (or a
-        // hang-up) was announced while paused. Fetch them now.
-        scheduleRead()
+        // hang-up) was announced while paused. Fetch them once this turn ends.
+        scheduleRead(afterOthers: false)
     }
 
     /// True between `pauseReading()` and `resumeReading()`. Read only on the loop.
@@ -55,13 +55,20 @@ extension Connection {
         return true
     }
 
-    /// Reads on a later loop turn, without waiting for the poller.
-    private func scheduleRead() {
+    /// Reads on a later loop turn, without waiting for the poller: right
+    /// after the current turn, or, with `afterOthers`, behind the sockets and
+    /// timers already waiting (a burst that spent its budget yields).
+    private func scheduleRead(afterOthers: Bool) {
         guard !readScheduled else { return }
         readScheduled = true
-        loop.execute {
+        let read: @Sendable () -> Void = {
             self.readScheduled = false
             self.readable()
+        }
+        if afterOthers {
+            loop.executeAfterOthers(read)
+        } else {
+            loop.execute(read)
         }
     }
 
@@ -83,7 +90,7 @@ extension Connection {
         readStoppedEarly = true
         while isReadingActive {
             guard budget > 0 else {
-                scheduleRead()
+                scheduleRead(afterOthers: true)
                 return
             }
             let request = min(EventLoop.readSize, budget)

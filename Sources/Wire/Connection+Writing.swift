@@ -50,12 +50,45 @@ extension Connection {
         flush()
     }
 
+    /// Sends the queued bytes now instead of when the turn ends: for a
+    /// message that is complete, so the bookkeeping its turn still does
+    /// (records, digests, the next request's setup) does not hold it back.
+    /// Never calls back: a `.writable` it makes due, the shutdown after the
+    /// drain and a failure's `.closed` come when the turn ends or later, as
+    /// after `write(_:)`. No-op when nothing is queued or the kernel buffer
+    /// is full (the output event sends the rest). Called only on the loop.
+    public func flushNow() {
+        loop.preconditionOnLoop()
+        guard case .open = lifecycle, !awaitingWritable, !pending.isEmpty else { return }
+        guard writePending() else { return }
+        if !pending.isEmpty { awaitingWritable = true }
+    }
+
     /// Writes pending bytes until done or the kernel says `EAGAIN` (then the
     /// poller's output event calls again: `awaitingWritable`); sends FIN when
     /// a shutdown waits for the drain; announces `.writable` on crossing the
     /// low watermark. Runs on the loop, from a scheduled flush or `pollEvent`.
     func flush() {
         guard case .open = lifecycle else { return }
+        guard writePending() else { return }
+        guard pending.isEmpty else {
+            awaitingWritable = true
+            announceWritabilityIfRecovered()
+            return
+        }
+        awaitingWritable = false
+        if case .shutdownAfterDrain = writeSide {
+            // ENOTCONN here means the peer already reset; the read side reports it.
+            _ = Glibc.shutdown(descriptor, Int32(SHUT_WR))
+            writeSide = .shutDown
+            closeIfBothDirectionsFinished()
+        }
+        announceWritabilityIfRecovered()
+    }
+
+    /// `writev`s pending bytes until none is left or the kernel says
+    /// `EAGAIN`; false when a failure tore the connection down.
+    private func writePending() -> Bool {
         while !pending.isEmpty {
             let written = pending.withIOVecs { vectors, _ in
                 writev(descriptor, vectors.baseAddress, Int32(vectors.count))
@@ -70,22 +103,9 @@ extension Connection {
             if code == EINTR { continue }
             if code == EAGAIN || code == EWOULDBLOCK { break }
             teardown(WireError.fromErrno(code, call: "writev", address: remoteAddress))
-            return
+            return false
         }
-
-        guard pending.isEmpty else {
-            awaitingWritable = true
-            announceWritabilityIfRecovered()
-            return
-        }
-        awaitingWritable = false
-        if case .shutdownAfterDrain = writeSide {
-            // ENOTCONN here means the peer already reset; the read side reports it.
-            _ = Glibc.shutdown(descriptor, Int32(SHUT_WR))
-            writeSide = .shutDown
-            closeIfBothDirectionsFinished()
-        }
-        announceWritabilityIfRecovered()
+        return true
     }
 
     /// Delivers `.writable` when the pending bytes fell to the low watermark

@@ -20,7 +20,8 @@ import Glibc
 ///
 /// Writing: `write(_:)` queues and returns at once; the chunks queued during
 /// a loop turn are gathered into one `writev(2)` when the turn ends
-/// (`EventLoop.runTurn`). `isWritable` follows the `writeWatermarks`. After
+/// (`EventLoop.runTurn`), or at once by `flushNow()` when a message is
+/// complete. `isWritable` follows the `writeWatermarks`. After
 /// `EAGAIN` the rest waits for the poller's output event (`awaitingWritable`).
 ///
 /// Closing: `shutdownWrite()` sends FIN once the queue drains; `close()`

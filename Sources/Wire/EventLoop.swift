@@ -13,10 +13,21 @@ import Dispatch
 /// head and body written one after the other leave in one `writev`, with no
 /// extra work item queued per write.
 ///
+/// Work handed to `execute` on the loop during a turn runs when that turn
+/// ends, after its flush, each piece as a turn of its own (`deferredWork`),
+/// before the loop goes back to Dispatch. A request that crosses several
+/// "later" hops (engine pump, stream drain, pool dispatch) is thus carried
+/// to the upstream write within the Dispatch work item whose socket event
+/// began it, instead of one queued item per hop, each behind the source
+/// re-arm Dispatch does when a handler returns. At most
+/// `deferredWorkPerDrain` pieces run in a row; the rest waits for a later
+/// Dispatch item, so a chain of work that keeps executing more cannot starve
+/// sockets and timers. `executeAfterOthers` queues behind them on purpose.
+///
 /// ## Sendable
 /// A loop is shared freely between threads. Its only mutable state (the read
-/// scratch buffer, the turn depth and the end-of-turn flush list) is touched
-/// only on `queue`, so `@unchecked Sendable` holds.
+/// scratch buffer, the turn depth, the end-of-turn flush list and the
+/// deferred work) is touched only on `queue`, so `@unchecked Sendable` holds.
 ///
 /// Loop-confined classes in `Wire` (`Connection`, `Listener`) follow the same
 /// rule: they are `@unchecked Sendable` so they can be handed to another
@@ -39,6 +50,13 @@ public final class EventLoop: @unchecked Sendable {
     /// The readiness of this loop's connections, made with the first one
     /// started; touched only on `queue`.
     private var poller: EventPoller?
+    /// Work `execute` was given on the loop during a turn, first in first
+    /// out, run when the outermost turn ends; touched only on `queue`.
+    private var deferredWork: [@Sendable () -> Void] = []
+
+    /// Most pieces of deferred work run one after the other before the loop
+    /// lets Dispatch serve its sockets and timers.
+    static let deferredWorkPerDrain = 64
 
     /// Bytes one `read(2)` asks for; connections read into the loop's scratch
     /// buffer of this size and copy out exactly what arrived.
@@ -67,21 +85,58 @@ public final class EventLoop: @unchecked Sendable {
         DispatchQueue.getSpecific(key: key) != nil
     }
 
-    /// Runs `work` on the loop, later: never inline, even when called on the loop.
+    /// Runs `work` on the loop, later: never inline, even when called on the
+    /// loop. Called on the loop during a turn, `work` runs as soon as that
+    /// turn has ended and flushed (see "Turns"); from anywhere else it is
+    /// queued on the loop's Dispatch queue. Work executed on the loop runs in
+    /// the order it was handed over.
     public func execute(_ work: @escaping @Sendable () -> Void) {
+        if isOnLoop, turnDepth > 0 {
+            deferredWork.append(work)
+        } else {
+            executeAfterOthers(work)
+        }
+    }
+
+    /// Runs `work` on the loop in a Dispatch work item of its own, after the
+    /// socket events, timers and work already waiting for the queue: for
+    /// going on with a long job without starving the others.
+    func executeAfterOthers(_ work: @escaping @Sendable () -> Void) {
         queue.async { self.runTurn(work) }
     }
 
     /// Runs `body` as a turn: connections written to meanwhile are flushed
-    /// when the outermost turn ends. Every handler Wire installs on `queue`
-    /// runs through here. Called only on the loop.
+    /// when the outermost turn ends, and then the work executed meanwhile
+    /// runs, each piece as a turn of its own. Every handler Wire installs on
+    /// `queue` runs through here. Called only on the loop.
     func runTurn(_ body: () -> Void) {
         turnDepth += 1
         body()
         turnDepth -= 1
-        guard turnDepth == 0, !endOfTurnFlushes.isEmpty else { return }
+        guard turnDepth == 0 else { return }
+        flushEndOfTurn()
+        var ran = 0
+        while !deferredWork.isEmpty {
+            guard ran < EventLoop.deferredWorkPerDrain else {
+                // An empty turn on a later Dispatch item goes on with the rest.
+                executeAfterOthers {}
+                return
+            }
+            ran += 1
+            let work = deferredWork.removeFirst()
+            turnDepth = 1
+            work()
+            turnDepth = 0
+            flushEndOfTurn()
+        }
+    }
+
+    /// Flushes the connections written to during the turn that just ended.
+    private func flushEndOfTurn() {
+        guard !endOfTurnFlushes.isEmpty else { return }
         // A flush may deliver `.writable`, whose handler writes again and
-        // appends: walk by index until the list stops growing.
+        // appends: walk by index until the list stops growing. Work it
+        // executes joins `deferredWork`.
         turnDepth = 1
         var index = 0
         while index < endOfTurnFlushes.count {

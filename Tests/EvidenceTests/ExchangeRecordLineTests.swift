@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import Evidence
 import HTTP
+import Hashing
 
 /// The hand-written line encoder (`ExchangeRecord.jsonLine`) against
 /// `JSONEncoder`: every kind of record decodes to the same value from both,
@@ -11,13 +12,17 @@ final class ExchangeRecordLineTests: XCTestCase {
     /// with a leg missing its response; stored and truncated bodies;
     /// trailers; HTTP/2 with stream ids; no TLS; a client certificate;
     /// secrets in clear; absent optionals everywhere.
-    static var everyKind: [ExchangeRecord] {
+    ///
+    /// - Parameter digester: the digest key (a fixed one makes every line
+    ///   the same bytes from run to run, for `ExchangeRecordLineBytesTests`).
+    static func everyKind(digester: SecretDigester = .ephemeral) -> [ExchangeRecord] {
+        let redaction = RedactionPolicy(digester: digester)
         var kinds: [ExchangeRecord] = []
-        kinds.append(SampleRecords.record(1))
-        kinds.append(SampleRecords.record(2, redaction: RedactionPolicy(recordSecrets: true), storeLimit: 8))
-        kinds.append(SampleRecords.record(3, storeLimit: 4096))
+        kinds.append(SampleRecords.record(1, redaction: redaction))
+        kinds.append(SampleRecords.record(2, redaction: RedactionPolicy(recordSecrets: true, digester: digester), storeLimit: 8))
+        kinds.append(SampleRecords.record(3, redaction: redaction, storeLimit: 4096))
 
-        var failed = SampleRecords.record(4)
+        var failed = SampleRecords.record(4, redaction: redaction)
         failed.legs[1].response = nil
         failed.legs[1].tls = nil
         failed.error = ExchangeRecord.Failure(kind: .tls, location: "upstream TLS handshake", message: "alert 42 bad certificate")
@@ -29,7 +34,7 @@ final class ExchangeRecordLineTests: XCTestCase {
                                                  stage: .response)]
         kinds.append(failed)
 
-        var event = SampleRecords.record(7)
+        var event = SampleRecords.record(7, redaction: redaction)
         event.legs = [ExchangeRecord.Leg(role: .downstream, connectionID: "c-7",
                                          tls: TLSDetails(version: "TLSv1.3", sni: "1.2.3.4", alpn: "h2", sniIssue: "an IP address"))]
         event.connection = ConnectionEvent(outcome: .handshakeOnly, peer: "127.0.0.1:5555",
@@ -38,31 +43,31 @@ final class ExchangeRecordLineTests: XCTestCase {
         kinds.append(ExchangeRecord(exchangeID: "ex-reset", tap: "t", legs: [],
                                     connection: ConnectionEvent(outcome: .reset)))
 
-        var interim = SampleRecords.record(8)
+        var interim = SampleRecords.record(8, redaction: redaction)
         let continueHead = HTTPResponseHead(status: 100, reason: "Continue", fields: [:])
         interim.legs[0].interimResponses = [
             RecordedMessage(response: continueHead,
                             digest: MessageDigest(head: HeadDigest(response: continueHead,
                                                                    wire: .http1(head: Array("HTTP/1.1 100 Continue\r\n".utf8)),
                                                                    using: .sha256)),
-                            timings: MessageTimings(start: Timestamp(millisecondsSince1970: 5)), redaction: RedactionPolicy())]
+                            timings: MessageTimings(start: Timestamp(millisecondsSince1970: 5)), redaction: redaction)]
         interim.legs[0].interimWithheld = [100, 103]
         kinds.append(interim)
 
-        var upgraded = SampleRecords.record(10)
+        var upgraded = SampleRecords.record(10, redaction: redaction)
         upgraded.legs[0].relayed = RelayedStreams(
             clientToServer: RelayedStreams.Stream(bytes: 4, sha256: .of(Array("ping".utf8))),
             serverToClient: RelayedStreams.Stream(bytes: 0, sha256: .ofNothing))
         kinds.append(upgraded)
 
-        var refused = SampleRecords.record(5)
+        var refused = SampleRecords.record(5, redaction: redaction)
         refused.legs[1].request = nil
         refused.legs[1].response = nil
         refused.error = ExchangeRecord.Failure(kind: .connectionRefused, location: "upstream connect", message: "ECONNREFUSED")
         kinds.append(refused)
 
         for role in [ExchangeRecord.Leg.Role.client, .server] {
-            var single = SampleRecords.record(6)
+            var single = SampleRecords.record(6, redaction: redaction)
             single.legs = [single.legs[0]]
             single.legs[0].role = role
             single.legs[0].streamID = 7
@@ -84,32 +89,51 @@ final class ExchangeRecordLineTests: XCTestCase {
                                      digest: MessageDigest(head: HeadDigest(request: head, wire: .http2Request(head),
                                                                             connectionScheme: "https", using: .sha256)),
                                      timings: MessageTimings(start: Timestamp(millisecondsSince1970: 1)),
-                                     redaction: RedactionPolicy()),
+                                     redaction: redaction),
             response: RecordedMessage(response: response,
                                       digest: MessageDigest(head: HeadDigest(response: response, wire: .http2Response(response),
                                                                              using: .sha256),
                                                             body: body.finish(trailers: trailers)),
                                       trailers: trailers, complete: false, timings: MessageTimings(),
-                                      redaction: RedactionPolicy()))
+                                      redaction: redaction))
         kinds.append(ExchangeRecord(exchangeID: "ex-h2", tap: "t", legs: [h2]))
         kinds.append(ExchangeRecord(exchangeID: "ex-empty", tap: "t", legs: []))
         return kinds
     }
 
     func testEveryKindRoundTripsThroughBothEncoders() throws {
-        for record in Self.everyKind {
+        for record in Self.everyKind() {
             try assertSameMeaning(record)
         }
     }
 
-    func testControlCharactersAndNonASCIIAreEscapedAsJSONRequires() throws {
-        var record = SampleRecords.record(1, redaction: RedactionPolicy(recordSecrets: true))
+    /// Control characters, quotes, backslashes and non-ASCII in every kind of string member.
+    static func awkward(digester: SecretDigester = .ephemeral) -> ExchangeRecord {
+        var record = SampleRecords.record(1, redaction: RedactionPolicy(recordSecrets: true, digester: digester))
         let awkward = "quote\" back\\slash /slash\n\r\t\u{08}\u{0C}\u{00}\u{01}\u{1F}\u{7F} é ü ÿ 日本 😀 \u{2028}"
         record.exchangeID = awkward
         record.tap = "tap\u{1B}[31m"
         record.legs[0].request?.fields.append(RecordedField(name: "X-Odd", value: awkward))
         record.legs[0].response?.reason = "Gef\u{00E4}llt\u{0000}"
         record.error = ExchangeRecord.Failure(kind: .protocolError, location: "downstream\tparse", message: awkward)
+        return record
+    }
+
+    /// Extreme integers, a negative status and timings that are not exact thousandths or not finite.
+    static func numbers(digester: SecretDigester = .ephemeral) -> ExchangeRecord {
+        var record = SampleRecords.record(1, redaction: RedactionPolicy(digester: digester))
+        record.legs[0].streamID = Int.max
+        record.legs[0].request?.timings = MessageTimings(start: Timestamp(millisecondsSince1970: 1_700_000_000_123.456),
+                                                         headersDone: Timestamp(millisecondsSince1970: -0.000001),
+                                                         end: Timestamp(millisecondsSince1970: .infinity))
+        record.legs[0].response?.timings = MessageTimings(start: Timestamp(millisecondsSince1970: 1e300),
+                                                          end: Timestamp(millisecondsSince1970: -.infinity))
+        record.legs[0].response?.status = -1
+        return record
+    }
+
+    func testControlCharactersAndNonASCIIAreEscapedAsJSONRequires() throws {
+        let record = Self.awkward()
         try assertSameMeaning(record)
 
         let line = String(decoding: record.jsonLine(), as: UTF8.self)
@@ -121,14 +145,7 @@ final class ExchangeRecordLineTests: XCTestCase {
     }
 
     func testNumbersIncludingNonFiniteTimings() throws {
-        var record = SampleRecords.record(1)
-        record.legs[0].streamID = Int.max
-        record.legs[0].request?.timings = MessageTimings(start: Timestamp(millisecondsSince1970: 1_700_000_000_123.456),
-                                                         headersDone: Timestamp(millisecondsSince1970: -0.000001),
-                                                         end: Timestamp(millisecondsSince1970: .infinity))
-        record.legs[0].response?.timings = MessageTimings(start: Timestamp(millisecondsSince1970: 1e300),
-                                                          end: Timestamp(millisecondsSince1970: -.infinity))
-        record.legs[0].response?.status = -1
+        var record = Self.numbers()
         try assertSameMeaning(record)
 
         record.legs[0].request?.timings.end = Timestamp(millisecondsSince1970: .nan)

@@ -83,7 +83,7 @@ final class JSONWriterTests: XCTestCase {
             json.member("no", false)
             json.key("list")
             json.array((0..<200).map { "item \($0)" })
-            json.key("dynamic \"key\"")
+            json.key(escaping: "dynamic \"key\"")
             json.int(1)
         }
         json.appendRaw(UInt8(ascii: "\n"))
@@ -134,7 +134,29 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(text(1_796_131_061_262.4), "1796131061262.4")
         XCTAssertEqual(text(1_796_131_061_262), "1796131061262.0")
         XCTAssertEqual(text(-0.05), "-0.05")
+        XCTAssertEqual(text(7.009), "7.009")
+        XCTAssertEqual(text(7.01), "7.01")
+        XCTAssertEqual(text(7.1), "7.1")
+        XCTAssertEqual(text(7.12), "7.12")
+        XCTAssertEqual(text(7.102), "7.102")
+        XCTAssertEqual(text(0.5), "0.5")
         XCTAssertEqual(text(1e-05), "1e-05", "not a whole number of thousandths: Swift's shortest form")
+    }
+
+    /// Integers of every length from 1 to 20 digits, at the edges where one
+    /// more digit begins (the digits are written two at a time from the last).
+    func testIntegersOfEveryLengthAreTheirDecimalDigits() {
+        var values: [Int] = [0, 1, 9, -1, -9, Int.max, Int.min, Int.min + 1]
+        var power = 1
+        for _ in 1...18 {
+            power *= 10
+            values += [power - 1, power, power + 1, -power, -(power - 1), power + power / 2]
+        }
+        for value in values {
+            var json = JSONWriter(capacity: 0)
+            json.int(value)
+            XCTAssertEqual(String(decoding: json.bytes, as: UTF8.self), String(value))
+        }
     }
 
     func testDigestsAreWrittenAsTheirHexadecimal() {

@@ -1,5 +1,5 @@
 import Hashing
-import TLS
+@testable import TLS
 import Synchronization
 import XCTest
 
@@ -182,6 +182,29 @@ final class TLSEngineTests: XCTestCase {
         let received = try pair.server.readPlaintext()
         XCTAssertEqual(received, message)
         XCTAssertLessThan(received.capacity, message.count + 1024)
+    }
+
+    func testDrainedEnginesKeepNoFlightInTheirBuffers() throws {
+        // An idle keep-alive connection must not hold its handshake flight or
+        // its last response in the memory BIOs; a record split across reads and
+        // the emptied BIOs still work.
+        let pair = try EnginePair(client: clientContext(), server: serverContext())
+        pair.pump()
+        let limit = 2 * TLSEngine.retainedBufferLimit
+        XCTAssertLessThanOrEqual(pair.server.memoryBufferCapacity, limit)
+        XCTAssertLessThanOrEqual(pair.client.memoryBufferCapacity, limit)
+        let response = SecureRandom.bytes(8 * 1024)
+        try pair.server.writePlaintext(response)
+        let records = pair.server.takeOutbound()
+        pair.client.feed(Array(records.prefix(100)))
+        XCTAssertTrue(try pair.client.readPlaintext().isEmpty)
+        pair.client.feed(Array(records.dropFirst(100)))
+        XCTAssertEqual(try pair.client.readPlaintext(), response)
+        XCTAssertLessThanOrEqual(pair.server.memoryBufferCapacity, limit)
+        XCTAssertLessThanOrEqual(pair.client.memoryBufferCapacity, limit)
+        try pair.client.writePlaintext(Array("after".utf8))  // the emptied BIOs still carry bytes
+        pair.pump()
+        XCTAssertEqual(pair.serverReceived, Array("after".utf8))
     }
 
     func testCloseNotifyBothWaysWithDataAfterHalfClose() throws {

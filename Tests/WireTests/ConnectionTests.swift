@@ -63,6 +63,36 @@ final class ConnectionTests: XCTestCase {
         try echoRoundTrip(over: .loopbackIPv6(port: 0))
     }
 
+    /// Written bytes wait for the end of the turn, unless `flushNow` sends
+    /// them at once: checked from inside the turn on a plain peer socket.
+    func testFlushNowSendsWithinTheTurnWhatWouldWaitForItsEnd() throws {
+        let loop = EventLoop(label: "test.flush-now")
+        let listening = try ListeningSocket(bindingTo: .loopbackIPv4(port: 0))
+        defer { listening.close() }
+        let peerDescriptor = try XCTUnwrap(listening.take())
+        defer { Glibc.close(peerDescriptor) }
+        let client = try connectAndWait(to: listening.localAddress, on: loop).get()
+        let peer = accept(peerDescriptor, nil, nil)
+        XCTAssertGreaterThanOrEqual(peer, 0)
+        defer { Glibc.close(peer) }
+
+        let seen = onLoop(loop) { () -> (beforeFlush: Int, afterFlush: [UInt8]) in
+            client.start { _ in }
+            client.write(Array("held".utf8))
+            client.write(Array(" then sent".utf8))
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let beforeFlush = recv(peer, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            client.flushNow()
+            var ready = pollfd(fd: peer, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, Int32(patience * 1000)) == 1 else { return (beforeFlush, []) }
+            let count = recv(peer, &buffer, buffer.count, 0)
+            return (beforeFlush, Array(buffer[..<max(0, count)]))
+        }
+        XCTAssertEqual(seen.beforeFlush, -1, "nothing is sent before the turn ends")
+        XCTAssertEqual(String(decoding: seen.afterFlush, as: UTF8.self), "held then sent")
+        onLoop(loop) { client.abort() }
+    }
+
     func testHalfCloseLetsThePeerAnswerAfterEOF() throws {
         let group = EventLoopGroup(loopCount: 2, label: "test.half-close")
         let serverLog = Locked(EventLog())

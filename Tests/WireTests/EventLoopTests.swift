@@ -32,6 +32,66 @@ final class EventLoopTests: XCTestCase {
         XCTAssertEqual(order.current, ["outer", "inner"])
     }
 
+    /// Work executed on the loop during a turn runs when that turn ends,
+    /// before work another thread queued meanwhile: a request's "later"
+    /// hops stay in the Dispatch item that began it.
+    func testWorkExecutedDuringATurnRunsBeforeWorkQueuedFromElsewhere() {
+        let loop = EventLoop(label: "test.deferred")
+        let order = Locked<[String]>([])
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let done = expectation(description: "queued work ran")
+        loop.execute {
+            started.signal()
+            release.wait()  // the test thread queues its work meanwhile
+            loop.execute {
+                order.withValue { $0.append("first hop") }
+                loop.execute { order.withValue { $0.append("second hop") } }
+            }
+            order.withValue { $0.append("turn") }
+        }
+        started.wait()
+        loop.execute {
+            order.withValue { $0.append("queued from elsewhere") }
+            done.fulfill()
+        }
+        release.signal()
+        wait(for: [done], timeout: patience)
+        XCTAssertEqual(order.current, ["turn", "first hop", "second hop", "queued from elsewhere"])
+    }
+
+    /// A chain of work that keeps executing more yields to queued work after
+    /// `deferredWorkPerDrain` pieces, then goes on to its end.
+    func testEndlessChainOfExecutedWorkDoesNotStarveQueuedWork() {
+        let loop = EventLoop(label: "test.chain")
+        let links = EventLoop.deferredWorkPerDrain * 2
+        let order = Locked<[String]>([])
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let done = expectation(description: "chain ended")
+        @Sendable func link(_ number: Int) {
+            order.withValue { $0.append("link \(number)") }
+            if number == links {
+                done.fulfill()
+            } else {
+                loop.execute { link(number + 1) }
+            }
+        }
+        loop.execute {
+            started.signal()
+            release.wait()
+            loop.execute { link(1) }
+        }
+        started.wait()
+        loop.execute { order.withValue { $0.append("queued from elsewhere") } }
+        release.signal()
+        wait(for: [done], timeout: patience)
+        let seen = order.current
+        XCTAssertEqual(seen.count, links + 1)
+        XCTAssertEqual(seen.firstIndex(of: "queued from elsewhere"), EventLoop.deferredWorkPerDrain)
+        XCTAssertEqual(seen.filter { $0 != "queued from elsewhere" }, (1...links).map { "link \($0)" })
+    }
+
     func testIsOnLoopDistinguishesLoops() {
         let first = EventLoop(label: "test.first")
         let second = EventLoop(label: "test.second")
