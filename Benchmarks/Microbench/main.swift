@@ -1,10 +1,14 @@
-// intact-microbench: parse throughput and digest cost per message (issue 3), and the
-// cost of a recording line per exchange (issue 13).
+// intact-microbench: parse throughput and digest cost per message (issue 3), the
+// cost of a recording line per exchange (issue 13), and the head digests of a
+// proxied GET one by one, down to one 30-byte digest (issue 12).
 //
 // A measurement tool, not a test: it prints numbers and asserts nothing.
 // Run it with `make microbench` (release build). Numbers from a shared
 // machine are noisy; compare runs made on the same machine, and prefer the
-// median of the repetitions it prints.
+// median of the repetitions it prints. For instruction counts, run one case
+// under callgrind: `MICROBENCH_ONLY='nginx 200' MICROBENCH_ITERATIONS=200
+// valgrind --tool=callgrind .build/release/intact-microbench`, and subtract a
+// run with `MICROBENCH_ITERATIONS=0` (each case runs 5 repetitions).
 import Evidence
 import Foundation
 import HTTP
