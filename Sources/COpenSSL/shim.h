@@ -100,9 +100,21 @@ static inline void intact_digest_update(SHA256_CTX *running, const void *bytes, 
 static inline void intact_digest_finish(const intact_digest_key *key, SHA256_CTX *running, unsigned char *digest) {
     SHA256_Final(digest, running);
     if (key->keyed) {
+        // The outer pass is one block after the key's: the inner digest, the
+        // 0x80 byte, zeros, and the length of the 96 bytes hashed (768 bits),
+        // compressed straight into a copy of the key's outer state.
         SHA256_CTX outer = key->outer;
-        SHA256_Update(&outer, digest, SHA256_DIGEST_LENGTH);
-        SHA256_Final(digest, &outer);
+        unsigned char block[SHA256_CBLOCK] = {0};
+        memcpy(block, digest, SHA256_DIGEST_LENGTH);
+        block[SHA256_DIGEST_LENGTH] = 0x80;
+        block[SHA256_CBLOCK - 2] = 0x03;
+        SHA256_Transform(&outer, block);
+        for (int i = 0; i < 8; i++) {
+            digest[4 * i] = (unsigned char)(outer.h[i] >> 24);
+            digest[4 * i + 1] = (unsigned char)(outer.h[i] >> 16);
+            digest[4 * i + 2] = (unsigned char)(outer.h[i] >> 8);
+            digest[4 * i + 3] = (unsigned char)outer.h[i];
+        }
         intact_wipe(&outer, sizeof outer);
     }
     intact_wipe(running, sizeof *running);
