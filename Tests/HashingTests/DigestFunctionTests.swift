@@ -39,6 +39,31 @@ final class DigestFunctionTests: XCTestCase {
         XCTAssertEqual(pieces.finish(), function.digest(long))
     }
 
+    /// Every message length from 0 to 200 bytes (each position of the last
+    /// block's padding, one block or two) against OpenSSL's EVP SHA-256, and
+    /// HMAC-SHA-256 (RFC 2104) built here from it: the shim finishes digests
+    /// itself, so it is checked against a path that does not.
+    func testEveryTailLengthMatchesEVPSHA256AndRFC2104() {
+        let hmacKey = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 11) }
+        let keyed = SecretDigester(key: hmacKey).digests
+        func evp(_ bytes: [UInt8]) -> [UInt8] {
+            var sha = SHA256()
+            sha.update(bytes)
+            return sha.finalize()
+        }
+        let block = hmacKey + [UInt8](repeating: 0, count: 64 - hmacKey.count)
+        for length in 0...200 {
+            let message = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ length) }
+            XCTAssertEqual(DigestFunction.sha256.digest(message), evp(message), "length \(length)")
+            let inner = evp(block.map { $0 ^ 0x36 } + message)
+            XCTAssertEqual(keyed.digest(message), evp(block.map { $0 ^ 0x5c } + inner), "length \(length)")
+            var running = keyed.begin()
+            running.update(message.prefix(length / 3))
+            running.update(message.dropFirst(length / 3))
+            XCTAssertEqual(running.finish(), keyed.digest(message), "length \(length), in pieces")
+        }
+    }
+
     func testACopiedRunningDigestGoesOnIndependently() {
         let function = SecretDigester(key: key).digests
         var first = function.begin()
