@@ -108,7 +108,7 @@ final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendabl
     private func complete(_ completion: HTTP1ClientLayer.Completion, inStep: Bool) {
         switch completion {
         case .pending: break
-        case .reusable: if inStep { connection.deliver(.available) } else { connection.deliverLater(.available) }
+        case .reusable: connection.announceAvailable(inStep: inStep)
         case .close: channel.close()
         }
     }

@@ -37,7 +37,7 @@ final class HTTP2ClientEngine: HTTP2Engine, HTTPClientEngine, @unchecked Sendabl
     }
 
     override func streamRemoved(inStep: Bool) {
-        if inStep { connection.deliver(.available) } else { connection.deliverLater(.available) }
+        connection.announceAvailable(inStep: inStep)
     }
 
     override func receiveResponse(_ id: HTTP2StreamID, head: HTTPResponseHead, wire: [HTTPField], interim: Bool) {

@@ -33,9 +33,6 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
         layer = HTTP2ConnectionLayer(role: role, configuration: configuration, streamWriteHighWater: streamWriteHighWater)
     }
 
-    /// The connection error, once the session reported one.
-    var failure: TransportError? { layer.failure.map(TransportError.http2Connection) }
-
     // MARK: Role hooks
 
     /// Server: a request opened stream `id`.

@@ -124,6 +124,13 @@ public final class HTTPClientConnection: HTTPConnection, @unchecked Sendable {
         loop.execute { [self] in deliver(event) }
     }
 
+    /// Tells the owner a stream slot is free: at once from one of the
+    /// engine's own steps (`inStep`, never inside an owner's call), else on a
+    /// later loop turn.
+    func announceAvailable(inStep: Bool) {
+        if inStep { deliver(.available) } else { deliverLater(.available) }
+    }
+
     private var clientEngine: (any HTTPClientEngine)? { engine as? any HTTPClientEngine }
 
     override func announceReady(_ version: HTTPVersion) {

@@ -108,22 +108,26 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs `body` as a turn: connections written to meanwhile are flushed
     /// when the outermost turn ends, and then the work executed meanwhile
     /// runs, each piece as a turn of its own. Every handler Wire installs on
-    /// `queue` runs through here. Called only on the loop.
+    /// `queue` runs through here (the poller's, once per ready socket).
+    /// Called only on the loop.
     func runTurn(_ body: () -> Void) {
         turnDepth += 1
         body()
         turnDepth -= 1
         guard turnDepth == 0 else { return }
         flushEndOfTurn()
+        // Pieces run by index (work they execute appends behind them); the
+        // ones run are removed once, at the end, not one shift per piece.
         var ran = 0
-        while !deferredWork.isEmpty {
+        defer { deferredWork.removeFirst(ran) }
+        while ran < deferredWork.count {
             guard ran < EventLoop.deferredWorkPerDrain else {
                 // An empty turn on a later Dispatch item goes on with the rest.
                 executeAfterOthers {}
                 return
             }
+            let work = deferredWork[ran]
             ran += 1
-            let work = deferredWork.removeFirst()
             turnDepth = 1
             work()
             turnDepth = 0
