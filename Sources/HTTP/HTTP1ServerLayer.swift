@@ -234,8 +234,6 @@ public struct HTTP1ServerLayer: Sendable {
         phase = .closed
     }
 
-    /// The next thing to do. `consumerWants`: the owner of the exchange in
-    /// progress takes request parts now (ignored when there is none).
     /// Whether `next` can only return `.idle(.resume)`: serving, between
     /// exchanges, the peer still sending, nothing received left unparsed. A
     /// driver may then run `next` inside its owner's call (no event can come
@@ -245,6 +243,8 @@ public struct HTTP1ServerLayer: Sendable {
         return parser.awaitsMessage
     }
 
+    /// The next thing to do. `consumerWants`: the owner of the exchange in
+    /// progress takes request parts now (ignored when there is none).
     public mutating func next(consumerWants: Bool) -> Step {
         if completionDue {
             completionDue = false

@@ -202,14 +202,14 @@ public final class HTTP2ConnectionLayer {
     public func next(channelWritable: Bool) -> Step {
         while true {
             if let failure = failingAll {
-                if let id = streams.keys.first {
+                if let id = streams.keys.min() {
                     streams.removeValue(forKey: id)
                     return .streamFailed(id, failure, slotFreed: false)
                 }
                 failingAll = nil
             }
             if goAwayUnreported, let goAway {
-                if let id = streams.keys.first(where: { $0 > goAway.lastStreamID }) {
+                if let id = streams.keys.filter({ $0 > goAway.lastStreamID }).min() {
                     streams.removeValue(forKey: id)
                     return .streamFailed(id, .notProcessed(lastStreamID: goAway.lastStreamID, code: goAway.code),
                                          slotFreed: false)
