@@ -60,11 +60,15 @@ public struct RedactionPolicy: Codable, Hashable, Sendable {
 
     /// True when values of this field are secret (whatever `recordSecrets` says).
     public func isSecret(_ name: String) -> Bool {
+        isSecret(HTTPField(name: name, value: ""))
+    }
+
+    /// True when values of `field` are secret (whatever `recordSecrets` says).
+    public func isSecret(_ field: HTTPField) -> Bool {
         // Most names are none of these: rule them out without lowercasing
         // (which builds a String for a long name with capitals, on every field).
-        let field = HTTPField(name: name, value: "")
         if RedactionPolicy.defaultSecretNames.contains(where: { field.hasName($0) }) { return true }
-        return !extraSecretNames.isEmpty && extraSecretNames.contains(HTTPField.lowercaseASCII(name))
+        return !extraSecretNames.isEmpty && extraSecretNames.contains(HTTPField.lowercaseASCII(field.name))
     }
 
     /// True when a query parameter or form field of this name (already
@@ -79,7 +83,7 @@ public struct RedactionPolicy: Codable, Hashable, Sendable {
     /// names and attributes in clear, each value digested under the same
     /// key, so a comparison can name the part that changed.
     public func record(_ field: HTTPField) -> RecordedField {
-        guard !recordSecrets, isSecret(field.name) else { return RecordedField(name: field.name, value: field.value) }
+        guard !recordSecrets, isSecret(field) else { return RecordedField(name: field.name, value: field.value) }
         let cookies = RecordedField.cookieParts(name: field.name, value: field.value)?.map { $0.redacted(redactedValue) }
         return RecordedField(name: field.name, value: redactedValue(field.value), redacted: true, cookies: cookies)
     }

@@ -153,7 +153,7 @@ extension DownstreamDriver {
             streams.cancelTimers()
             exchanges[exchange] = nil
             // An idle keep-alive connection holds no table storage (a new one is made per request).
-            if exchanges.isEmpty { exchanges = [:] }
+            if exchanges.isEmpty { exchanges.removeAll() }
             deadline.exchangeFinished(exchange, at: .now, receivedBytes: channel.receivedByteCount)
             checkDeadline()
             runtime.sink.record(record, on: loopState)

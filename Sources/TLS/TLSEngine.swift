@@ -52,7 +52,7 @@ public final class TLSEngine {
     /// Ciphertext for the peer (`BIO *`, owned by `ssl`).
     private let outbound: OpaquePointer
     /// A drained memory BIO whose buffer grew past this gives it back (see
-    /// `compactBuffers`); at or below it the buffer is kept for reuse. Small
+    /// `compact`); at or below it the buffer is kept for reuse. Small
     /// enough that an idle connection holds no flight of its past (the
     /// handshake's ~0.5–2 KiB, a response's records), large enough that
     /// small requests and answers reuse their buffer.
@@ -152,20 +152,21 @@ public final class TLSEngine {
     }
 
     /// Removes and returns the ciphertext to send to the peer (empty when there is none).
+    /// Compacts both BIOs: every handshake step ends here, with its flight read.
     public func takeOutbound() -> [UInt8] {
         let bytes = MemoryBIO.drain(outbound)
-        compactBuffers()
+        compact(outbound)
+        compact(inbound)
         return bytes
     }
 
-    /// Gives back the buffer of each drained memory BIO that grew past
+    /// Gives back the buffer of a drained memory BIO that grew past
     /// `retainedBufferLimit`, so an idle connection does not keep the buffers of its
     /// handshake or its largest burst. A BIO that still holds bytes keeps its buffer.
-    /// The BIOs stay in place (OpenSSL's buffering BIO stacked on the write side
+    /// The BIO stays in place (OpenSSL's buffering BIO stacked on the write side
     /// during the handshake is untouched); allocation failure keeps the old buffer.
-    private func compactBuffers() {
-        MemoryBIO.releaseBuffer(outbound, keeping: Self.retainedBufferLimit)
-        MemoryBIO.releaseBuffer(inbound, keeping: Self.retainedBufferLimit)
+    private func compact(_ bio: OpaquePointer) {
+        MemoryBIO.releaseBuffer(bio, keeping: Self.retainedBufferLimit)
     }
 
     /// The bytes both memory BIOs' buffers hold on to, used or not (tests read it).
@@ -287,7 +288,8 @@ public final class TLSEngine {
             state = .failed(error)
             if plaintext.isEmpty { throw error }
         }
-        compactBuffers()
+        // Reading drains only the inbound BIO; what it wrote leaves through `takeOutbound`.
+        compact(inbound)
         // Each read reserves a whole record's room; a small message (a request
         // head) would keep ~16 KiB alive for as long as a parser holds it,
         // idle keep-alive connections included. Copied to its size instead.
