@@ -39,7 +39,7 @@ test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-## microbench: HTTP/1.1 parse throughput and digest cost per message (release build; prints, asserts nothing).
+## microbench: HTTP/1.1 parse throughput, digest cost per message and per recording line (release build; prints, asserts nothing).
 microbench: deps
 	$(SWIFT) build -c release --product intact-microbench
 	.build/release/intact-microbench
