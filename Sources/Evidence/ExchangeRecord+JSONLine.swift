@@ -17,12 +17,19 @@ extension ExchangeRecord {
     public func lineWriter() -> JSONWriter {
         // A two-leg record of a small exchange is about 5 KiB: one allocation.
         var json = JSONWriter(capacity: 2048 + legs.count * 3072)
+        writeLine(to: &json)
+        return json
+    }
+
+    /// Appends the record's line, `\n` included, to `json`, which holds
+    /// whole lines only (or nothing): how a batch of lines is built in one
+    /// reused buffer.
+    public func writeLine(to json: inout JSONWriter) {
         json.object { json in
             json.member("type", RecordingFormat.LineType.exchange.rawValue)
             writeMembers(to: &json)
         }
-        json.appendRaw(UInt8(ascii: "\n"))
-        return json
+        json.endLine()
     }
 
     private func writeMembers(to json: inout JSONWriter) {

@@ -57,12 +57,26 @@ public struct JSONWriter: ~Copyable {
         array.append(contentsOf: UnsafeBufferPointer(start: base, count: used))
     }
 
-    /// Appends a raw byte (the caller keeps the JSON valid), e.g. a line's `\n`.
-    @inlinable
-    public mutating func appendRaw(_ byte: UInt8) {
-        reserve(1)
-        put(byte)
+    /// Lends the bytes written so far to `body`; the pointer must not escape.
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try body(UnsafeRawBufferPointer(start: base, count: used))
     }
+
+    /// Ends a line: writes `\n` and starts the next value afresh (no comma
+    /// before it), so one writer can hold many JSON Lines one after another.
+    @inlinable
+    public mutating func endLine() {
+        reserve(1)
+        put(UInt8(ascii: "\n"))
+        needsComma = false
+    }
+
+    /// Forgets everything written, keeping the buffer for the next lines.
+    public mutating func removeAll() {
+        used = 0
+        needsComma = false
+    }
+
 
     // MARK: Containers
 

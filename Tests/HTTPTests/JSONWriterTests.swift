@@ -86,7 +86,7 @@ final class JSONWriterTests: XCTestCase {
             json.key(escaping: "dynamic \"key\"")
             json.int(1)
         }
-        json.appendRaw(UInt8(ascii: "\n"))
+        json.endLine()
         XCTAssertGreaterThan(json.count, 2000, "well past the first capacity")
         var line = [UInt8]()
         json.append(to: &line)
@@ -167,6 +167,24 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(digest.hex, "e6d7ddd8f414a22d8935148498c32ce0acdcf5c0c71db2455033f9be0a6cbc0a")
         XCTAssertEqual(SHA256Digest(bytes: digest.bytes), digest)
         XCTAssertNotEqual(SHA256Digest.of(Array("intacT".utf8)), digest)
+    }
+
+    /// Lines written one after another into one writer are whole, separate
+    /// JSON values (no comma carried over from the line before), and
+    /// `removeAll` starts afresh with the buffer kept.
+    func testLinesOneAfterAnotherAndRemoveAll() throws {
+        var json = JSONWriter(capacity: 64)
+        for index in 0..<3 {
+            json.object { json in json.member("n", index) }
+            json.endLine()
+        }
+        XCTAssertEqual(String(decoding: json.bytes, as: UTF8.self), "{\"n\":0}\n{\"n\":1}\n{\"n\":2}\n")
+        json.withUnsafeBytes { XCTAssertEqual(Array($0), json.bytes) }
+        json.removeAll()
+        XCTAssertEqual(json.count, 0)
+        json.array { json in json.string("a") }
+        json.endLine()
+        XCTAssertEqual(String(decoding: json.bytes, as: UTF8.self), "[\"a\"]\n")
     }
 }
 
