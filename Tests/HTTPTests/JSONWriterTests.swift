@@ -74,7 +74,7 @@ final class JSONWriterTests: XCTestCase {
             json.member("zero", 0)
             json.member("negative", -42)
             json.key("digest")
-            json.hex(digest)
+            json.hex(SHA256Digest(bytes: digest)!)
             json.key("time")
             json.double(1_796_131_061_262.437)
             json.key("nan")
@@ -167,6 +167,21 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(digest.hex, "e6d7ddd8f414a22d8935148498c32ce0acdcf5c0c71db2455033f9be0a6cbc0a")
         XCTAssertEqual(SHA256Digest(bytes: digest.bytes), digest)
         XCTAssertNotEqual(SHA256Digest.of(Array("intacT".utf8)), digest)
+    }
+
+    /// The vector path of `hex` against a byte-by-byte reference, for every
+    /// byte value in every position of the 32 (each digest is 32
+    /// consecutive byte values, shifted one by one through all of them).
+    func testDigestsOfEveryByteValueInEveryPosition() {
+        for start in 0..<256 {
+            let bytes = (0..<32).map { UInt8((start + $0 * 8) % 256) }
+            guard let digest = SHA256Digest(bytes: bytes) else { return XCTFail("32 bytes make a digest") }
+            var json = JSONWriter(capacity: 0)
+            json.int(start)
+            json.hex(digest)
+            let reference = bytes.map { String(format: "%02x", $0) }.joined()
+            XCTAssertEqual(String(decoding: json.bytes, as: UTF8.self), "\(start),\"\(reference)\"")
+        }
     }
 
     /// Lines written one after another into one writer are whole, separate
