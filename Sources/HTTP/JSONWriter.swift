@@ -29,6 +29,13 @@
 /// literal, the containers, `member`) are `@inlinable`, so that in the
 /// encoders of other modules a literal key becomes a few stores of known
 /// length and a container's body is no closure call.
+///
+/// The value writers that stay out of line (`string`, `int`, `double`,
+/// `bool`, `hex`, `key(escaping:)`, the arrays) are `@_effects(releasenone)`:
+/// they release nothing their caller holds (the only objects they free are
+/// temporaries of their own, such as a double's `description`), which lets
+/// an encoder in another module pass them a value it reads from a record
+/// without retaining it around the call.
 public struct JSONWriter: ~Copyable {
     @usableFromInline var base: UnsafeMutablePointer<UInt8>
     @usableFromInline var capacity: Int
@@ -94,21 +101,68 @@ public struct JSONWriter: ~Copyable {
 
     @inlinable @inline(__always)
     mutating func container(open: UInt8, close: UInt8, _ body: (inout JSONWriter) -> Void) {
+        opening(open)
+        body(&self)
+        closing(close)
+    }
+
+    /// Writes `{`: the members written next are the object's, up to the
+    /// `closeObject()` that pairs with it. What the encoders of records use
+    /// instead of `object(_:)`, so that no closure (and nothing it would
+    /// capture) stands between a value and the writer.
+    @inlinable @inline(__always)
+    public mutating func openObject() {
+        opening(UInt8(ascii: "{"))
+    }
+
+    /// Writes `}`, closing the innermost open object.
+    @inlinable @inline(__always)
+    public mutating func closeObject() {
+        closing(UInt8(ascii: "}"))
+    }
+
+    /// Writes `[`: the values written next are the array's, up to the
+    /// `closeArray()` that pairs with it.
+    @inlinable @inline(__always)
+    public mutating func openArray() {
+        opening(UInt8(ascii: "["))
+    }
+
+    /// Writes `]`, closing the innermost open array.
+    @inlinable @inline(__always)
+    public mutating func closeArray() {
+        closing(UInt8(ascii: "]"))
+    }
+
+    @inlinable @inline(__always)
+    mutating func opening(_ bracket: UInt8) {
         reserve(2)
         separate()
-        put(open)
+        put(bracket)
         needsComma = false
-        body(&self)
+    }
+
+    @inlinable @inline(__always)
+    mutating func closing(_ bracket: UInt8) {
         reserve(1)
-        put(close)
+        put(bracket)
         needsComma = true
     }
 
     /// An array of strings.
+    @_effects(releasenone)
     public mutating func array(_ strings: [String]) {
-        array { writer in
-            for string in strings { writer.string(string) }
-        }
+        openArray()
+        for index in strings.indices { string(strings[index]) }
+        closeArray()
+    }
+
+    /// An array of integers.
+    @_effects(releasenone)
+    public mutating func array(_ values: [Int]) {
+        openArray()
+        for index in values.indices { int(values[index]) }
+        closeArray()
     }
 
     /// Writes a member's key; the next value written is its value. The
@@ -132,6 +186,7 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Writes a member's key that is not a literal (a dictionary key), escaped.
+    @_effects(releasenone)
     public mutating func key(escaping key: String) {
         string(key)
         reserve(1)
@@ -141,6 +196,7 @@ public struct JSONWriter: ~Copyable {
 
     // MARK: Values
 
+    @_effects(releasenone)
     public mutating func string(_ value: String) {
         // Native strings lend their UTF-8 in place; others are made native once.
         let done: Void? = value.utf8.withContiguousStorageIfAvailable { quoted($0) }
@@ -168,6 +224,7 @@ public struct JSONWriter: ~Copyable {
     /// A digest as 64 lowercase hexadecimal digits, straight from its inline
     /// bytes: sixteen bytes at a time with vector arithmetic (`hexDigits`),
     /// no loop, no table, no intermediate `String`.
+    @_effects(releasenone)
     public mutating func hex(_ digest: SHA256Digest) {
         reserve(67)
         separate()
@@ -209,6 +266,7 @@ public struct JSONWriter: ~Copyable {
         UInt8(truncatingIfNeeded: 48 &+ nibble &+ ((9 &- nibble) &>> 63 & 39))
     }
 
+    @_effects(releasenone)
     public mutating func int(_ value: Int) {
         reserve(21)
         separate()
@@ -260,6 +318,7 @@ public struct JSONWriter: ~Copyable {
         8081828384858687888990919293949596979899
         """
 
+    @_effects(releasenone)
     public mutating func double(_ value: Double) {
         guard value.isFinite else {
             string(value.isNaN ? "NaN" : value < 0 ? "-Infinity" : "Infinity")
@@ -311,6 +370,7 @@ public struct JSONWriter: ~Copyable {
         needsComma = true
     }
 
+    @_effects(releasenone)
     public mutating func bool(_ value: Bool) {
         reserve(6)
         separate()
@@ -544,35 +604,5 @@ public struct JSONWriter: ~Copyable {
         func hasZero(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }
         let below = (word &- ones &* 0x20) & ~word & highs
         return (below | hasZero(word ^ (ones &* 0x22)) | hasZero(word ^ (ones &* 0x5c))) != 0
-    }
-}
-
-/// A value that writes itself as one JSON value (an object, an array, …).
-public protocol JSONWritable {
-    func write(to json: inout JSONWriter)
-}
-
-/// A number in an array of them (`member(_:ifPresent:)` on `[Int]?`).
-extension Int: JSONWritable {
-    public func write(to json: inout JSONWriter) { json.int(self) }
-}
-
-extension JSONWriter {
-    /// Writes `value` under `name`; leaves the member out when `value` is nil.
-    @inlinable
-    public mutating func member(_ name: StaticString, ifPresent value: (some JSONWritable)?) {
-        guard let value else { return }
-        key(name)
-        value.write(to: &self)
-    }
-
-    /// Writes `values` as an array under `name`; leaves the member out when nil.
-    @inlinable
-    public mutating func member(_ name: StaticString, ifPresent values: [some JSONWritable]?) {
-        guard let values else { return }
-        key(name)
-        array { json in
-            for value in values { value.write(to: &json) }
-        }
     }
 }
