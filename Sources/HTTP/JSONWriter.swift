@@ -275,29 +275,56 @@ public struct JSONWriter: ~Copyable {
         needsComma = true
     }
 
-    /// The decimal digits of `value` (needs 20 bytes of reserved room):
-    /// written from the last, two at a time, into a scratch word triple on
-    /// the stack, then copied after what is already written.
+    /// The decimal digits of `value` (needs 20 bytes of reserved room),
+    /// stored in place from the last one (`digitCount` says where that goes):
+    /// four at a time — one division by 10 000, the four digits split into
+    /// two pairs in 32-bit arithmetic — then the one to four left.
     private mutating func putDigits(_ value: UInt) {
-        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &scratch) { scratch in
-            var magnitude = value
-            var start = scratch.count
-            while magnitude >= 100 {
-                start -= 2
-                scratch.storeBytes(of: JSONWriter.twoDigits(magnitude % 100), toByteOffset: start, as: UInt16.self)
-                magnitude /= 100
-            }
-            if magnitude >= 10 {
-                start -= 2
-                scratch.storeBytes(of: JSONWriter.twoDigits(magnitude), toByteOffset: start, as: UInt16.self)
-            } else {
-                start -= 1
-                scratch.storeBytes(of: UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude), toByteOffset: start, as: UInt8.self)
-            }
-            appendVerbatim(scratch.baseAddress!.assumingMemoryBound(to: UInt8.self) + start, count: scratch.count - start)
+        let count = JSONWriter.digitCount(value)
+        let out = UnsafeMutableRawPointer(base + used)
+        var end = count
+        var magnitude = value
+        while magnitude >= 10_000 {
+            let quotient = magnitude / 10_000
+            let four = UInt32(truncatingIfNeeded: magnitude &- quotient &* 10_000)
+            let high = four / 100
+            end &-= 4
+            out.storeBytes(of: JSONWriter.twoDigits(UInt(high)), toByteOffset: end, as: UInt16.self)
+            out.storeBytes(of: JSONWriter.twoDigits(UInt(four &- high &* 100)), toByteOffset: end &+ 2, as: UInt16.self)
+            magnitude = quotient
         }
+        if magnitude >= 100 {
+            let high = magnitude / 100
+            end &-= 2
+            out.storeBytes(of: JSONWriter.twoDigits(magnitude &- high &* 100), toByteOffset: end, as: UInt16.self)
+            magnitude = high
+        }
+        if magnitude >= 10 {
+            out.storeBytes(of: JSONWriter.twoDigits(magnitude), toByteOffset: end &- 2, as: UInt16.self)
+        } else {
+            out.storeBytes(of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude), toByteOffset: end &- 1, as: UInt8.self)
+        }
+        used &+= count
     }
+
+    /// How many decimal digits `value` has (1...20): `floor(log10(2^bits))`
+    /// from its bit length (`bits * 1233 >> 12`, exact for 1...64 bits),
+    /// plus one when `value` reaches that power of ten (`| 1` counts 0 as
+    /// one digit and changes no other count: `10^k - 1` is odd for k > 0).
+    @inline(__always)
+    private static func digitCount(_ value: UInt) -> Int {
+        let bits = UInt.bitWidth &- (value | 1).leadingZeroBitCount
+        let floorLog = (bits &* 1233) &>> 12
+        return (value | 1) >= powersOfTen[floorLog] ? floorLog &+ 1 : floorLog
+    }
+
+    /// 10^0 ... 10^19.
+    private static let powersOfTen: [UInt] = [
+        1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000,
+        10_000_000_000, 100_000_000_000, 1_000_000_000_000, 10_000_000_000_000, 100_000_000_000_000,
+        1_000_000_000_000_000, 10_000_000_000_000_000, 100_000_000_000_000_000,
+        1_000_000_000_000_000_000, 10_000_000_000_000_000_000,
+    ]
 
     /// Two decimal digits of 0...99 (needs 2 bytes of reserved room).
     private mutating func putTwoDigits(_ pair: UInt) {
