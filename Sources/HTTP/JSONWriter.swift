@@ -449,8 +449,11 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Out of line: rare, and its allocation and copy would otherwise be
-    /// inlined at every value written.
-    @usableFromInline @inline(never)
+    /// inlined at every value written. `releasenone` like the value writers
+    /// (the raw buffer it frees is no class instance): the encoders inline
+    /// `reserve`, and one call that might release anything would make them
+    /// retain every value they pass on.
+    @usableFromInline @inline(never) @_effects(releasenone)
     mutating func grow(to needed: Int) {
         let newCapacity = max(capacity * 2, needed)
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)

@@ -6,6 +6,7 @@
 extension MessageDigest {
     /// Not inlined, so that `self` is lent by address: no part of the
     /// digest is copied to be written (see `ExchangeRecord.writeLine`).
+    @_effects(releasenone)
     @inline(never)
     public func write(to json: inout JSONWriter) {
         json.openObject()
@@ -18,6 +19,7 @@ extension MessageDigest {
 }
 
 extension HeadDigest {
+    @_effects(releasenone)
     @inline(never)
     public func write(to json: inout JSONWriter) {
         json.openObject()
@@ -46,6 +48,7 @@ extension HeadDigest {
 }
 
 extension BodyDigest {
+    @_effects(releasenone)
     public func write(to json: inout JSONWriter) {
         json.openObject()
         json.member("length", length)
