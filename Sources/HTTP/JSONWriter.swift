@@ -329,7 +329,7 @@ public struct JSONWriter: ~Copyable {
     /// Two decimal digits of 0...99 (needs 2 bytes of reserved room).
     private mutating func putTwoDigits(_ pair: UInt) {
         UnsafeMutableRawPointer(base + used).storeBytes(of: JSONWriter.twoDigits(pair), as: UInt16.self)
-        used += 2
+        used &+= 2
     }
 
     /// The two decimal digits of 0...99, as a word whose bytes in memory are the digits in order.
@@ -401,7 +401,8 @@ public struct JSONWriter: ~Copyable {
     public mutating func bool(_ value: Bool) {
         reserve(6)
         separate()
-        append(value ? JSONWriter.trueBytes : JSONWriter.falseBytes)
+        let text = value ? JSONWriter.trueBytes : JSONWriter.falseBytes
+        appendVerbatim(text.utf8Start, count: text.utf8CodeUnitCount)
         needsComma = true
     }
 
@@ -443,9 +444,13 @@ public struct JSONWriter: ~Copyable {
     private static let falseBytes: StaticString = "false"
 
     /// Makes room for `extra` more bytes; every `put` is preceded by one.
+    /// The writer's counts use wrapping arithmetic (`&+`): `used` never
+    /// passes `capacity`, an allocation's size, and `extra` is the size of
+    /// one value, so they cannot overflow, and the checks would cost an
+    /// instruction at every byte stored.
     @inlinable @inline(__always)
     mutating func reserve(_ extra: Int) {
-        if used + extra > capacity { grow(to: used + extra) }
+        if used &+ extra > capacity { grow(to: used &+ extra) }
     }
 
     /// Out of line: rare, and its allocation and copy would otherwise be
@@ -467,7 +472,7 @@ public struct JSONWriter: ~Copyable {
     @inlinable @inline(__always)
     mutating func put(_ byte: UInt8) {
         base[used] = byte
-        used += 1
+        used &+= 1
     }
 
     /// Stores `length` bytes in room already reserved; a short run (a key,
@@ -492,7 +497,7 @@ public struct JSONWriter: ~Copyable {
             out.storeBytes(of: source[length >> 1], toByteOffset: length >> 1, as: UInt8.self)
             out.storeBytes(of: source[length - 1], toByteOffset: length - 1, as: UInt8.self)
         }
-        used += length
+        used &+= length
     }
 
     /// Copies `utf8` as it is and returns true when none of its bytes needs
@@ -536,7 +541,7 @@ public struct JSONWriter: ~Copyable {
             out.storeBytes(of: middle, toByteOffset: length >> 1, as: UInt8.self)
             out.storeBytes(of: last, toByteOffset: length - 1, as: UInt8.self)
         }
-        used += length
+        used &+= length
         return true
     }
 
@@ -545,13 +550,9 @@ public struct JSONWriter: ~Copyable {
     private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
         (base + used).update(from: source, count: bytes.count)
-        used += bytes.count
+        used &+= bytes.count
     }
 
-    private mutating func append(_ text: StaticString) {
-        (base + used).update(from: text.utf8Start, count: text.utf8CodeUnitCount)
-        used += text.utf8CodeUnitCount
-    }
 
     /// Needs one byte of reserved room.
     @inlinable @inline(__always)
