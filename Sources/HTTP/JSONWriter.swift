@@ -211,7 +211,7 @@ public struct JSONWriter: ~Copyable {
     /// values, versions) need no escape: they are checked and copied in one
     /// pass (`appendIfClean`); the others go through `appendEscaped`.
     private mutating func quoted(_ utf8: UnsafeBufferPointer<UInt8>) {
-        reserve(utf8.count + 3)
+        reserve(utf8.count &+ 3)
         separate()
         put(UInt8(ascii: "\""))
         if !appendIfClean(utf8) {
@@ -486,16 +486,16 @@ public struct JSONWriter: ~Copyable {
             out.copyMemory(from: from, byteCount: length)
         } else if length >= 8 {
             out.storeBytes(of: from.loadUnaligned(as: UInt64.self), as: UInt64.self)
-            out.storeBytes(of: from.loadUnaligned(fromByteOffset: length - 8, as: UInt64.self),
-                           toByteOffset: length - 8, as: UInt64.self)
+            out.storeBytes(of: from.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self),
+                           toByteOffset: length &- 8, as: UInt64.self)
         } else if length >= 4 {
             out.storeBytes(of: from.loadUnaligned(as: UInt32.self), as: UInt32.self)
-            out.storeBytes(of: from.loadUnaligned(fromByteOffset: length - 4, as: UInt32.self),
-                           toByteOffset: length - 4, as: UInt32.self)
+            out.storeBytes(of: from.loadUnaligned(fromByteOffset: length &- 4, as: UInt32.self),
+                           toByteOffset: length &- 4, as: UInt32.self)
         } else if length > 0 {
             out.storeBytes(of: source[0], as: UInt8.self)
-            out.storeBytes(of: source[length >> 1], toByteOffset: length >> 1, as: UInt8.self)
-            out.storeBytes(of: source[length - 1], toByteOffset: length - 1, as: UInt8.self)
+            out.storeBytes(of: source[length &>> 1], toByteOffset: length &>> 1, as: UInt8.self)
+            out.storeBytes(of: source[length &- 1], toByteOffset: length &- 1, as: UInt8.self)
         }
         used &+= length
     }
@@ -515,31 +515,31 @@ public struct JSONWriter: ~Copyable {
         let out = UnsafeMutableRawPointer(base + used)
         if length >= 8 {
             var offset = 0
-            while length - offset >= 8 {
+            while length &- offset >= 8 {
                 let word = from.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
                 if JSONWriter.needsEscape(word) { return false }
                 out.storeBytes(of: word, toByteOffset: offset, as: UInt64.self)
-                offset += 8
+                offset &+= 8
             }
             if offset < length {
-                let word = from.loadUnaligned(fromByteOffset: length - 8, as: UInt64.self)
+                let word = from.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self)
                 if JSONWriter.needsEscape(word) { return false }
-                out.storeBytes(of: word, toByteOffset: length - 8, as: UInt64.self)
+                out.storeBytes(of: word, toByteOffset: length &- 8, as: UInt64.self)
             }
         } else if length >= 4 {
             let first = from.loadUnaligned(as: UInt32.self)
-            let last = from.loadUnaligned(fromByteOffset: length - 4, as: UInt32.self)
+            let last = from.loadUnaligned(fromByteOffset: length &- 4, as: UInt32.self)
             if JSONWriter.needsEscape(UInt64(first) | UInt64(last) << 32) { return false }
             out.storeBytes(of: first, as: UInt32.self)
-            out.storeBytes(of: last, toByteOffset: length - 4, as: UInt32.self)
+            out.storeBytes(of: last, toByteOffset: length &- 4, as: UInt32.self)
         } else if length > 0 {
-            let first = source[0], middle = source[length >> 1], last = source[length - 1]
+            let first = source[0], middle = source[length &>> 1], last = source[length &- 1]
             // The other five bytes are `a`, which needs no escape.
             let word = 0x6161_6161_6100_0000 | UInt64(first) | UInt64(middle) << 8 | UInt64(last) << 16
             if JSONWriter.needsEscape(word) { return false }
             out.storeBytes(of: first, as: UInt8.self)
-            out.storeBytes(of: middle, toByteOffset: length >> 1, as: UInt8.self)
-            out.storeBytes(of: last, toByteOffset: length - 1, as: UInt8.self)
+            out.storeBytes(of: middle, toByteOffset: length &>> 1, as: UInt8.self)
+            out.storeBytes(of: last, toByteOffset: length &- 1, as: UInt8.self)
         }
         used &+= length
         return true
@@ -602,18 +602,18 @@ public struct JSONWriter: ~Copyable {
     @inline(__always)
     private static func firstEscape(_ source: UnsafePointer<UInt8>, from: Int, end: Int) -> Int {
         var index = from
-        while end - index >= 8 {
+        while end &- index >= 8 {
             if needsEscape(UnsafeRawPointer(source + index).loadUnaligned(as: UInt64.self)) { break }
-            index += 8
+            index &+= 8
         }
-        if end - index < 8, end >= 8, index < end,
+        if end &- index < 8, end >= 8, index < end,
            !needsEscape(UnsafeRawPointer(source + end - 8).loadUnaligned(as: UInt64.self)) {
             return end
         }
         while index < end {
             let byte = source[index]
             if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return index }
-            index += 1
+            index &+= 1
         }
         return end
     }
@@ -626,14 +626,19 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// True when one of the eight bytes of `word` is below 0x20, `"` or `\`
-    /// (the classic "has a byte less than n / equal to c" bit tricks; exact,
-    /// no false negatives, and no false positives for the existence test).
+    /// (the classic "has a byte less than n" bit trick, exact for the
+    /// existence test): for each byte `b`, `(b - n) & ~b` has its high bit
+    /// set when `b < n`; the lowest such byte gets no borrow from below, so
+    /// a borrow can only add high bits above a byte already found. A byte
+    /// equal to `"` or `\` is one whose XOR with it is below 1. The three
+    /// differences share one mask: XOR with `"` or `\` (both below 0x80)
+    /// keeps each byte's high bit, so `~word` stands for all three operands.
     @inline(__always)
     private static func needsEscape(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZero(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }
-        let below = (word &- ones &* 0x20) & ~word & highs
-        return (below | hasZero(word ^ (ones &* 0x22)) | hasZero(word ^ (ones &* 0x5c))) != 0
+        let control = word &- ones &* 0x20
+        let quote = (word ^ (ones &* 0x22)) &- ones
+        let backslash = (word ^ (ones &* 0x5c)) &- ones
+        return (control | quote | backslash) & ~word & (ones &* 0x80) != 0
     }
 }

@@ -49,6 +49,25 @@ final class JSONWriterTests: XCTestCase {
         }
     }
 
+    /// The word-at-a-time test against the rule for every ASCII byte, and a
+    /// two-, three- and four-byte character, at every position of the
+    /// lengths around the word boundaries (a word check, a tail word that
+    /// overlaps it, the short-string checks).
+    func testEveryASCIIByteAndMultibyteCharacterAtEveryPositionAroundWordBoundaries() {
+        let characters = (0..<128).map { Character(Unicode.Scalar(UInt8($0))) } + ["é", "€", "𝄞"]
+        for length in [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 23, 24, 25] {
+            let plain = Array(repeating: Character("a"), count: length)
+            for position in 0..<length {
+                for character in characters {
+                    var text = plain
+                    text[position] = character
+                    let string = String(text)
+                    XCTAssertEqual(written(string), reference(string), "length \(length), \(character.debugDescription) at \(position)")
+                }
+            }
+        }
+    }
+
     func testBytesThatNeedNoEscapeAreCopiedAsTheyAre() throws {
         // Around the thresholds of the word test: space, `!`, `#`, `[`, `]`, DEL, and non-ASCII.
         let texts = [" !#$[]^_`{|}~\u{7F}", "é", "naïve façade — ünïcödé ✓ 𝄞", String(repeating: "é\u{7F} ", count: 9),
