@@ -55,16 +55,8 @@ extension ExchangeRecord {
             json.closeObject()
         }
         json.closeArray()
-        if let error {
-            json.key("error")
-            error.write(to: &json)
-        }
-        if let retries {
-            json.key("retries")
-            json.openArray()
-            for index in retries.indices { retries[index].write(to: &json) }
-            json.closeArray()
-        }
+        json.member("error", ifPresent: error)
+        json.member("retries", ifPresent: retries)
         if let connection {
             json.key("connection")
             json.openObject()
@@ -82,7 +74,36 @@ extension ExchangeRecord {
     }
 }
 
-extension ExchangeRecord.Failure {
+/// A part of a record that writes itself as one JSON value.
+protocol RecordLinePart {
+    func write(to json: inout JSONWriter)
+}
+
+extension JSONWriter {
+    /// `part` under `name`; the member left out when `part` is nil. Always
+    /// inlined: as a generic function of its own it would take `part` as a
+    /// copy (retaining what it holds) to pass it on.
+    @inline(__always)
+    mutating func member(_ name: StaticString, ifPresent part: (some RecordLinePart)?) {
+        if let part {
+            key(name)
+            part.write(to: &self)
+        }
+    }
+
+    /// `parts` as an array under `name`; the member left out when nil.
+    @inline(__always)
+    mutating func member(_ name: StaticString, ifPresent parts: [some RecordLinePart]?) {
+        if let parts {
+            key(name)
+            openArray()
+            for index in parts.indices { parts[index].write(to: &self) }
+            closeArray()
+        }
+    }
+}
+
+extension ExchangeRecord.Failure: RecordLinePart {
     @_effects(releasenone)
     func write(to json: inout JSONWriter) {
         json.openObject()
@@ -103,24 +124,10 @@ extension ExchangeRecord.Leg {
         json.member("role", role.rawValue)
         json.member("connectionID", connectionID)
         json.member("streamID", ifPresent: streamID)
-        if let tls {
-            json.key("tls")
-            tls.write(to: &json)
-        }
-        if let request {
-            json.key("request")
-            request.write(to: &json)
-        }
-        if let response {
-            json.key("response")
-            response.write(to: &json)
-        }
-        if let interimResponses {
-            json.key("interimResponses")
-            json.openArray()
-            for index in interimResponses.indices { interimResponses[index].write(to: &json) }
-            json.closeArray()
-        }
+        json.member("tls", ifPresent: tls)
+        json.member("request", ifPresent: request)
+        json.member("response", ifPresent: response)
+        json.member("interimResponses", ifPresent: interimResponses)
         if let interimWithheld {
             json.key("interimWithheld")
             json.array(interimWithheld)
@@ -150,7 +157,7 @@ extension RelayedStreams.Stream {
     }
 }
 
-extension TLSDetails {
+extension TLSDetails: RecordLinePart {
     func write(to json: inout JSONWriter) {
         json.openObject()
         json.member("version", ifPresent: version)
@@ -164,7 +171,7 @@ extension TLSDetails {
     }
 }
 
-extension RecordedMessage {
+extension RecordedMessage: RecordLinePart {
     /// Out of line, so that `self` is lent by address (see `writeLine`).
     @inline(never) @_effects(releasenone)
     func write(to json: inout JSONWriter) {
