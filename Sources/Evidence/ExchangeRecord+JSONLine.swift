@@ -25,16 +25,18 @@ extension ExchangeRecord {
     /// whole lines only (or nothing): how a batch of lines is built in one
     /// reused buffer.
     ///
-    /// The walk copies nothing it reads (a copy retains and releases every
-    /// string it holds): it has no closures and no generic members
-    /// (containers are opened and closed around their members, optionals
-    /// unwrapped in place); legs and messages are written by methods kept
-    /// out of line, which get them by address; and every writer it calls is
-    /// `@_effects(releasenone)` — it releases nothing its caller holds, only
-    /// temporaries of its own (an enum's `rawValue`) — so the optimizer need
-    /// not retain a leg, a field or a name around the call that writes it.
-    /// A writer added to the walk must keep that promise (or the walk goes
-    /// back to copying: `make microbench` shows it).
+    /// The walk retains nothing it reads (a copy of a leg or a field would
+    /// retain and release every string it holds): it has no closures and no
+    /// generic thunks (containers are opened and closed around their
+    /// members; optionals are unwrapped in place by always-inlined members);
+    /// legs and messages are written by methods kept out of line, which get
+    /// them by address; and what it calls releases nothing its caller holds
+    /// (the writers in other modules and the out-of-line ones here are
+    /// `@_effects(releasenone)`: they release only temporaries of their own,
+    /// such as an enum's `rawValue`), so the optimizer need not retain a
+    /// leg, a field or a name around the call that writes it. A writer added
+    /// to the walk must keep that promise, or the walk goes back to copying
+    /// (`make microbench` shows it).
     public func writeLine(to json: inout JSONWriter) {
         json.openObject()
         json.member("type", RecordingFormat.LineType.exchange.rawValue)
