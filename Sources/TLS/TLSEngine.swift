@@ -55,12 +55,6 @@ public final class TLSEngine {
     private var inboundStart = 0
     /// Ciphertext OpenSSL wrote for the peer (through the `EngineBIO`), until `takeOutbound`.
     var outboundCiphertext: [UInt8] = []
-    /// A drained ciphertext buffer whose storage grew past this gives it back (see
-    /// `compact`); at or below it the storage is kept for reuse. Small
-    /// enough that an idle connection holds no flight of its past (the
-    /// handshake's ~0.5–2 KiB, a response's records), large enough that
-    /// small requests and answers reuse their buffer.
-    static let retainedBufferLimit = 512
     /// What callbacks saw during the handshake; read to explain failures and fill `negotiated`.
     var observations = HandshakeObservations()
     /// Client: the SNI actually sent (`nil` for an IP address).
@@ -151,7 +145,10 @@ public final class TLSEngine {
             inboundCiphertext.removeFirst(inboundStart)
             inboundStart = 0
         }
-        ciphertext.withMemoryRebound(to: UInt8.self) { inboundCiphertext.append(contentsOf: $0) }
+        ciphertext.withMemoryRebound(to: UInt8.self) { bytes in
+            // Sized to the bytes when empty (no growth slack kept).
+            if inboundCiphertext.isEmpty { inboundCiphertext = Array(bytes) } else { inboundCiphertext.append(contentsOf: bytes) }
+        }
     }
 
     /// Ciphertext fed and not yet read by OpenSSL.
@@ -184,18 +181,14 @@ public final class TLSEngine {
         }
     }
 
-    /// Empties the inbound buffer once OpenSSL read all of it, giving its
-    /// storage back when it grew past `retainedBufferLimit`, so an idle
-    /// connection does not keep the room of its handshake or its largest
-    /// burst. A buffer that still holds bytes keeps them.
+    /// Gives the inbound buffer's storage back once OpenSSL read all of it,
+    /// so an idle connection keeps nothing of its handshake, its last
+    /// request or its largest burst. A buffer that still holds bytes (the
+    /// start of a record) keeps them.
     private func compactInbound() {
-        guard inboundStart == inboundCiphertext.count else { return }
+        guard inboundStart == inboundCiphertext.count, inboundStart > 0 else { return }
         inboundStart = 0
-        if inboundCiphertext.capacity > Self.retainedBufferLimit {
-            inboundCiphertext = []
-        } else {
-            inboundCiphertext.removeAll(keepingCapacity: true)
-        }
+        inboundCiphertext = []
     }
 
     /// The bytes both ciphertext buffers hold on to, used or not (tests read it).
