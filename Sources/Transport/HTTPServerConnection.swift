@@ -63,41 +63,23 @@ public final class HTTPServerConnection: HTTPConnection, @unchecked Sendable {
         public init() {}
 
         /// Changes one field in a fresh box.
-        private mutating func update(_ change: (inout Values) -> Void) {
+        private mutating func update<Value>(_ field: WritableKeyPath<Values, Value>, _ value: Value) {
             var values = box.values
-            change(&values)
+            values[keyPath: field] = value
             box = Box(values)
         }
 
-        public var protocolChoice: HTTPProtocolChoice {
-            get { box.values.protocolChoice }
-            set { update { $0.protocolChoice = newValue } }
-        }
-        public var http1Limits: HTTP1ParserLimits {
-            get { box.values.http1Limits }
-            set { update { $0.http1Limits = newValue } }
-        }
-        public var http2: HTTP2Configuration {
-            get { box.values.http2 }
-            set { update { $0.http2 = newValue } }
-        }
+        public var protocolChoice: HTTPProtocolChoice { get { box.values.protocolChoice } set { update(\.protocolChoice, newValue) } }
+        public var http1Limits: HTTP1ParserLimits { get { box.values.http1Limits } set { update(\.http1Limits, newValue) } }
+        public var http2: HTTP2Configuration { get { box.values.http2 } set { update(\.http2, newValue) } }
         /// Send `100 Continue` when a stream that expects it starts reading (see `HTTPServerStream`).
-        public var automaticContinue: Bool {
-            get { box.values.automaticContinue }
-            set { update { $0.automaticContinue = newValue } }
-        }
+        public var automaticContinue: Bool { get { box.values.automaticContinue } set { update(\.automaticContinue, newValue) } }
         /// HTTP/2: a stream stops being writable when this many bytes wait in its queue.
-        public var streamWriteHighWater: Int {
-            get { box.values.streamWriteHighWater }
-            set { update { $0.streamWriteHighWater = newValue } }
-        }
+        public var streamWriteHighWater: Int { get { box.values.streamWriteHighWater } set { update(\.streamWriteHighWater, newValue) } }
         /// After a response that ends the connection (or an error answer), how
         /// long to keep reading and discarding what the client still sends,
         /// waiting for its FIN, before closing (so the answer is not lost to a reset).
-        public var lingerTimeout: Duration {
-            get { box.values.lingerTimeout }
-            set { update { $0.lingerTimeout = newValue } }
-        }
+        public var lingerTimeout: Duration { get { box.values.lingerTimeout } set { update(\.lingerTimeout, newValue) } }
     }
 
     public let configuration: Configuration
