@@ -19,6 +19,10 @@ final class LoopState: @unchecked Sendable {
     /// (`ByteChannel.isHeld`), so no new request or request body is read.
     /// The one place that decides; see `holdReading(until:)`.
     private(set) var isHoldingReads = false
+    /// The records this loop finished since its last hand-over to the
+    /// recording writer (see `RecordingSink`, which alone adds to it and
+    /// hands it over).
+    var recordingBatch = RecordingBatch()
 
     init(loop: EventLoop, pool: HTTPClientPool.Configuration) {
         self.loop = loop

@@ -165,7 +165,10 @@ final class ProxyRuntime: Sendable {
             let deadline = DispatchTime.now() + timeout.dispatchTimeInterval
             self.waitForConnections(until: deadline) {
                 let abandoned = Atomic<Int>(0)
-                self.onEveryLoop({ abandoned.wrappingAdd($0.terminate(), ordering: .relaxed) }) {
+                self.onEveryLoop({ state in
+                    abandoned.wrappingAdd(state.terminate(), ordering: .relaxed)
+                    self.sink.handOver(from: state)
+                }) {
                     let error = self.sink.writer?.closeAndWait()
                     completion(ProxyStopOutcome(abandonedExchanges: abandoned.load(ordering: .relaxed),
                                                 recordingError: error))

@@ -119,8 +119,10 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Runs `work` on the loop in a Dispatch work item of its own, after the
     /// socket events, timers and work already waiting for the queue: for
-    /// going on with a long job without starving the others.
-    func executeAfterOthers(_ work: @escaping @Sendable () -> Void) {
+    /// going on with a long job without starving the others, or (called
+    /// during a turn) for acting once on what a whole round of ready
+    /// sockets produced.
+    public func executeAfterOthers(_ work: @escaping @Sendable () -> Void) {
         queue.async { self.runTurn(work) }
     }
 

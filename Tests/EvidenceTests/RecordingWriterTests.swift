@@ -162,6 +162,60 @@ final class RecordingWriterTests: XCTestCase {
         XCTAssertEqual(try RecordingReader.read(path: path).records.map(\.exchangeID), (1...30).map { "ex-\($0)" })
     }
 
+    /// A producer's batch is queued whole, in order, after what was queued
+    /// before it, and comes back empty, ready for the next lines; a batch
+    /// that held a big record gives its buffer back and still works.
+    func testABatchIsQueuedWholeInOrderAndEmptied() throws {
+        let path = temporaryPath()
+        let writer = try RecordingWriter(path: path, header: SampleRecords.header)
+        writer.append(SampleRecords.record(0))
+        var batch = RecordingBatch()
+        XCTAssertTrue(batch.isEmpty)
+        XCTAssertTrue(writer.offer(&batch), "an empty batch queues nothing")
+        for i in 1...3 { batch.add(SampleRecords.record(i)) }
+        XCTAssertEqual(batch.records, 3)
+        XCTAssertEqual(batch.byteCount, (1...3).map { SampleRecords.record($0).jsonLine().count }.reduce(0, +))
+        XCTAssertTrue(writer.offer(&batch))
+        XCTAssertTrue(batch.isEmpty)
+        XCTAssertEqual(batch.byteCount, 0)
+        var big = SampleRecords.record(4)
+        big.exchangeID = String(repeating: "b", count: 300 * 1024)
+        batch.add(big)
+        batch.add(SampleRecords.record(5))
+        writer.offer(&batch)
+        batch.add(SampleRecords.record(6))
+        XCTAssertEqual(batch.byteCount, SampleRecords.record(6).jsonLine().count)
+        writer.offer(&batch)
+        XCTAssertNil(writer.closeAndWait())
+        let ids = try RecordingReader.read(path: path).records.map(\.exchangeID)
+        XCTAssertEqual(ids, ["ex-0", "ex-1", "ex-2", "ex-3", big.exchangeID, "ex-5", "ex-6"])
+    }
+
+    /// A batch offered after recording stopped counts every one of its
+    /// records as lost.
+    func testABatchAfterAStopCountsEachRecordLost() throws {
+        let path = temporaryPath()
+        let writer = try RecordingWriter(path: path, header: SampleRecords.header) { _ in }
+        var saved = rlimit()
+        getrlimit(Int32(RLIMIT_FSIZE.rawValue), &saved)
+        var small = saved
+        small.rlim_cur = rlim_t(try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int))
+        XCTAssertEqual(setrlimit(Int32(RLIMIT_FSIZE.rawValue), &small), 0)
+        writer.append(SampleRecords.record(0))
+        let flushed = expectation(description: "flushed")
+        writer.flush { error in
+            XCTAssertEqual(error?.kind, .writeFailed)
+            flushed.fulfill()
+        }
+        wait(for: [flushed], timeout: 30)
+        setrlimit(Int32(RLIMIT_FSIZE.rawValue), &saved)
+        var batch = RecordingBatch()
+        for i in 1...4 { batch.add(SampleRecords.record(i)) }
+        writer.offer(&batch)
+        XCTAssertTrue(batch.isEmpty)
+        XCTAssertEqual(writer.closeAndWait()?.lostRecords, 5)
+    }
+
     /// Disk full (here a file-size limit, as `ulimit -f` sets): recording
     /// stops once, says how many records were lost, and the file still ends
     /// in a whole line with every record before the failure readable.
