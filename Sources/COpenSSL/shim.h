@@ -181,25 +181,13 @@ static inline uint64_t intact_SSL_OP_NO_RENEGOTIATION(void) {
 static inline unsigned long intact_XN_FLAG_RFC2253_UTF8(void) {
     return XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB;
 }
-// A memory BIO grows its buffer to the most it ever held and never shrinks
-// it, so a drained BIO still holds its largest flight (the handshake's, a
-// response's). This gives an empty one's buffer back when it is larger than
-// `keep` bytes, through BIO_get_mem_ptr / BIO_set_mem_buf (function-like
-// macros): the fresh BUF_MEM is empty and grows again on the next write.
-// Returns 1 when it gave the buffer back, 0 when it kept it.
-static inline int intact_BIO_mem_release_if_empty(BIO *bio, size_t keep) {
-    BUF_MEM *held = NULL;
-    if (BIO_ctrl_pending(bio) != 0) return 0;
-    if (BIO_get_mem_ptr(bio, &held) <= 0 || held == NULL || held->max <= keep) return 0;
-    BUF_MEM *fresh = BUF_MEM_new();
-    if (fresh == NULL) return 0;
-    return BIO_set_mem_buf(bio, fresh, BIO_CLOSE) > 0;  /* frees `held` and its data */
+// The retry flags of a BIO (macros Swift does not import): a custom BIO's
+// read with nothing to give says "try again once more bytes arrived".
+static inline void intact_BIO_set_retry_read(BIO *bio) {
+    BIO_set_retry_read(bio);
 }
-// The size of a memory BIO's buffer (what it holds on to, used or not).
-static inline size_t intact_BIO_mem_capacity(BIO *bio) {
-    BUF_MEM *held = NULL;
-    if (BIO_get_mem_ptr(bio, &held) <= 0 || held == NULL) return 0;
-    return held->max;
+static inline void intact_BIO_clear_retry_flags(BIO *bio) {
+    BIO_clear_retry_flags(bio);
 }
 // ---- end TLS module ----
 

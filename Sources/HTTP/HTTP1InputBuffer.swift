@@ -70,7 +70,10 @@ struct HTTP1InputBuffer: Sendable {
     func peek(_ count: Int) -> [UInt8] { Array(bytes[readIndex..<(readIndex + count)]) }
 
     /// Consumes every byte before the line cursor.
-    mutating func consumeToCursor() { readIndex = lineStart }
+    mutating func consumeToCursor() {
+        readIndex = lineStart
+        releaseIfConsumed()
+    }
 
     /// Consumes and returns up to `max` bytes; the cursor moves with them.
     /// Hands over the whole array without copying when it is all unconsumed.
@@ -93,5 +96,17 @@ struct HTTP1InputBuffer: Sendable {
         readIndex += count
         lineStart = readIndex
         scanIndex = readIndex
+        releaseIfConsumed()
+    }
+
+    /// Drops the storage once every byte is consumed: the next `append`
+    /// adopts its array anyway, and an idle keep-alive connection's parser
+    /// then holds nothing of its last request.
+    private mutating func releaseIfConsumed() {
+        guard readIndex == bytes.count, readIndex > 0 else { return }
+        bytes = []
+        readIndex = 0
+        lineStart = 0
+        scanIndex = 0
     }
 }

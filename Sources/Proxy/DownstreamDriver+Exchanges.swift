@@ -281,7 +281,7 @@ extension DownstreamDriver {
         streams.upstream = .closed
         let upstreamChannel = upstreamConnection.channel
         let relay = TunnelRelay(client: channel, server: upstreamChannel,
-                                counting: runtime.layerSettings.recording.digests) { [self] error, traffic in
+                                counting: runtime.layerSettings.value.recording.digests) { [self] error, traffic in
             let problem = error.map { ProxyError.transport($0, at: "upgraded connection") }
             feed(.exchange(exchange, .upgradeRelayEnded(downstream: traffic?.downstream, upstream: traffic?.upstream,
                                                         error: problem)))

@@ -85,7 +85,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
         }
         channel = ByteChannel(connection: connection, security: security)
         id = ConnectionID(.downstream, channel.id)
-        layer = DownstreamLayer(id: id, localIP: connection.localAddress.ip, settings: runtime.layerSettings)
+        layer = DownstreamLayer(id: id, localIP: connection.localAddress.ip, shared: runtime.layerSettings)
         deadline = ConnectionDeadline(timeouts: runtime.configuration.clientTimeouts, now: .now, receivedBytes: 0)
         layer.peer = connection.remoteAddress.description
     }

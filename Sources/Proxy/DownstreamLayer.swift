@@ -35,6 +35,18 @@ public struct ProxyLayerSettings: Sendable {
     }
 }
 
+/// One `ProxyLayerSettings` value shared by reference: the proxy makes one
+/// (again only when its listeners are bound) and every connection's layer
+/// points at it, instead of holding its own ~0.25 KiB copy for as long as
+/// the connection stays open. Immutable, hence `Sendable`.
+public final class SharedLayerSettings: Sendable {
+    public let value: ProxyLayerSettings
+
+    public init(_ value: ProxyLayerSettings) {
+        self.value = value
+    }
+}
+
 /// One client connection through the proxy, as a sans-io state machine: the
 /// mode layer (forward: CONNECT or absolute-form; reverse: everything to the
 /// upstream), the TLS layer (peek, then intercept with a minted leaf or
@@ -56,27 +68,33 @@ public struct DownstreamLayer {
         var ended = false
     }
 
-    /// Where the connection is.
+    /// Where the connection is. The passing phases are `indirect` (boxed
+    /// while they last), so an intercepting connection, which may stay open
+    /// and idle for long, holds no room inline for a pending CONNECT or a ClientHello.
     enum Phase {
         /// Forward mode, plain HTTP/1.1: absolute-form requests and CONNECT.
         case plain
         /// CONNECT received; its target is being probed before the answer.
-        case probing(PendingConnect)
+        indirect case probing(PendingConnect)
         /// Waiting for the client's first bytes: after a CONNECT, or on a reverse listener (nil).
-        case peeking(PendingConnect?)
+        indirect case peeking(PendingConnect?)
         /// TLS handshake with the client, every request going to `route` after
         /// it; `connect` is the CONNECT that opened it (nil in reverse mode).
-        case handshaking(route: UpstreamTarget, hello: ClientHelloSummary, connect: PendingConnect?)
+        indirect case handshaking(route: UpstreamTarget, hello: ClientHelloSummary, connect: PendingConnect?)
         /// HTTP inside the intercepted TLS; every request goes to `route`.
         case intercepting(route: UpstreamTarget, tls: TLSConnectionInfo?)
         /// Bytes relayed untouched to the CONNECT target.
-        case tunnelling(PendingConnect, hello: ClientHelloSummary?)
+        indirect case tunnelling(PendingConnect, hello: ClientHelloSummary?)
         /// The connection is gone or going.
         case closed
     }
 
     public let id: ConnectionID
-    let settings: ProxyLayerSettings
+    /// The proxy's settings, shared with every other connection.
+    private let sharedSettings: SharedLayerSettings
+    var settings: ProxyLayerSettings {
+        _read { yield sharedSettings.value }
+    }
     /// The local IP the client connected to: the certificate name when a
     /// reverse-mode client sends no SNI (it reached us by address).
     let localIP: String
@@ -94,9 +112,16 @@ public struct DownstreamLayer {
 
     /// Asks every add-on about the new connection (`ProxyAddon.connectionAccepted`).
     public init(id: ConnectionID, localIP: String, settings: ProxyLayerSettings) {
+        self.init(id: id, localIP: localIP, shared: SharedLayerSettings(settings))
+    }
+
+    /// Asks every add-on about the new connection (`ProxyAddon.connectionAccepted`);
+    /// the layer keeps a reference to `shared`, not a copy.
+    public init(id: ConnectionID, localIP: String, shared: SharedLayerSettings) {
+        let settings = shared.value
         self.id = id
         self.localIP = localIP
-        self.settings = settings
+        self.sharedSettings = shared
         directives = settings.addons.reduce(ConnectionDirectives()) { $0.merged(with: $1.connectionAccepted(id)) }
         switch settings.mode {
         case .forward: phase = .plain

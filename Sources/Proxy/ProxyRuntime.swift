@@ -9,7 +9,8 @@ import Wire
 /// TLS contexts, the recording, connection numbering, and one `LoopState`
 /// per event loop (its client connections and its upstream pool).
 ///
-/// `Sendable`: immutable after `init` except `loopGuard` (behind a mutex)
+/// `Sendable`: immutable after `init` except `loopGuard` and the layers'
+/// settings made with it (each behind a mutex)
 /// and the live-connection counter (atomic); each `LoopState` is touched
 /// only on its loop.
 final class ProxyRuntime: Sendable {
@@ -26,6 +27,8 @@ final class ProxyRuntime: Sendable {
     /// by name; `intact proxy` puts the auth-step labeller first).
     let addons: [any ProxyAddon]
     private let loopGuard: Mutex<LoopGuard>
+    /// What every client connection's layer points at; made again with the loop guard.
+    private let sharedLayerSettings: Mutex<SharedLayerSettings>
     private let loopStates: [ObjectIdentifier: LoopState]
     private let loops: [EventLoop]
     /// Client connections not yet finished, across loops.
@@ -56,7 +59,9 @@ final class ProxyRuntime: Sendable {
         }
         sink = RecordingSink(writer: writer, log: configuration.exchangeLog)
         addons = configuration.addons
-        loopGuard = Mutex(LoopGuard(listenIP: requested.ip, port: Int(requested.port)))
+        let initialGuard = LoopGuard(listenIP: requested.ip, port: Int(requested.port))
+        loopGuard = Mutex(initialGuard)
+        sharedLayerSettings = Mutex(ProxyRuntime.layerSettings(configuration, addons: addons, loopGuard: initialGuard))
         clientConnections = Mutex(ClientConnectionLimit(limit: configuration.maxClientConnections))
         var server = HTTPServerConnection.Configuration()
         server.automaticContinue = false
@@ -97,16 +102,22 @@ final class ProxyRuntime: Sendable {
                                      otherListenIPs: addresses.dropFirst().map(\.ip),
                                      localAddresses: LocalInterfaces.addresses())
         loopGuard.withLock { $0 = guardAgainst }
+        let settings = ProxyRuntime.layerSettings(configuration, addons: addons, loopGuard: guardAgainst)
+        sharedLayerSettings.withLock { $0 = settings }
     }
 
-    /// The settings a new client connection's layer starts with.
-    var layerSettings: ProxyLayerSettings {
+    /// The settings every new client connection's layer points at.
+    var layerSettings: SharedLayerSettings { sharedLayerSettings.withLock { $0 } }
+
+    /// Settings for the layers, made from the configuration and `loopGuard`.
+    private static func layerSettings(_ configuration: ProxyConfiguration, addons: [any ProxyAddon],
+                                      loopGuard: LoopGuard) -> SharedLayerSettings {
         let redaction = configuration.recording?.redaction ?? RedactionPolicy()
         let recording = RecordingSettings(tap: configuration.tap, redaction: redaction,
                                           bodyStoreLimit: configuration.recording?.bodyStoreLimit ?? 0)
-        return ProxyLayerSettings(mode: configuration.mode, passthroughHosts: configuration.passthroughHosts,
-                                  loopGuard: loopGuard.withLock { $0 }, addons: addons, recording: recording,
-                                  localSite: configuration.localSite)
+        return SharedLayerSettings(ProxyLayerSettings(mode: configuration.mode, passthroughHosts: configuration.passthroughHosts,
+                                                      loopGuard: loopGuard, addons: addons, recording: recording,
+                                                      localSite: configuration.localSite))
     }
 
     var currentLoopGuard: LoopGuard { loopGuard.withLock { $0 } }

@@ -219,7 +219,7 @@ public enum ClientHelloPeek {
             names.append(String(decoding: name, as: UTF8.self))
         }
         guard !names.isEmpty else { throw PeekFailure("protocol_name_list is empty") }
-        return names
+        return SharedTLSValues.shared(names)
     }
 
     /// supported_versions (RFC 8446 §4.2.1), GREASE values (RFC 8701) dropped.
@@ -231,7 +231,7 @@ public enum ClientHelloPeek {
             let isGREASE = version & 0x0f0f == 0x0a0a && version >> 8 == version & 0xff
             if !isGREASE { versions.append(version) }
         }
-        return versions
+        return SharedTLSValues.shared(versions)
     }
 }
 

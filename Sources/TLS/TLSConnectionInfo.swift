@@ -58,7 +58,7 @@ extension TLSEngine {
     /// Reads what the handshake settled. Called once, when it completes.
     func connectionInfo() -> TLSConnectionInfo {
         let version = String(cString: SSL_get_version(ssl))
-        let cipher = SSL_get_current_cipher(ssl).flatMap { SSL_CIPHER_get_name($0) }.map { String(cString: $0) } ?? ""
+        let cipher = SSL_get_current_cipher(ssl).flatMap { SSL_CIPHER_get_name($0) }.map(SharedTLSValues.cipherName) ?? ""
         var selected: UnsafePointer<UInt8>?
         var selectedLength: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &selected, &selectedLength)

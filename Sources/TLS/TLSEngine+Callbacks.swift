@@ -76,7 +76,7 @@ extension TLSEngine {
     /// Server: picks the first protocol of the preference list that the client offered.
     func selectALPN(offeredWire: UnsafeBufferPointer<UInt8>) -> ALPNDecision {
         guard let offered = ALPNWireFormat.decode(offeredWire) else { return .none }
-        observations.offeredALPN = offered.map(\.name)
+        observations.offeredALPN = SharedTLSValues.shared(offered.map(\.name))
         guard case .server(let configuration) = context.settings, !configuration.alpnPreference.isEmpty else {
             return .none
         }

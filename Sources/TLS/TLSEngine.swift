@@ -10,7 +10,8 @@ public enum TLSHandshakeResult: Sendable, Hashable {
     case failed(TLSError)
 }
 
-/// One TLS connection as a sans-io engine: one `SSL` between two memory BIOs.
+/// One TLS connection as a sans-io engine: one `SSL` over one `EngineBIO`,
+/// which reads the ciphertext fed and collects the ciphertext to send.
 /// Ciphertext from the peer goes in with `feed`, ciphertext for the peer comes
 /// out of `takeOutbound`; plaintext goes through `writePlaintext` and
 /// `readPlaintext`. No sockets, no threads, no timers.
@@ -19,7 +20,7 @@ public enum TLSHandshakeResult: Sendable, Hashable {
 /// `handshake()` until `.complete`, then read and write plaintext.
 ///
 /// Invariants: not thread-safe, used from one serial queue (the connection's
-/// loop). The `SSL` (and through it both BIOs) is owned and freed in `deinit`.
+/// loop). The `SSL` (and through it the BIO) is owned and freed in `deinit`.
 /// The SSL's app data points at this engine, unretained; OpenSSL only calls
 /// back during this engine's own calls, while it is alive.
 public final class TLSEngine {
@@ -47,16 +48,13 @@ public final class TLSEngine {
 
     /// The `SSL *`, owned.
     let ssl: OpaquePointer
-    /// Ciphertext from the peer (`BIO *`, owned by `ssl`).
-    private let inbound: OpaquePointer
-    /// Ciphertext for the peer (`BIO *`, owned by `ssl`).
-    private let outbound: OpaquePointer
-    /// A drained memory BIO whose buffer grew past this gives it back (see
-    /// `compact`); at or below it the buffer is kept for reuse. Small
-    /// enough that an idle connection holds no flight of its past (the
-    /// handshake's ~0.5–2 KiB, a response's records), large enough that
-    /// small requests and answers reuse their buffer.
-    static let retainedBufferLimit = 512
+    /// Ciphertext from the peer, fed and not yet read by OpenSSL from
+    /// `inboundStart` on (the `EngineBIO` reads it).
+    private var inboundCiphertext: [UInt8] = []
+    /// Where the bytes OpenSSL has not read yet begin in `inboundCiphertext`.
+    private var inboundStart = 0
+    /// Ciphertext OpenSSL wrote for the peer (through the `EngineBIO`), until `takeOutbound`.
+    var outboundCiphertext: [UInt8] = []
     /// What callbacks saw during the handshake; read to explain failures and fill `negotiated`.
     var observations = HandshakeObservations()
     /// Client: the SNI actually sent (`nil` for an IP address).
@@ -67,12 +65,12 @@ public final class TLSEngine {
     /// an IP address is not sent (SNI forbids it) but is checked; `nil` skips the host check.
     /// Servers ignore `serverName`: they learn it from the ClientHello.
     public init(context: TLSContext, serverName: String? = nil) throws(TLSError) {
-        let made = OpenSSLErrorQueue.run { () -> (ssl: OpaquePointer, inbound: OpaquePointer, outbound: OpaquePointer)? in
+        let made = OpenSSLErrorQueue.run { () -> (ssl: OpaquePointer, bio: OpaquePointer)? in
             guard let ssl = SSL_new(context.pointer) else { return nil }
-            guard let inbound = BIO_new(BIO_s_mem()) else { SSL_free(ssl); return nil }
-            guard let outbound = BIO_new(BIO_s_mem()) else { BIO_free(inbound); SSL_free(ssl); return nil }
-            SSL_set_bio(ssl, inbound, outbound)
-            return (ssl, inbound, outbound)
+            guard let bio = EngineBIO.make() else { SSL_free(ssl); return nil }
+            // One BIO both ways: SSL_set_bio takes the one reference for both.
+            SSL_set_bio(ssl, bio, bio)
+            return (ssl, bio)
         }
         guard let handles = made.result else {
             throw TLSError(kind: .configuration, explanation: "OpenSSL could not create a TLS connection",
@@ -80,8 +78,6 @@ public final class TLSEngine {
         }
         self.context = context
         self.ssl = handles.ssl
-        self.inbound = handles.inbound
-        self.outbound = handles.outbound
         switch context.role {
         case .server:
             self.serverName = nil
@@ -93,6 +89,7 @@ public final class TLSEngine {
             }
         }
         SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
+        EngineBIO.attach(handles.bio, to: self)
         switch context.role {
         case .server: SSL_set_accept_state(ssl)
         case .client:
@@ -143,35 +140,60 @@ public final class TLSEngine {
     /// Hands the engine ciphertext straight from a receive buffer.
     public func feed(_ ciphertext: UnsafeRawBufferPointer) {
         guard !ciphertext.isEmpty else { return }
-        MemoryBIO.write(inbound, ciphertext)
+        // What OpenSSL read goes first (at most the start of a record stays).
+        if inboundStart > 0 {
+            inboundCiphertext.removeFirst(inboundStart)
+            inboundStart = 0
+        }
+        ciphertext.withMemoryRebound(to: UInt8.self) { bytes in
+            // Sized to the bytes when empty (no growth slack kept).
+            if inboundCiphertext.isEmpty { inboundCiphertext = Array(bytes) } else { inboundCiphertext.append(contentsOf: bytes) }
+        }
+    }
+
+    /// Ciphertext fed and not yet read by OpenSSL.
+    var inboundPendingCount: Int { inboundCiphertext.count - inboundStart }
+
+    /// Copies the next `count` pending inbound bytes to `destination` and
+    /// counts them read. Called by the `EngineBIO`; `count` ≤ `inboundPendingCount`.
+    func consumeInbound(_ count: Int, into destination: UnsafeMutableRawPointer) {
+        inboundCiphertext.withUnsafeBytes { source in
+            destination.copyMemory(from: source.baseAddress! + inboundStart, byteCount: count)
+        }
+        inboundStart += count
     }
 
     /// Whether ciphertext waits to be sent.
     public var hasOutbound: Bool {
-        BIO_ctrl_pending(outbound) > 0
+        !outboundCiphertext.isEmpty
     }
 
-    /// Removes and returns the ciphertext to send to the peer (empty when there is none).
-    /// Compacts both BIOs: every handshake step ends here, with its flight read.
+    /// Removes and returns the ciphertext to send to the peer (empty when there is none):
+    /// the array OpenSSL wrote into, copied only when it has much unused room.
+    /// Compacts the inbound buffer too: every handshake step ends here, with its flight read.
     public func takeOutbound() -> [UInt8] {
-        let bytes = MemoryBIO.drain(outbound)
-        compact(outbound)
-        compact(inbound)
-        return bytes
+        var bytes: [UInt8] = []
+        swap(&bytes, &outboundCiphertext)
+        compactInbound()
+        guard bytes.capacity - bytes.count > TLSEngine.plaintextSlack else { return bytes }
+        return [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
+            count = bytes.withUnsafeBufferPointer { buffer.initialize(fromContentsOf: $0) }
+        }
     }
 
-    /// Gives back the buffer of a drained memory BIO that grew past
-    /// `retainedBufferLimit`, so an idle connection does not keep the buffers of its
-    /// handshake or its largest burst. A BIO that still holds bytes keeps its buffer.
-    /// The BIO stays in place (OpenSSL's buffering BIO stacked on the write side
-    /// during the handshake is untouched); allocation failure keeps the old buffer.
-    private func compact(_ bio: OpaquePointer) {
-        MemoryBIO.releaseBuffer(bio, keeping: Self.retainedBufferLimit)
+    /// Gives the inbound buffer's storage back once OpenSSL read all of it,
+    /// so an idle connection keeps nothing of its handshake, its last
+    /// request or its largest burst. A buffer that still holds bytes (the
+    /// start of a record) keeps them.
+    private func compactInbound() {
+        guard inboundStart == inboundCiphertext.count, inboundStart > 0 else { return }
+        inboundStart = 0
+        inboundCiphertext = []
     }
 
-    /// The bytes both memory BIOs' buffers hold on to, used or not (tests read it).
+    /// The bytes both ciphertext buffers hold on to, used or not (tests read it).
     var memoryBufferCapacity: Int {
-        MemoryBIO.capacity(inbound) + MemoryBIO.capacity(outbound)
+        inboundCiphertext.capacity + outboundCiphertext.capacity
     }
 
     // MARK: Handshake
@@ -252,14 +274,14 @@ public final class TLSEngine {
         case .handshaking:
             throw TLSError(kind: .notEstablished, explanation: "cannot read application data while \(state.phrase)")
         }
-        guard BIO_ctrl_pending(inbound) > 0 || SSL_has_pending(ssl) == 1 else { return [] }
+        guard inboundPendingCount > 0 || SSL_has_pending(ssl) == 1 else { return [] }
         var plaintext: [UInt8] = []
         var stop: Int32 = SSL_ERROR_NONE
         var errors: [OpenSSLErrorEntry] = []
         while stop == SSL_ERROR_NONE {
             // Plaintext never exceeds the ciphertext pending plus what OpenSSL already holds,
             // plus one record whose start it has already taken from the BIO.
-            let capacity = Int(BIO_ctrl_pending(inbound)) + Int(SSL_pending(ssl)) + 16 * 1024 + 256
+            let capacity = inboundPendingCount + Int(SSL_pending(ssl)) + 16 * 1024 + 256
             let chunk = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
                 count = 0
                 while count < capacity {
@@ -288,8 +310,8 @@ public final class TLSEngine {
             state = .failed(error)
             if plaintext.isEmpty { throw error }
         }
-        // Reading drains only the inbound BIO; what it wrote leaves through `takeOutbound`.
-        compact(inbound)
+        // Reading drains only the inbound buffer; what it wrote leaves through `takeOutbound`.
+        compactInbound()
         // Each read reserves a whole record's room; a small message (a request
         // head) would keep ~16 KiB alive for as long as a parser holds it,
         // idle keep-alive connections included. Copied to its size instead.

@@ -20,6 +20,9 @@ struct PendingWrites {
 
     var isEmpty: Bool { byteCount == 0 }
 
+    /// How many chunks the queue's storage has room for (tests read it).
+    var chunkCapacity: Int { chunks.capacity }
+
     /// Queues `bytes` behind everything already pending. Empty chunks are dropped.
     mutating func append(_ bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
@@ -44,7 +47,9 @@ struct PendingWrites {
             }
         }
         if byteCount == 0 {
-            chunks.removeAll(keepingCapacity: true)
+            // No storage kept: an idle keep-alive connection would hold it for
+            // as long as it lives (one small allocation per burst instead).
+            chunks = []
             head = 0
         } else if head >= 32 && head * 2 >= chunks.count {
             chunks.removeFirst(head)

@@ -141,9 +141,83 @@ final class EventLoopTests: XCTestCase {
         wait(for: [done], timeout: patience)
     }
 
-    func testDurationConversionClampsAndConverts() {
-        XCTAssertEqual(Duration.milliseconds(1500).dispatchInterval, .nanoseconds(1_500_000_000))
-        XCTAssertEqual(Duration.seconds(-3).dispatchInterval, .nanoseconds(0))
-        XCTAssertEqual(Duration.seconds(Int64.max).dispatchInterval, .never)
+    func testDurationDeadlineClampsAndConverts() {
+        XCTAssertEqual(Duration.milliseconds(1500).deadline(after: 7), 1_500_000_007)
+        XCTAssertEqual(Duration.nanoseconds(1).deadline(after: 0), 1)
+        XCTAssertEqual(Duration.seconds(-3).deadline(after: 42), 42)
+        XCTAssertEqual(Duration.milliseconds(-1).deadline(after: 42), 42)
+        XCTAssertEqual(Duration.seconds(Int64.max).deadline(after: 1), .max)
+        XCTAssertEqual(Duration.seconds(1).deadline(after: .max - 10), .max)
+    }
+
+    /// The loop's one source is re-armed for a timer sooner than the one it waits for.
+    func testSoonerTimerFiresBeforeTheOneArmedFirst() {
+        let loop = EventLoop(label: "test.sooner-timer")
+        let fired = Locked<[String]>([])
+        let done = expectation(description: "both fired")
+        done.expectedFulfillmentCount = 2
+        let started = ContinuousClock.now
+        let soonerAfter = Locked<Duration?>(nil)
+        loop.execute {
+            loop.schedule(after: .milliseconds(400)) { fired.withValue { $0.append("later") }; done.fulfill() }
+            loop.schedule(after: .milliseconds(5)) {
+                soonerAfter.withValue { $0 = ContinuousClock.now - started }
+                fired.withValue { $0.append("sooner") }
+                done.fulfill()
+            }
+        }
+        wait(for: [done], timeout: patience)
+        XCTAssertEqual(fired.current, ["sooner", "later"])
+        XCTAssertLessThan(soonerAfter.current!, .milliseconds(300), "the sooner timer waited for the later one")
+    }
+
+    /// Timers made and cancelled off the loop: the cancelled one never runs,
+    /// the other fires on the loop, and the loop keeps neither afterwards.
+    func testTimersScheduledAndCancelledFromAnotherThread() {
+        let loop = EventLoop(label: "test.offloop-timers")
+        let fired = Locked<[String]>([])
+        let done = expectation(description: "kept timer fired")
+        let cancelled = loop.schedule(after: .milliseconds(5)) { fired.withValue { $0.append("cancelled") } }
+        cancelled.cancel()
+        cancelled.cancel()
+        let armedThenCancelled = loop.schedule(after: .milliseconds(30)) { fired.withValue { $0.append("late cancel") } }
+        loop.schedule(after: .milliseconds(10)) {
+            XCTAssertTrue(loop.isOnLoop)
+            fired.withValue { $0.append("kept") }
+        }
+        usleep(5_000)
+        armedThenCancelled.cancel()
+        loop.schedule(after: .milliseconds(60)) { done.fulfill() }
+        wait(for: [done], timeout: patience)
+        XCTAssertEqual(fired.current, ["kept"])
+        let left = expectation(description: "counted")
+        loop.execute {
+            XCTAssertEqual(loop.pendingTimerCount, 0)
+            left.fulfill()
+        }
+        wait(for: [left], timeout: patience)
+    }
+
+    /// A timer cancelled on the loop leaves the heap at once, with its work
+    /// and what the work captured.
+    func testTimerCancelledOnTheLoopReleasesItsWork() {
+        let loop = EventLoop(label: "test.cancel-releases")
+        let done = expectation(description: "checked")
+        final class Captured: Sendable {}
+        loop.execute {
+            weak var captured: Captured?
+            let timer: LoopTimer = {
+                let object = Captured()
+                captured = object
+                return loop.schedule(after: .seconds(60)) { _ = object }
+            }()
+            XCTAssertNotNil(captured)
+            XCTAssertEqual(loop.pendingTimerCount, 1)
+            timer.cancel()
+            XCTAssertEqual(loop.pendingTimerCount, 0)
+            XCTAssertNil(captured, "the cancelled timer kept its work")
+            done.fulfill()
+        }
+        wait(for: [done], timeout: patience)
     }
 }

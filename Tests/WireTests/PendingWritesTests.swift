@@ -31,6 +31,9 @@ final class PendingWritesTests: XCTestCase {
         pending.consume(2)
         XCTAssertTrue(pending.isEmpty)
         XCTAssertEqual(gathered(pending), [])
+        XCTAssertEqual(pending.chunkCapacity, 0, "a drained queue kept its storage")
+        pending.append([7])
+        XCTAssertEqual(gathered(pending), [7])
     }
 
     func testGatherIsLimitedAndCompactionKeepsOrder() {
