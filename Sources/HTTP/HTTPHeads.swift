@@ -25,12 +25,17 @@ public enum RequestTargetForm: String, Hashable, Sendable, Codable {
 /// them from the target (and `authority` from Host for origin form); HTTP/2
 /// from its pseudo-fields. `fields` holds the regular fields only, never
 /// pseudo-fields; for HTTP/1.1 it includes `Host` as it appeared.
+///
+/// Optional properties are spelled `Optional<…>`: one written `T?` is set to
+/// nil before the initialiser assigns it, and Swift 6.0 then copies the
+/// whole head out of the initialiser (a retain and a release of each string
+/// and of the fields), for every head made.
 public struct HTTPRequestHead: Hashable, Sendable {
     public var method: String
     /// `https`, `http`, or nil when the wire did not say (origin form over HTTP/1.1).
-    public var scheme: String?
+    public var scheme: Optional<String>
     /// `host[:port]`, or nil when absent.
-    public var authority: String?
+    public var authority: Optional<String>
     /// Path and query (`/a/b?c=d`); `*` for asterisk form; empty for CONNECT.
     public var path: String
     public var targetForm: RequestTargetForm
@@ -39,7 +44,7 @@ public struct HTTPRequestHead: Hashable, Sendable {
     /// The protocol an HTTP/2 extended CONNECT asks to tunnel (RFC 8441
     /// `:protocol`, e.g. `websocket`); nil for every other request. Such a
     /// CONNECT has a scheme, an authority and a path like any request.
-    public var connectProtocol: String?
+    public var connectProtocol: Optional<String>
 
     public init(method: String, scheme: String? = nil, authority: String? = nil, path: String,
                 targetForm: RequestTargetForm = .origin, version: HTTPVersion = .http1_1,
