@@ -31,6 +31,9 @@ public struct RedactionPolicy: Codable, Hashable, Sendable {
     /// The same names as a list, which `isSecret` walks for every recorded
     /// field without hashing the name or iterating a set.
     private static let defaultSecretNameList = ["cookie", "set-cookie", "authorization", "proxy-authorization"]
+    /// Bit n set when a default secret name is n bytes long (all are under
+    /// 64): most fields are ruled out by their length alone.
+    private static let defaultSecretNameLengths: UInt64 = defaultSecretNameList.reduce(0) { $0 | 1 << $1.utf8.count }
     /// Query parameter and form field names (lowercased) that are secret in every policy.
     public static let defaultSecretParameterNames: Set<String> = ["token", "code", "codeverifier", "pw", "password", "csrf"]
 
@@ -87,7 +90,10 @@ public struct RedactionPolicy: Codable, Hashable, Sendable {
     public func isSecret(_ field: HTTPField) -> Bool {
         // Most names are none of these: rule them out without lowercasing
         // (which builds a String for a long name with capitals, on every field).
-        for name in RedactionPolicy.defaultSecretNameList where field.hasName(lowercased: name) { return true }
+        let length = field.name.utf8.count
+        if length < 64, RedactionPolicy.defaultSecretNameLengths & 1 << length != 0 {
+            for name in RedactionPolicy.defaultSecretNameList where field.hasName(lowercased: name) { return true }
+        }
         return !storage.extraSecretNames.isEmpty && storage.extraSecretNames.contains(HTTPField.lowercaseASCII(field.name))
     }
 

@@ -27,7 +27,7 @@ public enum RequestTargetForm: String, Hashable, Sendable, Codable {
 /// pseudo-fields; for HTTP/1.1 it includes `Host` as it appeared.
 ///
 /// Optional properties are spelled `Optional<…>`: one written `T?` is set to
-/// nil before the initialiser assigns it, and Swift 6.0 then copies the
+/// nil before the initialiser assigns it, and Swift (6.3) then copies the
 /// whole head out of the initialiser (a retain and a release of each string
 /// and of the fields), for every head made.
 public struct HTTPRequestHead: Hashable, Sendable {

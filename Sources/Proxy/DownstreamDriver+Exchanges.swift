@@ -245,7 +245,7 @@ extension DownstreamDriver {
             }
             let connection = stream.connection
             if let peer = connection?.channel.remoteAddress,
-               runtime.currentLoopGuard.refuses(peerIP: peer.ip, port: Int(peer.port)) {
+               runtime.currentLoopGuard.refuses(peer: peer) {
                 stream.reset()
                 streams.upstream = .closed
                 feed(.exchange(exchange, .upstreamFailed(ProxyError(

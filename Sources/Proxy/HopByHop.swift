@@ -10,6 +10,19 @@ import HTTP
 enum HopByHop {
     /// The fixed connection-specific names, lowercased, except the framing ones.
     static let names: Set<String> = HeadDigest.hopByHopFieldNames.subtracting(HeadDigest.framingFieldNames)
+    /// `names` as a list, walked for every field of every head both ways.
+    private static let nameList = Array(names)
+    /// Bit n set when one of `names` is n bytes long (all are under 64): most
+    /// fields are ruled out by their length alone.
+    private static let nameLengths: UInt64 = nameList.reduce(0) { $0 | 1 << $1.utf8.count }
+
+    /// True when `field` has one of the fixed connection-specific `names`.
+    private static func hasFixedName(_ field: HTTPField) -> Bool {
+        let length = field.name.utf8.count
+        guard length < 64, nameLengths & 1 << length != 0 else { return false }
+        for name in nameList where field.hasName(lowercased: name) { return true }
+        return false
+    }
 
     /// The `Connection` token that asks to switch protocols, as the message
     /// spells it (`Upgrade`, `upgrade`), when the message is HTTP/1.1, carries
@@ -50,12 +63,12 @@ enum HopByHop {
                 named.insert(HTTPField.lowercaseASCII(token.trimmingSpaces))
             }
         }
-        named.subtract(HeadDigest.framingFieldNames)
+        if !named.isEmpty { named.subtract(HeadDigest.framingFieldNames) }
         let isStripped = { (field: HTTPField) -> Bool in
             if field.hasName(lowercased: "te") {
                 return HTTPField.lowercaseASCII(field.value.trimmingSpaces) != "trailers"
             }
-            if names.contains(where: { field.hasName(lowercased: $0) }) { return true }
+            if hasFixedName(field) { return true }
             return !named.isEmpty && named.contains(field.lowercasedName)
         }
         guard fields.contains(where: isStripped) else { return fields }
