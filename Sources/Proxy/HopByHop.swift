@@ -43,8 +43,14 @@ enum HopByHop {
     /// `Upgrade` field and a `Connection` field with only the upgrade token:
     /// the two say what the next hop switches to.
     static func strip(_ fields: HTTPFields, keepingUpgrade token: String?) -> HTTPFields {
-        var out = strip(fields)
-        guard let token else { return out }
+        stripped(fields, keepingUpgrade: token) ?? fields
+    }
+
+    /// `strip(_:keepingUpgrade:)` when it changes the fields; nil when they
+    /// stay as they are (so a head that shares them is not copied).
+    static func stripped(_ fields: HTTPFields, keepingUpgrade token: String?) -> HTTPFields? {
+        guard let token else { return stripped(fields) }
+        var out = stripped(fields) ?? fields
         for field in fields where field.hasName(lowercased: "upgrade") { out.append(field.name, field.value) }
         out.append("Connection", token)
         return out
@@ -57,6 +63,11 @@ enum HopByHop {
     /// case) is returned as it is, and names are compared without building
     /// lowercased copies.
     static func strip(_ fields: HTTPFields) -> HTTPFields {
+        stripped(fields) ?? fields
+    }
+
+    /// `strip(_:)` when it removes something; nil when nothing is to go.
+    static func stripped(_ fields: HTTPFields) -> HTTPFields? {
         var named = Set<String>()
         for value in fields.values("connection") {
             for token in value.split(separator: ",") {
@@ -71,7 +82,7 @@ enum HopByHop {
             if hasFixedName(field) { return true }
             return !named.isEmpty && named.contains(field.lowercasedName)
         }
-        guard fields.contains(where: isStripped) else { return fields }
+        guard fields.contains(where: isStripped) else { return nil }
         var out = fields
         out.removeAll(where: isStripped)
         return out
@@ -85,10 +96,13 @@ enum HopByHop {
     /// An HTTP/1.1 request asking to switch protocols keeps `Upgrade` and
     /// `Connection: upgrade` (an HTTP/2 upstream leg drops both itself).
     static func shapeRequest(_ head: HTTPRequestHead, for target: UpstreamTarget) -> HTTPRequestHead {
+        // Only what differs is changed, so a head already in shape shares its storage.
         var shaped = head
         if shaped.targetForm == .absolute { shaped.targetForm = .origin }
-        shaped.scheme = target.scheme.rawValue
-        shaped.fields = strip(head.fields, keepingUpgrade: upgradeToken(head.fields, version: head.version))
+        if shaped.scheme != target.scheme.rawValue { shaped.scheme = target.scheme.rawValue }
+        if let fields = stripped(head.fields, keepingUpgrade: upgradeToken(head.fields, version: head.version)) {
+            shaped.fields = fields
+        }
         return shaped
     }
 
