@@ -24,186 +24,236 @@ extension ExchangeRecord {
     /// Appends the record's line, `\n` included, to `json`, which holds
     /// whole lines only (or nothing): how a batch of lines is built in one
     /// reused buffer.
+    ///
+    /// The walk retains nothing it reads (a copy of a leg or a field would
+    /// retain and release every string it holds): it has no closures and no
+    /// generic thunks (containers are opened and closed around their
+    /// members; optionals are unwrapped in place by always-inlined members);
+    /// legs and messages are written by methods kept out of line, which get
+    /// them by address; and what it calls releases nothing its caller holds
+    /// (the writers in other modules and the out-of-line ones here are
+    /// `@_effects(releasenone)`: they release only temporaries of their own,
+    /// such as an enum's `rawValue`), so the optimizer need not retain a
+    /// leg, a field or a name around the call that writes it. A writer added
+    /// to the walk must keep that promise, or the walk goes back to copying
+    /// (`make microbench` shows it).
     public func writeLine(to json: inout JSONWriter) {
-        json.object { json in
-            json.member("type", RecordingFormat.LineType.exchange.rawValue)
-            writeMembers(to: &json)
-        }
-        json.endLine()
-    }
-
-    private func writeMembers(to json: inout JSONWriter) {
+        json.openObject()
+        json.member("type", RecordingFormat.LineType.exchange.rawValue)
         json.member("exchangeID", exchangeID)
         json.member("traceID", ifPresent: traceID)
         json.member("tap", tap)
         json.key("legs")
-        json.array { json in
-            for leg in legs { leg.write(to: &json) }
-        }
+        json.openArray()
+        for index in legs.indices { legs[index].write(to: &json) }
+        json.closeArray()
         json.member("authFlowStep", ifPresent: authFlowStep)
         json.key("faults")
-        json.array { json in
-            for fault in faults {
-                json.object { json in
-                    json.member("name", fault.name)
-                    json.member("detail", ifPresent: fault.detail)
-                }
-            }
+        json.openArray()
+        for index in faults.indices {
+            json.openObject()
+            json.member("name", faults[index].name)
+            json.member("detail", ifPresent: faults[index].detail)
+            json.closeObject()
         }
+        json.closeArray()
         json.member("error", ifPresent: error)
         json.member("retries", ifPresent: retries)
         if let connection {
             json.key("connection")
-            json.object { json in
-                json.member("outcome", connection.outcome.rawValue)
-                json.member("peer", ifPresent: connection.peer)
-                if let at = connection.at {
-                    json.key("at")
-                    json.double(at.millisecondsSince1970)
-                }
-                json.member("tlsVersion", ifPresent: connection.tlsVersion)
+            json.openObject()
+            json.member("outcome", connection.outcome.rawValue)
+            json.member("peer", ifPresent: connection.peer)
+            if let at = connection.at {
+                json.key("at")
+                json.double(at.millisecondsSince1970)
             }
+            json.member("tlsVersion", ifPresent: connection.tlsVersion)
+            json.closeObject()
         }
+        json.closeObject()
+        json.endLine()
     }
 }
 
-extension ExchangeRecord.Failure: JSONWritable {
-    public func write(to json: inout JSONWriter) {
-        json.object { json in
-            json.member("kind", kind.rawValue)
-            json.member("where", location)
-            json.member("message", message)
-            json.member("side", ifPresent: side?.rawValue)
-            json.member("stage", ifPresent: stage?.rawValue)
-        }
-    }
+/// A part of a record that writes itself as one JSON value.
+protocol RecordLinePart {
+    func write(to json: inout JSONWriter)
 }
 
-extension ExchangeRecord.Leg: JSONWritable {
+extension JSONWriter {
+    /// `part` under `name`; the member left out when `part` is nil. Always
+    /// inlined: as a generic function of its own it would take `part` as a
+    /// copy (retaining what it holds) to pass it on.
     @inline(__always)
-    public func write(to json: inout JSONWriter) {
-        json.object { json in
-            json.member("role", role.rawValue)
-            json.member("connectionID", connectionID)
-            json.member("streamID", ifPresent: streamID)
-            json.member("tls", ifPresent: tls)
-            json.member("request", ifPresent: request)
-            json.member("response", ifPresent: response)
-            json.member("interimResponses", ifPresent: interimResponses)
-            json.member("interimWithheld", ifPresent: interimWithheld)
-            json.member("relayed", ifPresent: relayed)
-            json.member("translation", ifPresent: translation)
-            json.member("broken", ifPresent: broken)
+    mutating func member(_ name: StaticString, ifPresent part: (some RecordLinePart)?) {
+        if let part {
+            key(name)
+            part.write(to: &self)
         }
     }
-}
 
-extension RelayedStreams: JSONWritable {
-    public func write(to json: inout JSONWriter) {
-        json.object { json in
-            json.member("clientToServer", ifPresent: clientToServer)
-            json.member("serverToClient", ifPresent: serverToClient)
-        }
-    }
-}
-
-extension RelayedStreams.Stream: JSONWritable {
-    public func write(to json: inout JSONWriter) {
-        json.object { json in
-            json.member("bytes", bytes)
-            json.key("sha256")
-            json.hex(sha256)
-        }
-    }
-}
-
-extension TLSDetails: JSONWritable {
+    /// `parts` as an array under `name`; the member left out when nil.
     @inline(__always)
-    public func write(to json: inout JSONWriter) {
-        json.object { json in
-            json.member("version", ifPresent: version)
-            json.member("cipher", ifPresent: cipher)
-            json.member("sni", ifPresent: sni)
-            json.member("sniIssue", ifPresent: sniIssue)
-            json.member("alpn", ifPresent: alpn)
-            json.member("peerCertificateSHA256", ifPresent: peerCertificateSHA256)
-            json.member("clientCertificateSubject", ifPresent: clientCertificateSubject)
+    mutating func member(_ name: StaticString, ifPresent parts: [some RecordLinePart]?) {
+        if let parts {
+            key(name)
+            openArray()
+            for index in parts.indices { parts[index].write(to: &self) }
+            closeArray()
         }
     }
 }
 
-extension RecordedMessage: JSONWritable {
-    @inline(__always)
-    public func write(to json: inout JSONWriter) {
-        json.object { json in
-            json.member("method", ifPresent: method)
-            json.member("scheme", ifPresent: scheme)
-            json.member("authority", ifPresent: authority)
-            json.member("path", ifPresent: path)
-            json.member("targetForm", ifPresent: targetForm?.rawValue)
-            json.member("connectProtocol", ifPresent: connectProtocol)
-            json.member("status", ifPresent: status)
-            json.member("reason", ifPresent: reason)
-            json.member("version", version.rawValue)
-            json.key("fields")
-            RecordedField.write(fields, to: &json)
-            if let trailers {
-                json.key("trailers")
-                RecordedField.write(trailers, to: &json)
-            }
-            json.key("digest")
-            digest.write(to: &json)
-            if let body {
-                json.key("body")
-                json.object { json in
-                    json.member("base64", body.base64)
-                    json.member("truncated", body.truncated)
-                }
-            }
-            json.member("complete", complete)
-            json.key("timings")
-            json.object { json in
-                if let start = timings.start {
-                    json.key("start")
-                    json.double(start.millisecondsSince1970)
-                }
-                if let headersDone = timings.headersDone {
-                    json.key("headersDone")
-                    json.double(headersDone.millisecondsSince1970)
-                }
-                if let end = timings.end {
-                    json.key("end")
-                    json.double(end.millisecondsSince1970)
-                }
-            }
+extension ExchangeRecord.Failure: RecordLinePart {
+    @_effects(releasenone)
+    func write(to json: inout JSONWriter) {
+        json.openObject()
+        json.member("kind", kind.rawValue)
+        json.member("where", location)
+        json.member("message", message)
+        json.member("side", ifPresent: side?.rawValue)
+        json.member("stage", ifPresent: stage?.rawValue)
+        json.closeObject()
+    }
+}
+
+extension ExchangeRecord.Leg {
+    /// Out of line, so that `self` is lent by address (see `writeLine`).
+    @inline(never) @_effects(releasenone)
+    func write(to json: inout JSONWriter) {
+        json.openObject()
+        json.member("role", role.rawValue)
+        json.member("connectionID", connectionID)
+        json.member("streamID", ifPresent: streamID)
+        json.member("tls", ifPresent: tls)
+        json.member("request", ifPresent: request)
+        json.member("response", ifPresent: response)
+        json.member("interimResponses", ifPresent: interimResponses)
+        if let interimWithheld {
+            json.key("interimWithheld")
+            json.array(interimWithheld)
         }
+        if let relayed {
+            json.key("relayed")
+            json.openObject()
+            json.key("clientToServer")
+            relayed.clientToServer.write(to: &json)
+            json.key("serverToClient")
+            relayed.serverToClient.write(to: &json)
+            json.closeObject()
+        }
+        json.member("translation", ifPresent: translation)
+        json.member("broken", ifPresent: broken)
+        json.closeObject()
+    }
+}
+
+extension RelayedStreams.Stream {
+    func write(to json: inout JSONWriter) {
+        json.openObject()
+        json.member("bytes", bytes)
+        json.key("sha256")
+        json.hex(sha256)
+        json.closeObject()
+    }
+}
+
+extension TLSDetails: RecordLinePart {
+    func write(to json: inout JSONWriter) {
+        json.openObject()
+        json.member("version", ifPresent: version)
+        json.member("cipher", ifPresent: cipher)
+        json.member("sni", ifPresent: sni)
+        json.member("sniIssue", ifPresent: sniIssue)
+        json.member("alpn", ifPresent: alpn)
+        json.member("peerCertificateSHA256", ifPresent: peerCertificateSHA256)
+        json.member("clientCertificateSubject", ifPresent: clientCertificateSubject)
+        json.closeObject()
+    }
+}
+
+extension RecordedMessage: RecordLinePart {
+    /// Out of line, so that `self` is lent by address (see `writeLine`).
+    @inline(never) @_effects(releasenone)
+    func write(to json: inout JSONWriter) {
+        json.openObject()
+        json.member("method", ifPresent: method)
+        json.member("scheme", ifPresent: scheme)
+        json.member("authority", ifPresent: authority)
+        json.member("path", ifPresent: path)
+        json.member("targetForm", ifPresent: targetForm?.rawValue)
+        json.member("connectProtocol", ifPresent: connectProtocol)
+        json.member("status", ifPresent: status)
+        json.member("reason", ifPresent: reason)
+        json.member("version", version.rawValue)
+        json.key("fields")
+        RecordedField.write(fields, to: &json)
+        if let trailers {
+            json.key("trailers")
+            RecordedField.write(trailers, to: &json)
+        }
+        json.key("digest")
+        digest.write(to: &json)
+        if let body {
+            json.key("body")
+            json.openObject()
+            json.member("base64", body.base64)
+            json.member("truncated", body.truncated)
+            json.closeObject()
+        }
+        json.member("complete", complete)
+        json.key("timings")
+        json.openObject()
+        if let start = timings.start {
+            json.key("start")
+            json.double(start.millisecondsSince1970)
+        }
+        if let headersDone = timings.headersDone {
+            json.key("headersDone")
+            json.double(headersDone.millisecondsSince1970)
+        }
+        if let end = timings.end {
+            json.key("end")
+            json.double(end.millisecondsSince1970)
+        }
+        json.closeObject()
+        json.closeObject()
     }
 }
 
 extension RecordedField {
     static func write(_ fields: [RecordedField], to json: inout JSONWriter) {
-        json.array { json in
-            for field in fields {
-                json.object { json in
-                    json.member("name", field.name)
-                    json.member("value", field.value)
-                    if let redacted = field.redacted { json.member("redacted", redacted) }
-                    if let cookies = field.cookies {
-                        json.key("cookies")
-                        json.array { json in
-                            for cookie in cookies {
-                                json.object { json in
-                                    json.member("name", cookie.name)
-                                    json.member("value", cookie.value)
-                                    json.key("attributes")
-                                    json.array(cookie.attributes)
-                                    if let opaque = cookie.opaque { json.member("opaque", opaque) }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+        json.openArray()
+        for index in fields.indices { fields[index].write(to: &json) }
+        json.closeArray()
+    }
+
+    @inline(__always)
+    func write(to json: inout JSONWriter) {
+        json.openObject()
+        json.member("name", name)
+        json.member("value", value)
+        if let redacted { json.member("redacted", redacted) }
+        if let cookies {
+            json.key("cookies")
+            json.openArray()
+            for index in cookies.indices { cookies[index].write(to: &json) }
+            json.closeArray()
         }
+        json.closeObject()
+    }
+}
+
+extension CookieParts {
+    @inline(__always)
+    func write(to json: inout JSONWriter) {
+        json.openObject()
+        json.member("name", name)
+        json.member("value", value)
+        json.key("attributes")
+        json.array(attributes)
+        if let opaque { json.member("opaque", opaque) }
+        json.closeObject()
     }
 }

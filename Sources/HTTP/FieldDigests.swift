@@ -12,7 +12,7 @@
 public struct FieldDigests: Hashable, Sendable, Sequence, ExpressibleByDictionaryLiteral {
     public typealias Element = (key: String, value: SHA256Digest)
 
-    private var entries: [Element] = []
+    private(set) var entries: [Element] = []
 
     public init() {}
 

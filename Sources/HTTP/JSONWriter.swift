@@ -29,6 +29,13 @@
 /// literal, the containers, `member`) are `@inlinable`, so that in the
 /// encoders of other modules a literal key becomes a few stores of known
 /// length and a container's body is no closure call.
+///
+/// The value writers that stay out of line (`string`, `int`, `double`,
+/// `bool`, `hex`, `key(escaping:)`, the arrays) are `@_effects(releasenone)`:
+/// they release nothing their caller holds (the only objects they free are
+/// temporaries of their own, such as a double's `description`), which lets
+/// an encoder in another module pass them a value it reads from a record
+/// without retaining it around the call.
 public struct JSONWriter: ~Copyable {
     @usableFromInline var base: UnsafeMutablePointer<UInt8>
     @usableFromInline var capacity: Int
@@ -94,21 +101,68 @@ public struct JSONWriter: ~Copyable {
 
     @inlinable @inline(__always)
     mutating func container(open: UInt8, close: UInt8, _ body: (inout JSONWriter) -> Void) {
+        opening(open)
+        body(&self)
+        closing(close)
+    }
+
+    /// Writes `{`: the members written next are the object's, up to the
+    /// `closeObject()` that pairs with it. What the encoders of records use
+    /// instead of `object(_:)`, so that no closure (and nothing it would
+    /// capture) stands between a value and the writer.
+    @inlinable @inline(__always)
+    public mutating func openObject() {
+        opening(UInt8(ascii: "{"))
+    }
+
+    /// Writes `}`, closing the innermost open object.
+    @inlinable @inline(__always)
+    public mutating func closeObject() {
+        closing(UInt8(ascii: "}"))
+    }
+
+    /// Writes `[`: the values written next are the array's, up to the
+    /// `closeArray()` that pairs with it.
+    @inlinable @inline(__always)
+    public mutating func openArray() {
+        opening(UInt8(ascii: "["))
+    }
+
+    /// Writes `]`, closing the innermost open array.
+    @inlinable @inline(__always)
+    public mutating func closeArray() {
+        closing(UInt8(ascii: "]"))
+    }
+
+    @inlinable @inline(__always)
+    mutating func opening(_ bracket: UInt8) {
         reserve(2)
         separate()
-        put(open)
+        put(bracket)
         needsComma = false
-        body(&self)
+    }
+
+    @inlinable @inline(__always)
+    mutating func closing(_ bracket: UInt8) {
         reserve(1)
-        put(close)
+        put(bracket)
         needsComma = true
     }
 
     /// An array of strings.
+    @_effects(releasenone)
     public mutating func array(_ strings: [String]) {
-        array { writer in
-            for string in strings { writer.string(string) }
-        }
+        openArray()
+        for index in strings.indices { string(strings[index]) }
+        closeArray()
+    }
+
+    /// An array of integers.
+    @_effects(releasenone)
+    public mutating func array(_ values: [Int]) {
+        openArray()
+        for index in values.indices { int(values[index]) }
+        closeArray()
     }
 
     /// Writes a member's key; the next value written is its value. The
@@ -132,6 +186,7 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Writes a member's key that is not a literal (a dictionary key), escaped.
+    @_effects(releasenone)
     public mutating func key(escaping key: String) {
         string(key)
         reserve(1)
@@ -141,6 +196,7 @@ public struct JSONWriter: ~Copyable {
 
     // MARK: Values
 
+    @_effects(releasenone)
     public mutating func string(_ value: String) {
         // Native strings lend their UTF-8 in place; others are made native once.
         let done: Void? = value.utf8.withContiguousStorageIfAvailable { quoted($0) }
@@ -155,7 +211,7 @@ public struct JSONWriter: ~Copyable {
     /// values, versions) need no escape: they are checked and copied in one
     /// pass (`appendIfClean`); the others go through `appendEscaped`.
     private mutating func quoted(_ utf8: UnsafeBufferPointer<UInt8>) {
-        reserve(utf8.count + 3)
+        reserve(utf8.count &+ 3)
         separate()
         put(UInt8(ascii: "\""))
         if !appendIfClean(utf8) {
@@ -165,42 +221,52 @@ public struct JSONWriter: ~Copyable {
         put(UInt8(ascii: "\""))
     }
 
-    /// Bytes as a string of lowercase hexadecimal digits (a digest), written
-    /// straight from the bytes with no intermediate `String`.
-    public mutating func hex(_ value: [UInt8]) {
-        value.withUnsafeBytes { hex($0) }
-    }
-
-    /// A digest as 64 lowercase hexadecimal digits, from its inline bytes.
+    /// A digest as 64 lowercase hexadecimal digits, straight from its inline
+    /// bytes: sixteen bytes at a time with vector arithmetic (`hexDigits`),
+    /// no loop, no table, no intermediate `String`.
+    @_effects(releasenone)
     public mutating func hex(_ digest: SHA256Digest) {
-        digest.withUnsafeBytes { hex($0) }
-    }
-
-    private mutating func hex(_ value: UnsafeRawBufferPointer) {
-        reserve(value.count * 2 + 3)
+        reserve(67)
         separate()
         put(UInt8(ascii: "\""))
-        if let source = value.baseAddress?.assumingMemoryBound(to: UInt8.self) {
-            var out = base + used
-            for index in 0..<value.count {
-                let byte = Int(source[index])
-                out[0] = JSONWriter.hexDigit(byte &>> 4)
-                out[1] = JSONWriter.hexDigit(byte & 0x0f)
-                out += 2
-            }
+        let (first, second) = Swift.withUnsafeBytes(of: digest.words) { bytes in
+            (bytes.loadUnaligned(as: SIMD16<UInt8>.self),
+             bytes.loadUnaligned(fromByteOffset: 16, as: SIMD16<UInt8>.self))
         }
-        used += value.count * 2
+        let out = UnsafeMutableRawPointer(base + used)
+        out.storeBytes(of: JSONWriter.hexDigits(first), as: SIMD16<UInt16>.self)
+        out.storeBytes(of: JSONWriter.hexDigits(second), toByteOffset: 32, as: SIMD16<UInt16>.self)
+        used &+= 64
         put(UInt8(ascii: "\""))
         needsComma = true
     }
 
-    /// The lowercase hexadecimal digit of a nibble (0...15).
+    /// The 32 lowercase hexadecimal digits of 16 bytes, in memory order:
+    /// each byte widened to a 16-bit lane that holds its high nibble in the
+    /// lane's first byte in memory and its low nibble in the second, then
+    /// every nibble `n` made `"0" + n`, plus 39 (from `:` to `a`) when
+    /// `n > 9` — `n + 6` carries into bit 4 exactly then, and no lane
+    /// carries into its neighbour (nibbles stay below 16, digits below 128).
+    @inline(__always)
+    private static func hexDigits(_ bytes: SIMD16<UInt8>) -> SIMD16<UInt16> {
+        let wide = SIMD16<UInt16>(truncatingIfNeeded: bytes)
+        #if _endian(little)
+        let nibbles = (wide &>> 4) | ((wide & 0x0f) &<< 8)
+        #else
+        let nibbles = ((wide &>> 4) &<< 8) | (wide & 0x0f)
+        #endif
+        let letters = ((nibbles &+ 0x0606) &>> 4) & 0x0101
+        return nibbles &+ 0x3030 &+ letters &* 39
+    }
+
+    /// The lowercase hexadecimal digit of a nibble (0...15), for `\u00XX`.
     /// Branch-free: 39 more for the nibbles 10...15 (from `:` to `a`).
     @inline(__always)
     private static func hexDigit(_ nibble: Int) -> UInt8 {
         UInt8(truncatingIfNeeded: 48 &+ nibble &+ ((9 &- nibble) &>> 63 & 39))
     }
 
+    @_effects(releasenone)
     public mutating func int(_ value: Int) {
         reserve(21)
         separate()
@@ -209,34 +275,61 @@ public struct JSONWriter: ~Copyable {
         needsComma = true
     }
 
-    /// The decimal digits of `value` (needs 20 bytes of reserved room):
-    /// written from the last, two at a time, into a scratch word triple on
-    /// the stack, then copied after what is already written.
+    /// The decimal digits of `value` (needs 20 bytes of reserved room),
+    /// stored in place from the last one (`digitCount` says where that goes):
+    /// four at a time — one division by 10 000, the four digits split into
+    /// two pairs in 32-bit arithmetic — then the one to four left.
     private mutating func putDigits(_ value: UInt) {
-        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        withUnsafeMutableBytes(of: &scratch) { scratch in
-            var magnitude = value
-            var start = scratch.count
-            while magnitude >= 100 {
-                start -= 2
-                scratch.storeBytes(of: JSONWriter.twoDigits(magnitude % 100), toByteOffset: start, as: UInt16.self)
-                magnitude /= 100
-            }
-            if magnitude >= 10 {
-                start -= 2
-                scratch.storeBytes(of: JSONWriter.twoDigits(magnitude), toByteOffset: start, as: UInt16.self)
-            } else {
-                start -= 1
-                scratch.storeBytes(of: UInt8(ascii: "0") + UInt8(truncatingIfNeeded: magnitude), toByteOffset: start, as: UInt8.self)
-            }
-            appendVerbatim(scratch.baseAddress!.assumingMemoryBound(to: UInt8.self) + start, count: scratch.count - start)
+        let count = JSONWriter.digitCount(value)
+        let out = UnsafeMutableRawPointer(base + used)
+        var end = count
+        var magnitude = value
+        while magnitude >= 10_000 {
+            let quotient = magnitude / 10_000
+            let four = UInt32(truncatingIfNeeded: magnitude &- quotient &* 10_000)
+            let high = four / 100
+            end &-= 4
+            out.storeBytes(of: JSONWriter.twoDigits(UInt(high)), toByteOffset: end, as: UInt16.self)
+            out.storeBytes(of: JSONWriter.twoDigits(UInt(four &- high &* 100)), toByteOffset: end &+ 2, as: UInt16.self)
+            magnitude = quotient
         }
+        if magnitude >= 100 {
+            let high = magnitude / 100
+            end &-= 2
+            out.storeBytes(of: JSONWriter.twoDigits(magnitude &- high &* 100), toByteOffset: end, as: UInt16.self)
+            magnitude = high
+        }
+        if magnitude >= 10 {
+            out.storeBytes(of: JSONWriter.twoDigits(magnitude), toByteOffset: end &- 2, as: UInt16.self)
+        } else {
+            out.storeBytes(of: UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude), toByteOffset: end &- 1, as: UInt8.self)
+        }
+        used &+= count
     }
+
+    /// How many decimal digits `value` has (1...20): `floor(log10(2^bits))`
+    /// from its bit length (`bits * 1233 >> 12`, exact for 1...64 bits),
+    /// plus one when `value` reaches that power of ten (`| 1` counts 0 as
+    /// one digit and changes no other count: `10^k - 1` is odd for k > 0).
+    @inline(__always)
+    private static func digitCount(_ value: UInt) -> Int {
+        let bits = UInt.bitWidth &- (value | 1).leadingZeroBitCount
+        let floorLog = (bits &* 1233) &>> 12
+        return (value | 1) >= powersOfTen[floorLog] ? floorLog &+ 1 : floorLog
+    }
+
+    /// 10^0 ... 10^19.
+    private static let powersOfTen: [UInt] = [
+        1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000,
+        10_000_000_000, 100_000_000_000, 1_000_000_000_000, 10_000_000_000_000, 100_000_000_000_000,
+        1_000_000_000_000_000, 10_000_000_000_000_000, 100_000_000_000_000_000,
+        1_000_000_000_000_000_000, 10_000_000_000_000_000_000,
+    ]
 
     /// Two decimal digits of 0...99 (needs 2 bytes of reserved room).
     private mutating func putTwoDigits(_ pair: UInt) {
         UnsafeMutableRawPointer(base + used).storeBytes(of: JSONWriter.twoDigits(pair), as: UInt16.self)
-        used += 2
+        used &+= 2
     }
 
     /// The two decimal digits of 0...99, as a word whose bytes in memory are the digits in order.
@@ -252,6 +345,7 @@ public struct JSONWriter: ~Copyable {
         8081828384858687888990919293949596979899
         """
 
+    @_effects(releasenone)
     public mutating func double(_ value: Double) {
         guard value.isFinite else {
             string(value.isNaN ? "NaN" : value < 0 ? "-Infinity" : "Infinity")
@@ -303,10 +397,12 @@ public struct JSONWriter: ~Copyable {
         needsComma = true
     }
 
+    @_effects(releasenone)
     public mutating func bool(_ value: Bool) {
         reserve(6)
         separate()
-        append(value ? JSONWriter.trueBytes : JSONWriter.falseBytes)
+        let text = value ? JSONWriter.trueBytes : JSONWriter.falseBytes
+        appendVerbatim(text.utf8Start, count: text.utf8CodeUnitCount)
         needsComma = true
     }
 
@@ -348,12 +444,21 @@ public struct JSONWriter: ~Copyable {
     private static let falseBytes: StaticString = "false"
 
     /// Makes room for `extra` more bytes; every `put` is preceded by one.
+    /// The writer's counts use wrapping arithmetic (`&+`): `used` never
+    /// passes `capacity`, an allocation's size, and `extra` is the size of
+    /// one value, so they cannot overflow, and the checks would cost an
+    /// instruction at every byte stored.
     @inlinable @inline(__always)
     mutating func reserve(_ extra: Int) {
-        if used + extra > capacity { grow(to: used + extra) }
+        if used &+ extra > capacity { grow(to: used &+ extra) }
     }
 
-    @usableFromInline
+    /// Out of line: rare, and its allocation and copy would otherwise be
+    /// inlined at every value written. `releasenone` like the value writers
+    /// (the raw buffer it frees is no class instance): the encoders inline
+    /// `reserve`, and one call that might release anything would make them
+    /// retain every value they pass on.
+    @usableFromInline @inline(never) @_effects(releasenone)
     mutating func grow(to needed: Int) {
         let newCapacity = max(capacity * 2, needed)
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
@@ -367,7 +472,7 @@ public struct JSONWriter: ~Copyable {
     @inlinable @inline(__always)
     mutating func put(_ byte: UInt8) {
         base[used] = byte
-        used += 1
+        used &+= 1
     }
 
     /// Stores `length` bytes in room already reserved; a short run (a key,
@@ -381,18 +486,18 @@ public struct JSONWriter: ~Copyable {
             out.copyMemory(from: from, byteCount: length)
         } else if length >= 8 {
             out.storeBytes(of: from.loadUnaligned(as: UInt64.self), as: UInt64.self)
-            out.storeBytes(of: from.loadUnaligned(fromByteOffset: length - 8, as: UInt64.self),
-                           toByteOffset: length - 8, as: UInt64.self)
+            out.storeBytes(of: from.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self),
+                           toByteOffset: length &- 8, as: UInt64.self)
         } else if length >= 4 {
             out.storeBytes(of: from.loadUnaligned(as: UInt32.self), as: UInt32.self)
-            out.storeBytes(of: from.loadUnaligned(fromByteOffset: length - 4, as: UInt32.self),
-                           toByteOffset: length - 4, as: UInt32.self)
+            out.storeBytes(of: from.loadUnaligned(fromByteOffset: length &- 4, as: UInt32.self),
+                           toByteOffset: length &- 4, as: UInt32.self)
         } else if length > 0 {
             out.storeBytes(of: source[0], as: UInt8.self)
-            out.storeBytes(of: source[length >> 1], toByteOffset: length >> 1, as: UInt8.self)
-            out.storeBytes(of: source[length - 1], toByteOffset: length - 1, as: UInt8.self)
+            out.storeBytes(of: source[length &>> 1], toByteOffset: length &>> 1, as: UInt8.self)
+            out.storeBytes(of: source[length &- 1], toByteOffset: length &- 1, as: UInt8.self)
         }
-        used += length
+        used &+= length
     }
 
     /// Copies `utf8` as it is and returns true when none of its bytes needs
@@ -410,33 +515,33 @@ public struct JSONWriter: ~Copyable {
         let out = UnsafeMutableRawPointer(base + used)
         if length >= 8 {
             var offset = 0
-            while length - offset >= 8 {
+            while length &- offset >= 8 {
                 let word = from.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
                 if JSONWriter.needsEscape(word) { return false }
                 out.storeBytes(of: word, toByteOffset: offset, as: UInt64.self)
-                offset += 8
+                offset &+= 8
             }
             if offset < length {
-                let word = from.loadUnaligned(fromByteOffset: length - 8, as: UInt64.self)
+                let word = from.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self)
                 if JSONWriter.needsEscape(word) { return false }
-                out.storeBytes(of: word, toByteOffset: length - 8, as: UInt64.self)
+                out.storeBytes(of: word, toByteOffset: length &- 8, as: UInt64.self)
             }
         } else if length >= 4 {
             let first = from.loadUnaligned(as: UInt32.self)
-            let last = from.loadUnaligned(fromByteOffset: length - 4, as: UInt32.self)
+            let last = from.loadUnaligned(fromByteOffset: length &- 4, as: UInt32.self)
             if JSONWriter.needsEscape(UInt64(first) | UInt64(last) << 32) { return false }
             out.storeBytes(of: first, as: UInt32.self)
-            out.storeBytes(of: last, toByteOffset: length - 4, as: UInt32.self)
+            out.storeBytes(of: last, toByteOffset: length &- 4, as: UInt32.self)
         } else if length > 0 {
-            let first = source[0], middle = source[length >> 1], last = source[length - 1]
+            let first = source[0], middle = source[length &>> 1], last = source[length &- 1]
             // The other five bytes are `a`, which needs no escape.
             let word = 0x6161_6161_6100_0000 | UInt64(first) | UInt64(middle) << 8 | UInt64(last) << 16
             if JSONWriter.needsEscape(word) { return false }
             out.storeBytes(of: first, as: UInt8.self)
-            out.storeBytes(of: middle, toByteOffset: length >> 1, as: UInt8.self)
-            out.storeBytes(of: last, toByteOffset: length - 1, as: UInt8.self)
+            out.storeBytes(of: middle, toByteOffset: length &>> 1, as: UInt8.self)
+            out.storeBytes(of: last, toByteOffset: length &- 1, as: UInt8.self)
         }
-        used += length
+        used &+= length
         return true
     }
 
@@ -445,13 +550,9 @@ public struct JSONWriter: ~Copyable {
     private mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
         (base + used).update(from: source, count: bytes.count)
-        used += bytes.count
+        used &+= bytes.count
     }
 
-    private mutating func append(_ text: StaticString) {
-        (base + used).update(from: text.utf8Start, count: text.utf8CodeUnitCount)
-        used += text.utf8CodeUnitCount
-    }
 
     /// Needs one byte of reserved room.
     @inlinable @inline(__always)
@@ -501,18 +602,18 @@ public struct JSONWriter: ~Copyable {
     @inline(__always)
     private static func firstEscape(_ source: UnsafePointer<UInt8>, from: Int, end: Int) -> Int {
         var index = from
-        while end - index >= 8 {
+        while end &- index >= 8 {
             if needsEscape(UnsafeRawPointer(source + index).loadUnaligned(as: UInt64.self)) { break }
-            index += 8
+            index &+= 8
         }
-        if end - index < 8, end >= 8, index < end,
+        if end &- index < 8, end >= 8, index < end,
            !needsEscape(UnsafeRawPointer(source + end - 8).loadUnaligned(as: UInt64.self)) {
             return end
         }
         while index < end {
             let byte = source[index]
             if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return index }
-            index += 1
+            index &+= 1
         }
         return end
     }
@@ -525,44 +626,19 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// True when one of the eight bytes of `word` is below 0x20, `"` or `\`
-    /// (the classic "has a byte less than n / equal to c" bit tricks; exact,
-    /// no false negatives, and no false positives for the existence test).
+    /// (the classic "has a byte less than n" bit trick, exact for the
+    /// existence test): for each byte `b`, `(b - n) & ~b` has its high bit
+    /// set when `b < n`; the lowest such byte gets no borrow from below, so
+    /// a borrow can only add high bits above a byte already found. A byte
+    /// equal to `"` or `\` is one whose XOR with it is below 1. The three
+    /// differences share one mask: XOR with `"` or `\` (both below 0x80)
+    /// keeps each byte's high bit, so `~word` stands for all three operands.
     @inline(__always)
     private static func needsEscape(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZero(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }
-        let below = (word &- ones &* 0x20) & ~word & highs
-        return (below | hasZero(word ^ (ones &* 0x22)) | hasZero(word ^ (ones &* 0x5c))) != 0
-    }
-}
-
-/// A value that writes itself as one JSON value (an object, an array, …).
-public protocol JSONWritable {
-    func write(to json: inout JSONWriter)
-}
-
-/// A number in an array of them (`member(_:ifPresent:)` on `[Int]?`).
-extension Int: JSONWritable {
-    public func write(to json: inout JSONWriter) { json.int(self) }
-}
-
-extension JSONWriter {
-    /// Writes `value` under `name`; leaves the member out when `value` is nil.
-    @inlinable
-    public mutating func member(_ name: StaticString, ifPresent value: (some JSONWritable)?) {
-        guard let value else { return }
-        key(name)
-        value.write(to: &self)
-    }
-
-    /// Writes `values` as an array under `name`; leaves the member out when nil.
-    @inlinable
-    public mutating func member(_ name: StaticString, ifPresent values: [some JSONWritable]?) {
-        guard let values else { return }
-        key(name)
-        array { json in
-            for value in values { value.write(to: &json) }
-        }
+        let control = word &- ones &* 0x20
+        let quote = (word ^ (ones &* 0x22)) &- ones
+        let backslash = (word ^ (ones &* 0x5c)) &- ones
+        return (control | quote | backslash) & ~word & (ones &* 0x80) != 0
     }
 }

@@ -49,6 +49,25 @@ final class JSONWriterTests: XCTestCase {
         }
     }
 
+    /// The word-at-a-time test against the rule for every ASCII byte, and a
+    /// two-, three- and four-byte character, at every position of the
+    /// lengths around the word boundaries (a word check, a tail word that
+    /// overlaps it, the short-string checks).
+    func testEveryASCIIByteAndMultibyteCharacterAtEveryPositionAroundWordBoundaries() {
+        let characters = (0..<128).map { Character(Unicode.Scalar(UInt8($0))) } + ["é", "€", "𝄞"]
+        for length in [1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 23, 24, 25] {
+            let plain = Array(repeating: Character("a"), count: length)
+            for position in 0..<length {
+                for character in characters {
+                    var text = plain
+                    text[position] = character
+                    let string = String(text)
+                    XCTAssertEqual(written(string), reference(string), "length \(length), \(character.debugDescription) at \(position)")
+                }
+            }
+        }
+    }
+
     func testBytesThatNeedNoEscapeAreCopiedAsTheyAre() throws {
         // Around the thresholds of the word test: space, `!`, `#`, `[`, `]`, DEL, and non-ASCII.
         let texts = [" !#$[]^_`{|}~\u{7F}", "é", "naïve façade — ünïcödé ✓ 𝄞", String(repeating: "é\u{7F} ", count: 9),
@@ -74,7 +93,7 @@ final class JSONWriterTests: XCTestCase {
             json.member("zero", 0)
             json.member("negative", -42)
             json.key("digest")
-            json.hex(digest)
+            json.hex(SHA256Digest(bytes: digest)!)
             json.key("time")
             json.double(1_796_131_061_262.437)
             json.key("nan")
@@ -167,6 +186,21 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(digest.hex, "e6d7ddd8f414a22d8935148498c32ce0acdcf5c0c71db2455033f9be0a6cbc0a")
         XCTAssertEqual(SHA256Digest(bytes: digest.bytes), digest)
         XCTAssertNotEqual(SHA256Digest.of(Array("intacT".utf8)), digest)
+    }
+
+    /// The vector path of `hex` against a byte-by-byte reference, for every
+    /// byte value in every position of the 32 (each digest is 32
+    /// consecutive byte values, shifted one by one through all of them).
+    func testDigestsOfEveryByteValueInEveryPosition() {
+        for start in 0..<256 {
+            let bytes = (0..<32).map { UInt8((start + $0 * 8) % 256) }
+            guard let digest = SHA256Digest(bytes: bytes) else { return XCTFail("32 bytes make a digest") }
+            var json = JSONWriter(capacity: 0)
+            json.int(start)
+            json.hex(digest)
+            let reference = bytes.map { String(format: "%02x", $0) }.joined()
+            XCTAssertEqual(String(decoding: json.bytes, as: UTF8.self), "\(start),\"\(reference)\"")
+        }
     }
 
     /// Lines written one after another into one writer are whole, separate
