@@ -6,33 +6,39 @@ import HTTP
 /// A proxy tap records two legs — `downstream` (the client side) and
 /// `upstream` (the server side); a client or server tap records one. Pairing
 /// across taps uses `traceID` when the client sent `Intact-Trace`.
+///
+/// Optional properties here and in `Leg` are spelled `Optional<…>`: one
+/// written `T?` is set to nil before the initialiser assigns it, and Swift
+/// then copies the whole value out of the initialiser (a retain and a
+/// release of everything in it), once per record and leg.
 public struct ExchangeRecord: Codable, Hashable, Sendable {
     /// Unique within the recording.
     public var exchangeID: String
     /// The `Intact-Trace` value of the request, when it carried one.
-    public var traceID: String?
+    public var traceID: Optional<String>
     /// The name of the tap that recorded this exchange.
     public var tap: String
     /// The legs in the order the exchange crossed them (downstream first for a proxy).
     public var legs: [Leg]
     /// The sign-in step this exchange was classified as (`AUTH_FLOW.md`).
-    public var authFlowStep: String?
+    public var authFlowStep: Optional<String>
     /// Faults the tap applied to this exchange, in the order applied.
     public var faults: [AppliedFault]
     /// Why the exchange broke, when it did.
-    public var error: Failure?
+    public var error: Optional<Failure>
     /// Upstream attempts that failed before the one the upstream leg shows,
     /// each with why: a request the upstream never processed (GOAWAY,
     /// REFUSED_STREAM, a reused connection closed unanswered) is sent once
     /// more. Nil when the first attempt carried the exchange.
-    public var retries: [Failure]?
+    public var retries: Optional<[Failure]>
     /// Set on a record of a connection that carried no request (its legs hold
     /// no message, or only the CONNECT that opened it): how it ended. Nil on
     /// every exchange.
-    public var connection: ConnectionEvent?
+    public var connection: Optional<ConnectionEvent>
 
     public init(exchangeID: String, traceID: String? = nil, tap: String, legs: [Leg], authFlowStep: String? = nil,
-                faults: [AppliedFault] = [], error: Failure? = nil, connection: ConnectionEvent? = nil) {
+                faults: [AppliedFault] = [], error: Failure? = nil, retries: [Failure]? = nil,
+                connection: ConnectionEvent? = nil) {
         self.exchangeID = exchangeID
         self.traceID = traceID
         self.tap = tap
@@ -40,6 +46,7 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
         self.authFlowStep = authFlowStep
         self.faults = faults
         self.error = error
+        self.retries = retries
         self.connection = connection
     }
 
@@ -71,28 +78,28 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
         /// The connection this leg travelled on, unique within the recording.
         public var connectionID: String
         /// The HTTP/2 stream id, when the leg was HTTP/2.
-        public var streamID: Int?
+        public var streamID: Optional<Int>
         /// The TLS session; nil over plain TCP.
-        public var tls: TLSDetails?
+        public var tls: Optional<TLSDetails>
         /// Nil when the request never crossed this leg (for example, refused upstream).
-        public var request: RecordedMessage?
+        public var request: Optional<RecordedMessage>
         /// Nil when no response crossed this leg.
-        public var response: RecordedMessage?
+        public var response: Optional<RecordedMessage>
         /// The interim (1xx other than 101) responses that crossed this leg
         /// before the final one, in order (`100 Continue`, `103 Early Hints`);
         /// head digests only. Nil when there were none.
-        public var interimResponses: [RecordedMessage]?
+        public var interimResponses: Optional<[RecordedMessage]>
         /// The statuses of interim responses that reached this leg's sender
         /// but were not sent on it, in order: RFC 9110 §15.2 forbids sending a
         /// 1xx to an HTTP/1.0 client. Nil when none was withheld.
-        public var interimWithheld: [Int]?
+        public var interimWithheld: Optional<[Int]>
         /// After a `101 Switching Protocols`: the bytes relayed each way on
         /// this leg. Nil when the exchange did not switch protocols.
-        public var relayed: RelayedStreams?
+        public var relayed: Optional<RelayedStreams>
         /// Set when this leg's messages are a translation of the other leg's
         /// that no RFC field mapping covers, saying which (an HTTP/2 extended
         /// CONNECT sent as an HTTP/1.1 `Upgrade`, RFC 8441 §5). Nil otherwise.
-        public var translation: String?
+        public var translation: Optional<String>
         /// Why the tap let go of this leg before both its messages were
         /// complete (the client left, the tap answered the client itself, the
         /// server answered before the whole request), and how far the leg got:
@@ -101,13 +108,14 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
         /// `… before the request was completely sent`, `… before the response
         /// was completely read`; or the leg's own failure. Nil when the leg
         /// completed.
-        public var broken: String?
+        public var broken: Optional<String>
 
         public init(role: Role, connectionID: String, streamID: Int? = nil, tls: TLSDetails? = nil,
                     request: RecordedMessage? = nil, response: RecordedMessage? = nil,
                     interimResponses: [RecordedMessage]? = nil, interimWithheld: [Int]? = nil,
-                    relayed: RelayedStreams? = nil, translation: String? = nil) {
+                    relayed: RelayedStreams? = nil, translation: String? = nil, broken: String? = nil) {
             self.translation = translation
+            self.broken = broken
             self.interimResponses = interimResponses
             self.interimWithheld = interimWithheld
             self.relayed = relayed

@@ -8,42 +8,48 @@ import HTTP
 /// Request-only values (`method`, `scheme`, `authority`, `path`,
 /// `targetForm`) are nil on a response; response-only values (`status`,
 /// `reason`) are nil on a request.
+///
+/// Optional properties are spelled `Optional<…>`: one written `T?` is set to
+/// nil before the initialiser assigns it, and Swift then copies the whole
+/// message out of the initialiser (a retain and a release of every string
+/// and list in it), once per message recorded.
 public struct RecordedMessage: Codable, Hashable, Sendable {
-    public var method: String?
+    public var method: Optional<String>
     /// The request's scheme, or the scheme of its connection when the wire did
     /// not carry one (origin form over HTTP/1.1).
-    public var scheme: String?
-    public var authority: String?
+    public var scheme: Optional<String>
+    public var authority: Optional<String>
     /// Path and query as received, secret query parameter values digested (`RedactionPolicy`).
-    public var path: String?
-    public var targetForm: RequestTargetForm?
+    public var path: Optional<String>
+    public var targetForm: Optional<RequestTargetForm>
     /// An RFC 8441 extended CONNECT's `:protocol` (`websocket`); nil otherwise.
-    public var connectProtocol: String?
-    public var status: Int?
-    public var reason: String?
+    public var connectProtocol: Optional<String>
+    public var status: Optional<Int>
+    public var reason: Optional<String>
     public var version: HTTPVersion
     /// The regular fields in wire order and case, secrets redacted.
     public var fields: [RecordedField]
     /// The trailer fields, secrets redacted; nil when there were none.
-    public var trailers: [RecordedField]?
+    public var trailers: Optional<[RecordedField]>
     /// Head, body (length and SHA-256 after transfer-decoding) and trailer digests.
     public var digest: MessageDigest
     /// The stored body, when the recording stores bodies.
-    public var body: StoredBody?
+    public var body: Optional<StoredBody>
     /// False when the message ended early (reset, timeout); the body digest
     /// then covers only what arrived.
     public var complete: Bool
     public var timings: MessageTimings
 
     public init(method: String? = nil, scheme: String? = nil, authority: String? = nil, path: String? = nil,
-                targetForm: RequestTargetForm? = nil, status: Int? = nil, reason: String? = nil,
-                version: HTTPVersion, fields: [RecordedField], trailers: [RecordedField]? = nil,
+                targetForm: RequestTargetForm? = nil, connectProtocol: String? = nil, status: Int? = nil,
+                reason: String? = nil, version: HTTPVersion, fields: [RecordedField], trailers: [RecordedField]? = nil,
                 digest: MessageDigest, body: StoredBody? = nil, complete: Bool = true, timings: MessageTimings) {
         self.method = method
         self.scheme = scheme
         self.authority = authority
         self.path = path
         self.targetForm = targetForm
+        self.connectProtocol = connectProtocol
         self.status = status
         self.reason = reason
         self.version = version
@@ -60,28 +66,29 @@ public struct RecordedMessage: Codable, Hashable, Sendable {
     ///
     /// - Parameter connectionScheme: the scheme of the connection, recorded
     ///   when the head carries none (pass the same value given to `HeadDigest`).
-    public init(request head: HTTPRequestHead, connectionScheme: String, digest: MessageDigest,
+    public init(request head: borrowing HTTPRequestHead, connectionScheme: String, digest: MessageDigest,
                 trailers: HTTPFields? = nil, body: StoredBody? = nil, complete: Bool = true,
-                timings: MessageTimings, redaction: RedactionPolicy) {
+                timings: MessageTimings, redaction: borrowing RedactionPolicy) {
         self.init(method: head.method, scheme: head.scheme ?? connectionScheme, authority: head.authority,
-                  path: redaction.recordTarget(head.path), targetForm: head.targetForm, version: head.version,
+                  path: redaction.recordTarget(head.path), targetForm: head.targetForm,
+                  connectProtocol: head.connectProtocol, version: head.version,
                   fields: redaction.record(head.fields), trailers: RecordedMessage.recordTrailers(trailers, redaction),
                   digest: digest, body: redaction.recordBody(body, contentType: head.fields["content-type"]),
                   complete: complete, timings: timings)
-        connectProtocol = head.connectProtocol
     }
 
     /// Records a response head with its digests, redacting secrets (fields,
     /// secret form fields in a stored body).
-    public init(response head: HTTPResponseHead, digest: MessageDigest, trailers: HTTPFields? = nil,
-                body: StoredBody? = nil, complete: Bool = true, timings: MessageTimings, redaction: RedactionPolicy) {
+    public init(response head: borrowing HTTPResponseHead, digest: MessageDigest, trailers: HTTPFields? = nil,
+                body: StoredBody? = nil, complete: Bool = true, timings: MessageTimings,
+                redaction: borrowing RedactionPolicy) {
         self.init(status: head.status, reason: head.reason, version: head.version,
                   fields: redaction.record(head.fields), trailers: RecordedMessage.recordTrailers(trailers, redaction),
                   digest: digest, body: redaction.recordBody(body, contentType: head.fields["content-type"]),
                   complete: complete, timings: timings)
     }
 
-    private static func recordTrailers(_ trailers: HTTPFields?, _ redaction: RedactionPolicy) -> [RecordedField]? {
+    private static func recordTrailers(_ trailers: HTTPFields?, _ redaction: borrowing RedactionPolicy) -> [RecordedField]? {
         guard let trailers, !trailers.isEmpty else { return nil }
         return redaction.record(trailers)
     }

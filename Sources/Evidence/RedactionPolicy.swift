@@ -27,35 +27,58 @@ import HTTP
 /// (`digestKey`), never the key.
 public struct RedactionPolicy: Codable, Hashable, Sendable {
     /// Field names (lowercased) that are secret in every policy.
-    public static let defaultSecretNames: Set<String> = ["cookie", "set-cookie", "authorization", "proxy-authorization"]
+    public static let defaultSecretNames = Set(defaultSecretNameList)
+    /// The same names as a list, which `isSecret` walks for every recorded
+    /// field without hashing the name or iterating a set.
+    private static let defaultSecretNameList = ["cookie", "set-cookie", "authorization", "proxy-authorization"]
+    /// Bit n set when a default secret name is n bytes long (all are under
+    /// 64): most fields are ruled out by their length alone.
+    private static let defaultSecretNameLengths: UInt64 = defaultSecretNameList.reduce(0) { $0 | 1 << $1.utf8.count }
     /// Query parameter and form field names (lowercased) that are secret in every policy.
     public static let defaultSecretParameterNames: Set<String> = ["token", "code", "codeverifier", "pw", "password", "csrf"]
 
     /// The prefix of a redacted value.
     public static let redactedPrefix = SecretDigester.prefix
 
+    /// What a policy holds, shared: a policy is immutable once made and is
+    /// copied into every recorder and every record it finishes, so a copy is
+    /// one reference rather than a retain of each name set, string and key.
+    private final class Storage: Sendable {
+        let recordSecrets: Bool
+        let extraSecretNames: Set<String>
+        let digestKey: String?
+        let digester: SecretDigester
+
+        init(recordSecrets: Bool, extraSecretNames: Set<String>, digestKey: String?, digester: SecretDigester) {
+            self.recordSecrets = recordSecrets
+            self.extraSecretNames = extraSecretNames
+            self.digestKey = digestKey
+            self.digester = digester
+        }
+    }
+
+    private let storage: Storage
+
     /// Keep secret values in clear.
-    public var recordSecrets: Bool
+    public var recordSecrets: Bool { storage.recordSecrets }
     /// Further secret names, lowercased: field names and parameter names alike (`--secret-name`).
-    public var extraSecretNames: Set<String>
+    public var extraSecretNames: Set<String> { storage.extraSecretNames }
     /// The fingerprint of the digest key (nil when secrets are recorded in clear).
-    public private(set) var digestKey: String?
+    public var digestKey: String? { storage.digestKey }
     /// The key secrets are digested under; not written to the recording.
-    private var digester: SecretDigester
+    private var digester: SecretDigester { storage.digester }
 
     /// What every digest of message content is taken with: HMAC-SHA-256
     /// under the digest key (also with `recordSecrets`, so the taps of a
     /// setup compare whatever each keeps in clear).
-    public var digests: DigestFunction { digester.digests }
+    public var digests: DigestFunction { storage.digester.digests }
 
     /// - Parameter digester: the setup's key (`DigestKeyFile`); by default a
     ///   key made for this process only.
     public init(recordSecrets: Bool = false, extraSecretNames: [String] = [],
                 digester: SecretDigester = .ephemeral) {
-        self.recordSecrets = recordSecrets
-        self.extraSecretNames = Set(extraSecretNames.map(HTTPField.lowercaseASCII))
-        self.digester = digester
-        digestKey = recordSecrets ? nil : digester.fingerprint
+        storage = Storage(recordSecrets: recordSecrets, extraSecretNames: Set(extraSecretNames.map(HTTPField.lowercaseASCII)),
+                          digestKey: recordSecrets ? nil : digester.fingerprint, digester: digester)
     }
 
     /// True when values of this field are secret (whatever `recordSecrets` says).
@@ -67,8 +90,11 @@ public struct RedactionPolicy: Codable, Hashable, Sendable {
     public func isSecret(_ field: HTTPField) -> Bool {
         // Most names are none of these: rule them out without lowercasing
         // (which builds a String for a long name with capitals, on every field).
-        if RedactionPolicy.defaultSecretNames.contains(where: { field.hasName($0) }) { return true }
-        return !extraSecretNames.isEmpty && extraSecretNames.contains(HTTPField.lowercaseASCII(field.name))
+        let length = field.name.utf8.count
+        if length < 64, RedactionPolicy.defaultSecretNameLengths & 1 << length != 0 {
+            for name in RedactionPolicy.defaultSecretNameList where field.hasName(lowercased: name) { return true }
+        }
+        return !storage.extraSecretNames.isEmpty && storage.extraSecretNames.contains(HTTPField.lowercaseASCII(field.name))
     }
 
     /// True when a query parameter or form field of this name (already
@@ -207,11 +233,11 @@ public struct RedactionPolicy: Codable, Hashable, Sendable {
 
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        recordSecrets = try container.decode(Bool.self, forKey: .recordSecrets)
-        extraSecretNames = try container.decode(Set<String>.self, forKey: .extraSecretNames)
-        digestKey = try container.decodeIfPresent(String.self, forKey: .digestKey)
         // A policy read back from a header digests nothing; its key is not in the file.
-        digester = .ephemeral
+        storage = Storage(recordSecrets: try container.decode(Bool.self, forKey: .recordSecrets),
+                          extraSecretNames: try container.decode(Set<String>.self, forKey: .extraSecretNames),
+                          digestKey: try container.decodeIfPresent(String.self, forKey: .digestKey),
+                          digester: .ephemeral)
     }
 
     public func encode(to encoder: Encoder) throws {

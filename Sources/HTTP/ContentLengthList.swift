@@ -40,10 +40,14 @@ extension HTTPFields {
     /// (`5, 5`, or two `Content-Length: 5` lines) replaced by one field with
     /// the one length, where the first stood; unchanged otherwise. What an
     /// HTTP/2 sender puts on the wire.
-    public var collapsingContentLengthList: HTTPFields {
+    public var collapsingContentLengthList: HTTPFields { collapsedContentLengthList ?? self }
+
+    /// `collapsingContentLengthList` when it differs from these fields; nil
+    /// when they are unchanged (so a head that shares them is not copied).
+    public var collapsedContentLengthList: HTTPFields? {
         let values = self.values("content-length")
         guard !values.isEmpty, values.count > 1 || values[0].contains(","),
-              let length = ContentLengthList.agreedLength(values) else { return self }
+              let length = ContentLengthList.agreedLength(values) else { return nil }
         var collapsed = HTTPFields()
         var written = false
         for field in self {

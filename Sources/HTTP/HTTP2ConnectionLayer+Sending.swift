@@ -24,9 +24,10 @@ extension HTTP2ConnectionLayer {
            !session.peerAllowsExtendedConnect {
             throw .extendedConnectNotAllowed(protocol: name)
         }
+        // A head changed only where it differs, so one from HTTP/2 with one length shares its storage.
         var head = head
-        head.version = .http2
-        head.fields = head.fields.collapsingContentLengthList
+        if head.version != .http2 { head.version = .http2 }
+        if let collapsed = head.fields.collapsedContentLengthList { head.fields = collapsed }
         let endStream: Bool
         switch framing {
         case .none?, .contentLength(0)?: endStream = true

@@ -156,15 +156,19 @@ extension HTTP2Session {
 
     fileprivate func header(stream: HTTP2StreamID, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Int32 {
         guard !hasFailed else { return callbackFailure }
-        guard let index = streams.index(forKey: stream), !streams.values[index].headerListTooLarge else { return 0 }
-        streams.values[index].blockSize += name.count + value.count + 32
-        guard streams.values[index].blockSize <= configuration.maxHeaderListSize else {
-            streams.values[index].localResetReason = "header list larger than \(configuration.maxHeaderListSize) bytes"
-            streams.values[index].headerListTooLarge = true
-            streams.values[index].block = []
-            return 0
+        guard let index = streams.index(forKey: stream) else { return 0 }
+        let limit = configuration.maxHeaderListSize
+        withStream(at: index) { state in
+            guard !state.headerListTooLarge else { return }
+            state.blockSize += name.count + value.count + 32
+            guard state.blockSize <= limit else {
+                state.localResetReason = "header list larger than \(limit) bytes"
+                state.headerListTooLarge = true
+                state.block = []
+                return
+            }
+            state.block.append(HTTPField(name: String(latin1: name), value: String(latin1: value)))
         }
-        streams.values[index].block.append(HTTPField(name: String(latin1: name), value: String(latin1: value)))
         return 0
     }
 
@@ -204,21 +208,27 @@ extension HTTP2Session {
     /// A complete header block: a head (interim or final) or trailers.
     private func headersReceived(stream id: HTTP2StreamID, endStream: Bool) {
         guard let index = streams.index(forKey: id) else { return }
-        if streams.values[index].headerListTooLarge {
+        // The block is taken out of the state in place (no copy of the state, no second reference to the block).
+        let taken: (block: [HTTPField], awaitingHead: Bool)? = withStream(at: index) { state in
+            guard !state.headerListTooLarge else { return nil }
+            let block = state.block
+            state.block = []
+            state.blockSize = 0
+            if case .awaitingHead = state.inbound { return (block, true) }
+            return (block, false)
+        }
+        guard let (block, awaitingHead) = taken else {
             deferred.append(.resetStream(id, .enhanceYourCalm))
             return
         }
-        let block = streams.values[index].block
-        streams.values[index].block = []
-        streams.values[index].blockSize = 0
-        guard case .awaitingHead = streams.values[index].inbound else {
+        guard awaitingHead else {
             endInbound(stream: id, trailers: HTTPFields(block))
             return
         }
         switch role {
         case .server:
             emit(.requestHead(stream: id, head: HTTP2FieldMapping.requestHead(from: block), decodedFields: block))
-            streams.values[index].inbound = .body
+            withStream(at: index) { $0.inbound = .body }
         case .client:
             guard let head = HTTP2FieldMapping.responseHead(from: block) else { return }
             if head.isInformational {
@@ -226,7 +236,7 @@ extension HTTP2Session {
                 return
             }
             emit(.responseHead(stream: id, head: head, decodedFields: block))
-            streams.values[index].inbound = .body
+            withStream(at: index) { $0.inbound = .body }
         }
         if endStream { endInbound(stream: id, trailers: nil) }
     }
@@ -329,19 +339,20 @@ extension HTTP2Session {
         guard let index = streams.index(forKey: stream) else {
             return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
         }
-        let n = streams.values[index].queue.read(into: buffer)
-        guard streams.values[index].queue.isEmpty else { return n }
-        switch streams.values[index].outbound {
-        case .ending(let trailers):
-            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
-            if let trailers {
-                flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
-                deferred.append(.submitTrailers(stream, trailers))
-            }
-            streams.values[index].outbound = .ended
-            return n
-        default:
-            return n > 0 ? n : Int(NGHTTP2_ERR_DEFERRED.rawValue)
+        let (n, drained, ended, trailers) = withStream(at: index) { state -> (Int, Bool, Bool, HTTPFields?) in
+            let n = state.queue.read(into: buffer)
+            guard state.queue.isEmpty else { return (n, false, false, nil) }
+            guard case .ending(let trailers) = state.outbound else { return (n, true, false, nil) }
+            state.outbound = .ended
+            return (n, true, true, trailers)
         }
+        guard drained else { return n }
+        guard ended else { return n > 0 ? n : Int(NGHTTP2_ERR_DEFERRED.rawValue) }
+        flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+        if let trailers {
+            flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue
+            deferred.append(.submitTrailers(stream, trailers))
+        }
+        return n
     }
 }

@@ -32,9 +32,7 @@ extension HTTP2Session {
             }
         }
         guard id > 0 else { throw .library(code: id, message: HTTP2Session.message(id)) }
-        var state = HTTP2StreamState()
-        state.outbound = endStream ? .ended : .open
-        streams[id] = state
+        streams[id] = HTTP2StreamState(outbound: endStream ? .ended : .open)
         return id
     }
 
@@ -52,8 +50,10 @@ extension HTTP2Session {
     public func sendResponse(stream: HTTP2StreamID, fields list: [HTTPField], informational: Bool,
                              endStream: Bool) throws(HTTP2SessionError) {
         guard role == .server else { throw .wrongRole }
-        guard let state = streams[stream] else { throw .unknownStream(stream) }
-        guard case .idle = state.outbound else { throw .streamNotWritable(stream) }
+        guard let index = streams.index(forKey: stream) else { throw .unknownStream(stream) }
+        guard withStream(at: index, { if case .idle = $0.outbound { true } else { false } }) else {
+            throw .streamNotWritable(stream)
+        }
         if informational {
             guard !endStream else { throw .streamNotWritable(stream) }
             let rv = withNameValues(list) { nva, count in
@@ -95,7 +95,7 @@ extension HTTP2Session {
     /// Resets a stream (RST_STREAM) and drops its queued data. The close is
     /// reported as a local `streamReset` once the frame goes out.
     public func resetStream(_ stream: HTTP2StreamID, code: HTTP2ErrorCode) throws(HTTP2SessionError) {
-        guard streams[stream] != nil else { throw .unknownStream(stream) }
+        guard streams.index(forKey: stream) != nil else { throw .unknownStream(stream) }
         let rv = library { nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue) }
         guard rv == 0 else { throw .library(code: rv, message: HTTP2Session.message(rv)) }
         streams[stream]?.queue.removeAll()
@@ -130,9 +130,13 @@ extension HTTP2Session {
     /// (nghttp2 sends WINDOW_UPDATE once half a window is consumed). Bytes of a
     /// stream that has since closed were already released; they are ignored.
     public func consumed(stream: HTTP2StreamID, bytes: Int) {
-        guard bytes > 0, let pending = streams[stream]?.unconsumed, pending > 0 else { return }
-        let n = min(bytes, pending)
-        streams[stream]?.unconsumed = pending - n
+        guard bytes > 0, let index = streams.index(forKey: stream) else { return }
+        let n = withStream(at: index) { state in
+            let n = min(bytes, state.unconsumed)
+            state.unconsumed -= n
+            return n
+        }
+        guard n > 0 else { return }
         library { _ = nghttp2_session_consume(session, stream, n) }
     }
 
@@ -141,8 +145,12 @@ extension HTTP2Session {
     /// Changes a stream whose body is still open, then wakes its data provider.
     private func enqueue(stream: HTTP2StreamID, _ change: (inout HTTP2StreamState) -> Void) throws(HTTP2SessionError) {
         guard let index = streams.index(forKey: stream) else { throw .unknownStream(stream) }
-        guard case .open = streams.values[index].outbound else { throw .streamNotWritable(stream) }
-        change(&streams.values[index])
+        let changed = withStream(at: index) { state in
+            guard case .open = state.outbound else { return false }
+            change(&state)
+            return true
+        }
+        guard changed else { throw .streamNotWritable(stream) }
         // Fails harmlessly when the provider is not deferred (it is mid-body).
         library { _ = nghttp2_session_resume_data(session, stream) }
     }

@@ -58,6 +58,15 @@ public final class HTTP2Session {
     /// The nghttp2 session; set once in `init` (it needs `self` as user data), freed in `deinit`.
     var session: OpaquePointer!
     var streams: [HTTP2StreamID: HTTP2StreamState] = [:]
+    /// Runs `body` on the state at `index` in place. A read such as
+    /// `streams.values[index].blockSize` goes through the dictionary's getter,
+    /// which copies the whole state (its block, queue and reason) to read one
+    /// field; through here nothing is copied, even to read.
+    @inline(__always)
+    func withStream<Result>(at index: Dictionary<HTTP2StreamID, HTTP2StreamState>.Index,
+                            _ body: (inout HTTP2StreamState) -> Result) -> Result {
+        body(&streams.values[index])
+    }
     var events: [HTTP2Event] = []
     /// Received DATA not yet turned into an event (see `appendData`).
     var pendingData: (stream: HTTP2StreamID, bytes: [UInt8])?
@@ -198,7 +207,10 @@ public final class HTTP2Session {
 
     /// Bytes queued by `sendData` on this stream that nghttp2 has not taken yet
     /// (0 for an unknown stream). Apply backpressure upstream when it grows.
-    public func queuedBytes(stream: HTTP2StreamID) -> Int { streams[stream]?.queue.count ?? 0 }
+    public func queuedBytes(stream: HTTP2StreamID) -> Int {
+        guard let index = streams.index(forKey: stream) else { return 0 }
+        return withStream(at: index) { $0.queue.count }
+    }
 
     /// Bytes queued on all streams.
     public var totalQueuedBytes: Int { streams.values.reduce(0) { $0 + $1.queue.count } }
@@ -206,7 +218,7 @@ public final class HTTP2Session {
     /// How many more DATA bytes the peer currently lets us send on this stream
     /// (the smaller of the stream and connection windows); nil for an unknown stream.
     public func sendWindow(stream: HTTP2StreamID) -> Int? {
-        guard streams[stream] != nil else { return nil }
+        guard streams.index(forKey: stream) != nil else { return nil }
         let stream = library { nghttp2_session_get_stream_remote_window_size(session, stream) }
         let connection = library { nghttp2_session_get_remote_window_size(session) }
         return Int(max(0, min(stream, connection)))

@@ -25,33 +25,120 @@ public enum RequestTargetForm: String, Hashable, Sendable, Codable {
 /// them from the target (and `authority` from Host for origin form); HTTP/2
 /// from its pseudo-fields. `fields` holds the regular fields only, never
 /// pseudo-fields; for HTTP/1.1 it includes `Host` as it appeared.
+///
+/// A value with copy-on-write storage: a head is handed from the codec
+/// through the proxy's exchange, its record, its retry copy and the upstream
+/// codec, about a dozen copies per request, each of them one reference
+/// rather than one of each string and of the fields. A change to a copy
+/// that shares its storage copies the storage first.
 public struct HTTPRequestHead: Hashable, Sendable {
-    public var method: String
+    /// The head's values. Invariant: never changed while more than one head
+    /// refers to it (`makeUnique`), which is why it may cross threads.
+    private final class Storage: @unchecked Sendable {
+        var method: String
+        var scheme: Optional<String>
+        var authority: Optional<String>
+        var path: String
+        var targetForm: RequestTargetForm
+        var version: HTTPVersion
+        var fields: HTTPFields
+        var connectProtocol: Optional<String>
+
+        init(method: String, scheme: String?, authority: String?, path: String, targetForm: RequestTargetForm,
+             version: HTTPVersion, fields: HTTPFields, connectProtocol: String?) {
+            self.method = method
+            self.scheme = scheme
+            self.authority = authority
+            self.path = path
+            self.targetForm = targetForm
+            self.version = version
+            self.fields = fields
+            self.connectProtocol = connectProtocol
+        }
+
+        func copy() -> Storage {
+            Storage(method: method, scheme: scheme, authority: authority, path: path, targetForm: targetForm,
+                    version: version, fields: fields, connectProtocol: connectProtocol)
+        }
+    }
+
+    private var storage: Storage
+
+    /// Gives this head storage of its own before a change.
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+    }
+
+    public var method: String {
+        get { storage.method }
+        set { makeUnique(); storage.method = newValue }
+        _modify { makeUnique(); yield &storage.method }
+    }
     /// `https`, `http`, or nil when the wire did not say (origin form over HTTP/1.1).
-    public var scheme: String?
+    public var scheme: String? {
+        get { storage.scheme }
+        set { makeUnique(); storage.scheme = newValue }
+        _modify { makeUnique(); yield &storage.scheme }
+    }
     /// `host[:port]`, or nil when absent.
-    public var authority: String?
+    public var authority: String? {
+        get { storage.authority }
+        set { makeUnique(); storage.authority = newValue }
+        _modify { makeUnique(); yield &storage.authority }
+    }
     /// Path and query (`/a/b?c=d`); `*` for asterisk form; empty for CONNECT.
-    public var path: String
-    public var targetForm: RequestTargetForm
-    public var version: HTTPVersion
-    public var fields: HTTPFields
+    public var path: String {
+        get { storage.path }
+        set { makeUnique(); storage.path = newValue }
+        _modify { makeUnique(); yield &storage.path }
+    }
+    public var targetForm: RequestTargetForm {
+        get { storage.targetForm }
+        set { makeUnique(); storage.targetForm = newValue }
+        _modify { makeUnique(); yield &storage.targetForm }
+    }
+    public var version: HTTPVersion {
+        get { storage.version }
+        set { makeUnique(); storage.version = newValue }
+        _modify { makeUnique(); yield &storage.version }
+    }
+    public var fields: HTTPFields {
+        get { storage.fields }
+        set { makeUnique(); storage.fields = newValue }
+        _modify { makeUnique(); yield &storage.fields }
+    }
     /// The protocol an HTTP/2 extended CONNECT asks to tunnel (RFC 8441
     /// `:protocol`, e.g. `websocket`); nil for every other request. Such a
     /// CONNECT has a scheme, an authority and a path like any request.
-    public var connectProtocol: String?
+    public var connectProtocol: String? {
+        get { storage.connectProtocol }
+        set { makeUnique(); storage.connectProtocol = newValue }
+        _modify { makeUnique(); yield &storage.connectProtocol }
+    }
 
     public init(method: String, scheme: String? = nil, authority: String? = nil, path: String,
                 targetForm: RequestTargetForm = .origin, version: HTTPVersion = .http1_1,
                 fields: HTTPFields = HTTPFields(), connectProtocol: String? = nil) {
-        self.method = method
-        self.scheme = scheme
-        self.authority = authority
-        self.path = path
-        self.targetForm = targetForm
-        self.version = version
-        self.fields = fields
-        self.connectProtocol = connectProtocol
+        storage = Storage(method: method, scheme: scheme, authority: authority, path: path, targetForm: targetForm,
+                          version: version, fields: fields, connectProtocol: connectProtocol)
+    }
+
+    public static func == (a: HTTPRequestHead, b: HTTPRequestHead) -> Bool {
+        if a.storage === b.storage { return true }
+        return a.method == b.method && a.scheme == b.scheme && a.authority == b.authority && a.path == b.path
+            && a.targetForm == b.targetForm && a.version == b.version && a.fields == b.fields
+            && a.connectProtocol == b.connectProtocol
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(method)
+        hasher.combine(scheme)
+        hasher.combine(authority)
+        hasher.combine(path)
+        hasher.combine(targetForm)
+        hasher.combine(version)
+        hasher.combine(fields)
+        hasher.combine(connectProtocol)
     }
 
     /// An RFC 8441 extended CONNECT: `CONNECT` with a `:protocol`.

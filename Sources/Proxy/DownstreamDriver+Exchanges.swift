@@ -245,7 +245,7 @@ extension DownstreamDriver {
             }
             let connection = stream.connection
             if let peer = connection?.channel.remoteAddress,
-               runtime.currentLoopGuard.refuses(peerIP: peer.ip, port: Int(peer.port)) {
+               runtime.currentLoopGuard.refuses(peer: peer) {
                 stream.reset()
                 streams.upstream = .closed
                 feed(.exchange(exchange, .upstreamFailed(ProxyError(
@@ -256,7 +256,7 @@ extension DownstreamDriver {
             }
             streams.upstream = .open(stream)
             var sent = stream.request
-            sent.version = stream.version
+            if sent.version != stream.version { sent.version = stream.version }  // else it shares the stream's storage
             feed(.exchange(exchange, .upstreamOpened(
                 connection: ConnectionID(.upstream, connection?.channel.id ?? 0), tls: connection?.channel.tlsInfo,
                 streamID: stream.version == .http2 ? stream.streamID : nil, sent: sent, wire: stream.requestWire)))

@@ -161,13 +161,15 @@ public struct ExchangeFlow {
         return false
     }
 
-    /// The downstream stream an exchange arrived on.
+    /// The downstream stream an exchange arrived on. Its optional properties
+    /// are spelled `Optional<…>` so the initialiser does not copy it out whole
+    /// (see `HTTPRequestHead`).
     public struct ClientStream: Sendable {
         public var connection: ConnectionID
         /// The HTTP/2 stream id; nil for HTTP/1.1.
-        public var streamID: Int?
+        public var streamID: Optional<Int>
         /// The client connection's TLS session; nil over plain TCP.
-        public var tls: TLSConnectionInfo?
+        public var tls: Optional<TLSConnectionInfo>
         /// How the request body is delimited (HTTP/1.1 terms; for HTTP/2 `.none`
         /// when HEADERS ended the stream, `.chunked` when the length is unknown).
         public var bodyFraming: HTTP1Framing

@@ -6,14 +6,15 @@ import HTTP
 /// back) and upstream (the request as sent to the server, the response as
 /// received). The upstream leg exists once an upstream stream was assigned.
 ///
-/// Owned by one `ExchangeFlow`, on its loop.
+/// Owned by one `ExchangeFlow`, on its loop. Optional properties are spelled
+/// `Optional<…>` and set in the initialiser (see `LegRecorder`).
 struct ExchangeRecorder {
     let id: ExchangeID
     let settings: RecordingSettings
     var downstream: LegRecorder
-    var upstream: LegRecorder?
+    var upstream: Optional<LegRecorder>
     /// The request's `Intact-Trace`, when it carried one.
-    var traceID: String?
+    var traceID: Optional<String>
     /// Failed upstream attempts before the current one (see `ExchangeRecord.retries`).
     var retries: [ExchangeRecord.Failure] = []
 
@@ -21,6 +22,8 @@ struct ExchangeRecorder {
         self.id = id
         self.settings = settings
         self.downstream = downstream
+        upstream = nil
+        traceID = nil
     }
 
     var now: Timestamp { settings.clock() }
@@ -57,12 +60,10 @@ struct ExchangeRecorder {
         var legs: [ExchangeRecord.Leg] = []
         legs.reserveCapacity(2)  // one allocation for both legs
         legs.append(downstream.finish(redaction: settings.redaction, at: time))
-        if var upstream {
-            legs.append(upstream.finish(redaction: settings.redaction, at: time))
+        if upstream != nil {
+            legs.append(upstream!.finish(redaction: settings.redaction, at: time))  // in place, not a copy of the leg
         }
-        var record = ExchangeRecord(exchangeID: id.description, traceID: traceID, tap: settings.tap, legs: legs,
-                                    error: error?.failure)
-        record.retries = retries.isEmpty ? nil : retries
-        return record
+        return ExchangeRecord(exchangeID: id.description, traceID: traceID, tap: settings.tap, legs: legs,
+                              error: error?.failure, retries: retries.isEmpty ? nil : retries)
     }
 }

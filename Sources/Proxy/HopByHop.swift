@@ -10,6 +10,19 @@ import HTTP
 enum HopByHop {
     /// The fixed connection-specific names, lowercased, except the framing ones.
     static let names: Set<String> = HeadDigest.hopByHopFieldNames.subtracting(HeadDigest.framingFieldNames)
+    /// `names` as a list, walked for every field of every head both ways.
+    private static let nameList = Array(names)
+    /// Bit n set when one of `names` is n bytes long (all are under 64): most
+    /// fields are ruled out by their length alone.
+    private static let nameLengths: UInt64 = nameList.reduce(0) { $0 | 1 << $1.utf8.count }
+
+    /// True when `field` has one of the fixed connection-specific `names`.
+    private static func hasFixedName(_ field: HTTPField) -> Bool {
+        let length = field.name.utf8.count
+        guard length < 64, nameLengths & 1 << length != 0 else { return false }
+        for name in nameList where field.hasName(lowercased: name) { return true }
+        return false
+    }
 
     /// The `Connection` token that asks to switch protocols, as the message
     /// spells it (`Upgrade`, `upgrade`), when the message is HTTP/1.1, carries
@@ -30,8 +43,14 @@ enum HopByHop {
     /// `Upgrade` field and a `Connection` field with only the upgrade token:
     /// the two say what the next hop switches to.
     static func strip(_ fields: HTTPFields, keepingUpgrade token: String?) -> HTTPFields {
-        var out = strip(fields)
-        guard let token else { return out }
+        stripped(fields, keepingUpgrade: token) ?? fields
+    }
+
+    /// `strip(_:keepingUpgrade:)` when it changes the fields; nil when they
+    /// stay as they are (so a head that shares them is not copied).
+    static func stripped(_ fields: HTTPFields, keepingUpgrade token: String?) -> HTTPFields? {
+        guard let token else { return stripped(fields) }
+        var out = stripped(fields) ?? fields
         for field in fields where field.hasName(lowercased: "upgrade") { out.append(field.name, field.value) }
         out.append("Connection", token)
         return out
@@ -44,21 +63,26 @@ enum HopByHop {
     /// case) is returned as it is, and names are compared without building
     /// lowercased copies.
     static func strip(_ fields: HTTPFields) -> HTTPFields {
+        stripped(fields) ?? fields
+    }
+
+    /// `strip(_:)` when it removes something; nil when nothing is to go.
+    static func stripped(_ fields: HTTPFields) -> HTTPFields? {
         var named = Set<String>()
         for value in fields.values("connection") {
             for token in value.split(separator: ",") {
                 named.insert(HTTPField.lowercaseASCII(token.trimmingSpaces))
             }
         }
-        named.subtract(HeadDigest.framingFieldNames)
+        if !named.isEmpty { named.subtract(HeadDigest.framingFieldNames) }
         let isStripped = { (field: HTTPField) -> Bool in
             if field.hasName(lowercased: "te") {
                 return HTTPField.lowercaseASCII(field.value.trimmingSpaces) != "trailers"
             }
-            if names.contains(where: { field.hasName(lowercased: $0) }) { return true }
+            if hasFixedName(field) { return true }
             return !named.isEmpty && named.contains(field.lowercasedName)
         }
-        guard fields.contains(where: isStripped) else { return fields }
+        guard fields.contains(where: isStripped) else { return nil }
         var out = fields
         out.removeAll(where: isStripped)
         return out
@@ -72,10 +96,13 @@ enum HopByHop {
     /// An HTTP/1.1 request asking to switch protocols keeps `Upgrade` and
     /// `Connection: upgrade` (an HTTP/2 upstream leg drops both itself).
     static func shapeRequest(_ head: HTTPRequestHead, for target: UpstreamTarget) -> HTTPRequestHead {
+        // Only what differs is changed, so a head already in shape shares its storage.
         var shaped = head
         if shaped.targetForm == .absolute { shaped.targetForm = .origin }
-        shaped.scheme = target.scheme.rawValue
-        shaped.fields = strip(head.fields, keepingUpgrade: upgradeToken(head.fields, version: head.version))
+        if shaped.scheme != target.scheme.rawValue { shaped.scheme = target.scheme.rawValue }
+        if let fields = stripped(head.fields, keepingUpgrade: upgradeToken(head.fields, version: head.version)) {
+            shaped.fields = fields
+        }
         return shaped
     }
 

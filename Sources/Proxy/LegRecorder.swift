@@ -5,13 +5,17 @@ import TLS
 
 /// One leg of an exchange as it is being recorded: the connection and stream
 /// it travelled on, the TLS session, and its two messages.
+///
+/// Optional properties are spelled `Optional<…>` and set in the
+/// initialiser: one written `T?` is set to nil first, and Swift then copies
+/// the whole leg (both messages' recorders) out of the initialiser.
 struct LegRecorder {
     let role: ExchangeRecord.Leg.Role
     /// Nil for an upstream leg that never got a connection (recorded as `none`).
-    var connectionID: ConnectionID?
+    var connectionID: Optional<ConnectionID>
     /// The HTTP/2 stream id, when the leg is HTTP/2.
-    var streamID: Int?
-    var tls: TLSDetails?
+    var streamID: Optional<Int>
+    var tls: Optional<TLSDetails>
     var request: MessageRecorder
     var response: MessageRecorder
     /// Interim responses (1xx other than 101) as they crossed, in order.
@@ -19,11 +23,11 @@ struct LegRecorder {
     /// Statuses of interim responses not sent on this leg (an HTTP/1.0 client gets none).
     private var interimWithheld: [Int] = []
     /// After a 101: the bytes relayed each way on this leg.
-    var relayed: RelayedStreams?
+    var relayed: Optional<RelayedStreams>
     /// How this leg's messages translate the other leg's beyond the RFC field mappings.
-    var translation: String?
+    var translation: Optional<String>
     /// Why the exchange let go of the leg before it completed (`ExchangeRecord.Leg.broken`).
-    var broken: String?
+    var broken: Optional<String>
     /// What every message of the leg is digested with (the recording's).
     private let digests: DigestFunction
 
@@ -33,6 +37,9 @@ struct LegRecorder {
         self.connectionID = connectionID
         self.streamID = streamID
         self.tls = tls
+        relayed = nil
+        translation = nil
+        broken = nil
         self.digests = digests
         request = MessageRecorder(bodyStoreLimit: bodyStoreLimit, digests: digests)
         response = MessageRecorder(bodyStoreLimit: bodyStoreLimit, digests: digests)
@@ -53,14 +60,23 @@ struct LegRecorder {
 
     /// The leg as the record keeps it. Called once.
     mutating func finish(redaction: RedactionPolicy, at time: Timestamp) -> ExchangeRecord.Leg {
-        let interimResponses = interim.indices.compactMap { interim[$0].finish(redaction: redaction, at: time) }
-        var leg = ExchangeRecord.Leg(role: role, connectionID: connectionID?.description ?? "none", streamID: streamID,
-                                     tls: tls, request: request.finish(redaction: redaction, at: time),
-                                     response: response.finish(redaction: redaction, at: time),
-                                     interimResponses: interimResponses.isEmpty ? nil : interimResponses,
-                                     interimWithheld: interimWithheld.isEmpty ? nil : interimWithheld,
-                                     relayed: relayed, translation: translation)
-        leg.broken = broken
-        return leg
+        // One initialiser call with every value: a leg changed after it is made is copied whole to be returned.
+        ExchangeRecord.Leg(role: role, connectionID: connectionID?.description ?? "none", streamID: streamID, tls: tls,
+                           request: request.finish(redaction: redaction, at: time),
+                           response: response.finish(redaction: redaction, at: time),
+                           interimResponses: finishInterim(redaction: redaction, at: time),
+                           interimWithheld: interimWithheld.isEmpty ? nil : interimWithheld,
+                           relayed: relayed, translation: translation, broken: broken)
+    }
+
+    /// The interim responses as the record keeps them; nil when there were none.
+    private mutating func finishInterim(redaction: RedactionPolicy, at time: Timestamp) -> [RecordedMessage]? {
+        guard !interim.isEmpty else { return nil }
+        var finished: [RecordedMessage] = []
+        finished.reserveCapacity(interim.count)
+        for index in interim.indices {
+            if let message = interim[index].finish(redaction: redaction, at: time) { finished.append(message) }
+        }
+        return finished.isEmpty ? nil : finished
     }
 }

@@ -53,6 +53,15 @@ public struct LoopGuard: Hashable, Sendable {
         return reaches(peer.normalised)
     }
 
+    /// `refuses(peerIP:port:)` for a peer as its socket reports it. The port
+    /// is compared first: a pooled upstream connection is checked on every
+    /// request it carries, and one on another port than the proxy's (every
+    /// upstream but a loop) then costs no formatting of its address.
+    public func refuses(peer: SocketAddress) -> Bool {
+        guard Int(peer.port) == port else { return false }
+        return refuses(peerIP: peer.ip, port: Int(peer.port))
+    }
+
     /// Whether a connection to the normalised `address` (port 0) lands on one of the listeners.
     private func reaches(_ address: SocketAddress) -> Bool {
         listens.contains { reaches(address, listener: $0) }
