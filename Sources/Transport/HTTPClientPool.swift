@@ -37,13 +37,24 @@ public final class HTTPClientPool: @unchecked Sendable {
 
     /// Names one request waiting for a connection, so its owner can withdraw
     /// it (`withdraw`) while the pool has not handed it a stream yet.
-    public struct Ticket: Hashable, Sendable {
+    /// Holds its endpoint's connections by reference, so keeping and
+    /// withdrawing a ticket copies no endpoint and looks nothing up.
+    public struct Ticket: Hashable, @unchecked Sendable {
         let number: UInt64
-        let endpoint: HTTPEndpoint
+        fileprivate let pool: EndpointConnections
+
+        public static func == (lhs: Ticket, rhs: Ticket) -> Bool {
+            lhs.number == rhs.number && lhs.pool === rhs.pool
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(number)
+            hasher.combine(ObjectIdentifier(pool))
+        }
     }
 
     /// A request waiting for a connection.
-    private struct Waiter {
+    fileprivate struct Waiter {
         let ticket: Ticket
         let head: HTTPRequestHead
         let framing: HTTP1Framing?
@@ -51,8 +62,13 @@ public final class HTTPClientPool: @unchecked Sendable {
         let completion: (Result<HTTPClientStream, TransportError>) -> Void
     }
 
-    /// One endpoint's connections, dials and queue.
-    private final class EndpointConnections {
+    /// One endpoint's connections, dials and queue. Made once per endpoint
+    /// and never dropped from `endpoints`: the per-request path (serving,
+    /// connection events, idle timers) holds it directly instead of looking
+    /// the endpoint up again, which would copy and hash it each time.
+    /// `@unchecked Sendable`: made, read and changed only on the pool's loop.
+    fileprivate final class EndpointConnections: @unchecked Sendable {
+        let endpoint: HTTPEndpoint
         var connections: [HTTPClientConnection] = []
         var dialing = 0
         var waiters: [Waiter] = []
@@ -68,6 +84,10 @@ public final class HTTPClientPool: @unchecked Sendable {
         var streamBudget: Int?
         /// HTTP/2: the streams each connection has carried so far.
         var streamsOpened: [ObjectIdentifier: Int] = [:]
+
+        init(_ endpoint: HTTPEndpoint) {
+            self.endpoint = endpoint
+        }
 
         /// Whether `connection` may carry another stream within the learnt budget.
         func hasBudget(_ connection: HTTPClientConnection) -> Bool {
@@ -99,7 +119,7 @@ public final class HTTPClientPool: @unchecked Sendable {
     ///
     /// `@unchecked Sendable`: made, read and changed only on the pool's loop
     /// (its timer runs there too).
-    private final class IdleWatch: @unchecked Sendable {
+    fileprivate final class IdleWatch: @unchecked Sendable {
         var timer: LoopTimer?
         /// When the connection may be closed; nil while it serves a request.
         var deadline: ContinuousClock.Instant?
@@ -132,15 +152,15 @@ public final class HTTPClientPool: @unchecked Sendable {
                            completion: @escaping (Result<HTTPClientStream, TransportError>) -> Void) -> Ticket {
         loop.preconditionOnLoop()
         nextTicket += 1
-        let ticket = Ticket(number: nextTicket, endpoint: endpoint)
+        let pool = connections(for: endpoint)
+        let ticket = Ticket(number: nextTicket, pool: pool)
         guard !isClosed else {
             let completion = LoopBound(completion, on: loop)
             loop.execute { completion.value(.failure(.invalidState("the connection pool is closed"))) }
             return ticket
         }
-        let pool = connections(for: endpoint)
         pool.waiters.append(Waiter(ticket: ticket, head: head, framing: framing, handler: handler, completion: completion))
-        loop.execute { [self] in serve(endpoint) }
+        loop.execute { [self] in serve(pool) }
         return ticket
     }
 
@@ -152,8 +172,8 @@ public final class HTTPClientPool: @unchecked Sendable {
     @discardableResult
     public func withdraw(_ ticket: Ticket) -> Bool {
         loop.preconditionOnLoop()
-        guard let pool = endpoints[ticket.endpoint],
-              let index = pool.waiters.firstIndex(where: { $0.ticket == ticket }) else { return false }
+        let pool = ticket.pool
+        guard let index = pool.waiters.firstIndex(where: { $0.ticket == ticket }) else { return false }
         pool.waiters.remove(at: index)
         return true
     }
@@ -211,7 +231,7 @@ public final class HTTPClientPool: @unchecked Sendable {
 
     private func connections(for endpoint: HTTPEndpoint) -> EndpointConnections {
         if let pool = endpoints[endpoint] { return pool }
-        let pool = EndpointConnections()
+        let pool = EndpointConnections(endpoint)
         switch endpoint.protocolChoice {
         case .http1: pool.version = .http1_1
         case .http2: pool.version = .http2
@@ -222,11 +242,10 @@ public final class HTTPClientPool: @unchecked Sendable {
     }
 
     /// Hands waiting requests to connections that can take them; dials when allowed.
-    private func serve(_ endpoint: HTTPEndpoint) {
-        guard let pool = endpoints[endpoint] else { return }
+    private func serve(_ pool: EndpointConnections) {
         while !pool.waiters.isEmpty {
             guard let connection = pool.connections.first(where: { $0.canOpenStream && pool.hasBudget($0) }) else {
-                if mayDial(pool) { dial(endpoint, pool) }
+                if mayDial(pool) { dial(pool) }
                 return
             }
             let waiter = pool.waiters.removeFirst()
@@ -254,13 +273,13 @@ public final class HTTPClientPool: @unchecked Sendable {
         }
     }
 
-    private func dial(_ endpoint: HTTPEndpoint, _ pool: EndpointConnections) {
+    private func dial(_ pool: EndpointConnections) {
         pool.dialing += 1
         let box = ConnectionReference()
         HTTPClientConnection.connect(
-            to: endpoint, on: loop, configuration: configuration.connection, connectTimeout: configuration.connectTimeout,
+            to: pool.endpoint, on: loop, configuration: configuration.connection, connectTimeout: configuration.connectTimeout,
             events: { [self] event in
-                if let connection = box.connection { connectionEvent(event, connection, endpoint) }
+                if let connection = box.connection { connectionEvent(event, connection, pool) }
             },
             completion: { [self] result in
                 pool.dialing -= 1
@@ -273,8 +292,8 @@ public final class HTTPClientPool: @unchecked Sendable {
                     }
                     pool.version = connection.version
                     pool.connections.append(connection)
-                    serve(endpoint)
-                    armIdleTimerIfIdle(connection, endpoint)
+                    serve(pool)
+                    armIdleTimerIfIdle(connection, pool)
                 case .failure(let error):
                     guard pool.connections.isEmpty, pool.dialing == 0 else { return }
                     let waiters = pool.waiters
@@ -285,22 +304,21 @@ public final class HTTPClientPool: @unchecked Sendable {
     }
 
     private func connectionEvent(_ event: HTTPClientConnectionEvent, _ connection: HTTPClientConnection,
-                                 _ endpoint: HTTPEndpoint) {
-        guard let pool = endpoints[endpoint] else { return }
+                                 _ pool: EndpointConnections) {
         switch event {
         case .available:
-            retireIfSpent(connection, endpoint)
-            serve(endpoint)
-            armIdleTimerIfIdle(connection, endpoint)
+            retireIfSpent(connection, pool)
+            serve(pool)
+            armIdleTimerIfIdle(connection, pool)
         case .goAway(let lastStreamID, let code):
             pool.learn(goAwayAfter: lastStreamID, code: code, on: connection)
-            retireIfSpent(connection, endpoint)
-            serve(endpoint)
+            retireIfSpent(connection, pool)
+            serve(pool)
         case .closed:
             pool.connections.removeAll { $0 === connection }
             pool.idleTimers.removeValue(forKey: ObjectIdentifier(connection))?.cancel()
             pool.streamsOpened.removeValue(forKey: ObjectIdentifier(connection))
-            serve(endpoint)
+            serve(pool)
         case .ready:
             break
         }
@@ -311,8 +329,8 @@ public final class HTTPClientPool: @unchecked Sendable {
     /// leaves the pool once its last stream ended: nothing would use it
     /// again, and it would hold its descriptor until the server closed. (An
     /// HTTP/1.1 connection closes itself when it cannot be reused.)
-    private func retireIfSpent(_ connection: HTTPClientConnection, _ endpoint: HTTPEndpoint) {
-        guard let pool = endpoints[endpoint], connection.version == .http2, connection.activeStreamCount == 0,
+    private func retireIfSpent(_ connection: HTTPClientConnection, _ pool: EndpointConnections) {
+        guard connection.version == .http2, connection.activeStreamCount == 0,
               !(connection.canOpenStream && pool.hasBudget(connection)),
               pool.connections.contains(where: { $0 === connection }) else { return }
         pool.connections.removeAll { $0 === connection }
@@ -321,8 +339,8 @@ public final class HTTPClientPool: @unchecked Sendable {
         connection.close()
     }
 
-    private func armIdleTimerIfIdle(_ connection: HTTPClientConnection, _ endpoint: HTTPEndpoint) {
-        guard let pool = endpoints[endpoint], connection.activeStreamCount == 0, connection.canOpenStream else { return }
+    private func armIdleTimerIfIdle(_ connection: HTTPClientConnection, _ pool: EndpointConnections) {
+        guard connection.activeStreamCount == 0, connection.canOpenStream else { return }
         let key = ObjectIdentifier(connection)
         let deadline = ContinuousClock.now + configuration.idleTimeout
         if let watch = pool.idleTimers[key] {
@@ -331,23 +349,23 @@ public final class HTTPClientPool: @unchecked Sendable {
         }
         let watch = IdleWatch(deadline: deadline)
         pool.idleTimers[key] = watch
-        scheduleIdleCheck(watch, connection, endpoint, after: configuration.idleTimeout)
+        scheduleIdleCheck(watch, connection, pool, after: configuration.idleTimeout)
     }
 
     /// Closes the connection once its deadline passed while idle; re-arms
     /// when the deadline moved; forgets the watch while the connection is busy.
-    private func scheduleIdleCheck(_ watch: IdleWatch, _ connection: HTTPClientConnection, _ endpoint: HTTPEndpoint,
+    private func scheduleIdleCheck(_ watch: IdleWatch, _ connection: HTTPClientConnection, _ pool: EndpointConnections,
                                    after delay: Duration) {
         let key = ObjectIdentifier(connection)
         watch.timer = loop.schedule(after: delay) { [self] in
-            guard let pool = endpoints[endpoint], pool.idleTimers[key] === watch else { return }
+            guard pool.idleTimers[key] === watch else { return }
             guard let deadline = watch.deadline, connection.activeStreamCount == 0 else {
                 pool.idleTimers[key] = nil
                 return
             }
             let now = ContinuousClock.now
             guard now >= deadline else {
-                scheduleIdleCheck(watch, connection, endpoint, after: deadline - now)
+                scheduleIdleCheck(watch, connection, pool, after: deadline - now)
                 return
             }
             pool.idleTimers[key] = nil
