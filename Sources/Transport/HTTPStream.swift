@@ -163,7 +163,7 @@ public class HTTPStream: @unchecked Sendable {
     /// No event follows. Called only on the loop.
     public func reset(code: HTTP2ErrorCode = .cancel) {
         loop.preconditionOnLoop()
-        guard failure == nil, let driver else { return }
+        guard !hasFailed, let driver else { return }
         failure = .cancelled
         failureKnown = true
         release()
@@ -185,9 +185,9 @@ public class HTTPStream: @unchecked Sendable {
     /// it, else held. Called by engines from channel events or their own
     /// loop turns, never inside an owner's call.
     func receive(_ event: HTTPStreamEvent) {
-        guard failure == nil else { return }
+        guard !hasFailed else { return }
         if case .end = event { inbound = .ended }
-        if wantsInbound || (event.isEnd && handler != nil && held.isEmpty && failure == nil) {
+        if wantsInbound || (event.isEnd && handler != nil && held.isEmpty && !hasFailed) {
             deliver(event)
         } else {
             held.append(event)
@@ -195,7 +195,14 @@ public class HTTPStream: @unchecked Sendable {
     }
 
     /// Whether the consumer takes inbound events now.
-    var wantsInbound: Bool { handler != nil && !inboundPaused && held.isEmpty && failure == nil }
+    /// Whether `failure` is set; reads its tag only, without copying the
+    /// error out as `failure == nil` does on every event.
+    private var hasFailed: Bool {
+        if case .none = failure { return false }
+        return true
+    }
+
+    var wantsInbound: Bool { handler != nil && !inboundPaused && held.isEmpty && !hasFailed }
 
     /// The engine marks our message ended (it wrote the end, or the head ended it).
     func outboundEnded() {
@@ -212,7 +219,7 @@ public class HTTPStream: @unchecked Sendable {
     /// that hangs up once it has the whole response) changes nothing, so the
     /// held events are handed over and the stream finishes as it would have.
     func fail(_ error: TransportError) {
-        guard failure == nil, driver != nil else { return }
+        guard !hasFailed, driver != nil else { return }
         if inbound == .ended, outbound == .ended, handler != nil {
             let pending = held
             held.removeAll()
@@ -266,7 +273,7 @@ public class HTTPStream: @unchecked Sendable {
     private func drain() {
         drainScheduled = false
         // An `.end` is always the last held event: first means nothing is left before it.
-        while let next = held.first, handler != nil, failure == nil, !inboundPaused || next.isEnd {
+        while let next = held.first, handler != nil, !hasFailed, !inboundPaused || next.isEnd {
             deliver(held.removeFirst())
         }
         if wantsInbound, let driver { driver.inboundWanted(self) }
