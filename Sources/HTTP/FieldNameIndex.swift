@@ -64,9 +64,13 @@ struct FieldNameIndex {
 
     /// Calls `body` with the index of `fields`, built in storage that lives
     /// only for the call.
-    static func with<Result>(_ fields: UnsafeBufferPointer<HTTPField>, _ body: (inout FieldNameIndex) -> Result) -> Result {
-        var nameBytes = slack
-        for field in fields { nameBytes += field.name.utf8.count }
+    ///
+    /// - Parameter nameBytes: the sum of the names' UTF-8 counts when the
+    ///   caller has it already (`HeadDigest.inputCapacity`), which spares a
+    ///   walk of the section; counted here when nil. Never smaller than the sum.
+    static func with<Result>(_ fields: UnsafeBufferPointer<HTTPField>, nameBytes: Int? = nil,
+                             _ body: (inout FieldNameIndex) -> Result) -> Result {
+        let nameBytes = slack + (nameBytes ?? fields.indices.reduce(0) { $0 + fields[$1].name.utf8.count })
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: nameBytes) { names in
             withUnsafeTemporaryAllocation(of: Entry.self, capacity: max(fields.count, 1)) { entries in
                 withUnsafeTemporaryAllocation(of: Group.self, capacity: max(fields.count, 1)) { groups in
@@ -179,11 +183,13 @@ struct FieldNameIndex {
         return bytes.count == name.count && bytes.elementsEqual(name)
     }
 
-    /// Calls `body` with the UTF-8 bytes of `text`, in place when its storage
-    /// is contiguous (always, for native strings), else copied.
+    /// Calls `body` with the UTF-8 bytes of `text`, read in place through
+    /// the view's `span` (a small string's bytes where it lies): no copy, and
+    /// no retain of `text` around the call, which reading through
+    /// `withContiguousStorageIfAvailable` costs once `body` may allocate.
+    @inline(__always)
     static func withUTF8<Result>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
-        return Array(text.utf8).withUnsafeBufferPointer(body)
+        text.utf8.span.withUnsafeBufferPointer(body)
     }
 }
 
