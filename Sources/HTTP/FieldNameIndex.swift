@@ -183,15 +183,12 @@ struct FieldNameIndex {
         return bytes.count == name.count && bytes.elementsEqual(name)
     }
 
-    /// Calls `body` with the UTF-8 bytes of `text`, read in place through
-    /// the view's `span` (a small string's bytes where it lies): no copy, and
-    /// no retain of `text` around the call, which reading through
-    /// `withContiguousStorageIfAvailable` costs once `body` may allocate.
-    @inline(__always)
+    /// Calls `body` with the UTF-8 bytes of `text`, in place when its storage
+    /// is contiguous (always, for native strings), else copied.
     static func withUTF8<Result>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
-        text.utf8.span.withUnsafeBufferPointer(body)
-    }
-}
+        if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
+        return Array(text.utf8).withUnsafeBufferPointer(body)
+    }}
 
 /// Lowercase names that HTTP/1.1 heads often carry capitalised, so naming
 /// their group (`FieldNameIndex.name(of:)`) takes one of these `String`s
