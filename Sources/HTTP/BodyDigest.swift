@@ -34,7 +34,8 @@ public struct BodyDigest: Codable, Hashable, Sendable {
         /// Digests a trailer section with `function`; nil when it holds no field.
         public init?(_ trailers: HTTPFields?, using function: DigestFunction) {
             guard let trailers, !trailers.isEmpty else { return nil }
-            let capacity = 24 + 2 * HeadDigest.inputCapacity(trailers, wire: .http1(head: []))
+            let bound = HeadDigest.inputCapacity(trailers, wire: .http1(head: []))
+            let capacity = 24 + 2 * bound.input
             (exact, semantic) = DigestInput.with(capacity: capacity) { input in
                 for field in trailers {
                     input.appendItem(field.name)
@@ -43,7 +44,7 @@ public struct BodyDigest: Codable, Hashable, Sendable {
                 let exactEnd = input.position
                 input.appendItem("trailers")
                 trailers.fields.withUnsafeBufferPointer { section in
-                    FieldNameIndex.with(section) { index in
+                    FieldNameIndex.with(section, nameBytes: bound.names) { index in
                         input.appendCount(index.groups.count)
                         for group in index.groups { input.appendGroup(group, of: index) }
                     }

@@ -102,7 +102,16 @@ struct DigestInput {
     /// case) copied from its UTF-8 storage in one go, other text scalar by
     /// scalar (`?` for a scalar above U+00FF).
     mutating func appendText(_ text: String, lowercasingASCII lowercase: Bool = false) {
-        let copied: Bool = FieldNameIndex.withUTF8(text) { utf8 in
+        if !appendASCII(text, lowercasingASCII: lowercase) { appendScalars(text, lowercasingASCII: lowercase) }
+    }
+
+    /// Appends `text` from its UTF-8 storage when it is ASCII and returns
+    /// true; writes nothing and returns false otherwise. Inlined into the
+    /// callers, with the scalar walk kept out of line, so the common path is
+    /// a length check, an 8-byte ASCII test and one copy.
+    @inline(__always)
+    private mutating func appendASCII(_ text: String, lowercasingASCII lowercase: Bool) -> Bool {
+        FieldNameIndex.withUTF8(text) { utf8 in
             guard let source = utf8.baseAddress, !utf8.isEmpty else { return true }
             guard DigestInput.isASCII(utf8) else { return false }
             let target = claim(utf8.count)
@@ -116,7 +125,11 @@ struct DigestInput {
             }
             return true
         }
-        guard !copied else { return }
+    }
+
+    /// Appends `text` scalar by scalar: the ISO-8859-1 byte of each, `?` above U+00FF.
+    @inline(never)
+    private mutating func appendScalars(_ text: String, lowercasingASCII lowercase: Bool) {
         for scalar in text.unicodeScalars {
             var value = scalar.value
             if lowercase, value &- 0x41 < 26 { value |= 0x20 }

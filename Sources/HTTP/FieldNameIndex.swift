@@ -64,9 +64,13 @@ struct FieldNameIndex {
 
     /// Calls `body` with the index of `fields`, built in storage that lives
     /// only for the call.
-    static func with<Result>(_ fields: UnsafeBufferPointer<HTTPField>, _ body: (inout FieldNameIndex) -> Result) -> Result {
-        var nameBytes = slack
-        for field in fields { nameBytes += field.name.utf8.count }
+    ///
+    /// - Parameter nameBytes: the sum of the names' UTF-8 counts when the
+    ///   caller has it already (`HeadDigest.inputCapacity`), which spares a
+    ///   walk of the section; counted here when nil. Never smaller than the sum.
+    static func with<Result>(_ fields: UnsafeBufferPointer<HTTPField>, nameBytes: Int? = nil,
+                             _ body: (inout FieldNameIndex) -> Result) -> Result {
+        let nameBytes = slack + (nameBytes ?? fields.indices.reduce(0) { $0 + fields[$1].name.utf8.count })
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: nameBytes) { names in
             withUnsafeTemporaryAllocation(of: Entry.self, capacity: max(fields.count, 1)) { entries in
                 withUnsafeTemporaryAllocation(of: Group.self, capacity: max(fields.count, 1)) { groups in
@@ -184,8 +188,7 @@ struct FieldNameIndex {
     static func withUTF8<Result>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
         return Array(text.utf8).withUnsafeBufferPointer(body)
-    }
-}
+    }}
 
 /// Lowercase names that HTTP/1.1 heads often carry capitalised, so naming
 /// their group (`FieldNameIndex.name(of:)`) takes one of these `String`s

@@ -70,7 +70,8 @@ extension HeadDigest {
         let authority = head.authority ?? head.fields["host"] ?? ""
         let startLine = 40 + head.method.utf8.count + (head.connectProtocol?.utf8.count ?? 0) + scheme.utf8.count
             + authority.utf8.count + head.path.utf8.count
-        self = DigestInput.with(capacity: startLine + HeadDigest.inputCapacity(head.fields, wire: wire)) { input in
+        let capacity = HeadDigest.inputCapacity(head.fields, wire: wire)
+        self = DigestInput.with(capacity: startLine + capacity.input) { input in
             input.appendItem("request")
             // An RFC 8441 extended CONNECT names its protocol with the method (a
             // method is a token, so `CONNECT:websocket` is no method of its own).
@@ -88,7 +89,8 @@ extension HeadDigest {
             input.appendItem(authority, lowercasingASCII: true)
             input.appendItem(head.path)
             let target = input.digest(of: targetStart..<input.position, using: function)
-            var digest = HeadDigest(startLine: &input, fields: head.fields, wire: wire, version: head.version, using: function)
+            var digest = HeadDigest(startLine: &input, fields: head.fields, nameBytes: capacity.names, wire: wire,
+                                    version: head.version, using: function)
             digest.method = head.method
             digest.target = target
             digest.targetForm = head.targetForm
@@ -99,10 +101,12 @@ extension HeadDigest {
     /// Digests a response head. The reason phrase is kept for explanations but
     /// is not part of the semantic form. Every digest is taken with `function`.
     public init(response head: HTTPResponseHead, wire: WireForm, using function: DigestFunction) {
-        self = DigestInput.with(capacity: 64 + HeadDigest.inputCapacity(head.fields, wire: wire)) { input in
+        let capacity = HeadDigest.inputCapacity(head.fields, wire: wire)
+        self = DigestInput.with(capacity: 64 + capacity.input) { input in
             input.appendItem("response")
             input.appendItem(String(head.status))
-            var digest = HeadDigest(startLine: &input, fields: head.fields, wire: wire, version: head.version, using: function)
+            var digest = HeadDigest(startLine: &input, fields: head.fields, nameBytes: capacity.names, wire: wire,
+                                    version: head.version, using: function)
             digest.status = head.status
             digest.reasonPhrase = head.reason
             return digest
@@ -116,10 +120,11 @@ extension HeadDigest {
     /// digests, and (HTTP/2) the decoded field list for `exact`. Each digest
     /// is taken as soon as its range is written. Allocates `fields`,
     /// `fieldNames` and, when the head has any, `hopByHop`; nothing else.
-    private init(startLine input: inout DigestInput, fields: HTTPFields, wire: WireForm, version: HTTPVersion,
-                 using function: DigestFunction) {
+    /// `nameBytes` is the sum of the fields' name UTF-8 counts (`inputCapacity`).
+    private init(startLine input: inout DigestInput, fields: HTTPFields, nameBytes: Int, wire: WireForm,
+                 version: HTTPVersion, using function: DigestFunction) {
         let (perField, hopByHop, semanticEnd) = fields.fields.withUnsafeBufferPointer { section in
-            FieldNameIndex.with(section) { index in HeadDigest.digestGroups(of: &index, into: &input, using: function) }
+            FieldNameIndex.with(section, nameBytes: nameBytes) { index in HeadDigest.digestGroups(of: &index, into: &input, using: function) }
         }
 
         let exact: SHA256Digest
@@ -238,14 +243,20 @@ extension HeadDigest {
     /// Room for every item a head's digests are taken over besides the start
     /// line, so the buffer is never grown: each field twice (its group, and
     /// for HTTP/2 the decoded list) with its length prefixes. UTF-8 counts
-    /// bound the ISO-8859-1 bytes written from them.
-    static func inputCapacity(_ fields: HTTPFields, wire: WireForm) -> Int {
-        func bytes<Fields: Sequence<HTTPField>>(_ fields: Fields) -> Int {
-            fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 12 }
+    /// bound the ISO-8859-1 bytes written from them. Also returns the sum of
+    /// the names' UTF-8 counts (`FieldNameIndex.with(_:nameBytes:_:)`), so the
+    /// fields are walked once for both.
+    static func inputCapacity(_ fields: HTTPFields, wire: WireForm) -> (input: Int, names: Int) {
+        var names = 0, values = 0
+        for position in fields.fields.indices {
+            names += fields.fields[position].name.utf8.count
+            values += fields.fields[position].value.utf8.count
         }
+        let input = 8 + names + values + 12 * fields.count
         switch wire {
-        case .http1: return 8 + bytes(fields)
-        case .http2(let list): return 8 + bytes(fields) + bytes(list)
+        case .http1: return (input, names)
+        case .http2(let list):
+            return (list.indices.reduce(input) { $0 + list[$1].name.utf8.count + list[$1].value.utf8.count + 12 }, names)
         }
     }
 
