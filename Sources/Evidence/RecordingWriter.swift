@@ -78,6 +78,8 @@ public final class RecordingWriter: @unchecked Sendable {
     private var fd: Int32
     /// The length of the whole lines in the file: where a torn write is cut back to.
     private var fileLength: off_t
+    /// Which written bytes to give back to the page cache, and when.
+    private var pageCache = PageCacheRelease(window: RecordingWriter.pageCacheWindow)
 
     private enum Status {
         case open
@@ -366,6 +368,7 @@ public final class RecordingWriter: @unchecked Sendable {
             stopped = stop(after: failure, batch: batch, records: records)
         } else {
             fileLength += off_t(batch.count)
+            releaseWrittenPages()
         }
 
         lock.lock()
@@ -444,6 +447,27 @@ public final class RecordingWriter: @unchecked Sendable {
         waiters.forEach { $0() }
         return problem
     }
+
+    /// A recording is written once and read later, so its pages need not
+    /// stay in the page cache (`PageCacheRelease` decides the ranges). Each
+    /// time `pageCacheWindow` more bytes are written, `POSIX_FADV_DONTNEED` over everything not yet given back
+    /// starts the writeback of the new window (Linux starts it for dirty
+    /// pages) and drops the window before it, whose writeback had a whole
+    /// window's time to finish (pages still dirty or under writeback are
+    /// left as they are). The recording then holds about two windows of page
+    /// cache however long it runs, and its writes reuse pages instead of
+    /// taking fresh ones. (Measured: after 2.5 GB recorded on the benchmark
+    /// VM, copying each batch into new page-cache pages was a quarter of the
+    /// proxy's CPU — first touches of guest memory.) Best effort, and it
+    /// never waits: a filesystem that drops nothing (tmpfs) keeps its pages,
+    /// and an error is ignored — the data is already written. On `queue` only.
+    private func releaseWrittenPages() {
+        guard let range = pageCache.advance(to: fileLength) else { return }
+        _ = posix_fadvise(fd, range.lowerBound, range.upperBound - range.lowerBound, POSIX_FADV_DONTNEED)
+    }
+
+    /// How much is written between two page-cache releases.
+    static let pageCacheWindow: off_t = 8 * 1024 * 1024
 
     /// Where a write stopped and why.
     private struct WriteFailure {
