@@ -450,9 +450,9 @@ public final class RecordingWriter: @unchecked Sendable {
 
     /// A recording is written once and read later, so its pages need not
     /// stay in the page cache (`PageCacheRelease` decides the ranges). Each
-    /// time `pageCacheWindow` more bytes are written, `POSIX_FADV_DONTNEED` over everything not yet given back
-    /// starts the writeback of the new window (Linux starts it for dirty
-    /// pages) and drops the window before it, whose writeback had a whole
+    /// time `pageCacheWindow` more bytes are written, `POSIX_FADV_DONTNEED`
+    /// over everything not yet given back starts the writeback of the new
+    /// window (Linux starts it for dirty pages) and drops the window before it, whose writeback had a whole
     /// window's time to finish (pages still dirty or under writeback are
     /// left as they are). The recording then holds about two windows of page
     /// cache however long it runs, and its writes reuse pages instead of
