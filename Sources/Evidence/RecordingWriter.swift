@@ -160,19 +160,10 @@ public final class RecordingWriter: @unchecked Sendable {
         if start { startDrainLoop() }
     }
 
-    /// Queues a record without ever waiting; returns false when the queue is
-    /// now full, asking the producer to stop producing (pause reading) until
-    /// `whenRoom` calls back. The record is queued either way.
-    @discardableResult
-    public func offer(_ record: ExchangeRecord) -> Bool {
-        var batch = RecordingBatch()
-        batch.add(record)
-        return offer(&batch)
-    }
-
     /// Queues every line of `batch` (at once, in order) and empties it,
-    /// without ever waiting; returns false when the queue is now full, as
-    /// `offer(_: ExchangeRecord)` does.
+    /// without ever waiting; returns false when the queue is now full,
+    /// asking the producer to stop producing (pause reading) until
+    /// `whenRoom` calls back. The lines are queued either way.
     @discardableResult
     public func offer(_ batch: inout RecordingBatch) -> Bool {
         guard !batch.isEmpty else { return hasRoom }

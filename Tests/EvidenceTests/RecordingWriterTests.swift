@@ -151,7 +151,9 @@ final class RecordingWriterTests: XCTestCase {
         let path = temporaryPath()
         let writer = try RecordingWriter(path: path, header: SampleRecords.header, queueLimit: 1)
         XCTAssertTrue(writer.hasRoom)
-        XCTAssertFalse(writer.offer(SampleRecords.record(1)), "one line is over a 1-byte bound")
+        var batch = RecordingBatch()
+        batch.add(SampleRecords.record(1))
+        XCTAssertFalse(writer.offer(&batch), "one line is over a 1-byte bound")
         let room = expectation(description: "room")
         writer.whenRoom { room.fulfill() }
         wait(for: [room], timeout: 30)
