@@ -28,8 +28,16 @@ public struct ClientTimeouts: Hashable, Sendable {
 /// progress counts for the connection (one exchange at a time) and a stall
 /// expires it; over HTTP/2 each stream's progress is its own, and a stalled
 /// stream is reported (`stalled`) and forgotten while its siblings go on.
+///
+/// Instants are kept as `Time`, the `Duration` since `origin`: `Duration` has
+/// a layout fixed at compile time, while `ContinuousClock.Instant` is a
+/// resilient standard-library type, so a state holding instants was copied
+/// and destroyed through its value witnesses (a type-metadata lookup each
+/// time) on every event of every exchange.
 struct ConnectionDeadline {
     typealias Instant = ContinuousClock.Instant
+    /// An instant as the time since `origin`.
+    private typealias Time = Duration
 
     /// Which timeout ran out.
     enum Expiry: Hashable {
@@ -49,14 +57,21 @@ struct ConnectionDeadline {
     private enum State {
         /// No exchange since `since`; `bytesAtStart` were received by then;
         /// `headStarted` once more bytes were seen (a head is under way).
-        case waiting(since: Instant, bytesAtStart: Int, headStarted: Instant?)
-        /// Never empty: the last progress of each exchange in progress.
-        case busy(lastProgress: [ExchangeID: Instant])
+        case waiting(since: Time, bytesAtStart: Int, headStarted: Time?)
+        /// Exchanges in progress: `lastProgress` is not empty.
+        case busy
         case expired
     }
 
     let timeouts: ClientTimeouts
+    /// The instant `Time` counts from: when the connection was accepted.
+    private let origin: Instant
     private var state: State
+    /// The last progress of each exchange in progress: not empty exactly
+    /// while `state` is `busy` (emptied when it leaves it). Its storage is
+    /// kept from one exchange to the next (a few words), so a keep-alive
+    /// connection makes no table per request.
+    private var lastProgress: [ExchangeID: Time] = [:]
     /// Whether bytes with no exchange start the head timeout: only once the
     /// connection serves HTTP/1.1 (before, a TLS handshake has its own timeout;
     /// HTTP/2 sends frames between requests, so only the idle timeout applies).
@@ -66,8 +81,12 @@ struct ConnectionDeadline {
 
     init(timeouts: ClientTimeouts, now: Instant, receivedBytes: Int) {
         self.timeouts = timeouts
-        state = .waiting(since: now, bytesAtStart: receivedBytes, headStarted: nil)
+        origin = now
+        state = .waiting(since: .zero, bytesAtStart: receivedBytes, headStarted: nil)
     }
+
+    private func time(_ instant: Instant) -> Time { instant - origin }
+    private func instant(_ time: Time) -> Instant { origin + time }
 
     /// The connection serves HTTP (after its TLS handshake, if any): the idle
     /// wait starts again from here; HTTP/1.1 (`http2` false) watches heads,
@@ -78,86 +97,84 @@ struct ConnectionDeadline {
         watchesHeads = !http2
         timesStreams = http2
         if case .waiting(_, let bytesAtStart, _) = state {
-            state = .waiting(since: now, bytesAtStart: bytesAtStart, headStarted: nil)
+            state = .waiting(since: time(now), bytesAtStart: bytesAtStart, headStarted: nil)
         }
     }
 
     /// A request head arrived complete: an exchange is in progress.
     mutating func exchangeStarted(_ exchange: ExchangeID, at now: Instant) {
         switch state {
-        case .waiting: state = .busy(lastProgress: [exchange: now])
-        case .busy(var progress):
-            state = .expired  // the payload's only owner is `progress` while it changes: no copy
-            progress[exchange] = now
-            state = .busy(lastProgress: progress)
+        case .waiting, .busy:
+            state = .busy
+            lastProgress[exchange] = time(now)
         case .expired: break
         }
     }
 
     /// Body bytes moved on `exchange` (either direction); over HTTP/1.1 on the connection.
     mutating func progress(_ exchange: ExchangeID, at now: Instant) {
-        guard case .busy(var progress) = state else { return }
-        state = .expired  // the payload's only owner is `progress` while it changes: no copy
-        defer { state = .busy(lastProgress: progress) }
+        guard case .busy = state else { return }
         if timesStreams {
-            guard let index = progress.index(forKey: exchange) else { return }
-            progress.values[index] = now
+            guard let index = lastProgress.index(forKey: exchange) else { return }
+            lastProgress.values[index] = time(now)
         } else {
-            ConnectionDeadline.touchAll(&progress, at: now)
+            touchAll(at: time(now))
         }
     }
 
     /// An exchange finished; with none left the connection waits again.
     mutating func exchangeFinished(_ exchange: ExchangeID, at now: Instant, receivedBytes: Int) {
-        guard case .busy(var progress) = state, let index = progress.index(forKey: exchange) else { return }
-        state = .expired  // the payload's only owner is `progress` while it changes: no copy
-        progress.remove(at: index)
-        // HTTP/1.1: an exchange ending is progress on the connection.
-        if !timesStreams { ConnectionDeadline.touchAll(&progress, at: now) }
-        state = progress.isEmpty ? .waiting(since: now, bytesAtStart: receivedBytes, headStarted: nil)
-                                 : .busy(lastProgress: progress)
+        guard case .busy = state, let index = lastProgress.index(forKey: exchange) else { return }
+        lastProgress.remove(at: index)
+        if lastProgress.isEmpty {
+            state = .waiting(since: time(now), bytesAtStart: receivedBytes, headStarted: nil)
+        } else if !timesStreams {
+            // HTTP/1.1: an exchange ending is progress on the connection.
+            touchAll(at: time(now))
+        }
     }
 
     /// What is due at `now`, given every byte received so far.
     mutating func check(at now: Instant, receivedBytes: Int) -> Verdict {
+        let current = time(now)
         switch state {
         case .expired:
             return .checkAgain(at: now + timeouts.idle)
-        case .busy(var progress):
-            let oldest = progress.values.min()!
-            guard now >= oldest + timeouts.body else { return .checkAgain(at: oldest + timeouts.body) }
-            let stalled = progress.filter { now >= $0.value + timeouts.body }.keys.sorted { $0.sequence < $1.sequence }
+        case .busy:
+            let oldest = lastProgress.values.min()!
+            guard current >= oldest + timeouts.body else { return .checkAgain(at: instant(oldest + timeouts.body)) }
             guard timesStreams else { return expire(.body) }
-            for exchange in stalled { progress[exchange] = nil }
-            if progress.isEmpty {
-                state = .waiting(since: now, bytesAtStart: receivedBytes, headStarted: nil)
+            let stalled = lastProgress.filter { current >= $0.value + timeouts.body }.keys
+                .sorted { $0.sequence < $1.sequence }
+            for exchange in stalled { lastProgress[exchange] = nil }
+            if lastProgress.isEmpty {
+                state = .waiting(since: current, bytesAtStart: receivedBytes, headStarted: nil)
                 return .stalled(stalled, checkAgainAt: now + timeouts.idle)
             }
-            state = .busy(lastProgress: progress)
-            return .stalled(stalled, checkAgainAt: progress.values.min()! + timeouts.body)
+            return .stalled(stalled, checkAgainAt: instant(lastProgress.values.min()! + timeouts.body))
         case .waiting(let since, let bytesAtStart, var headStarted):
             if watchesHeads, headStarted == nil, receivedBytes > bytesAtStart {
                 // The bytes came at some point since the last check; counting from
                 // now gives the client the benefit of the doubt.
-                headStarted = now
-                state = .waiting(since: since, bytesAtStart: bytesAtStart, headStarted: now)
+                headStarted = current
+                state = .waiting(since: since, bytesAtStart: bytesAtStart, headStarted: current)
             }
             if let headStarted {
-                let due = headStarted + timeouts.head
+                let due = instant(headStarted + timeouts.head)
                 return now >= due ? expire(.head) : .checkAgain(at: min(due, now + checkInterval))
             }
-            let due = since + timeouts.idle
+            let due = instant(since + timeouts.idle)
             return now >= due ? expire(.idle) : .checkAgain(at: min(due, now + checkInterval))
         }
     }
 
-    /// Sets every exchange's last progress to `now`, in place (walking
+    /// Sets every exchange's last progress to `time`, in place (walking
     /// `indices` would hold the storage and copy it on the first write).
-    private static func touchAll(_ progress: inout [ExchangeID: Instant], at now: Instant) {
-        var index = progress.startIndex
-        while index != progress.endIndex {
-            progress.values[index] = now
-            progress.formIndex(after: &index)
+    private mutating func touchAll(at time: Time) {
+        var index = lastProgress.startIndex
+        while index != lastProgress.endIndex {
+            lastProgress.values[index] = time
+            lastProgress.formIndex(after: &index)
         }
     }
 
@@ -167,6 +184,7 @@ struct ConnectionDeadline {
 
     private mutating func expire(_ expiry: Expiry) -> Verdict {
         state = .expired
+        lastProgress.removeAll()
         return .expired(expiry)
     }
 }

@@ -83,7 +83,7 @@ extension DownstreamDriver {
         }
     }
 
-    private func upstreamEvent(_ event: HTTPStreamEvent, _ exchange: ExchangeID, target: UpstreamTarget) {
+    fileprivate func upstreamEvent(_ event: HTTPStreamEvent, _ exchange: ExchangeID, target: UpstreamTarget) {
         deadline.progress(exchange, at: .now)
         switch event {
         case .interimResponse(let head, let wire), .response(let head, let wire):
@@ -151,9 +151,9 @@ extension DownstreamDriver {
             return relayUpgraded(exchange, streams)
         case .finished(let record):
             streams.cancelTimers()
+            // The table keeps its storage (a few words per entry): a keep-alive
+            // connection does not make a new one per request.
             exchanges[exchange] = nil
-            // An idle keep-alive connection holds no table storage (a new one is made per request).
-            if exchanges.isEmpty { exchanges.removeAll() }
             deadline.exchangeFinished(exchange, at: .now, receivedBytes: channel.receivedByteCount)
             checkDeadline()
             runtime.sink.record(record, on: loopState)
@@ -209,25 +209,21 @@ extension DownstreamDriver {
         let endpoint = HTTPEndpoint(host: target.host, port: UInt16(target.port),
                                     tls: target.scheme == .https ? runtime.upstreamTLS : nil,
                                     proxy: runtime.configuration.upstreamProxy?.address(for: target.host))
+        // Both closures capture only `listener`, which is then their whole
+        // context: one allocation per exchange instead of a weak box and a
+        // context for each.
+        let listener = UpstreamListener(driver: self, exchange: exchange, target: target)
         let ticket = streams.pool.openStream(
             to: endpoint, head, framing: framing,
-            handler: { [weak self] event in self?.upstreamEvent(event, exchange, target: target) },
-            completion: { [weak self] result in
-                // A stream nobody is left to drive (the client connection ended while it
-                // opened) must not keep its pooled connection busy waiting for the body.
-                guard let self else {
-                    if case .success(let stream) = result { stream.reset() }
-                    return
-                }
-                upstreamOpened(result, exchange, target: target)
-            })
+            handler: { [listener] event in listener.event(event) },
+            completion: { [listener] result in listener.opened(result) })
         // The completion never runs inside `openStream`: the stream is still opening here.
         if case .opening(nil, let abandoned) = streams.upstream {
             streams.upstream = .opening(ticket, abandoned: abandoned)
         }
     }
 
-    private func upstreamOpened(_ result: Result<HTTPClientStream, TransportError>, _ exchange: ExchangeID,
+    fileprivate func upstreamOpened(_ result: Result<HTTPClientStream, TransportError>, _ exchange: ExchangeID,
                                 target: UpstreamTarget) {
         guard let streams = exchanges[exchange], case .opening(_, let abandoned) = streams.upstream else {
             if case .success(let stream) = result { stream.reset() }
@@ -257,10 +253,21 @@ extension DownstreamDriver {
             streams.upstream = .open(stream)
             var sent = stream.request
             if sent.version != stream.version { sent.version = stream.version }  // else it shares the stream's storage
+            let upstreamID = ConnectionID(.upstream, connection?.channel.id ?? 0)
             feed(.exchange(exchange, .upstreamOpened(
-                connection: ConnectionID(.upstream, connection?.channel.id ?? 0), tls: connection?.channel.tlsInfo,
+                connection: upstreamID, tls: upstreamTLS(upstreamID, connection?.channel),
                 streamID: stream.version == .http2 ? stream.streamID : nil, sent: sent, wire: stream.requestWire)))
         }
+    }
+
+    /// The upstream connection's TLS session as records show it: made once
+    /// for the connection this client's exchanges last used (a pooled
+    /// connection serves one exchange after another), not per exchange.
+    private func upstreamTLS(_ upstream: ConnectionID, _ channel: ByteChannel?) -> TLSDetails? {
+        if let last = lastUpstreamTLS, last.connection == upstream { return last.details }
+        let details = channel?.tlsInfo.map { TLSDetails($0) }
+        lastUpstreamTLS = (upstream, details)
+        return details
     }
 
     /// After a 101 on both legs: takes the client's channel from its HTTP/1.1
@@ -306,5 +313,34 @@ extension DownstreamDriver {
         relay.relayEarlier(clientLeftover, fromClient: true)
         relay.relayEarlier(serverLeftover, fromClient: false)
         return .done
+    }
+}
+
+/// Takes one exchange's upstream stream events (from the pool) to the driver,
+/// which it does not keep alive: a driver that finished is gone, and a stream
+/// that opens after it must not keep its pooled connection busy.
+private final class UpstreamListener {
+    weak var driver: DownstreamDriver?
+    let exchange: ExchangeID
+    let target: UpstreamTarget
+
+    init(driver: DownstreamDriver, exchange: ExchangeID, target: UpstreamTarget) {
+        self.driver = driver
+        self.exchange = exchange
+        self.target = target
+    }
+
+    func event(_ event: HTTPStreamEvent) {
+        driver?.upstreamEvent(event, exchange, target: target)
+    }
+
+    /// A stream nobody is left to drive (the client connection ended while it
+    /// opened) is reset rather than left waiting for a body.
+    func opened(_ result: Result<HTTPClientStream, TransportError>) {
+        guard let driver else {
+            if case .success(let stream) = result { stream.reset() }
+            return
+        }
+        driver.upstreamOpened(result, exchange, target: target)
     }
 }

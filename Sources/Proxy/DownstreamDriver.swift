@@ -42,9 +42,14 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     let channel: ByteChannel
     var layer: DownstreamLayer
     var owner = ChannelOwner.channel
-    /// The streams of each exchange in progress.
+    /// The streams of each exchange in progress. Its storage outlives its
+    /// entries (a key and a reference each), so requests on a keep-alive
+    /// connection reuse it.
     var exchanges: [ExchangeID: ExchangeStreams] = [:]
     var nextSequence = 1
+    /// The TLS session of the upstream connection the last exchange opened
+    /// on, as records show it (see `upstreamTLS`); nil before any.
+    var lastUpstreamTLS: (connection: ConnectionID, details: TLSDetails?)?
     /// The TCP connection a CONNECT probe opened: kept for a passthrough
     /// tunnel, closed when the client's TLS is intercepted.
     var probe: Connection?

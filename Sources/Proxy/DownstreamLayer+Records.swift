@@ -28,8 +28,8 @@ extension DownstreamLayer {
 
     /// A connection whose TLS handshake completed and that closed before any
     /// request: a connection event, with no failure unless the close was one.
-    func handshakeOnlyRecord(tls: TLSConnectionInfo?, error: ProxyError?) -> ExchangeRecord {
-        var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: tls.map { TLSDetails($0) })
+    func handshakeOnlyRecord(tls: TLSDetails?, error: ProxyError?) -> ExchangeRecord {
+        var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: tls)
         let time = recorder.now
         var record = recorder.finish(error: error)
         record.connection = ConnectionEvent(outcome: .handshakeOnly, peer: peer, at: time,
@@ -64,7 +64,7 @@ extension DownstreamLayer {
     /// answer (its body is `"<status> <reason>\n"`, as `HTTP1ServerEngine` writes it).
     func malformedRecord(_ exchange: ExchangeID, error: HTTP1ParseError,
                          answer: (head: HTTPResponseHead, wire: HeadDigest.WireForm)?, problem: ProxyError) -> ExchangeRecord {
-        var recorder = makeRecorder(exchange, tls: currentTLS.map { TLSDetails($0) })
+        var recorder = makeRecorder(exchange, tls: currentTLS)
         if let answer {
             let time = recorder.now
             recorder.downstream.response.recordResponse(answer.head, wire: answer.wire, at: time)

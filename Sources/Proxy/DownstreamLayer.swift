@@ -82,7 +82,9 @@ public struct DownstreamLayer {
         /// it; `connect` is the CONNECT that opened it (nil in reverse mode).
         indirect case handshaking(route: UpstreamTarget, hello: ClientHelloSummary, connect: PendingConnect?)
         /// HTTP inside the intercepted TLS; every request goes to `route`.
-        case intercepting(route: UpstreamTarget, tls: TLSConnectionInfo?)
+        /// `tls` is the client's session as every record of the connection
+        /// shows it, made once when the handshake ended, not per request.
+        case intercepting(route: UpstreamTarget, tls: TLSDetails?)
         /// Bytes relayed untouched to the CONNECT target.
         indirect case tunnelling(PendingConnect, hello: ClientHelloSummary?)
         /// The connection is gone or going.
@@ -186,7 +188,7 @@ public struct DownstreamLayer {
             clientHello(hello, io)
         case .tlsEstablished(let info):
             guard case .handshaking(let route, _, _) = phase else { return }
-            phase = .intercepting(route: route, tls: info)
+            phase = .intercepting(route: route, tls: TLSDetails(info))
         case .tlsFailed(let problem):
             let hello: ClientHelloSummary?
             let connect: PendingConnect?
@@ -255,7 +257,7 @@ public struct DownstreamLayer {
                                       streamID: Int?, framing: HTTP1Framing, expectsContinue: Bool,
                                       _ io: any DownstreamActions) {
         let route: UpstreamTarget
-        let tls: TLSConnectionInfo?
+        let tls: TLSDetails?
         switch phase {
         case .plain:
             if head.method == "CONNECT" { return connect(exchange, head, wire: wire, io) }
@@ -384,8 +386,8 @@ public struct DownstreamLayer {
                   io) { $0.refuse(head, wire: wire, status: status, error: problem, io) }
     }
 
-    /// The client's TLS session, once intercepted.
-    var currentTLS: TLSConnectionInfo? {
+    /// The client's TLS session as records show it, once intercepted.
+    var currentTLS: TLSDetails? {
         if case .intercepting(_, let tls) = phase { return tls }
         return nil
     }

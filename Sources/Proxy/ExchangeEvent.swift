@@ -22,9 +22,9 @@ public enum ExchangeEvent: Sendable {
 
     /// The upstream stream is open and the request head went out on it:
     /// `sent` as sent (its version that of the upstream connection), `wire`
-    /// its wire form for the exact digest, `streamID` for HTTP/2, `tls` nil
-    /// for plain HTTP.
-    case upstreamOpened(connection: ConnectionID, tls: TLSConnectionInfo?, streamID: Int?,
+    /// its wire form for the exact digest, `streamID` for HTTP/2, `tls` (the
+    /// upstream connection's session as records show it) nil for plain HTTP.
+    case upstreamOpened(connection: ConnectionID, tls: TLSDetails?, streamID: Int?,
                         sent: HTTPRequestHead, wire: HeadDigest.WireForm)
     /// The upstream could not be reached (resolution, connect, TLS, pool),
     /// or its stream failed (reset, closed early, broken framing). The

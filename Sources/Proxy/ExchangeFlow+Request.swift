@@ -110,12 +110,12 @@ extension ExchangeFlow {
     }
 
     /// The upstream stream opened with the head: send what waited, then forward as parts come.
-    mutating func upstreamOpened(_ connection: ConnectionID, tls: TLSConnectionInfo?, streamID: Int?,
+    mutating func upstreamOpened(_ connection: ConnectionID, tls: TLSDetails?, streamID: Int?,
                                  sent: HTTPRequestHead, wire: HeadDigest.WireForm,
                                  _ io: any ExchangeActions) {
         guard case .opening = upstream else { return }
         upstream = .open(connection)
-        recorder.beginUpstream(connection: connection, tls: tls.map { TLSDetails($0) })
+        recorder.beginUpstream(connection: connection, tls: tls)
         let time = clock()
         recorder.upstream?.streamID = streamID
         recorder.upstream?.request.recordRequest(sent, wire: wire, connectionScheme: target?.scheme.rawValue ?? clientScheme,

@@ -168,8 +168,9 @@ public struct ExchangeFlow {
         public var connection: ConnectionID
         /// The HTTP/2 stream id; nil for HTTP/1.1.
         public var streamID: Optional<Int>
-        /// The client connection's TLS session; nil over plain TCP.
-        public var tls: Optional<TLSConnectionInfo>
+        /// The client connection's TLS session as records show it (made once
+        /// per connection); nil over plain TCP.
+        public var tls: Optional<TLSDetails>
         /// How the request body is delimited (HTTP/1.1 terms; for HTTP/2 `.none`
         /// when HEADERS ended the stream, `.chunked` when the length is unknown).
         public var bodyFraming: HTTP1Framing
@@ -177,7 +178,7 @@ public struct ExchangeFlow {
         /// (`Expect: 100-continue`, as its codec read it).
         public var expectsContinue: Bool
 
-        public init(connection: ConnectionID, streamID: Int? = nil, tls: TLSConnectionInfo? = nil,
+        public init(connection: ConnectionID, streamID: Int? = nil, tls: TLSDetails? = nil,
                     bodyFraming: HTTP1Framing = .none, expectsContinue: Bool = false) {
             self.connection = connection
             self.streamID = streamID
@@ -200,7 +201,7 @@ public struct ExchangeFlow {
         hooksOnlyWatch = hooks.allSatisfy(\.onlyWatches)
         clock = settings.clock
         let leg = LegRecorder(role: .downstream, connectionID: client.connection, streamID: client.streamID,
-                              tls: client.tls.map { TLSDetails($0) }, bodyStoreLimit: settings.bodyStoreLimit,
+                              tls: client.tls, bodyStoreLimit: settings.bodyStoreLimit,
                               digests: settings.digests)
         recorder = ExchangeRecorder(id: id, settings: settings, downstream: leg)
         clientScheme = client.scheme

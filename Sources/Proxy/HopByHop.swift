@@ -75,12 +75,15 @@ enum HopByHop {
             }
         }
         if !named.isEmpty { named.subtract(HeadDigest.framingFieldNames) }
-        let isStripped = { (field: HTTPField) -> Bool in
+        // A nested function over a constant copy, not a closure over the
+        // variable: a captured variable is boxed (an allocation per head).
+        let connectionNamed = named
+        func isStripped(_ field: HTTPField) -> Bool {
             if field.hasName(lowercased: "te") {
                 return HTTPField.lowercaseASCII(field.value.trimmingSpaces) != "trailers"
             }
             if hasFixedName(field) { return true }
-            return !named.isEmpty && named.contains(field.lowercasedName)
+            return !connectionNamed.isEmpty && connectionNamed.contains(field.lowercasedName)
         }
         guard fields.contains(where: isStripped) else { return nil }
         var out = fields

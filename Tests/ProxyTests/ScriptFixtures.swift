@@ -153,7 +153,7 @@ struct FlowScript {
          settings: RecordingSettings = Script.settings, streamID: Int? = nil, framing: HTTP1Framing = .none,
          expectsContinue: Bool = false) {
         flow = ExchangeFlow(id: Script.exchange(1), target: target,
-                            client: .init(connection: Script.client, streamID: streamID, tls: Script.clientTLS,
+                            client: .init(connection: Script.client, streamID: streamID, tls: TLSDetails(Script.clientTLS),
                                           bodyFraming: framing, expectsContinue: expectsContinue),
                             hooks: hooks, settings: settings)
     }
