@@ -61,6 +61,11 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     /// Transport callbacks that arrived while the layer handled an event
     /// (see `feed`); empty otherwise.
     var reentrantEvents: [DownstreamEvent] = []
+    /// True when `reentrantEvents` may hold events: set as one is queued,
+    /// cleared once they are drained. A plain flag, so the usual feed (with
+    /// nothing queued) does not touch the array, whose every access is
+    /// checked for exclusivity at run time (changing it may release events).
+    var hasReentrantEvents = false
     /// The head, idle and body timeouts (sans-io), and the one timer that asks it.
     var deadline: ConnectionDeadline
     var deadlineTimer: LoopTimer?
@@ -107,7 +112,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
         loop.preconditionOnLoop()
         isHandling = true
         layer.start(self)
-        drainReentrantEvents()
+        if hasReentrantEvents { drainReentrantEvents() }
         isHandling = false
         checkDeadline()
     }
@@ -127,10 +132,13 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     /// only thing that waits: no command's outcome is ever an event, and on
     /// the usual path nothing is queued.
     func feed(_ event: DownstreamEvent) {
-        guard !isHandling else { return reentrantEvents.append(event) }
+        guard !isHandling else {
+            hasReentrantEvents = true
+            return reentrantEvents.append(event)
+        }
         isHandling = true
         handle(event)
-        drainReentrantEvents()
+        if hasReentrantEvents { drainReentrantEvents() }
         isHandling = false
     }
 
@@ -139,6 +147,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
         while !reentrantEvents.isEmpty {
             handle(reentrantEvents.removeFirst())
         }
+        hasReentrantEvents = false
     }
 
     /// Hands one event to the layer (which sends an exchange's event straight to its flow).

@@ -131,7 +131,7 @@ public final class HTTPClientConnection: HTTPConnection, @unchecked Sendable {
         if inStep { deliver(.available) } else { deliverLater(.available) }
     }
 
-    private var clientEngine: (any HTTPClientEngine)? { engine as? any HTTPClientEngine }
+    private var clientEngine: (any HTTPClientEngine)? { engine?.asClientEngine }
 
     override func announceReady(_ version: HTTPVersion) {
         handler?(.ready(version))

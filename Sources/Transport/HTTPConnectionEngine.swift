@@ -19,4 +19,16 @@ protocol HTTPConnectionEngine: AnyObject {
     func abort()
     /// Exchanges (HTTP/1.1) or streams (HTTP/2) not yet finished.
     var activeStreamCount: Int { get }
+    /// This engine as a client-role engine; nil for a server's. A witness
+    /// call, where `as? any HTTPClientEngine` asks the runtime for the
+    /// conformance (a cache lookup) each time a stream is opened.
+    var asClientEngine: (any HTTPClientEngine)? { get }
+}
+
+extension HTTPConnectionEngine {
+    var asClientEngine: (any HTTPClientEngine)? { nil }
+}
+
+extension HTTPClientEngine {
+    var asClientEngine: (any HTTPClientEngine)? { self }
 }

@@ -40,6 +40,12 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
     /// The last response head (interim or final) as the engine wrote it. Read only on the loop.
     public private(set) var lastSentHead: HTTPResponseHead?
 
+    /// The engine as the server-role driver it was made with, so a response
+    /// head needs no `as? any HTTPServerStreamDriver` (a runtime conformance
+    /// lookup each time). Weak: `driver` alone holds the engine, and drops
+    /// it when the stream is released; used only while `driver` is set.
+    private weak var serverDriver: (any HTTPServerStreamDriver)?
+
     /// Whether the client still waits for a 100 Continue (no response head went out yet).
     private(set) var continueOwed: Bool
 
@@ -47,6 +53,7 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
          requestWire: HeadDigest.WireForm, requestBodyFraming: HTTP1Framing, expectsContinue: Bool,
          connection: HTTPServerConnection, driver: any HTTPServerStreamDriver) {
         self.connection = connection
+        serverDriver = driver
         self.requestBodyFraming = requestBodyFraming
         self.expectsContinue = expectsContinue
         self.continueOwed = expectsContinue
@@ -63,9 +70,9 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
     @discardableResult
     public func sendHead(_ head: HTTPResponseHead, framing: HTTP1Framing? = nil) throws(TransportError) -> HeadDigest.WireForm {
         loop.preconditionOnLoop()
-        let driver = try writableDriver("response head")
+        _ = try writableDriver("response head")
         guard response == nil else { throw .invalidState("a second final response head") }
-        guard let serverDriver = driver as? any HTTPServerStreamDriver else { throw .invalidState("not a server stream") }
+        guard let serverDriver else { throw .invalidState("the stream's engine is gone") }
         let interim = head.isInformational && head.status != 101
         let (sent, wire) = try serverDriver.sendHead(head, framing: framing, on: self)
         continueOwed = false
