@@ -14,8 +14,10 @@ import Wire
 /// each) twice per exchange.
 extension DownstreamDriver {
     /// Asks the deadline what is due now; re-arms the timer or acts on an expiry.
+    /// Called twice per exchange, only from the driver's own event handlers
+    /// and its timer, which run on the loop (`start` checks that once), so it
+    /// asks Dispatch nothing more.
     func checkDeadline() {
-        loop.preconditionOnLoop()
         if case .finished = owner { return cancelDeadlineTimer() }
         let now = ContinuousClock.Instant.now
         switch deadline.check(at: now, receivedBytes: channel.receivedByteCount) {
