@@ -32,6 +32,12 @@ public final class HTTPClientPool: @unchecked Sendable {
     public let loop: EventLoop
     public let configuration: Configuration
     private var endpoints: [HTTPEndpoint: EndpointConnections] = [:]
+    /// The endpoint the last stream was asked for: a loop's requests mostly
+    /// go to one endpoint (always, in reverse mode), and comparing it is
+    /// far cheaper than hashing it (its host, TLS setup and proxy) to look
+    /// it up in `endpoints` per request. One of `endpoints`' values, which
+    /// are never dropped.
+    private var lastEndpoint: EndpointConnections?
     private var isClosed = false
     private var nextTicket: UInt64 = 0
 
@@ -230,7 +236,11 @@ public final class HTTPClientPool: @unchecked Sendable {
     }
 
     private func connections(for endpoint: HTTPEndpoint) -> EndpointConnections {
-        if let pool = endpoints[endpoint] { return pool }
+        if let last = lastEndpoint, last.endpoint == endpoint { return last }
+        if let pool = endpoints[endpoint] {
+            lastEndpoint = pool
+            return pool
+        }
         let pool = EndpointConnections(endpoint)
         switch endpoint.protocolChoice {
         case .http1: pool.version = .http1_1
@@ -238,6 +248,7 @@ public final class HTTPClientPool: @unchecked Sendable {
         case .negotiated: pool.version = endpoint.tls == nil ? .http1_1 : nil
         }
         endpoints[endpoint] = pool
+        lastEndpoint = pool
         return pool
     }
 
