@@ -188,25 +188,30 @@ public struct ExchangeFlow {
         }
 
         /// `https` over TLS, else `http`: the scheme recorded for origin-form requests.
-        var scheme: String { tls == nil ? "http" : "https" }
+        /// (A pattern, not `tls == nil`, which copies the stream to compare.)
+        var scheme: String {
+            if case .some = tls { return "https" }
+            return "http"
+        }
     }
 
     /// Makes the flow of a request whose head just arrived. Call `start(_:wire:)`
     /// next, or `refuse(_:wire:status:error:)` for a request that goes nowhere.
-    public init(id: ExchangeID, target: UpstreamTarget?, client: ClientStream, hooks: [any ExchangeHook],
+    /// `client` is consumed: its TLS details move into the downstream leg.
+    public init(id: ExchangeID, target: UpstreamTarget?, client: consuming ClientStream, hooks: [any ExchangeHook],
                 settings: RecordingSettings) {
         self.id = id
         self.target = target
         self.hooks = hooks
         hooksOnlyWatch = hooks.allSatisfy(\.onlyWatches)
         clock = settings.clock
-        let leg = LegRecorder(role: .downstream, connectionID: client.connection, streamID: client.streamID,
-                              tls: client.tls, bodyStoreLimit: settings.bodyStoreLimit,
-                              digests: settings.digests)
-        recorder = ExchangeRecorder(id: id, settings: settings, downstream: leg)
         clientScheme = client.scheme
         clientFraming = client.bodyFraming
         clientExpectsContinue = client.expectsContinue
+        let leg = LegRecorder(role: .downstream, connectionID: client.connection, streamID: client.streamID,
+                              tls: client.tls.take(), bodyStoreLimit: settings.bodyStoreLimit,
+                              digests: settings.digests)
+        recorder = ExchangeRecorder(id: id, settings: settings, downstream: leg)
     }
 
     /// Takes the request head as received and issues the first commands

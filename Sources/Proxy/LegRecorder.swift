@@ -58,10 +58,12 @@ struct LegRecorder {
         interimWithheld.append(head.status)
     }
 
-    /// The leg as the record keeps it. Called once.
+    /// The leg as the record keeps it. Called once: the TLS details move
+    /// into the record (`tls` is nil afterwards) rather than being copied.
     mutating func finish(redaction: RedactionPolicy, at time: Timestamp) -> ExchangeRecord.Leg {
         // One initialiser call with every value: a leg changed after it is made is copied whole to be returned.
-        ExchangeRecord.Leg(role: role, connectionID: connectionID?.description ?? "none", streamID: streamID, tls: tls,
+        ExchangeRecord.Leg(role: role, connectionID: connectionID?.description ?? "none", streamID: streamID,
+                           tls: tls.take(),
                            request: request.finish(redaction: redaction, at: time),
                            response: response.finish(redaction: redaction, at: time),
                            interimResponses: finishInterim(redaction: redaction, at: time),
