@@ -16,10 +16,36 @@ enum HopByHop {
     /// fields are ruled out by their length alone.
     private static let nameLengths: UInt64 = nameList.reduce(0) { $0 | 1 << $1.utf8.count }
 
+    /// Each of `names` as its length and first letter (see `key`).
+    private static let nameKeys: [UInt16] = nameList.map { key(length: $0.utf8.count, first: $0.utf8.first!) }
+
+    /// A name's length and first byte (ASCII letters in lower case) in one number.
+    private static func key(length: Int, first: UInt8) -> UInt16 {
+        UInt16(truncatingIfNeeded: length) << 8 | UInt16(first | 0x20)
+    }
+
+    /// False when `field` cannot have one of `names`: no name of its length
+    /// starts with its first letter. Reads two bytes' worth, compares no
+    /// name: most fields of most heads (`user-agent` and `keep-alive` have
+    /// one length, not one first letter) stop here.
+    private static func mayHaveFixedName(_ field: HTTPField) -> Bool {
+        let name = field.name.utf8
+        let length = name.count
+        guard length < 64, nameLengths & 1 << length != 0, let first = name.first else { return false }
+        return nameKeys.contains(key(length: length, first: first))
+    }
+
+    /// False when no field of `fields` can have one of `names`: then nothing
+    /// is stripped (`Connection` and `TE`, which decide what else goes, are
+    /// among `names` too) and no upgrade is asked for. One cheap pass over a
+    /// head before the ones that compare names.
+    private static func mayHaveFixedNames(_ fields: HTTPFields) -> Bool {
+        fields.fields.contains(where: mayHaveFixedName)
+    }
+
     /// True when `field` has one of the fixed connection-specific `names`.
     private static func hasFixedName(_ field: HTTPField) -> Bool {
-        let length = field.name.utf8.count
-        guard length < 64, nameLengths & 1 << length != 0 else { return false }
+        guard mayHaveFixedName(field) else { return false }
         for name in nameList where field.hasName(lowercased: name) { return true }
         return false
     }
@@ -29,7 +55,7 @@ enum HopByHop {
     /// `Upgrade` and names it in `Connection` (RFC 9110 §7.8; an HTTP/1.0
     /// `Upgrade` is ignored). Nil otherwise.
     static func upgradeToken(_ fields: HTTPFields, version: HTTPVersion) -> String? {
-        guard version == .http1_1, fields.contains("upgrade") else { return nil }
+        guard version == .http1_1, mayHaveFixedNames(fields), fields.contains("upgrade") else { return nil }
         for value in fields.values("Connection") {
             for token in value.split(separator: ",") {
                 let trimmed = token.trimmingSpaces
@@ -68,6 +94,7 @@ enum HopByHop {
 
     /// `strip(_:)` when it removes something; nil when nothing is to go.
     static func stripped(_ fields: HTTPFields) -> HTTPFields? {
+        guard mayHaveFixedNames(fields) else { return nil }
         var named = Set<String>()
         for value in fields.values("connection") {
             for token in value.split(separator: ",") {
