@@ -116,7 +116,8 @@ struct MessageRecorder {
     }
 
     /// The message as recorded; nil when no head crossed. Finishes the body
-    /// digest, so it is called once.
+    /// digest, so it is called once; the head and its digest move into the
+    /// record (`head` is `.none` afterwards) rather than being copied.
     mutating func finish(redaction: RedactionPolicy, at time: Timestamp) -> RecordedMessage? {
         let trailers: HTTPFields?
         let complete: Bool
@@ -130,7 +131,9 @@ struct MessageRecorder {
             complete = true
         }
         let (bodyDigest, stored) = body.finish(trailers: trailers)
-        switch head {
+        var recorded = Head.none
+        swap(&recorded, &head)
+        switch consume recorded {
         case .none:
             return nil
         case let .request(request, digest, scheme):
