@@ -57,6 +57,7 @@ struct ExchangeRecorder {
     /// The finished record. Called once.
     mutating func finish(error: ProxyError?) -> ExchangeRecord {
         let time = now
+        if upstream != nil { finishForwardedBodiesOnce() }
         var legs: [ExchangeRecord.Leg] = []
         legs.reserveCapacity(2)  // one allocation for both legs
         legs.append(downstream.finish(redaction: settings.redaction, at: time))
@@ -65,5 +66,18 @@ struct ExchangeRecorder {
         }
         return ExchangeRecord(exchangeID: id.description, traceID: traceID, tap: settings.tap, legs: legs,
                               error: error?.failure, retries: retries.isEmpty ? nil : retries)
+    }
+
+    /// A body forwarded as it came is digested as it passes once, for both
+    /// legs (`MessageRecorder.recordBody(_:following:)`); its digest is also
+    /// finished once: on the leg it came in on (the client's request, the
+    /// server's response), and taken by the other leg when it is the same
+    /// body (`adoptFinishedBody`). Finishing a SHA-256 costs as much as
+    /// hashing a kilobyte.
+    private mutating func finishForwardedBodiesOnce() {
+        downstream.request.finishBody()
+        upstream!.request.adoptFinishedBody(of: downstream.request)
+        upstream!.response.finishBody()
+        downstream.response.adoptFinishedBody(of: upstream!.response)
     }
 }

@@ -35,6 +35,9 @@ struct MessageRecorder {
     /// (`recordBody(_:following:)`), so this body equals that one's prefix.
     private var followsOtherLeg = true
     private var progress = Progress.open
+    /// The body's digest (with the trailers') and stored copy once finished
+    /// (`finishBody`, or taken from the other leg by `adoptFinishedBody`).
+    private var finishedBody: Optional<(digest: BodyDigest, stored: StoredBody?)> = nil
     private var timings = MessageTimings()
     /// What the head and body are digested with (the recording's).
     private let digests: DigestFunction
@@ -110,6 +113,36 @@ struct MessageRecorder {
         lastBodyChunk = chunk
     }
 
+    /// The trailers that crossed with the end; nil before the end or when there were none.
+    private var trailers: HTTPFields? {
+        if case .ended(let trailers) = progress { return trailers }
+        return nil
+    }
+
+    /// Finishes the body's digest, once: later calls (and `finish`) return
+    /// the same result.
+    @discardableResult
+    mutating func finishBody() -> (digest: BodyDigest, stored: StoredBody?) {
+        if let finishedBody { return finishedBody }
+        let finished = body.finish(trailers: trailers)
+        finishedBody = finished
+        return finished
+    }
+
+    /// Takes `source`'s finished body (`finishBody`) instead of finishing the
+    /// same digest again, when this body is `source`'s: every chunk was
+    /// adopted from it (`recordBody(_:following:)`, which shares its digest
+    /// state), it came to the same length (so nothing of `source` was left
+    /// out after), and the same trailers ended both. The result is then the
+    /// one this recorder would compute (same bytes, digest function and
+    /// store limit, both from the recording's settings). Otherwise nothing
+    /// changes and `finish` digests this body itself.
+    mutating func adoptFinishedBody(of source: MessageRecorder) {
+        guard finishedBody == nil, followsOtherLeg, let finished = source.finishedBody,
+              body.length == source.body.length, trailers == source.trailers else { return }
+        finishedBody = finished
+    }
+
     mutating func recordEnd(trailers: HTTPFields?, at time: Timestamp) {
         progress = .ended(trailers: trailers)
         timings.end = time
@@ -130,7 +163,7 @@ struct MessageRecorder {
             trailers = t
             complete = true
         }
-        let (bodyDigest, stored) = body.finish(trailers: trailers)
+        let (bodyDigest, stored) = finishBody()
         var recorded = Head.none
         swap(&recorded, &head)
         switch consume recorded {
