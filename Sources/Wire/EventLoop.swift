@@ -1,4 +1,6 @@
 import Dispatch
+import Glibc
+import Synchronization
 
 /// A serial Dispatch queue that owns a set of connections, listeners and timers.
 ///
@@ -54,6 +56,12 @@ public final class EventLoop: @unchecked Sendable {
     private let scratch: UnsafeMutableRawBufferPointer
     /// How many `runTurn` calls are on the stack; touched only on `queue`.
     private var turnDepth = 0
+    /// The thread running the outermost `runTurn` (with the flushes and the
+    /// deferred work after it), or 0 between turns. Invariant: non-zero only
+    /// while that thread runs a turn of this loop, so a thread reading its
+    /// own identity here is on the loop; any other thread reads 0 or another
+    /// thread's identity, never its own.
+    private let turnThread = Atomic<UInt>(0)
     /// Connections to flush when the current turn ends, each once (the
     /// connection's `flushScheduled` guards against duplicates); touched only on `queue`.
     private var endOfTurnFlushes: [Connection] = []
@@ -100,9 +108,18 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// True when the caller runs on this loop's queue.
+    ///
+    /// Asked about twenty times per proxied request (by every loop-confined
+    /// method's check), so a turn's own thread is answered with one atomic
+    /// load and compare (`turnThread`); anywhere else, and on the loop
+    /// outside a turn, Dispatch's queue-specific value decides.
     public var isOnLoop: Bool {
-        DispatchQueue.getSpecific(key: key) != nil
+        if turnThread.load(ordering: .relaxed) == EventLoop.currentThread { return true }
+        return DispatchQueue.getSpecific(key: key) != nil
     }
+
+    /// The calling thread's identity, as `turnThread` stores it (never 0).
+    private static var currentThread: UInt { UInt(pthread_self()) }
 
     /// Runs `work` on the loop, later: never inline, even when called on the
     /// loop. Called on the loop during a turn, `work` runs as soon as that
@@ -132,6 +149,9 @@ public final class EventLoop: @unchecked Sendable {
     /// `queue` runs through here (the poller's, once per ready socket).
     /// Called only on the loop.
     func runTurn(_ body: () -> Void) {
+        let outermost = turnDepth == 0
+        if outermost { turnThread.store(EventLoop.currentThread, ordering: .relaxed) }
+        defer { if outermost { turnThread.store(0, ordering: .relaxed) } }
         turnDepth += 1
         body()
         turnDepth -= 1

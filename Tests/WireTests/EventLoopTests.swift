@@ -100,6 +100,38 @@ final class EventLoopTests: XCTestCase {
         XCTAssertFalse(seen.1)
     }
 
+    /// `isOnLoop` answers a turn's own thread from the thread it recorded:
+    /// another thread asking while that turn runs (and the loop's thread
+    /// after it) must still be told the truth.
+    func testIsOnLoopIsFalseForOtherThreadsWhileATurnRuns() {
+        let loop = EventLoop(label: "test.turn-thread")
+        let inTurn = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let done = expectation(description: "turn ended")
+        let answers = Locked<[Bool]>([])
+        loop.execute {
+            answers.withValue { $0.append(loop.isOnLoop) }
+            inTurn.signal()
+            release.wait()
+            answers.withValue { $0.append(loop.isOnLoop) }
+            done.fulfill()
+        }
+        inTurn.wait()
+        XCTAssertFalse(loop.isOnLoop, "asked from the test's thread while the loop runs a turn")
+        let elsewhere = DispatchSemaphore(value: 0)
+        let otherAnswer = Locked<Bool?>(nil)
+        Thread.detachNewThread {
+            otherAnswer.withValue { $0 = loop.isOnLoop }
+            elsewhere.signal()
+        }
+        elsewhere.wait()
+        XCTAssertEqual(otherAnswer.current, false)
+        release.signal()
+        wait(for: [done], timeout: patience)
+        XCTAssertEqual(answers.current, [true, true])
+        XCTAssertFalse(loop.isOnLoop)
+    }
+
     func testGroupHandsOutLoopsRoundRobin() {
         let group = EventLoopGroup(loopCount: 3, label: "test.group")
         XCTAssertEqual(group.loops.count, 3)
