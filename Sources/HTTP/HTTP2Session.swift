@@ -67,6 +67,21 @@ public final class HTTP2Session {
                             _ body: (inout HTTP2StreamState) -> Result) -> Result {
         body(&streams.values[index])
     }
+
+    /// Runs `body` on the state of stream `id` in place when the session
+    /// knows the stream; nil otherwise. The way to change one stream's state:
+    /// `streams[id]?.field = value` goes through the dictionary's optional
+    /// `modify` coroutine, whose frame is allocated on the heap (three
+    /// mallocs per call, measured); this does one lookup and no allocation.
+    @inline(__always)
+    @discardableResult
+    func withStream<Result>(_ id: HTTP2StreamID, _ body: (inout HTTP2StreamState) -> Result) -> Result? {
+        guard let index = streams.index(forKey: id) else { return nil }
+        return body(&streams.values[index])
+    }
+
+    /// The header block being decoded (one at a time per connection).
+    var headerBlock = HTTP2HeaderBlock()
     var events: [HTTP2Event] = []
     /// Received DATA not yet turned into an event (see `appendData`).
     var pendingData: (stream: HTTP2StreamID, bytes: [UInt8])?
