@@ -22,19 +22,43 @@ public struct HTTPField: Hashable, Sendable, CustomStringConvertible {
     /// True when the name is `lower` (ASCII-lowercased) ignoring ASCII case.
     /// Builds no `String`: lookups run on every message's head.
     public func hasName(lowercased lower: String) -> Bool {
-        let bytes = name.utf8
-        let wanted = lower.utf8
-        guard bytes.count == wanted.count else { return false }
-        return bytes.elementsEqual(wanted) { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }
+        HTTPField.utf8EqualIgnoringASCIICase(name, lower, secondIsLowercase: true)
     }
 
     /// True when the name is `other` ignoring ASCII case (either side in any
     /// case). Builds no `String`, whatever the lengths.
     public func hasName(_ other: String) -> Bool {
-        let bytes = name.utf8
-        let wanted = other.utf8
-        guard bytes.count == wanted.count else { return false }
-        return bytes.elementsEqual(wanted) { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == ($1 >= 0x41 && $1 <= 0x5A ? $1 | 0x20 : $1) }
+        HTTPField.utf8EqualIgnoringASCIICase(name, other, secondIsLowercase: false)
+    }
+
+    /// True when the UTF-8 bytes of `a` and `b` are equal once ASCII letters
+    /// are lowercased (on both sides, or only on `a`'s when `b` is known to
+    /// be lowercase). Lengths first (O(1) for native strings), then one loop
+    /// over both strings' contiguous storage: no iterator, no `String`.
+    @inline(__always)
+    static func utf8EqualIgnoringASCIICase(_ a: String, _ b: String, secondIsLowercase: Bool) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        let equal: Bool? = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in
+                bytesEqualIgnoringASCIICase(x, y, secondIsLowercase: secondIsLowercase)
+            }
+        } ?? nil
+        if let equal { return equal }
+        return Array(a.utf8).withUnsafeBufferPointer { x in
+            Array(b.utf8).withUnsafeBufferPointer { y in bytesEqualIgnoringASCIICase(x, y, secondIsLowercase: secondIsLowercase) }
+        }
+    }
+
+    /// Byte-wise equality of two buffers of one length, ASCII letters lowercased.
+    private static func bytesEqualIgnoringASCIICase(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>,
+                                                    secondIsLowercase: Bool) -> Bool {
+        for offset in 0..<x.count {
+            let a = x[offset], b = y[offset]
+            let lowerA = a &- 0x41 < 26 ? a | 0x20 : a
+            let lowerB = secondIsLowercase || b &- 0x41 >= 26 ? b : b | 0x20
+            if lowerA != lowerB { return false }
+        }
+        return true
     }
 
     /// Lowercases ASCII letters only; other bytes are untouched.
@@ -52,7 +76,7 @@ extension String {
     /// per-scalar appends.
     public init<Bytes: Sequence>(latin1 bytes: Bytes) where Bytes.Element == UInt8 {
         let ascii = bytes.withContiguousStorageIfAvailable { buffer -> String? in
-            buffer.allSatisfy { $0 < 0x80 } ? String(decoding: buffer, as: UTF8.self) : nil
+            buffer.isASCII ? String(decoding: buffer, as: UTF8.self) : nil
         }
         if let ascii = ascii ?? nil {
             self = ascii
@@ -71,6 +95,23 @@ extension String {
         out.reserveCapacity(unicodeScalars.count)
         for s in unicodeScalars { out.append(s.value <= 0xFF ? UInt8(s.value) : UInt8(ascii: "?")) }
         return out
+    }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// True when every byte is below 0x80; eight at a time.
+    var isASCII: Bool {
+        let raw = UnsafeRawBufferPointer(self)
+        var offset = 0
+        while offset + 8 <= raw.count {
+            if raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+            offset += 8
+        }
+        while offset < raw.count {
+            if raw[offset] >= 0x80 { return false }
+            offset += 1
+        }
+        return true
     }
 }
 
@@ -112,6 +153,9 @@ public struct HTTPFields: Hashable, Sendable, RandomAccessCollection, Expressibl
     }
 
     public mutating func append(_ field: HTTPField) { fields.append(field) }
+
+    /// Room for `capacity` fields without growing (a decoder that knows how many come).
+    public mutating func reserveCapacity(_ capacity: Int) { fields.reserveCapacity(capacity) }
 
     /// Removes every field with this name; returns how many were removed.
     @discardableResult
