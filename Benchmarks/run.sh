@@ -21,6 +21,8 @@ Environment:
   BENCH_MODE=quick|full       2 s x 2 repetitions (default) or 10 s x 3
   BENCH_MITM_DURATION=S       seconds per mitmproxy load (default max(duration, 10))
   BENCH_IDLE=N                idle keep-alive TLS connections for the memory figure (0 skips)
+  BENCH_PAIRS=N               paired loads per scenario for recording on ÷ off and for its
+                              control, off ÷ a twin of itself (default 5 quick, 7 full)
   BENCH_KEEP=1                keep the work directory (recordings, logs) and print its path
   BENCH_SCENARIOS="A B ..."   run only these scenarios (default: h1_1k_c1 h1_1k_c50
                               h1_1m_c50 h2_1k_c10 hs_1k_c10 hs_warm hs_cold; full adds h1_1m_c10);
@@ -38,14 +40,16 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 INTACT=${INTACT:-$ROOT/.build/release/intact}
 MODE=${BENCH_MODE:-quick}
 case "$MODE" in
-  quick) DUR=2; REPS=2; IDLE=1000; HANDSHAKES=150 ;;
-  full)  DUR=10; REPS=3; IDLE=1000; HANDSHAKES=600 ;;
+  quick) DUR=2; REPS=2; PAIR_REPS=5; IDLE=1000; HANDSHAKES=150 ;;
+  full)  DUR=10; REPS=3; PAIR_REPS=7; IDLE=1000; HANDSHAKES=600 ;;
   *) echo "BENCH_MODE must be quick or full" >&2; exit 2 ;;
 esac
 # mitmproxy's loads last longer (see run_scenario): BENCH_MITM_DURATION, default max(DUR, 10) s.
 MITM_DUR=${BENCH_MITM_DURATION:-$((DUR > 10 ? DUR : 10))}
 # Idle keep-alive connections held per target for the memory figure (0 skips that phase).
 IDLE=${BENCH_IDLE:-$IDLE}
+PAIR_REPS=${BENCH_PAIRS:-$PAIR_REPS}
+[[ $PAIR_REPS =~ ^[0-9]+$ ]] || { echo "BENCH_PAIRS must be a whole number, not '$PAIR_REPS'" >&2; exit 2; }
 HZ=$(getconf CLK_TCK)
 WORK=$(mktemp -d /tmp/intact-bench.XXXXXX)
 RESULTS=$WORK/results.tsv
@@ -177,6 +181,13 @@ start intact_rec "$INTACT" proxy --listen "127.0.0.1:$P" --mode "reverse:https:/
   --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --record "$WORK/recording.jsonl" --loops 1 "${INTACT_LIMITS[@]}"
 SPID[intact_rec]=$PID_intact_rec; TARGETS+=(intact_rec)
 
+# A twin of `intact` (same binary, same options): only for the control of the paired
+# measure below, so it is no target of the scenarios.
+P=$(free_port); PORT[intact_twin]=$P
+start intact_twin "$INTACT" proxy --listen "127.0.0.1:$P" --mode "reverse:https://127.0.0.1:$ORIGIN_PORT" \
+  --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --loops 1 "${INTACT_LIMITS[@]}"
+SPID[intact_twin]=$PID_intact_twin
+
 # The same with two event loops, for "--loops 2 ÷ --loops 1" (measured at 50 connections only).
 P=$(free_port); PORT[intact_rec_l2]=$P
 start intact_rec_l2 "$INTACT" proxy --listen "127.0.0.1:$P" --mode "reverse:https://127.0.0.1:$ORIGIN_PORT" \
@@ -236,7 +247,7 @@ start tunnel socat "TCP-LISTEN:$P,bind=127.0.0.1,fork,reuseaddr,backlog=1024" \
 SPID[forward]=$PID_forward; TARGETS+=(forward)
 
 wait_port "$FWD_PORT"
-for t in "${TARGETS[@]}"; do wait_port "${PORT[$t]}"; done
+for t in "${TARGETS[@]}" intact_twin; do wait_port "${PORT[$t]}"; done
 
 # Which targets each scenario measures: in_scenario SCENARIO TARGET.
 in_scenario() {
@@ -359,8 +370,14 @@ done
 # the cost of recording. Here Intact with and without --record are loaded at the same
 # time by the same client command, so both see the same noise; each pair gives one ratio
 # of their requests per server CPU-second (the CPU of all the process's threads, the
-# recording writer's included). REPS pairs per scenario.
-declare -A PAIRS=()
+# recording writer's included). Two servers loaded at once still differ by chance (the
+# one the scheduler serves less often gathers more requests per wake-up, so it spends
+# less CPU on each), so each on/off pair is followed by a control pair that loads
+# `intact` against its twin the same way: the control's spread is the measure's noise.
+# The figure is pooled (all of one side's requests ÷ all of its CPU ticks, over every
+# pair), which weighs each pair by its length instead of letting one odd pair decide;
+# the pairs' median is shown beside it. The client that starts first alternates.
+declare -A PAIRS=() POOLED=()
 pair_load() { # SCENARIO TARGET -> the client's output
   case "$1" in
     h1_1k_c50) wrk --timeout 10s -t1 -c50 -d"${DUR}s" "$(url "$2" 1k)" ;;
@@ -373,26 +390,44 @@ pair_requests() { # SCENARIO FILE
     h2_1k_c10) awk '/^requests:/ {print $8}' "$2" ;;
   esac
 }
+# One pair: SCENARIO BASE OTHER REP. Loads both at once; appends the ratio
+# OTHER ÷ BASE to PAIRS[SCENARIO:OTHER] and the four counts to POOLED[SCENARIO:OTHER].
+run_pair() {
+  local sc=$1 base=$2 other=$3 rep=$4 pa pb
+  local pid_base=${SPID[$base]} pid_other=${SPID[$other]}
+  kill -0 "$pid_base" 2>/dev/null && kill -0 "$pid_other" 2>/dev/null || return 0
+  local a0 b0 a1 b1 ra rb r
+  a0=$(cpu_ticks "$pid_base"); b0=$(cpu_ticks "$pid_other")
+  if ((rep % 2)); then
+    pair_load "$sc" "$base" >"$WORK/pair-base" 2>&1 & pa=$!
+    pair_load "$sc" "$other" >"$WORK/pair-other" 2>&1 & pb=$!
+  else
+    pair_load "$sc" "$other" >"$WORK/pair-other" 2>&1 & pb=$!
+    pair_load "$sc" "$base" >"$WORK/pair-base" 2>&1 & pa=$!
+  fi
+  PIDS+=("$pa" "$pb")
+  wait "$pa" "$pb" || true
+  a1=$(cpu_ticks "$pid_base"); b1=$(cpu_ticks "$pid_other")
+  ra=$(pair_requests "$sc" "$WORK/pair-base"); rb=$(pair_requests "$sc" "$WORK/pair-other")
+  [[ $other == intact_rec ]] && ANSWERED[intact_rec]=$(( ${ANSWERED[intact_rec]:-0} + ${rb:-0} ))
+  r=$(awk -v ra="${ra:-0}" -v rb="${rb:-0}" -v a="$((a1 - a0))" -v b="$((b1 - b0))" \
+    'BEGIN { if (ra > 0 && rb > 0 && a > 0 && b > 0) printf "%.2f", (rb / b) / (ra / a); else print "n/a" }')
+  PAIRS[$sc:$other]="${PAIRS[$sc:$other]:+${PAIRS[$sc:$other]} }$r"
+  [[ $r != n/a ]] && POOLED[$sc:$other]="${POOLED[$sc:$other]:-} $ra $((a1 - a0)) $rb $((b1 - b0))"
+  log "paired $sc rep $rep: $base $ra requests in $((a1 - a0)) ticks, $other $rb in $((b1 - b0)): $other ÷ $base $r"
+}
 for sc in h1_1k_c50 h2_1k_c10; do
   [[ " ${SCENARIOS[*]} " == *" $sc "* ]] || continue
-  off=${SPID[intact]}; on=${SPID[intact_rec]}
-  for rep in $(seq "$REPS"); do
-    kill -0 "$off" 2>/dev/null && kill -0 "$on" 2>/dev/null || break
-    a0=$(cpu_ticks "$off"); b0=$(cpu_ticks "$on")
-    pair_load "$sc" intact >"$WORK/pair-off" 2>&1 & pa=$!; PIDS+=("$pa")
-    pair_load "$sc" intact_rec >"$WORK/pair-on" 2>&1 & pb=$!; PIDS+=("$pb")
-    wait "$pa" "$pb" || true
-    a1=$(cpu_ticks "$off"); b1=$(cpu_ticks "$on")
-    ra=$(pair_requests "$sc" "$WORK/pair-off"); rb=$(pair_requests "$sc" "$WORK/pair-on")
-    ANSWERED[intact_rec]=$(( ${ANSWERED[intact_rec]:-0} + ${rb:-0} ))
-    r=$(awk -v ra="${ra:-0}" -v rb="${rb:-0}" -v a="$((a1 - a0))" -v b="$((b1 - b0))" \
-      'BEGIN { if (ra > 0 && rb > 0 && a > 0 && b > 0) printf "%.2f", (rb / b) / (ra / a); else print "n/a" }')
-    PAIRS[$sc]="${PAIRS[$sc]:+${PAIRS[$sc]} }$r"
-    log "paired $sc rep $rep: off $ra requests in $((a1 - a0)) ticks, on $rb in $((b1 - b0)): on ÷ off $r"
+  for rep in $(seq "$PAIR_REPS"); do
+    run_pair "$sc" intact intact_rec "$rep"
+    run_pair "$sc" intact intact_twin "$rep"
   done
 done
-# The median of a scenario's pairs (the middle one; the lower middle of an even count).
+# The pairs' median (the middle one; the lower middle of an even count): KEY.
 pair_median() { tr ' ' '\n' <<<"${PAIRS[$1]:-}" | grep -v '^n/a$' | grep . | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "n/a" }'; }
+# The pooled ratio: the other side's requests per tick over all pairs ÷ the base's: KEY.
+pair_pooled() { awk '{ for (i = 1; i + 3 <= NF; i += 4) { ra += $i; a += $(i + 1); rb += $(i + 2); b += $(i + 3) } }
+  END { if (ra > 0 && a > 0 && rb > 0 && b > 0) printf "%.2f", (rb / b) / (ra / a); else print "n/a" }' <<<"${POOLED[$1]:-}"; }
 
 # Idle keep-alive connections: RSS growth of the server per connection held.
 declare -A IDLE_KIB=()
@@ -546,10 +581,13 @@ row "peak RSS, 50 concurrent 1 MiB responses (HAProxy $(get h1_1m_c50 haproxy 6)
   "$(get h1_1m_c50 intact_rec 6) MiB" "$(get h1_1m_c50 intact 6) MiB" "—"
 row "recording on ÷ off, h1 1 KiB, 50 conns" "$(ratio "$(get h1_1k_c50 intact_rec 4)" "$(get h1_1k_c50 intact 4)")" "" "≥ 0.85 (issue 13)"
 row "recording on ÷ off, h2 1 KiB, 10 conns × 10 streams" "$(ratio "$(get h2_1k_c10 intact_rec 4)" "$(get h2_1k_c10 intact 4)")" "" "≥ 0.85 (issue 13)"
-row "recording on ÷ off, paired (both loaded at once), h1 1 KiB, 50 conns: median of ${PAIRS[h1_1k_c50]:-n/a}" \
-  "$(pair_median h1_1k_c50)" "" "≥ 0.85 (issue 13)"
-row "recording on ÷ off, paired (both loaded at once), h2 1 KiB, 10 × 10: median of ${PAIRS[h2_1k_c10]:-n/a}" \
-  "$(pair_median h2_1k_c10)" "" "≥ 0.85 (issue 13)"
+for sc in h1_1k_c50:"h1 1 KiB, 50 conns" h2_1k_c10:"h2 1 KiB, 10 × 10"; do
+  IFS=: read -r key label <<<"$sc"
+  row "recording on ÷ off, paired (both loaded at once), $label: pooled over pairs ${PAIRS[$key:intact_rec]:-n/a} (median $(pair_median "$key:intact_rec"))" \
+    "$(pair_pooled "$key:intact_rec")" "" "≥ 0.85 (issue 13)"
+  row "control: off ÷ its twin, paired the same way, $label: pooled over pairs ${PAIRS[$key:intact_twin]:-n/a} (median $(pair_median "$key:intact_twin"))" \
+    "—" "$(pair_pooled "$key:intact_twin")" "1 ± noise"
+done
 row "recording on ÷ off, h1 1 MiB, 50 conns" "$(ratio "$(get h1_1m_c50 intact_rec 4)" "$(get h1_1m_c50 intact 4)")" "" "—"
 row "--loops 2 ÷ --loops 1, req/s, h1 1 KiB, 50 conns" "$(ratio "$(get h1_1k_c50 intact_rec_l2 3)" "$(get h1_1k_c50 intact_rec 3)")" \
   "" "≥ 1.7 (when wrk is not the limit)"
