@@ -112,7 +112,8 @@ struct DigestInput {
     /// when it has none) and one copy.
     @inline(__always)
     private mutating func appendASCII(_ text: String, lowercasingASCII lowercase: Bool) -> Bool {
-        let knownASCII = text.utf8Span.isKnownASCII
+        // The flag costs a call: worth it only where a scan of the bytes costs more.
+        let knownASCII = text.utf8.count > 24 && text.utf8Span.isKnownASCII
         return FieldNameIndex.withUTF8(text) { utf8 in
             guard let source = utf8.baseAddress, !utf8.isEmpty else { return true }
             guard knownASCII || utf8.isASCII else { return false }

@@ -19,12 +19,23 @@
 /// fields first and once, no connection-specific fields); this only splits it.
 enum HTTP2FieldMapping {
     /// Lowercased names that never travel in HTTP/2 (`te` is handled apart).
-    /// A list, compared byte for byte (`HTTPField.hasName(lowercased:)`,
-    /// which rules most names out by their length): a `Set` would hash every
-    /// field's name, and need it lowercased as a new `String` first.
+    /// A list, compared byte for byte (`HTTPField.hasName(lowercased:)`)
+    /// only for a name whose length one of them has (`connectionSpecificLengths`):
+    /// a `Set` would hash every field's name, and need it lowercased as a new
+    /// `String` first.
     private static let connectionSpecific: [String] = [
         "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "http2-settings", "host",
     ]
+    /// Bit `n` set when a name of `connectionSpecific` has `n` UTF-8 bytes (all are under 64).
+    private static let connectionSpecificLengths: UInt64 = connectionSpecific.reduce(0) { $0 | 1 << UInt64($1.utf8.count) }
+
+    /// True when `field` is one of `connectionSpecific` (any case).
+    private static func isConnectionSpecific(_ field: HTTPField) -> Bool {
+        let count = field.name.utf8.count
+        guard count < 64, connectionSpecificLengths & 1 << UInt64(count) != 0 else { return false }
+        for name in connectionSpecific where field.hasName(lowercased: name) { return true }
+        return false
+    }
 
     /// The header list for a request head.
     static func requestList(_ head: HTTPRequestHead) -> [HTTPField] {
@@ -75,10 +86,11 @@ enum HTTP2FieldMapping {
                 named.append(HTTPField.lowercaseASCII(token.trimmingSpacesAndTabs()))
             }
         }
-        for field in fields.collapsingContentLengthList {
-            if connectionSpecific.contains(where: field.hasName(lowercased:)) || named.contains(where: field.hasName(lowercased:)) {
-                continue
-            }
+        let fields = fields.collapsingContentLengthList
+        for index in fields.indices {
+            let field = fields[index]
+            if isConnectionSpecific(field) { continue }
+            if !named.isEmpty, named.contains(where: { field.hasName(lowercased: $0) }) { continue }
             if field.hasName(lowercased: "te") && HTTPField.lowercaseASCII(field.value.trimmingSpacesAndTabs()) != "trailers" {
                 continue
             }

@@ -33,6 +33,24 @@ struct HTTP2HeaderBlock {
         if stream != 0 { fields.reserveCapacity(lastCount) }
     }
 
+    /// Takes one decoded field of `stream`'s block: appends it, unless the
+    /// block is another stream's (or untracked) or over `limit` already.
+    /// Returns false when this field took the block over `limit` (its
+    /// fields are then dropped; the caller marks the stream). One call per
+    /// field, so the session's state is accessed once.
+    mutating func append(stream: HTTP2StreamID, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
+                         limit: Int) -> Bool {
+        guard self.stream == stream, !tooLarge else { return true }
+        size += name.count + value.count + 32
+        guard size <= limit else {
+            tooLarge = true
+            fields = []
+            return false
+        }
+        fields.append(HTTPField(name: String(latin1: name), value: String(latin1: value)))
+        return true
+    }
+
     /// Closes the block and hands its fields over (the array moves out; no copy).
     mutating func take() -> [HTTPField] {
         let taken = fields

@@ -159,19 +159,13 @@ extension HTTP2Session {
     fileprivate func header(stream: HTTP2StreamID, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Int32 {
         guard !hasFailed else { return callbackFailure }
         // nghttp2 decodes one block at a time: the open block is this stream's, or it is not tracked.
-        guard headerBlock.stream == stream, !headerBlock.tooLarge else { return 0 }
-        headerBlock.size += name.count + value.count + 32
         let limit = configuration.maxHeaderListSize
-        guard headerBlock.size <= limit else {
-            headerBlock.tooLarge = true
-            headerBlock.fields = []
+        if !headerBlock.append(stream: stream, name: name, value: value, limit: limit) {
             withStream(stream) { state in
                 state.localResetReason = "header list larger than \(limit) bytes"
                 state.headerListTooLarge = true
             }
-            return 0
         }
-        headerBlock.fields.append(HTTPField(name: String(latin1: name), value: String(latin1: value)))
         return 0
     }
 
