@@ -86,15 +86,16 @@ enum HTTP2FieldMapping {
                 named.append(HTTPField.lowercaseASCII(token.trimmingSpacesAndTabs()))
             }
         }
-        let fields = fields.collapsingContentLengthList
+        // Read in place by index (a copied field costs two retains and two releases).
+        let fields = fields.collapsingContentLengthList.fields
         for index in fields.indices {
-            let field = fields[index]
-            if isConnectionSpecific(field) { continue }
-            if !named.isEmpty, named.contains(where: { field.hasName(lowercased: $0) }) { continue }
-            if field.hasName(lowercased: "te") && HTTPField.lowercaseASCII(field.value.trimmingSpacesAndTabs()) != "trailers" {
+            if isConnectionSpecific(fields[index]) { continue }
+            if !named.isEmpty, named.contains(where: { fields[index].hasName(lowercased: $0) }) { continue }
+            if fields[index].hasName(lowercased: "te"),
+               HTTPField.lowercaseASCII(fields[index].value.trimmingSpacesAndTabs()) != "trailers" {
                 continue
             }
-            list.append(HTTPField(name: field.lowercasedName, value: field.value))
+            list.append(HTTPField(name: fields[index].lowercasedName, value: fields[index].value))
         }
     }
 

@@ -61,12 +61,25 @@ public struct HTTPField: Hashable, Sendable, CustomStringConvertible {
         return true
     }
 
-    /// Lowercases ASCII letters only; other bytes are untouched.
+    /// Lowercases ASCII letters only; other bytes are untouched. A string
+    /// with no capital (nearly every name on its way to HTTP/2) is returned
+    /// as it is, found by one loop over its contiguous UTF-8.
     public static func lowercaseASCII(_ s: String) -> String {
-        var needs = false
-        for b in s.utf8 where b >= 0x41 && b <= 0x5A { needs = true; break }
-        guard needs else { return s }
-        return String(decoding: s.utf8.map { ($0 >= 0x41 && $0 <= 0x5A) ? $0 | 0x20 : $0 }, as: UTF8.self)
+        let lowered: String?? = s.utf8.withContiguousStorageIfAvailable { utf8 in
+            guard utf8.contains(where: { $0 &- 0x41 < 26 }) else { return nil }
+            return String(unsafeUninitializedCapacity: utf8.count) { out in
+                for offset in 0..<utf8.count {
+                    let byte = utf8[offset]
+                    out[offset] = byte &- 0x41 < 26 ? byte | 0x20 : byte
+                }
+                return utf8.count
+            }
+        }
+        switch lowered {
+        case .some(.some(let lowered)): return lowered
+        case .some(.none): return s
+        case .none: return String(decoding: s.utf8.map { $0 &- 0x41 < 26 ? $0 | 0x20 : $0 }, as: UTF8.self)
+        }
     }
 }
 
@@ -76,7 +89,8 @@ extension String {
     /// per-scalar appends.
     public init<Bytes: Sequence>(latin1 bytes: Bytes) where Bytes.Element == UInt8 {
         let ascii = bytes.withContiguousStorageIfAvailable { buffer -> String? in
-            buffer.isASCII ? String(decoding: buffer, as: UTF8.self) : nil
+            // Checked ASCII is valid UTF-8: copied as such, not validated a second time.
+            buffer.isASCII ? unsafe String(copying: UTF8Span(unchecked: buffer.span, isKnownASCII: true)) : nil
         }
         if let ascii = ascii ?? nil {
             self = ascii
@@ -134,15 +148,19 @@ public struct HTTPFields: Hashable, Sendable, RandomAccessCollection, Expressibl
     public subscript(position: Int) -> HTTPField { fields[position] }
 
     /// The first value of a field, or nil.
+    ///
+    /// Lookups here walk the array by index and read each field in place:
+    /// `for field in fields` copies every field it passes (a retain and a
+    /// release of its name and of its value).
     public subscript(name: String) -> String? {
-        for field in fields where field.hasName(name) { return field.value }
+        for index in fields.indices where fields[index].hasName(name) { return fields[index].value }
         return nil
     }
 
     /// Every value of a field, in order.
     public func values(_ name: String) -> [String] {
         var values: [String] = []
-        for field in fields where field.hasName(name) { values.append(field.value) }
+        for index in fields.indices where fields[index].hasName(name) { values.append(fields[index].value) }
         return values
     }
 
