@@ -48,9 +48,9 @@ extension HTTPFields {
         // The usual head has one value and no list: found without building the array of values.
         var count = 0
         var listed = false
-        for index in fields.indices where fields[index].hasName(lowercased: "content-length") {
+        for field in fields where field.hasName(lowercased: "content-length") {
             count += 1
-            if count == 1 { listed = fields[index].value.utf8.contains(UInt8(ascii: ",")) }
+            if count == 1 { listed = field.value.utf8.contains(UInt8(ascii: ",")) }
         }
         guard count > 1 || listed, let length = ContentLengthList.agreedLength(values("content-length")) else { return nil }
         var collapsed = HTTPFields()

@@ -148,19 +148,15 @@ public struct HTTPFields: Hashable, Sendable, RandomAccessCollection, Expressibl
     public subscript(position: Int) -> HTTPField { fields[position] }
 
     /// The first value of a field, or nil.
-    ///
-    /// Lookups here walk the array by index and read each field in place:
-    /// `for field in fields` copies every field it passes (a retain and a
-    /// release of its name and of its value).
     public subscript(name: String) -> String? {
-        for index in fields.indices where fields[index].hasName(name) { return fields[index].value }
+        for field in fields where field.hasName(name) { return field.value }
         return nil
     }
 
     /// Every value of a field, in order.
     public func values(_ name: String) -> [String] {
         var values: [String] = []
-        for index in fields.indices where fields[index].hasName(name) { values.append(fields[index].value) }
+        for field in fields where field.hasName(name) { values.append(field.value) }
         return values
     }
 
