@@ -195,12 +195,14 @@ extension HTTP2Session {
     /// Writes the ISO-8859-1 bytes of `text` at `target` (room for its UTF-8
     /// count) and returns how many: ASCII text in one copy, other text
     /// scalar by scalar (`?` above U+00FF, as `String.latin1Bytes`).
+    /// The UTF-8 is borrowed as a span (no retain of the string's storage).
     private static func writeLatin1(_ text: String, to target: UnsafeMutablePointer<UInt8>) -> Int {
-        let copied: Int? = text.utf8.withContiguousStorageIfAvailable { utf8 in
-            guard text.utf8Span.isKnownASCII || utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
-            if let source = utf8.baseAddress { target.initialize(from: source, count: utf8.count) }
-            return utf8.count
-        } ?? nil
+        let utf8 = text.utf8Span
+        let copied: Int? = utf8.span.withUnsafeBufferPointer { utf8Bytes in
+            guard utf8.isKnownASCII || utf8Bytes.isASCII else { return nil }
+            if let source = utf8Bytes.baseAddress { target.initialize(from: source, count: utf8Bytes.count) }
+            return utf8Bytes.count
+        }
         if let copied { return copied }
         var count = 0
         for scalar in text.unicodeScalars {
