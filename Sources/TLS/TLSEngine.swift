@@ -278,27 +278,31 @@ public final class TLSEngine {
         var plaintext: [UInt8] = []
         var stop: Int32 = SSL_ERROR_NONE
         var errors: [OpenSSLErrorEntry] = []
-        while stop == SSL_ERROR_NONE {
-            // Plaintext never exceeds the ciphertext pending plus what OpenSSL already holds,
-            // plus one record whose start it has already taken from the BIO.
-            let capacity = inboundPendingCount + Int(SSL_pending(ssl)) + 16 * 1024 + 256
-            let chunk = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
-                count = 0
-                while count < capacity {
-                    let step = OpenSSLErrorQueue.run { () -> (code: Int32, read: Int) in
-                        var read = 0
-                        let result = SSL_read_ex(ssl, buffer.baseAddress! + count, capacity - count, &read)
-                        return (result == 1 ? SSL_ERROR_NONE : SSL_get_error(ssl, result), read)
-                    }
-                    guard step.result.code == SSL_ERROR_NONE else {
-                        stop = step.result.code
-                        errors = step.errors
-                        return
-                    }
-                    count += step.result.read
+        // Plaintext never exceeds the ciphertext pending plus what OpenSSL already holds,
+        // plus one record whose start it has already taken from the BIO.
+        let room = inboundPendingCount + Int(SSL_pending(ssl)) + 16 * 1024 + 256
+        PlaintextScratch.shared.withBuffer(capacity: room) { scratch in
+            var count = 0
+            while stop == SSL_ERROR_NONE {
+                if count == scratch.count {
+                    plaintext.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+                    count = 0
                 }
+                let step = OpenSSLErrorQueue.run { () -> (code: Int32, read: Int) in
+                    var read = 0
+                    let result = SSL_read_ex(ssl, scratch.baseAddress! + count, scratch.count - count, &read)
+                    return (result == 1 ? SSL_ERROR_NONE : SSL_get_error(ssl, result), read)
+                }
+                guard step.result.code == SSL_ERROR_NONE else {
+                    stop = step.result.code
+                    errors = step.errors
+                    break
+                }
+                count += step.result.read
             }
-            if plaintext.isEmpty { plaintext = chunk } else { plaintext += chunk }
+            // Copied out at its size: a small message (a request head) keeps no
+            // spare room alive for as long as a parser holds it.
+            plaintext.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[..<count]))
         }
         switch stop {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
@@ -312,20 +316,10 @@ public final class TLSEngine {
         }
         // Reading drains only the inbound buffer; what it wrote leaves through `takeOutbound`.
         compactInbound()
-        // Each read reserves a whole record's room; a small message (a request
-        // head) would keep ~16 KiB alive for as long as a parser holds it,
-        // idle keep-alive connections included. Copied to its size instead.
-        if plaintext.capacity - plaintext.count > TLSEngine.plaintextSlack {
-            plaintext = [UInt8](unsafeUninitializedCapacity: plaintext.count) { buffer, count in
-                count = plaintext.withUnsafeBufferPointer { source in
-                    buffer.initialize(fromContentsOf: source)
-                }
-            }
-        }
         return plaintext
     }
 
-    /// Unused room a plaintext array may keep before `readPlaintext` copies it to its size.
+    /// Unused room an outbound ciphertext array may keep before `takeOutbound` copies it to its size.
     static let plaintextSlack = 4 * 1024
 
     // MARK: Closing
