@@ -37,8 +37,9 @@
 /// - `phase` only moves forward: open → lingering (the session finished:
 ///   our FIN goes out after the last frame, the peer's is awaited) → closed.
 /// - `streams` is changed only with `updateValue`/`removeValue`, never
-///   through a subscript's in-place modify (a coroutine frame that mallocs
-///   on every call: two per request, measured).
+///   through `streams[id]?.field = …` (a get and a set of the whole value;
+///   with the dictionary it used to be, a coroutine frame that malloc'd on
+///   every call: two per request, measured).
 /// - Not thread-safe: one owner, one queue. A class because it owns its
 ///   session (an nghttp2 object that cannot be copied).
 public final class HTTP2ConnectionLayer {
