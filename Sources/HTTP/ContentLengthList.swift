@@ -45,9 +45,14 @@ extension HTTPFields {
     /// `collapsingContentLengthList` when it differs from these fields; nil
     /// when they are unchanged (so a head that shares them is not copied).
     public var collapsedContentLengthList: HTTPFields? {
-        let values = self.values("content-length")
-        guard !values.isEmpty, values.count > 1 || values[0].contains(","),
-              let length = ContentLengthList.agreedLength(values) else { return nil }
+        // The usual head has one value and no list: found without building the array of values.
+        var count = 0
+        var listed = false
+        for field in fields where field.hasName(lowercased: "content-length") {
+            count += 1
+            if count == 1 { listed = field.value.utf8.contains(UInt8(ascii: ",")) }
+        }
+        guard count > 1 || listed, let length = ContentLengthList.agreedLength(values("content-length")) else { return nil }
         var collapsed = HTTPFields()
         var written = false
         for field in self {

@@ -108,12 +108,15 @@ struct DigestInput {
     /// Appends `text` from its UTF-8 storage when it is ASCII and returns
     /// true; writes nothing and returns false otherwise. Inlined into the
     /// callers, with the scalar walk kept out of line, so the common path is
-    /// a length check, an 8-byte ASCII test and one copy.
+    /// a length check, the string's own ASCII flag (an 8-byte-at-a-time test
+    /// when it has none) and one copy.
     @inline(__always)
     private mutating func appendASCII(_ text: String, lowercasingASCII lowercase: Bool) -> Bool {
-        FieldNameIndex.withUTF8(text) { utf8 in
+        // The flag costs a call: worth it only where a scan of the bytes costs more.
+        let knownASCII = text.utf8.count > 24 && text.utf8Span.isKnownASCII
+        return FieldNameIndex.withUTF8(text) { utf8 in
             guard let source = utf8.baseAddress, !utf8.isEmpty else { return true }
-            guard DigestInput.isASCII(utf8) else { return false }
+            guard knownASCII || utf8.isASCII else { return false }
             let target = claim(utf8.count)
             if lowercase {
                 for offset in 0..<utf8.count {
@@ -135,21 +138,6 @@ struct DigestInput {
             if lowercase, value &- 0x41 < 26 { value |= 0x20 }
             claim(1).pointee = value <= 0xFF ? UInt8(truncatingIfNeeded: value) : UInt8(ascii: "?")
         }
-    }
-
-    /// True when every byte is below 0x80; eight at a time.
-    private static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let raw = UnsafeRawBufferPointer(bytes)
-        var offset = 0
-        while offset + 8 <= raw.count {
-            if raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
-            offset += 8
-        }
-        while offset < raw.count {
-            if raw[offset] >= 0x80 { return false }
-            offset += 1
-        }
-        return true
     }
 
     /// Appends one group of `index`: `item(name) count(V) item(value_1) … item(value_V)`,

@@ -96,22 +96,34 @@ struct FieldNameIndex {
         var written = 0
         for position in fields.indices {
             let start = written
-            var all: UInt8 = 0, changed: UInt8 = 0
+            var all: UInt64 = 0, changed: UInt64 = 0
             Self.withUTF8(fields[position].name) { utf8 in
+                guard let source = utf8.baseAddress else { return }
                 let target = lowered + start
-                for offset in 0..<utf8.count {
+                var offset = 0
+                while offset + 8 <= utf8.count {
+                    let word = UnsafeRawPointer(source + offset).loadUnaligned(as: UInt64.self)
+                    let capitals = Self.asciiCapitals(word)
+                    UnsafeMutableRawPointer(target + offset).storeBytes(of: word | capitals >> 2, as: UInt64.self)
+                    all |= word
+                    changed |= capitals
+                    offset += 8
+                }
+                while offset < utf8.count {
                     let byte = utf8[offset]
                     let lower = byte &- 0x41 < 26 ? byte | 0x20 : byte
                     target[offset] = lower
-                    all |= byte
-                    changed |= byte ^ lower
+                    all |= UInt64(byte)
+                    changed |= UInt64(byte ^ lower)
+                    offset += 1
                 }
                 written += utf8.count
                 // A lead byte from 0xC4 up starts a scalar above U+00FF.
-                if all >= 0x80, utf8.contains(where: { $0 >= 0xC4 }) { namesAreLatin1 = false }
+                if all & Self.highBits != 0, utf8.contains(where: { $0 >= 0xC4 }) { namesAreLatin1 = false }
             }
             (entryStorage.baseAddress! + position).initialize(to: Entry(
-                key: 0, nameStart: start, nameCount: written - start, field: position, isLowercase: changed == 0, isASCII: all < 0x80))
+                key: 0, nameStart: start, nameCount: written - start, field: position, isLowercase: changed == 0,
+                isASCII: all & Self.highBits == 0))
         }
         // The keys: each name's first 8 bytes in one load (the slack after the
         // last name is zeroed, and bytes past a shorter name masked off).
@@ -133,6 +145,22 @@ struct FieldNameIndex {
             groupCount += 1
             start = end
         }
+    }
+
+    private static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// For each byte of `word` that is an ASCII capital (0x41–0x5A), 0x80 in
+    /// that byte's place; 0 elsewhere. Eight bytes at once with no carry
+    /// between them: a byte's low seven bits plus 0x3F reach 0x80 from 0x41
+    /// up, plus 0x25 from 0x5B up, and neither sum passes 0xFF; bytes with
+    /// the high bit set (not ASCII) are masked out. `word | capitals >> 2`
+    /// is then the word with those letters lowercased (0x80 >> 2 is 0x20).
+    @inline(__always)
+    static func asciiCapitals(_ word: UInt64) -> UInt64 {
+        let low = word & ~highBits
+        let fromA = low &+ 0x3F3F_3F3F_3F3F_3F3F
+        let afterZ = low &+ 0x2525_2525_2525_2525
+        return fromA & ~afterZ & ~word & highBits
     }
 
     /// The key of the `count` name bytes at `bytes`, 8 of which can be read.

@@ -19,13 +19,29 @@
 /// fields first and once, no connection-specific fields); this only splits it.
 enum HTTP2FieldMapping {
     /// Lowercased names that never travel in HTTP/2 (`te` is handled apart).
-    private static let connectionSpecific: Set<String> = [
+    /// A list, compared byte for byte (`HTTPField.hasName(lowercased:)`)
+    /// only for a name whose length one of them has (`connectionSpecificLengths`):
+    /// a `Set` would hash every field's name, and need it lowercased as a new
+    /// `String` first.
+    private static let connectionSpecific: [String] = [
         "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "http2-settings", "host",
     ]
+    /// Bit `n` set when a name of `connectionSpecific` has `n` UTF-8 bytes (all are under 64).
+    private static let connectionSpecificLengths: UInt64 = connectionSpecific.reduce(0) { $0 | 1 << UInt64($1.utf8.count) }
+
+    /// True when `field` is one of `connectionSpecific` (any case).
+    private static func isConnectionSpecific(_ field: HTTPField) -> Bool {
+        let count = field.name.utf8.count
+        guard count < 64, connectionSpecificLengths & 1 << UInt64(count) != 0 else { return false }
+        for name in connectionSpecific where field.hasName(lowercased: name) { return true }
+        return false
+    }
 
     /// The header list for a request head.
     static func requestList(_ head: HTTPRequestHead) -> [HTTPField] {
-        var list = [HTTPField(name: ":method", value: head.method)]
+        var list: [HTTPField] = []
+        list.reserveCapacity(5 + head.fields.count)
+        list.append(HTTPField(name: ":method", value: head.method))
         let authority = head.authority ?? head.fields["host"]
         if let connectProtocol = head.connectProtocol, head.method == "CONNECT" {
             // RFC 8441 §4: an extended CONNECT carries :protocol, :scheme and :path too.
@@ -40,39 +56,62 @@ enum HTTP2FieldMapping {
             if let authority { list.append(HTTPField(name: ":authority", value: authority)) }
             list.append(HTTPField(name: ":path", value: head.path.isEmpty ? "/" : head.path))
         }
-        list += regularList(head.fields)
+        appendRegular(head.fields, to: &list)
         return list
     }
 
     /// The header list for a response head (interim or final).
     static func responseList(_ head: HTTPResponseHead) -> [HTTPField] {
-        [HTTPField(name: ":status", value: String(head.status))] + regularList(head.fields)
+        var list: [HTTPField] = []
+        list.reserveCapacity(1 + head.fields.count)
+        list.append(HTTPField(name: ":status", value: String(head.status)))
+        appendRegular(head.fields, to: &list)
+        return list
     }
 
     /// Regular fields (also used for trailers): lowercased, connection-specific ones dropped.
     static func regularList(_ fields: HTTPFields) -> [HTTPField] {
-        var named: Set<String> = []
-        for value in fields.values("connection") {
-            for token in value.split(separator: ",") {
-                named.insert(HTTPField.lowercaseASCII(token.trimmingSpacesAndTabs()))
-            }
-        }
         var list: [HTTPField] = []
         list.reserveCapacity(fields.count)
-        for field in fields.collapsingContentLengthList {
-            let name = field.lowercasedName
-            if connectionSpecific.contains(name) || named.contains(name) { continue }
-            if name == "te" && HTTPField.lowercaseASCII(field.value.trimmingSpacesAndTabs()) != "trailers" { continue }
-            list.append(HTTPField(name: name, value: field.value))
-        }
+        appendRegular(fields, to: &list)
         return list
+    }
+
+    /// Appends `regularList(fields)` to `list` (one array for a whole head).
+    private static func appendRegular(_ fields: HTTPFields, to list: inout [HTTPField]) {
+        // The tokens `Connection` lists, lowercased (none in the usual head).
+        var named: [String] = []
+        for field in fields where field.hasName(lowercased: "connection") {
+            for token in field.value.split(separator: ",") {
+                named.append(HTTPField.lowercaseASCII(token.trimmingSpacesAndTabs()))
+            }
+        }
+        // One copy of each field, used for every check and for the field
+        // that goes out: reading `fields[index]` for each check copies it
+        // each time (measured: six retains a field instead of one).
+        for field in fields.collapsingContentLengthList {
+            if isConnectionSpecific(field) { continue }
+            if !named.isEmpty, named.contains(where: { field.hasName(lowercased: $0) }) { continue }
+            if field.hasName(lowercased: "te"), HTTPField.lowercaseASCII(field.value.trimmingSpacesAndTabs()) != "trailers" {
+                continue
+            }
+            list.append(HTTPField(name: field.lowercasedName, value: field.value))
+        }
     }
 
     /// Builds a request head from a decoded list (server role).
     static func requestHead(from list: [HTTPField]) -> HTTPRequestHead {
         var method = "", path = "", scheme: String?, authority: String?, connectProtocol: String?
         var fields = HTTPFields()
+        // nghttp2 has checked that pseudo-fields come first: the rest are regular.
+        let pseudo = list.prefix { $0.name.utf8.first == UInt8(ascii: ":") }.count
+        fields.reserveCapacity(list.count - pseudo)
         for field in list {
+            // A regular name never starts with a colon: one byte rules out every pseudo-field.
+            guard field.name.utf8.first == UInt8(ascii: ":") else {
+                fields.append(field)
+                continue
+            }
             switch field.name {
             case ":method": method = field.value
             case ":scheme": scheme = field.value
@@ -97,8 +136,13 @@ enum HTTP2FieldMapping {
     static func responseHead(from list: [HTTPField]) -> HTTPResponseHead? {
         var status: Int?
         var fields = HTTPFields()
+        fields.reserveCapacity(max(list.count - 1, 0))
         for field in list {
-            if field.name == ":status" { status = Int(field.value) } else { fields.append(field) }
+            if field.name.utf8.first == UInt8(ascii: ":") && field.name == ":status" {
+                status = Int(field.value)
+            } else {
+                fields.append(field)
+            }
         }
         guard let status else { return nil }
         return HTTPResponseHead(status: status, reason: "", version: .http2, fields: fields)

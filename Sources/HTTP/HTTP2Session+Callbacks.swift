@@ -147,27 +147,24 @@ extension HTTP2Session {
         if role == .server && frame.headers.cat == NGHTTP2_HCAT_REQUEST {
             streams[id] = HTTP2StreamState()
             resetLimiter.streamOpened(id)
+            headerBlock.begin(stream: id, tooLarge: false)
+        } else if let tooLarge = withStream(id, { $0.headerListTooLarge }) {
+            headerBlock.begin(stream: id, tooLarge: tooLarge)
         } else {
-            streams[id]?.block.removeAll()
-            streams[id]?.blockSize = 0
+            headerBlock.begin(stream: 0, tooLarge: false)
         }
         return 0
     }
 
     fileprivate func header(stream: HTTP2StreamID, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Int32 {
         guard !hasFailed else { return callbackFailure }
-        guard let index = streams.index(forKey: stream) else { return 0 }
+        // nghttp2 decodes one block at a time: the open block is this stream's, or it is not tracked.
         let limit = configuration.maxHeaderListSize
-        withStream(at: index) { state in
-            guard !state.headerListTooLarge else { return }
-            state.blockSize += name.count + value.count + 32
-            guard state.blockSize <= limit else {
+        if !headerBlock.append(stream: stream, name: name, value: value, limit: limit) {
+            withStream(stream) { state in
                 state.localResetReason = "header list larger than \(limit) bytes"
                 state.headerListTooLarge = true
-                state.block = []
-                return
             }
-            state.block.append(HTTPField(name: String(latin1: name), value: String(latin1: value)))
         }
         return 0
     }
@@ -183,7 +180,7 @@ extension HTTP2Session {
         case NGHTTP2_DATA.rawValue:
             if endStream { endInbound(stream: id, trailers: nil) }
         case NGHTTP2_RST_STREAM.rawValue:
-            streams[id]?.peerReset = true
+            withStream(id) { $0.peerReset = true }
             if role == .server && resetLimiter.resetReceived(id) {
                 fail(.rapidReset(limit: resetLimiter.limit, window: resetLimiter.window))
             }
@@ -207,19 +204,15 @@ extension HTTP2Session {
 
     /// A complete header block: a head (interim or final) or trailers.
     private func headersReceived(stream id: HTTP2StreamID, endStream: Bool) {
-        guard let index = streams.index(forKey: id) else { return }
-        // The block is taken out of the state in place (no copy of the state, no second reference to the block).
-        let taken: (block: [HTTPField], awaitingHead: Bool)? = withStream(at: index) { state in
-            guard !state.headerListTooLarge else { return nil }
-            let block = state.block
-            state.block = []
-            state.blockSize = 0
-            if case .awaitingHead = state.inbound { return (block, true) }
-            return (block, false)
-        }
-        guard let (block, awaitingHead) = taken else {
+        guard headerBlock.stream == id, let index = streams.index(forKey: id) else { return }
+        guard !headerBlock.tooLarge else {
+            headerBlock.begin(stream: 0, tooLarge: false)
             deferred.append(.resetStream(id, .enhanceYourCalm))
             return
+        }
+        let block = headerBlock.take()
+        let awaitingHead = withStream(at: index) { state in
+            if case .awaitingHead = state.inbound { true } else { false }
         }
         guard awaitingHead else {
             endInbound(stream: id, trailers: HTTPFields(block))
@@ -242,7 +235,7 @@ extension HTTP2Session {
     }
 
     private func endInbound(stream id: HTTP2StreamID, trailers: HTTPFields?) {
-        streams[id]?.inbound = .ended
+        withStream(id) { $0.inbound = .ended }
         emit(.streamEnded(stream: id, trailers: trailers))
     }
 
@@ -275,11 +268,13 @@ extension HTTP2Session {
         let id = frame.hd.stream_id
         var reason = libraryMessage ?? HTTP2Session.message(libraryError)
         if libraryError == NGHTTP2_ERR_HTTP_MESSAGING.rawValue {
-            reason += ": " + messagingProblem(frameType: frame.hd.type, block: streams[id]?.block ?? [])
+            reason += ": " + messagingProblem(frameType: frame.hd.type, block: headerBlock.stream == id ? headerBlock.fields : [])
         }
         connectionProblem = reason
-        if id != 0, streams[id]?.localResetReason == nil {
-            streams[id]?.localResetReason = reason
+        if id != 0 {
+            withStream(id) { state in
+                if state.localResetReason == nil { state.localResetReason = reason }
+            }
         }
     }
 

@@ -71,7 +71,7 @@ extension HTTP2Session {
             }
         }
         guard rv == 0 else { throw .library(code: rv, message: HTTP2Session.message(rv)) }
-        streams[stream]?.outbound = endStream ? .ended : .open
+        withStream(stream) { $0.outbound = endStream ? .ended : .open }
     }
 
     /// Queues body bytes; nghttp2 takes them in DATA frames as the peer's
@@ -98,8 +98,10 @@ extension HTTP2Session {
         guard streams.index(forKey: stream) != nil else { throw .unknownStream(stream) }
         let rv = library { nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code.rawValue) }
         guard rv == 0 else { throw .library(code: rv, message: HTTP2Session.message(rv)) }
-        streams[stream]?.queue.removeAll()
-        streams[stream]?.outbound = .ended
+        withStream(stream) { state in
+            state.queue.removeAll()
+            state.outbound = .ended
+        }
     }
 
     /// Sends GOAWAY naming the last peer-initiated stream processed; no new
@@ -155,32 +157,58 @@ extension HTTP2Session {
         library { _ = nghttp2_session_resume_data(session, stream) }
     }
 
-    /// Calls `body` with an `nghttp2_nv` array for `fields`, whose names and
-    /// values point into one buffer that lives for the call (nghttp2 copies them).
+    /// Calls `body` with an `nghttp2_nv` array for `fields` (nghttp2 copies
+    /// the names and values it points to before the submit call returns).
+    ///
+    /// The array and the bytes it points to are laid out in one temporary
+    /// allocation (on the stack when it fits): the `nghttp2_nv` entries,
+    /// then each field's name and value as ISO-8859-1 bytes, back to back.
+    /// An ASCII string (nearly every one) is copied from its UTF-8 storage
+    /// in one go; its UTF-8 count bounds the ISO-8859-1 bytes of any string,
+    /// so the room is sized before anything is written.
     func withNameValues<T>(_ fields: [HTTPField], _ body: (UnsafePointer<nghttp2_nv>, Int) -> T) -> T {
-        var storage: [UInt8] = []
-        var spans: [(name: Range<Int>, value: Range<Int>)] = []
-        spans.reserveCapacity(fields.count)
-        for field in fields {
-            let nameStart = storage.count
-            HTTP1Grammar.appendLatin1(field.name, to: &storage)
-            let valueStart = storage.count
-            HTTP1Grammar.appendLatin1(field.value, to: &storage)
-            spans.append((nameStart..<valueStart, valueStart..<storage.count))
-        }
-        storage.append(0) // never empty, so the base address exists
-        return storage.withUnsafeMutableBufferPointer { buffer in
-            let base = buffer.baseAddress!
-            let nva = spans.map { span in
-                nghttp2_nv(name: base + span.name.lowerBound, value: base + span.value.lowerBound,
-                           namelen: span.name.count, valuelen: span.value.count,
-                           flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+        let entries = MemoryLayout<nghttp2_nv>.stride * max(fields.count, 1)
+        var textBytes = 0
+        for index in fields.indices { textBytes += fields[index].name.utf8.count + fields[index].value.utf8.count }
+        return withUnsafeTemporaryAllocation(byteCount: entries + textBytes, alignment: MemoryLayout<nghttp2_nv>.alignment) { room in
+            let nva = room.baseAddress!.bindMemory(to: nghttp2_nv.self, capacity: max(fields.count, 1))
+            let text = (room.baseAddress! + entries).assumingMemoryBound(to: UInt8.self)
+            var written = 0
+            for index in fields.indices {
+                let name = text + written
+                let nameCount = HTTP2Session.writeLatin1(fields[index].name, to: name)
+                written += nameCount
+                let value = text + written
+                let valueCount = HTTP2Session.writeLatin1(fields[index].value, to: value)
+                written += valueCount
+                (nva + index).initialize(to: nghttp2_nv(name: name, value: value, namelen: nameCount, valuelen: valueCount,
+                                                        flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
             }
-            guard !nva.isEmpty else {
-                var none = nghttp2_nv()
-                return withUnsafePointer(to: &none) { body($0, 0) }
+            guard !fields.isEmpty else {
+                nva.initialize(to: nghttp2_nv())
+                return body(nva, 0)
             }
-            return nva.withUnsafeBufferPointer { body($0.baseAddress!, $0.count) }
+            return body(nva, fields.count)
         }
+    }
+
+    /// Writes the ISO-8859-1 bytes of `text` at `target` (room for its UTF-8
+    /// count) and returns how many: ASCII text in one copy, other text
+    /// scalar by scalar (`?` above U+00FF, as `String.latin1Bytes`).
+    /// The UTF-8 is borrowed as a span (no retain of the string's storage).
+    private static func writeLatin1(_ text: String, to target: UnsafeMutablePointer<UInt8>) -> Int {
+        let utf8 = text.utf8Span
+        let copied: Int? = utf8.span.withUnsafeBufferPointer { utf8Bytes in
+            guard utf8.isKnownASCII || utf8Bytes.isASCII else { return nil }
+            if let source = utf8Bytes.baseAddress { target.initialize(from: source, count: utf8Bytes.count) }
+            return utf8Bytes.count
+        }
+        if let copied { return copied }
+        var count = 0
+        for scalar in text.unicodeScalars {
+            target[count] = scalar.value <= 0xFF ? UInt8(truncatingIfNeeded: scalar.value) : UInt8(ascii: "?")
+            count += 1
+        }
+        return count
     }
 }

@@ -28,13 +28,11 @@ struct HTTP2StreamState {
 
     var inbound: Inbound = .awaitingHead
     var outbound: Outbound = .idle
-    /// Fields of the header block being decoded, in order.
-    var block: [HTTPField] = []
-    /// The RFC 9113 §6.5.2 size of `block` (name + value + 32 per field).
-    var blockSize = 0
-    /// Set once a header block went over `maxHeaderListSize`: its further
-    /// fields are decoded (HPACK state must stay in step) but dropped, and
-    /// the stream is reset with ENHANCE_YOUR_CALM when the block ends.
+    /// Set once a header block of this stream went over `maxHeaderListSize`:
+    /// its further fields (and any later block's) are decoded (HPACK state
+    /// must stay in step) but dropped, and the stream is reset with
+    /// ENHANCE_YOUR_CALM when the block ends. The block itself is the
+    /// session's `headerBlock`.
     var headerListTooLarge = false
     /// Bytes reported in `.data` events that the application has not yet
     /// reported consumed; they are held against the peer's window.

@@ -135,9 +135,12 @@ extension HeadDigest {
             wireLength = head.count
         case .http2(let list):
             let start = input.position
-            for field in list {
-                input.appendItem(field.name)
-                input.appendItem(field.value)
+            // Read in place through the buffer: iterating the array copies each field (two retains, two releases).
+            list.withUnsafeBufferPointer { list in
+                for position in list.indices {
+                    input.appendItem(list[position].name)
+                    input.appendItem(list[position].value)
+                }
             }
             exact = input.digest(of: start..<input.position, using: function)
             // One ISO-8859-1 byte per scalar: the items' bytes are the decoded lengths.

@@ -17,7 +17,7 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
     let layer: HTTP2ConnectionLayer
     let channel: ByteChannel
     /// The objects of the streams open in the layer.
-    var streams: [HTTP2StreamID: HTTPStream] = [:]
+    var streams = HTTP2StreamMap<HTTPStream>()
     private var pumpScheduled = false
     /// True while `runLayer` runs: a change made meanwhile is seen by its next step.
     private var running = false

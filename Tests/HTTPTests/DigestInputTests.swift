@@ -67,6 +67,43 @@ final class DigestInputTests: XCTestCase {
         XCTAssertEqual(named, names.map { $0.lowercased() }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
     }
 
+    /// The eight-bytes-at-once lowercasing agrees with the byte rule for
+    /// every byte value in every position of the word, next to every kind of
+    /// neighbour (a capital, a letter that is not, a byte above 0x7F).
+    func testWordLowercasingMatchesTheByteRule() {
+        func lower(_ byte: UInt8) -> UInt8 { byte &- 0x41 < 26 ? byte | 0x20 : byte }
+        for neighbour: UInt8 in [0x41, 0x5A, 0x61, 0x40, 0x5B, 0x7F, 0x80, 0xC1, 0xDA, 0xFF, 0x00] {
+            for byte in 0...UInt8.max {
+                for position in 0..<8 {
+                    var bytes = [UInt8](repeating: neighbour, count: 8)
+                    bytes[position] = byte
+                    let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                    let lowered = word | FieldNameIndex.asciiCapitals(word) >> 2
+                    XCTAssertEqual(withUnsafeBytes(of: lowered) { Array($0) }, bytes.map(lower), "byte \(byte) at \(position)")
+                }
+            }
+        }
+    }
+
+    /// Names of eight bytes and more (lowercased a word at a time) group as shorter ones do.
+    func testLongCapitalisedNamesGroupWithTheirLowercaseForm() {
+        let fields = HTTPFields([
+            HTTPField(name: "X-Forwarded-FOR", value: "1"), HTTPField(name: "x-forwarded-for", value: "2"),
+            HTTPField(name: "ABCDEFGH", value: "3"), HTTPField(name: "abcdefgh", value: "4"),
+            HTTPField(name: "Caf\u{C9}-Z", value: "5"), HTTPField(name: "caf\u{C9}-z", value: "6"),
+        ])
+        let groups: [(String, [String], Bool)] = fields.fields.withUnsafeBufferPointer { section in
+            FieldNameIndex.with(section) { index in
+                index.groups.map { group in
+                    (index.name(of: group), index.entries(of: group).map { index.fields[$0.field].value }, index.isASCII(group))
+                }
+            }
+        }
+        XCTAssertEqual(groups.map(\.0), ["abcdefgh", "caf\u{C9}-z", "x-forwarded-for"])
+        XCTAssertEqual(groups.map(\.1), [["3", "4"], ["5", "6"], ["1", "2"]])
+        XCTAssertEqual(groups.map(\.2), [true, false, true])
+    }
+
     func testEmptySectionHasNoGroups() {
         let count = HTTPFields().fields.withUnsafeBufferPointer { section in
             FieldNameIndex.with(section) { $0.groups.count }
