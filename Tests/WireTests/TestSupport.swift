@@ -23,7 +23,15 @@ let patience: TimeInterval = 60
 
 /// Number of descriptors this process has open.
 func openDescriptorCount() throws -> Int {
-    try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+    try openDescriptors().count
+}
+
+/// The descriptors the process has open now (`/proc/self/fd`). Comparing
+/// two sets, not two counts, names what a test leaked: a descriptor an
+/// earlier test's connection closes meanwhile would make a count look fine
+/// (or short by one) while the test leaked one.
+func openDescriptors() throws -> Set<Int32> {
+    Set(try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap { Int32($0) })
 }
 
 /// Runs `body` on `loop` and waits for it.
