@@ -32,9 +32,8 @@ public enum RequestTargetForm: String, Hashable, Sendable, Codable {
 /// rather than one of each string and of the fields. A change to a copy
 /// that shares its storage copies the storage first.
 public struct HTTPRequestHead: Hashable, Sendable {
-    /// The head's values. Invariant: never changed while more than one head
-    /// refers to it (`makeUnique`), which is why it may cross threads.
-    private final class Storage: @unchecked Sendable {
+    /// What a head holds; copies of a head share one of these (`Storage`).
+    private struct Values: Hashable {
         var method: String
         var scheme: Optional<String>
         var authority: Optional<String>
@@ -43,22 +42,15 @@ public struct HTTPRequestHead: Hashable, Sendable {
         var version: HTTPVersion
         var fields: HTTPFields
         var connectProtocol: Optional<String>
+    }
 
-        init(method: String, scheme: String?, authority: String?, path: String, targetForm: RequestTargetForm,
-             version: HTTPVersion, fields: HTTPFields, connectProtocol: String?) {
-            self.method = method
-            self.scheme = scheme
-            self.authority = authority
-            self.path = path
-            self.targetForm = targetForm
-            self.version = version
-            self.fields = fields
-            self.connectProtocol = connectProtocol
-        }
+    /// The shared values. Invariant: never changed while more than one head
+    /// refers to it (`makeUnique`), which is why it may cross threads.
+    private final class Storage: @unchecked Sendable {
+        var values: Values
 
-        func copy() -> Storage {
-            Storage(method: method, scheme: scheme, authority: authority, path: path, targetForm: targetForm,
-                    version: version, fields: fields, connectProtocol: connectProtocol)
+        init(_ values: Values) {
+            self.values = values
         }
     }
 
@@ -66,79 +58,70 @@ public struct HTTPRequestHead: Hashable, Sendable {
 
     /// Gives this head storage of its own before a change.
     private mutating func makeUnique() {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.values) }
     }
 
     public var method: String {
-        get { storage.method }
-        set { makeUnique(); storage.method = newValue }
-        _modify { makeUnique(); yield &storage.method }
+        get { storage.values.method }
+        set { makeUnique(); storage.values.method = newValue }
+        _modify { makeUnique(); yield &storage.values.method }
     }
     /// `https`, `http`, or nil when the wire did not say (origin form over HTTP/1.1).
     public var scheme: String? {
-        get { storage.scheme }
-        set { makeUnique(); storage.scheme = newValue }
-        _modify { makeUnique(); yield &storage.scheme }
+        get { storage.values.scheme }
+        set { makeUnique(); storage.values.scheme = newValue }
+        _modify { makeUnique(); yield &storage.values.scheme }
     }
     /// `host[:port]`, or nil when absent.
     public var authority: String? {
-        get { storage.authority }
-        set { makeUnique(); storage.authority = newValue }
-        _modify { makeUnique(); yield &storage.authority }
+        get { storage.values.authority }
+        set { makeUnique(); storage.values.authority = newValue }
+        _modify { makeUnique(); yield &storage.values.authority }
     }
     /// Path and query (`/a/b?c=d`); `*` for asterisk form; empty for CONNECT.
     public var path: String {
-        get { storage.path }
-        set { makeUnique(); storage.path = newValue }
-        _modify { makeUnique(); yield &storage.path }
+        get { storage.values.path }
+        set { makeUnique(); storage.values.path = newValue }
+        _modify { makeUnique(); yield &storage.values.path }
     }
     public var targetForm: RequestTargetForm {
-        get { storage.targetForm }
-        set { makeUnique(); storage.targetForm = newValue }
-        _modify { makeUnique(); yield &storage.targetForm }
+        get { storage.values.targetForm }
+        set { makeUnique(); storage.values.targetForm = newValue }
+        _modify { makeUnique(); yield &storage.values.targetForm }
     }
     public var version: HTTPVersion {
-        get { storage.version }
-        set { makeUnique(); storage.version = newValue }
-        _modify { makeUnique(); yield &storage.version }
+        get { storage.values.version }
+        set { makeUnique(); storage.values.version = newValue }
+        _modify { makeUnique(); yield &storage.values.version }
     }
     public var fields: HTTPFields {
-        get { storage.fields }
-        set { makeUnique(); storage.fields = newValue }
-        _modify { makeUnique(); yield &storage.fields }
+        get { storage.values.fields }
+        set { makeUnique(); storage.values.fields = newValue }
+        _modify { makeUnique(); yield &storage.values.fields }
     }
     /// The protocol an HTTP/2 extended CONNECT asks to tunnel (RFC 8441
     /// `:protocol`, e.g. `websocket`); nil for every other request. Such a
     /// CONNECT has a scheme, an authority and a path like any request.
     public var connectProtocol: String? {
-        get { storage.connectProtocol }
-        set { makeUnique(); storage.connectProtocol = newValue }
-        _modify { makeUnique(); yield &storage.connectProtocol }
+        get { storage.values.connectProtocol }
+        set { makeUnique(); storage.values.connectProtocol = newValue }
+        _modify { makeUnique(); yield &storage.values.connectProtocol }
     }
 
     public init(method: String, scheme: String? = nil, authority: String? = nil, path: String,
                 targetForm: RequestTargetForm = .origin, version: HTTPVersion = .http1_1,
                 fields: HTTPFields = HTTPFields(), connectProtocol: String? = nil) {
-        storage = Storage(method: method, scheme: scheme, authority: authority, path: path, targetForm: targetForm,
-                          version: version, fields: fields, connectProtocol: connectProtocol)
+        storage = Storage(Values(method: method, scheme: scheme, authority: authority, path: path,
+                                 targetForm: targetForm, version: version, fields: fields,
+                                 connectProtocol: connectProtocol))
     }
 
     public static func == (a: HTTPRequestHead, b: HTTPRequestHead) -> Bool {
-        if a.storage === b.storage { return true }
-        return a.method == b.method && a.scheme == b.scheme && a.authority == b.authority && a.path == b.path
-            && a.targetForm == b.targetForm && a.version == b.version && a.fields == b.fields
-            && a.connectProtocol == b.connectProtocol
+        a.storage === b.storage || a.storage.values == b.storage.values
     }
 
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(method)
-        hasher.combine(scheme)
-        hasher.combine(authority)
-        hasher.combine(path)
-        hasher.combine(targetForm)
-        hasher.combine(version)
-        hasher.combine(fields)
-        hasher.combine(connectProtocol)
+        hasher.combine(storage.values)
     }
 
     /// An RFC 8441 extended CONNECT: `CONNECT` with a `:protocol`.
