@@ -126,13 +126,31 @@ extension HTTP2Session {
     /// Adds data to the pending chunk when it is the same stream's; otherwise
     /// the pending chunk becomes an event first. Coalescing keeps one `.data`
     /// event per stream run instead of one per DATA frame.
+    ///
+    /// A run's first chunk is copied at its size (one frame: no spare room);
+    /// its second reserves room for the rest of the input, the most the run
+    /// can still grow, so a run of many frames is copied once instead of once
+    /// per doubling. The spare room (frame headers, other frames) lives as
+    /// long as the event's bytes.
     private func appendData(stream: HTTP2StreamID, _ bytes: UnsafeBufferPointer<UInt8>) {
         if pendingData?.stream == stream {
+            if pendingData!.bytes.capacity - pendingData!.bytes.count < bytes.count,
+               let rest = HTTP2Session.rest(of: receiveInput, from: bytes.baseAddress) {
+                pendingData!.bytes.reserveCapacity(pendingData!.bytes.count + rest)
+            }
             pendingData!.bytes.append(contentsOf: bytes)
         } else {
             flushPendingData()
             pendingData = (stream, Array(bytes))
         }
+    }
+
+    /// The bytes of `input` from `start` to its end; nil when `start` is not
+    /// inside `input` (nghttp2 hands DATA out in place, but need not).
+    static func rest(of input: UnsafeBufferPointer<UInt8>?, from start: UnsafePointer<UInt8>?) -> Int? {
+        guard let input, let base = input.baseAddress, let start,
+              start >= base, start < base + input.count else { return nil }
+        return base + input.count - start
     }
 
     fileprivate func beginFrame() -> Int32 {

@@ -86,6 +86,9 @@ public final class HTTP2Session {
     var events: [HTTP2Event] = []
     /// Received DATA not yet turned into an event (see `appendData`).
     var pendingData: (stream: HTTP2StreamID, bytes: [UInt8])?
+    /// The input `receive(_:)` is feeding, while it does: DATA of one stream
+    /// can run at most to its end (see `appendData`).
+    var receiveInput: UnsafeBufferPointer<UInt8>?
     var connection: ConnectionState = .open
     var deferred: [DeferredAction] = []
     /// True only while a call into nghttp2 is on the stack.
@@ -157,7 +160,9 @@ public final class HTTP2Session {
         if case .failed = connection { return takeEvents() }
         guard !bytes.isEmpty else { return takeEvents() }
         let rv = bytes.withUnsafeBufferPointer { buffer in
-            library { nghttp2_session_mem_recv(session, buffer.baseAddress, buffer.count) }
+            receiveInput = buffer
+            defer { receiveInput = nil }
+            return library { nghttp2_session_mem_recv(session, buffer.baseAddress, buffer.count) }
         }
         if rv < 0 { failFromLibrary(Int32(rv)) }
         return takeEvents()

@@ -49,10 +49,16 @@ public final class TLSEngine {
     /// The `SSL *`, owned.
     let ssl: OpaquePointer
     /// Ciphertext from the peer, fed and not yet read by OpenSSL from
-    /// `inboundStart` on (the `EngineBIO` reads it).
+    /// `inboundStart` on (the `EngineBIO` reads it). Holds only what a
+    /// lending call (`withLentInbound`) left unread, or what `feed` gave.
     private var inboundCiphertext: [UInt8] = []
     /// Where the bytes OpenSSL has not read yet begin in `inboundCiphertext`.
     private var inboundStart = 0
+    /// Ciphertext lent by the caller for the duration of `withLentInbound`
+    /// only, read from `lentStart` on after `inboundCiphertext`; nil outside.
+    private var lentInbound: UnsafeRawBufferPointer?
+    /// Where the bytes OpenSSL has not read yet begin in `lentInbound`.
+    private var lentStart = 0
     /// Ciphertext OpenSSL wrote for the peer (through the `EngineBIO`), until `takeOutbound`.
     var outboundCiphertext: [UInt8] = []
     /// What callbacks saw during the handshake; read to explain failures and fill `negotiated`.
@@ -139,6 +145,7 @@ public final class TLSEngine {
 
     /// Hands the engine ciphertext straight from a receive buffer.
     public func feed(_ ciphertext: UnsafeRawBufferPointer) {
+        precondition(lentInbound == nil, "TLSEngine.feed inside withLentInbound would overtake the lent bytes")
         guard !ciphertext.isEmpty else { return }
         // What OpenSSL read goes first (at most the start of a record stays).
         if inboundStart > 0 {
@@ -151,16 +158,50 @@ public final class TLSEngine {
         }
     }
 
-    /// Ciphertext fed and not yet read by OpenSSL.
-    var inboundPendingCount: Int { inboundCiphertext.count - inboundStart }
+    /// Runs `body` (calls such as `handshake()` and `readPlaintext()`) with
+    /// `ciphertext` fed without copying it: OpenSSL reads it straight from the
+    /// caller's buffer (a socket's read buffer), after anything fed before.
+    /// Whatever OpenSSL left unread (rarely more than nothing: it takes the
+    /// start of an incomplete record into its own buffer) is copied into the
+    /// engine before this returns, so `ciphertext` need only be valid during
+    /// the call. Not nested.
+    public func withLentInbound<Result>(_ ciphertext: UnsafeRawBufferPointer, _ body: () -> Result) -> Result {
+        precondition(lentInbound == nil, "TLSEngine.withLentInbound nested")
+        guard !ciphertext.isEmpty else { return body() }
+        lentInbound = ciphertext
+        lentStart = 0
+        defer {
+            let unread = UnsafeRawBufferPointer(rebasing: ciphertext[lentStart...])
+            lentInbound = nil
+            lentStart = 0
+            feed(unread)
+        }
+        return body()
+    }
+
+    /// Ciphertext fed (or lent) and not yet read by OpenSSL.
+    var inboundPendingCount: Int {
+        inboundCiphertext.count - inboundStart + (lentInbound.map { $0.count - lentStart } ?? 0)
+    }
+
+    /// Bytes the engine holds on to of what was fed and lent, unread (tests read it).
+    var keptInboundCount: Int { inboundCiphertext.count - inboundStart }
 
     /// Copies the next `count` pending inbound bytes to `destination` and
-    /// counts them read. Called by the `EngineBIO`; `count` ≤ `inboundPendingCount`.
+    /// counts them read: the bytes fed first, then the lent ones. Called by
+    /// the `EngineBIO`; `count` ≤ `inboundPendingCount`.
     func consumeInbound(_ count: Int, into destination: UnsafeMutableRawPointer) {
-        inboundCiphertext.withUnsafeBytes { source in
-            destination.copyMemory(from: source.baseAddress! + inboundStart, byteCount: count)
+        let fromOwned = min(count, inboundCiphertext.count - inboundStart)
+        if fromOwned > 0 {
+            inboundCiphertext.withUnsafeBytes { source in
+                destination.copyMemory(from: source.baseAddress! + inboundStart, byteCount: fromOwned)
+            }
+            inboundStart += fromOwned
         }
-        inboundStart += count
+        let fromLent = count - fromOwned
+        guard fromLent > 0, let lent = lentInbound else { return }
+        (destination + fromOwned).copyMemory(from: lent.baseAddress! + lentStart, byteCount: fromLent)
+        lentStart += fromLent
     }
 
     /// Whether ciphertext waits to be sent.
@@ -242,6 +283,7 @@ public final class TLSEngine {
             throw TLSError(kind: .notEstablished, explanation: "cannot send application data while \(state.phrase)")
         }
         guard !plaintext.isEmpty else { return }
+        reserveOutbound(forPlaintext: plaintext.count)
         let step = plaintext.withUnsafeBytes { buffer in
             OpenSSLErrorQueue.run { () -> Int32 in
                 var written = 0
@@ -276,41 +318,34 @@ public final class TLSEngine {
         }
         guard inboundPendingCount > 0 || SSL_has_pending(ssl) == 1 else { return [] }
         var plaintext: [UInt8] = []
-        var stop: Int32 = SSL_ERROR_NONE
-        var errors: [OpenSSLErrorEntry] = []
+        var stop = DecryptStop(code: SSL_ERROR_NONE, errors: [])
         // Plaintext never exceeds the ciphertext pending plus what OpenSSL already holds,
         // plus one record whose start it has already taken from the BIO.
         let room = inboundPendingCount + Int(SSL_pending(ssl)) + 16 * 1024 + 256
-        PlaintextScratch.shared.withBuffer(capacity: room) { scratch in
-            var count = 0
-            while stop == SSL_ERROR_NONE {
-                if count == scratch.count {
-                    plaintext.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[..<count]))
-                    count = 0
-                }
-                let step = OpenSSLErrorQueue.run { () -> (code: Int32, read: Int) in
-                    var read = 0
-                    let result = SSL_read_ex(ssl, scratch.baseAddress! + count, scratch.count - count, &read)
-                    return (result == 1 ? SSL_ERROR_NONE : SSL_get_error(ssl, result), read)
-                }
-                guard step.result.code == SSL_ERROR_NONE else {
-                    stop = step.result.code
-                    errors = step.errors
-                    break
-                }
-                count += step.result.read
+        if room >= TLSEngine.directDecryptRoom {
+            // A burst (a body): decrypted straight into the array handed out,
+            // with no copy. Its spare room (at most about one record) lives
+            // only as long as the consumer holds the chunk.
+            plaintext = [UInt8](unsafeUninitializedCapacity: room) { buffer, count in
+                var decrypted = 0
+                stop = decrypt(into: UnsafeMutableRawBufferPointer(buffer), count: &decrypted)
+                count = decrypted
             }
-            // Copied out at its size: a small message (a request head) keeps no
-            // spare room alive for as long as a parser holds it.
-            plaintext.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+            if stop.code == SSL_ERROR_NONE {
+                // Full before OpenSSL ran dry (not expected: `room` bounds it): go on through the scratch.
+                appendDecrypted(to: &plaintext, stop: &stop, room: 16 * 1024 + 256)
+            }
+        } else {
+            appendDecrypted(to: &plaintext, stop: &stop, room: room)
         }
-        switch stop {
+        let errors = stop.errors
+        switch stop.code {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
             break
         case SSL_ERROR_ZERO_RETURN:
             state = state == .closeNotifySent ? .closed : .closeNotifyReceived
         default:
-            let error = failure(sslError: stop, errors: errors)
+            let error = failure(sslError: stop.code, errors: errors)
             state = .failed(error)
             if plaintext.isEmpty { throw error }
         }
@@ -321,6 +356,65 @@ public final class TLSEngine {
 
     /// Unused room an outbound ciphertext array may keep before `takeOutbound` copies it to its size.
     static let plaintextSlack = 4 * 1024
+
+    /// From this much room up, `readPlaintext` decrypts into the array it
+    /// returns rather than into the shared scratch (whose bytes it would copy).
+    static let directDecryptRoom = 64 * 1024
+
+    /// Why a run of `SSL_read_ex` calls stopped: `SSL_ERROR_NONE` while the
+    /// buffer merely filled up, else OpenSSL's code and its error queue.
+    struct DecryptStop {
+        var code: Int32
+        var errors: [OpenSSLErrorEntry]
+    }
+
+    /// Decrypts into `buffer` from `count` on until OpenSSL stops or the
+    /// buffer is full; `count` ends at the bytes of `buffer` filled.
+    private func decrypt(into buffer: UnsafeMutableRawBufferPointer, count: inout Int) -> DecryptStop {
+        while count < buffer.count {
+            let step = OpenSSLErrorQueue.run { () -> (code: Int32, read: Int) in
+                var read = 0
+                let result = SSL_read_ex(ssl, buffer.baseAddress! + count, buffer.count - count, &read)
+                return (result == 1 ? SSL_ERROR_NONE : SSL_get_error(ssl, result), read)
+            }
+            guard step.result.code == SSL_ERROR_NONE else { return DecryptStop(code: step.result.code, errors: step.errors) }
+            count += step.result.read
+        }
+        return DecryptStop(code: SSL_ERROR_NONE, errors: [])
+    }
+
+    /// Decrypts through a buffer of `PlaintextScratch` of `room` bytes and
+    /// appends what came out to `plaintext`, until OpenSSL stops (`stop`).
+    /// Copied out at its size: a small message (a request head) keeps no
+    /// spare room alive for as long as a parser holds it.
+    private func appendDecrypted(to plaintext: inout [UInt8], stop: inout DecryptStop, room: Int) {
+        PlaintextScratch.shared.withBuffer(capacity: room) { scratch in
+            repeat {
+                var count = 0
+                stop = decrypt(into: scratch, count: &count)
+                if plaintext.isEmpty {
+                    plaintext = Array(UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+                } else {
+                    plaintext.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+                }
+            } while stop.code == SSL_ERROR_NONE
+        }
+    }
+
+    /// Most bytes a record adds to its plaintext, for sizing the outbound
+    /// buffer: TLS 1.3 adds 22 (header, content type, tag), TLS 1.2 with
+    /// AES-GCM 29. A cipher that adds more (CBC padding) makes the buffer grow.
+    static let recordOverhead = 32
+
+    /// Gives `outboundCiphertext` room for the records `count` plaintext
+    /// bytes become, so OpenSSL's writes through the `EngineBIO` append
+    /// without regrowing (each regrowth copied everything written so far).
+    private func reserveOutbound(forPlaintext count: Int) {
+        let records = (count + 16 * 1024 - 1) / (16 * 1024)
+        let needed = outboundCiphertext.count + count + records * TLSEngine.recordOverhead
+        guard needed > outboundCiphertext.capacity else { return }
+        outboundCiphertext.reserveCapacity(needed)
+    }
 
     // MARK: Closing
 

@@ -86,7 +86,8 @@ public final class ByteChannel: @unchecked Sendable {
         loop.preconditionOnLoop()
         precondition(layer.isUnstarted, "ByteChannel.start called twice")
         self.receiver = receiver
-        connection.start { [self] event in connectionEvent(event) }
+        connection.start({ [self] event in connectionEvent(event) },
+                         lending: { [self] bytes in lentBytes(bytes) })
         var output = ChannelSecurityLayer.Output()
         layer.start(into: &output)
         perform(output)
@@ -269,6 +270,14 @@ public final class ByteChannel: @unchecked Sendable {
             receiver.deliver(.closed(reason))
             return
         }
+        perform(output)
+    }
+
+    /// Bytes read, lent by the connection for this call only: the layer
+    /// takes what it keeps (a TLS engine reads them in place).
+    private func lentBytes(_ bytes: UnsafeRawBufferPointer) {
+        var output = ChannelSecurityLayer.Output()
+        layer.receive(lent: bytes, into: &output)
         perform(output)
     }
 

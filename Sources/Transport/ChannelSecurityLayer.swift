@@ -279,6 +279,24 @@ public struct ChannelSecurityLayer {
         }
     }
 
+    /// Bytes read from the socket, lent for the duration of the call (the
+    /// loop's read buffer): under TLS the engine reads them in place, and
+    /// keeps a copy only of what it left unread; in other phases they become
+    /// an array as `receive(_:into:)` takes. Nothing keeps `bytes` after the
+    /// call: `output` holds only arrays of its own.
+    public mutating func receive(lent bytes: UnsafeRawBufferPointer, into output: inout Output) {
+        switch phase {
+        case .handshaking(let engine):
+            engine.withLentInbound(bytes) { advanceHandshake(engine, into: &output) }
+        case .secured(let engine):
+            engine.withLentInbound(bytes) { readSecured(engine, into: &output) }
+        case .plaintext, .startingPlaintext, .peeking, .awaitingDecision:
+            receive(Array(bytes), into: &output)
+        case .unstarted, .closing, .closed:
+            return
+        }
+    }
+
     /// The peer's FIN: ends reading, or fails a handshake that needed more.
     public mutating func readEOF(into output: inout Output) {
         switch phase {

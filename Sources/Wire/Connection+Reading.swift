@@ -46,6 +46,8 @@ extension Connection {
     /// What one `read(2)` gave.
     private enum ReadOutcome {
         case bytes([UInt8])
+        /// This many bytes went to the lending receiver.
+        case lent(Int)
         case endOfFile
         case failed(Int32)
     }
@@ -96,13 +98,18 @@ extension Connection {
             let request = min(EventLoop.readSize, budget)
             let outcome: ReadOutcome = loop.withReadScratch { scratch in
                 let count = Glibc.read(descriptor, scratch.baseAddress, request)
-                if count > 0 { return .bytes(Array(UnsafeRawBufferPointer(rebasing: scratch[..<count]))) }
-                return count == 0 ? .endOfFile : .failed(errno)
+                guard count > 0 else { return count == 0 ? .endOfFile : .failed(errno) }
+                let bytes = UnsafeRawBufferPointer(rebasing: scratch[..<count])
+                guard let receiver = lendingReceiver else { return .bytes(Array(bytes)) }
+                receiver(bytes)
+                return .lent(count)
             }
             switch outcome {
             case .bytes(let chunk):
                 budget -= chunk.count
                 deliver(.received(chunk))
+            case .lent(let count):
+                budget -= count
             case .endOfFile:
                 readSide = .ended
                 deliver(.readEOF)

@@ -67,6 +67,9 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     var awaitingWritable = false
     /// Receives events; dropped after `.closed`, breaking any cycle through it.
     private var handler: ((ConnectionEvent) -> Void)?
+    /// Takes bytes read in place of `.received`, lent from the loop's read
+    /// buffer (see `start(_:lending:)`); dropped with `handler`.
+    var lendingReceiver: ((UnsafeRawBufferPointer) -> Void)?
 
     /// When producers should stop and resume writing. Called only on the loop;
     /// a change takes effect at the next write or flush.
@@ -137,6 +140,18 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     /// written before `start` are flushed now. A connection closed before it
     /// was started never calls `handler`. Called only on the loop, once.
     public func start(_ handler: @escaping (ConnectionEvent) -> Void) {
+        start(handler, lending: nil)
+    }
+
+    /// Like `start(_:)`, but bytes read go to `receiver` instead of coming as
+    /// `.received` arrays: lent straight from the loop's read buffer, valid
+    /// only during the call (the receiver copies what it keeps), never
+    /// empty, in order, under the same rules as `.received` (pausing or
+    /// closing inside stops the burst). Saves a copy and an allocation per
+    /// read for an owner that consumes bytes in place (a TLS engine).
+    /// Called only on the loop, once.
+    public func start(_ handler: @escaping (ConnectionEvent) -> Void,
+                      lending receiver: ((UnsafeRawBufferPointer) -> Void)?) {
         loop.preconditionOnLoop()
         switch lifecycle {
         case .idle: break
@@ -144,6 +159,7 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
         case .open, .closing: preconditionFailure("Connection.start called twice")
         }
         self.handler = handler
+        self.lendingReceiver = receiver
         lifecycle = .open
         do {
             pollToken = try loop.register(self)
@@ -227,6 +243,7 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
         lifecycle = .closed
         let handler = self.handler
         self.handler = nil
+        lendingReceiver = nil
         handler?(.closed(error))
     }
 

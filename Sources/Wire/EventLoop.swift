@@ -54,6 +54,8 @@ public final class EventLoop: @unchecked Sendable {
     private let key = DispatchSpecificKey<UInt8>()
     /// Reused read buffer; touched only on `queue` (see `withReadScratch`).
     private let scratch: UnsafeMutableRawBufferPointer
+    /// True while `scratch` is lent; touched only on `queue`.
+    private var scratchLent = false
     /// How many `runTurn` calls are on the stack; touched only on `queue`.
     private var turnDepth = 0
     /// The thread running the outermost `runTurn` (with the flushes and the
@@ -85,7 +87,7 @@ public final class EventLoop: @unchecked Sendable {
     static let deferredWorkPerDrain = 64
 
     /// Bytes one `read(2)` asks for; connections read into the loop's scratch
-    /// buffer of this size and copy out exactly what arrived.
+    /// buffer of this size and copy out exactly what arrived (or lend it).
     static let readSize = 64 * 1024
 
     /// Makes a loop with its own serial queue.
@@ -278,10 +280,20 @@ public final class EventLoop: @unchecked Sendable {
         poller?.deregister(token, descriptor: descriptor)
     }
 
-    /// Lends the loop's read buffer to `body`. Called only on the loop; `body`
-    /// must not let the pointer escape nor run user callbacks while holding it.
+    /// Lends the loop's read buffer to `body`, which must not let the pointer
+    /// escape. Called only on the loop. `body` may hand the bytes read to a
+    /// receiver that runs user code (`Connection`'s lending receiver): should
+    /// that code read a socket of the loop in turn, the nested call gets a
+    /// buffer of its own for its duration, so nothing lent is overwritten.
     func withReadScratch<Result>(_ body: (UnsafeMutableRawBufferPointer) -> Result) -> Result {
         assertOnLoop()
+        guard !scratchLent else {
+            let own = UnsafeMutableRawBufferPointer.allocate(byteCount: scratch.count, alignment: 16)
+            defer { own.deallocate() }
+            return body(own)
+        }
+        scratchLent = true
+        defer { scratchLent = false }
         return body(scratch)
     }
 }

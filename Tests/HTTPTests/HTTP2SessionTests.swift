@@ -293,3 +293,43 @@ private final class BodyFeeder {
         }
     }
 }
+
+/// How received DATA is gathered into `.data` events.
+final class HTTP2SessionDataBufferTests: XCTestCase {
+    /// A run of DATA frames of one stream in one read becomes one event whose
+    /// array was sized once for the rest of the read, not doubled frame by
+    /// frame (each doubling a copy of the run so far).
+    func testARunOfDataFramesIsGatheredWithoutRegrowing() {
+        let server = HTTP2Session(role: .server)
+        let opening = RawFrame.preface + RawFrame.settings() + RawFrame.request(stream: 1, endStream: false)
+        XCTAssertTrue(server.receive(opening).contains { if case .requestHead = $0 { true } else { false } })
+        var body: [UInt8] = []
+        var frames: [UInt8] = []
+        for index in 0..<7 {
+            let chunk = [UInt8](repeating: UInt8(index), count: 8 * 1024)
+            body += chunk
+            frames += RawFrame.data(1, chunk)
+        }
+        let last = [UInt8](repeating: 0xAB, count: 1000)
+        body += last
+        frames += RawFrame.data(1, last, endStream: true)
+        let events = server.receive(frames)
+        let chunks = events.compactMap { event -> [UInt8]? in
+            if case .data(1, let bytes) = event { bytes } else { nil }
+        }
+        XCTAssertEqual(chunks.count, 1, "\(events)")
+        XCTAssertEqual(chunks.first, body)
+        XCTAssertLessThan((chunks.first?.capacity ?? 0) - body.count, 1024, "the run's array was regrown")
+        XCTAssertTrue(events.contains(.streamEnded(stream: 1, trailers: nil)))
+    }
+
+    /// A single frame's data is copied at its size.
+    func testASingleFrameKeepsNoSpareRoom() {
+        let server = HTTP2Session(role: .server)
+        _ = server.receive(RawFrame.preface + RawFrame.settings() + RawFrame.request(stream: 1, endStream: false))
+        let events = server.receive(RawFrame.data(1, Array("hello".utf8), endStream: true) + RawFrame.ping(1))
+        guard case .data(1, let bytes)? = events.first else { return XCTFail("\(events)") }
+        XCTAssertEqual(bytes, Array("hello".utf8))
+        XCTAssertLessThan(bytes.capacity, 64)
+    }
+}

@@ -381,3 +381,47 @@ final class ChannelSecurityLayerTests: XCTestCase {
         XCTAssertEqual(established.write([1]), .accepted)
     }
 }
+
+/// Bytes lent by the connection (its read buffer, reused after the call).
+final class ChannelSecurityLayerLendingTests: XCTestCase {
+    /// A whole connection whose every read is lent: the ClientHello is
+    /// peeked from a copy, the handshake and the application data read in
+    /// place, records split across reads and the buffer overwritten after
+    /// each call; the plaintext comes out whole and in order.
+    func testLentReadsCarryAHandshakeAndSplitRecords() throws {
+        let server = LayerEnd(.tlsServer(TLSServerSetup(context: try TestPKI.shared().serverContext(alpn: ["h2"]))))
+        server.start()
+        let client = LayerEnd(.tlsClient(TLSClientSetup(context: try TestPKI.shared().clientContext(),
+                                                        serverName: TestPKI.hostName)))
+        client.start()
+        client.turn()
+        _ = server.takeScript()
+        _ = client.takeScript()
+        for _ in 0..<4 {
+            if !client.wire.isEmpty { server.receiveLent(client.wire); client.wire = [] }
+            if !server.wire.isEmpty { client.receiveLent(server.wire); server.wire = [] }
+        }
+        XCTAssertTrue(server.layer.isEstablished)
+        XCTAssertTrue(client.layer.isEstablished)
+        let body = patternBytes(300_000)
+        XCTAssertEqual(server.write(body), .accepted)
+        let records = server.wire
+        server.wire = []
+        _ = client.takeScript()
+        for start in stride(from: 0, to: records.count, by: 7_001) {
+            client.receiveLent(Array(records[start..<min(start + 7_001, records.count)]))
+        }
+        assertBytesEqual(client.received, body)
+        XCTAssertFalse(client.takeScript().contains { if case .close = $0 { true } else { false } })
+    }
+
+    /// Lent bytes on a plaintext channel are reported as their own array.
+    func testLentBytesOnAPlaintextChannelAreCopied() {
+        let end = LayerEnd(.plaintext)
+        end.start()
+        end.turn()
+        _ = end.takeScript()
+        end.receiveLent(Array("plain".utf8))
+        XCTAssertEqual(end.takeScript(), [.received(Array("plain".utf8))])
+    }
+}

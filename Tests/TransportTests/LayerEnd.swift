@@ -61,6 +61,14 @@ final class LayerEnd {
 
     func start() { call { $0.start(into: &$1) } }
     func receive(_ bytes: [UInt8]) { call { $0.receive(bytes, into: &$1) } }
+
+    /// Receives `bytes` as a lending connection gives them: lent for the
+    /// call only, then the buffer is overwritten (as the loop reuses it).
+    func receiveLent(_ bytes: [UInt8]) {
+        var buffer = bytes
+        buffer.withUnsafeBytes { lent in call { $0.receive(lent: lent, into: &$1) } }
+        buffer.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0xEE) }
+    }
     func readEOF() { call { $0.readEOF(into: &$1) } }
     func shutdownWrite() { call { $0.shutdownWrite(into: &$1) } }
     func close() { call { $0.close(into: &$1) } }
