@@ -183,9 +183,27 @@ public final class HTTP2Session {
                 break
             }
             guard n > 0, let frame else { break }
-            out.append(contentsOf: UnsafeBufferPointer(start: frame, count: n))
+            let bytes = UnsafeBufferPointer(start: frame, count: n)
+            if out.isEmpty {
+                out = Array(bytes)
+            } else {
+                if out.capacity - out.count < n { out.reserveCapacity(outboundRoom(after: out.count + n, maxBytes: maxBytes)) }
+                out.append(contentsOf: bytes)
+            }
         }
         return out
+    }
+
+    /// Room for the rest of a `takeOutbound` run once a second frame comes:
+    /// what is taken so far, the DATA still queued with a frame header per
+    /// 16 KiB, and a little for other frames; no more than `maxBytes` and the
+    /// frame that crosses it. Sized once, the run is not copied again at each
+    /// doubling; a one-frame run (most control frames) stays at its size.
+    func outboundRoom(after taken: Int, maxBytes: Int) -> Int {
+        let queued = totalQueuedBytes
+        let wanted = taken + queued + (queued / (16 * 1024) + 1) * 9 + 1024
+        guard maxBytes < Int.max / 2 else { return wanted }
+        return min(wanted, maxBytes + 16 * 1024 + 64)
     }
 
     /// Returns and clears the pending events.

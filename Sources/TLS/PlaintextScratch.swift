@@ -36,11 +36,12 @@ final class PlaintextScratch: Sendable {
     /// Buffers free to lend.
     private let pool = Mutex<[Slab]>([])
 
-    /// The defaults: room for a 64 KiB socket read of ciphertext, the start of
-    /// a record left from the read before and one more record, below glibc's
-    /// 128 KiB mmap threshold; a few buffers, as many threads read at once as
-    /// the proxy has event loops.
-    init(keptBuffers: Int = 8, keptCapacity: Int = 256 * 1024, minimumCapacity: Int = 112 * 1024) {
+    /// The defaults: room for any read `TLSEngine.readPlaintext` decrypts
+    /// here (a larger one, from `TLSEngine.directDecryptRoom` up, is
+    /// decrypted into the array it returns), below glibc's 128 KiB mmap
+    /// threshold; a few buffers, as many threads read at once as the proxy
+    /// has event loops.
+    init(keptBuffers: Int = 8, keptCapacity: Int = 256 * 1024, minimumCapacity: Int = 64 * 1024) {
         self.keptBuffers = keptBuffers
         self.keptCapacity = keptCapacity
         self.minimumCapacity = minimumCapacity

@@ -70,25 +70,26 @@ struct PendingWrites {
     /// are valid only during `body`.
     func withIOVecs<Result>(_ body: (UnsafeBufferPointer<iovec>, Int) -> Result) -> Result {
         let end = min(chunks.count, head + PendingWrites.maxGather)
-        var vectors: [iovec] = []
-        vectors.reserveCapacity(end - head)
-        return gather(from: head, to: end, into: &vectors, total: 0, body)
+        // On the stack (64 × 16 bytes): no heap allocation per `writev`.
+        return withUnsafeTemporaryAllocation(of: iovec.self, capacity: PendingWrites.maxGather) { vectors in
+            gather(from: head, to: end, into: vectors, total: 0, body)
+        }
     }
 
     /// Builds the `iovec` list by nesting one `withUnsafeBytes` per chunk, so
     /// every chunk's storage stays pinned while `body` runs.
     private func gather<Result>(
-        from index: Int, to end: Int, into vectors: inout [iovec], total: Int,
+        from index: Int, to end: Int, into vectors: UnsafeMutableBufferPointer<iovec>, total: Int,
         _ body: (UnsafeBufferPointer<iovec>, Int) -> Result
     ) -> Result {
         guard index < end else {
-            return vectors.withUnsafeBufferPointer { body($0, total) }
+            return body(UnsafeBufferPointer(rebasing: vectors[..<(end - head)]), total)
         }
         let skip = index == head ? headOffset : 0
         return chunks[index].withUnsafeBytes { raw in
             let base = UnsafeMutableRawPointer(mutating: raw.baseAddress!) + skip
-            vectors.append(iovec(iov_base: base, iov_len: raw.count - skip))
-            return gather(from: index + 1, to: end, into: &vectors, total: total + raw.count - skip, body)
+            (vectors.baseAddress! + (index - head)).initialize(to: iovec(iov_base: base, iov_len: raw.count - skip))
+            return gather(from: index + 1, to: end, into: vectors, total: total + raw.count - skip, body)
         }
     }
 }

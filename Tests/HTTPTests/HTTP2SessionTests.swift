@@ -332,4 +332,21 @@ final class HTTP2SessionDataBufferTests: XCTestCase {
         XCTAssertEqual(bytes, Array("hello".utf8))
         XCTAssertLessThan(bytes.capacity, 64)
     }
+
+    /// A body taken as many DATA frames in one `takeOutbound` is gathered into
+    /// one array sized for it, not doubled frame by frame.
+    func testOutboundFramesAreGatheredWithoutRegrowing() throws {
+        let pair = HTTP2Pair()
+        try pair.pump()
+        let id = try pair.client.sendRequest(HTTPRequestHead(method: "POST", scheme: "https", authority: "a.test", path: "/"),
+                                             endStream: false)
+        _ = pair.client.takeOutbound()
+        let body = [UInt8](repeating: 0x5A, count: 60_000)
+        try pair.client.sendData(stream: id, bytes: body, endStream: true)
+        let out = pair.client.takeOutbound(maxBytes: 128 * 1024)
+        XCTAssertGreaterThan(out.count, body.count)
+        XCTAssertLessThan(out.capacity - out.count, 2048, "the frames' array was regrown")
+        let payload = RawFrame.parse(out).filter { $0.type == RawFrame.Kind.data.rawValue }.flatMap(\.payload)
+        XCTAssertEqual(payload, body)
+    }
 }
