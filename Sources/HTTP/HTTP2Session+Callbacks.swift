@@ -93,6 +93,14 @@ private func readOutbound(_: OpaquePointer?, _ stream: Int32, _ buffer: UnsafeMu
     return me.provideData(stream: stream, into: UnsafeMutableRawBufferPointer(start: buffer, count: length), flags: flags)
 }
 
+private func onSendData(_: OpaquePointer?, _ frame: UnsafeMutablePointer<nghttp2_frame>?,
+                        _ header: UnsafePointer<UInt8>?, _ length: Int,
+                        _: UnsafeMutablePointer<nghttp2_data_source>?, _ userData: UnsafeMutableRawPointer?) -> Int32 {
+    guard let me = session(userData), let frame, let header else { return callbackFailure }
+    return me.writeData(stream: frame.pointee.hd.stream_id, header: UnsafeBufferPointer(start: header, count: 9),
+                        length: length, padding: Int(frame.pointee.data.padlen))
+}
+
 extension HTTP2Session {
     /// A fresh callback table (the caller deletes it after creating the session).
     static func makeCallbacks() -> OpaquePointer {
@@ -110,6 +118,7 @@ extension HTTP2Session {
         nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, onFrameSent)
         nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks, onFrameNotSent)
         nghttp2_session_callbacks_set_error_callback(callbacks, onError)
+        nghttp2_session_callbacks_set_send_data_callback(callbacks, onSendData)
         return callbacks
     }
 
@@ -344,21 +353,25 @@ extension HTTP2Session {
                                                     reason: HTTP2Session.message(libraryError))))
     }
 
-    /// The data provider: copies queued bytes; defers when the queue is empty
-    /// and the body is still open; ends the stream (or hands over to trailers)
-    /// when the application asked to end and the queue has drained.
+    /// The data provider: says how many queued bytes the next DATA frame
+    /// carries (`NGHTTP2_DATA_FLAG_NO_COPY`: `writeData` appends them to the
+    /// output itself, with no copy through nghttp2's buffer); defers when the
+    /// queue is empty and the body is still open; ends the stream (or hands
+    /// over to trailers) when the application asked to end and the frame
+    /// drains the queue.
     fileprivate func provideData(stream: HTTP2StreamID, into buffer: UnsafeMutableRawBufferPointer,
                                  flags: UnsafeMutablePointer<UInt32>) -> Int {
         guard let index = streams.index(forKey: stream) else {
             return Int(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
         }
         let (n, drained, ended, trailers) = withStream(at: index) { state -> (Int, Bool, Bool, HTTPFields?) in
-            let n = state.queue.read(into: buffer)
-            guard state.queue.isEmpty else { return (n, false, false, nil) }
+            let n = min(state.queue.count, buffer.count)
+            guard state.queue.count == n else { return (n, false, false, nil) }
             guard case .ending(let trailers) = state.outbound else { return (n, true, false, nil) }
             state.outbound = .ended
             return (n, true, true, trailers)
         }
+        if ended || n > 0 { flags.pointee |= NGHTTP2_DATA_FLAG_NO_COPY.rawValue }
         guard drained else { return n }
         guard ended else { return n > 0 ? n : Int(NGHTTP2_ERR_DEFERRED.rawValue) }
         flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
@@ -367,5 +380,23 @@ extension HTTP2Session {
             deferred.append(.submitTrailers(stream, trailers))
         }
         return n
+    }
+
+    /// Sends a DATA frame `provideData` sized: its header, then `length`
+    /// bytes taken from the stream's queue straight into `takeOutbound`'s
+    /// output. Pauses `nghttp2_session_mem_send` once the output reached
+    /// `takeOutbound`'s `maxBytes`, as a frame it returned would.
+    fileprivate func writeData(stream: HTTP2StreamID, header: UnsafeBufferPointer<UInt8>, length: Int, padding: Int) -> Int32 {
+        // No padding is ever chosen (no padding callback), and DATA is sent only from `takeOutbound`.
+        guard padding == 0, let limit = outboundLimit else { return callbackFailure }
+        guard let index = streams.index(forKey: stream) else { return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue }
+        if outbound.capacity - outbound.count < header.count + length {
+            outbound.reserveCapacity(outboundRoom(after: outbound.count + header.count, maxBytes: limit))
+        }
+        outbound.append(contentsOf: header)
+        let taken = withStream(at: index) { $0.queue.take(upTo: length, appendingTo: &outbound) }
+        // The queue holds what `provideData` counted: nothing takes from it in between.
+        guard taken == length else { return callbackFailure }
+        return outbound.count >= limit ? NGHTTP2_ERR_PAUSE.rawValue : 0
     }
 }

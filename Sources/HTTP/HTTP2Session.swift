@@ -86,6 +86,11 @@ public final class HTTP2Session {
     var events: [HTTP2Event] = []
     /// Received DATA not yet turned into an event (see `appendData`).
     var pendingData: (stream: HTTP2StreamID, bytes: [UInt8])?
+    /// The bytes `takeOutbound` is gathering, while it runs (empty otherwise):
+    /// frames nghttp2 serialised, and DATA frames `writeData` builds in place.
+    var outbound: [UInt8] = []
+    /// `takeOutbound`'s `maxBytes` while it runs; nil otherwise.
+    var outboundLimit: Int?
     /// The input `receive(_:)` is feeding, while it does: DATA of one stream
     /// can run at most to its end (see `appendData`).
     var receiveInput: UnsafeBufferPointer<UInt8>?
@@ -174,9 +179,11 @@ public final class HTTP2Session {
     /// stop calling this: acknowledgements then pile up and a flooding peer is
     /// detected (`HTTP2Configuration.maxOutboundAcks`).
     public func takeOutbound(maxBytes: Int = .max) -> [UInt8] {
-        var out: [UInt8] = []
-        while out.count < maxBytes {
+        outboundLimit = maxBytes
+        defer { outboundLimit = nil }
+        while outbound.count < maxBytes {
             var frame: UnsafePointer<UInt8>?
+            // DATA frames are appended to `outbound` by `writeData` during this call.
             let n = library { nghttp2_session_mem_send(session, &frame) }
             if n < 0 {
                 failFromLibrary(Int32(n))
@@ -184,13 +191,17 @@ public final class HTTP2Session {
             }
             guard n > 0, let frame else { break }
             let bytes = UnsafeBufferPointer(start: frame, count: n)
-            if out.isEmpty {
-                out = Array(bytes)
+            if outbound.isEmpty {
+                outbound = Array(bytes)
             } else {
-                if out.capacity - out.count < n { out.reserveCapacity(outboundRoom(after: out.count + n, maxBytes: maxBytes)) }
-                out.append(contentsOf: bytes)
+                if outbound.capacity - outbound.count < n {
+                    outbound.reserveCapacity(outboundRoom(after: outbound.count + n, maxBytes: maxBytes))
+                }
+                outbound.append(contentsOf: bytes)
             }
         }
+        let out = outbound
+        outbound = []
         return out
     }
 

@@ -63,24 +63,21 @@ struct HTTP2OutboundQueue {
         count += bytes.count
     }
 
-    /// Copies up to `destination.count` bytes into `destination`; returns how many.
-    mutating func read(into destination: UnsafeMutableRawBufferPointer) -> Int {
-        var written = 0
-        while written < destination.count && head < chunks.count {
-            let n = chunks[head].withUnsafeBytes { chunk -> Int in
-                let n = min(chunk.count - offset, destination.count - written)
-                UnsafeMutableRawBufferPointer(rebasing: destination[written..<(written + n)])
-                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: chunk[offset..<(offset + n)]))
-                return n
-            }
-            written += n
+    /// Appends up to `limit` bytes to `output` (a DATA frame being built in
+    /// place, `NGHTTP2_DATA_FLAG_NO_COPY`) and counts them read; returns how many.
+    mutating func take(upTo limit: Int, appendingTo output: inout [UInt8]) -> Int {
+        var taken = 0
+        while taken < limit && head < chunks.count {
+            let n = min(chunks[head].count - offset, limit - taken)
+            output.append(contentsOf: chunks[head][offset..<(offset + n)])
+            taken += n
             offset += n
             if offset == chunks[head].count {
                 head += 1
                 offset = 0
             }
         }
-        count -= written
+        count -= taken
         if head == chunks.count {
             chunks.removeAll(keepingCapacity: true)
             head = 0
@@ -88,7 +85,7 @@ struct HTTP2OutboundQueue {
             chunks.removeFirst(head)
             head = 0
         }
-        return written
+        return taken
     }
 
     mutating func removeAll() {

@@ -349,4 +349,47 @@ final class HTTP2SessionDataBufferTests: XCTestCase {
         let payload = RawFrame.parse(out).filter { $0.type == RawFrame.Kind.data.rawValue }.flatMap(\.payload)
         XCTAssertEqual(payload, body)
     }
+
+    /// DATA built in place still stops at `maxBytes` (after the frame that
+    /// reaches it); the next calls carry on, and the peer gets the body whole
+    /// with END_STREAM on the last frame only.
+    func testOutboundDataStopsAtMaxBytesAndCarriesOn() throws {
+        let pair = HTTP2Pair()
+        try pair.pump()
+        let id = try pair.client.sendRequest(HTTPRequestHead(method: "POST", scheme: "https", authority: "a.test", path: "/"),
+                                             endStream: false)
+        _ = pair.client.takeOutbound()
+        let body = (0..<60_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        try pair.client.sendData(stream: id, bytes: body, endStream: true)
+        var frames: [RawFrame.Parsed] = []
+        for _ in 0..<10 {
+            let out = pair.client.takeOutbound(maxBytes: 20_000)
+            if out.isEmpty { break }
+            XCTAssertLessThanOrEqual(out.count, 20_000 + 16 * 1024 + 9)
+            frames += RawFrame.parse(out)
+        }
+        let data = frames.filter { $0.type == RawFrame.Kind.data.rawValue }
+        XCTAssertGreaterThan(data.count, 3)
+        XCTAssertEqual(data.flatMap(\.payload), body)
+        XCTAssertEqual(data.map { $0.flags & RawFrame.endStream != 0 }, Array(repeating: false, count: data.count - 1) + [true])
+        XCTAssertEqual(pair.client.queuedBytes(stream: id), 0)
+    }
+
+    /// Ending a stream with no bytes left sends an empty DATA frame with
+    /// END_STREAM, built in place like any other.
+    func testAnEmptyFinalDataFrameEndsTheStream() throws {
+        let pair = HTTP2Pair()
+        try pair.pump()
+        let id = try pair.client.sendRequest(HTTPRequestHead(method: "POST", scheme: "https", authority: "a.test", path: "/"),
+                                             endStream: false)
+        try pair.client.sendData(stream: id, bytes: Array("body".utf8), endStream: false)
+        try pair.pump()
+        try pair.client.sendData(stream: id, bytes: [], endStream: true)
+        try pair.pump()
+        let bodies = pair.serverEvents.compactMap { event -> [UInt8]? in
+            if case .data(id, let bytes) = event { bytes } else { nil }
+        }
+        XCTAssertEqual(bodies.flatMap { $0 }, Array("body".utf8))
+        XCTAssertTrue(pair.serverEvents.contains(.streamEnded(stream: id, trailers: nil)))
+    }
 }
