@@ -175,7 +175,7 @@ final class HTTP2SessionTests: XCTestCase {
         })
         XCTAssertEqual(received.count, body.count)
         XCTAssertEqual(SHA256.hash(received), SHA256.hash(body))
-        XCTAssertEqual(pair.client.queuedBytes(stream: id), 0)
+        XCTAssertEqual(pair.client.queuedBytes(stream: 1), 0)
     }
 
     func testInterimContinueThenFinalResponse() throws {
@@ -333,16 +333,23 @@ final class HTTP2SessionDataBufferTests: XCTestCase {
         XCTAssertLessThan(bytes.capacity, 64)
     }
 
-    /// A body taken as many DATA frames in one `takeOutbound` is gathered into
-    /// one array sized for it, not doubled frame by frame.
-    func testOutboundFramesAreGatheredWithoutRegrowing() throws {
+    /// A client whose request (stream 1) went out and whose whole `body` is
+    /// queued with END_STREAM, nothing of it taken yet.
+    private func clientWithQueuedBody(_ body: [UInt8]) throws -> (HTTP2Pair, [UInt8]) {
         let pair = HTTP2Pair()
         try pair.pump()
         let id = try pair.client.sendRequest(HTTPRequestHead(method: "POST", scheme: "https", authority: "a.test", path: "/"),
                                              endStream: false)
+        XCTAssertEqual(id, 1)
         _ = pair.client.takeOutbound()
-        let body = [UInt8](repeating: 0x5A, count: 60_000)
         try pair.client.sendData(stream: id, bytes: body, endStream: true)
+        return (pair, body)
+    }
+
+    /// A body taken as many DATA frames in one `takeOutbound` is gathered into
+    /// one array sized for it, not doubled frame by frame.
+    func testOutboundFramesAreGatheredWithoutRegrowing() throws {
+        let (pair, body) = try clientWithQueuedBody([UInt8](repeating: 0x5A, count: 60_000))
         let out = pair.client.takeOutbound(maxBytes: 128 * 1024)
         XCTAssertGreaterThan(out.count, body.count)
         XCTAssertLessThan(out.capacity - out.count, 2048, "the frames' array was regrown")
@@ -354,13 +361,7 @@ final class HTTP2SessionDataBufferTests: XCTestCase {
     /// reaches it); the next calls carry on, and the peer gets the body whole
     /// with END_STREAM on the last frame only.
     func testOutboundDataStopsAtMaxBytesAndCarriesOn() throws {
-        let pair = HTTP2Pair()
-        try pair.pump()
-        let id = try pair.client.sendRequest(HTTPRequestHead(method: "POST", scheme: "https", authority: "a.test", path: "/"),
-                                             endStream: false)
-        _ = pair.client.takeOutbound()
-        let body = (0..<60_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        try pair.client.sendData(stream: id, bytes: body, endStream: true)
+        let (pair, body) = try clientWithQueuedBody((0..<60_000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
         var frames: [RawFrame.Parsed] = []
         for _ in 0..<10 {
             let out = pair.client.takeOutbound(maxBytes: 20_000)
@@ -372,7 +373,7 @@ final class HTTP2SessionDataBufferTests: XCTestCase {
         XCTAssertGreaterThan(data.count, 3)
         XCTAssertEqual(data.flatMap(\.payload), body)
         XCTAssertEqual(data.map { $0.flags & RawFrame.endStream != 0 }, Array(repeating: false, count: data.count - 1) + [true])
-        XCTAssertEqual(pair.client.queuedBytes(stream: id), 0)
+        XCTAssertEqual(pair.client.queuedBytes(stream: 1), 0)
     }
 
     /// Ending a stream with no bytes left sends an empty DATA frame with
