@@ -31,11 +31,12 @@ struct HTTP1FieldSection: Sendable {
         if let last = name.last, HTTP1Grammar.isWhitespace(last) {
             throw .whitespaceBeforeColon(name: HTTP1Grammar.text(HTTP1Grammar.trimmingWhitespace(name)))
         }
-        guard HTTP1Grammar.isToken(name) else { throw .invalidFieldName(HTTP1Grammar.text(name)) }
+        guard let nameText = HTTP1Grammar.tokenText(name) else { throw .invalidFieldName(HTTP1Grammar.text(name)) }
         let value = HTTP1Grammar.trimmingWhitespace(line[(colon + 1)...])
-        if let bad = value.first(where: { !HTTP1Grammar.isFieldValueByte($0) }) {
-            throw .invalidFieldValue(name: HTTP1Grammar.text(name), byte: bad)
+        guard let valueText = HTTP1Grammar.fieldValueText(value) else {
+            let bad = value.first(where: { !HTTP1Grammar.isFieldValueByte($0) })
+            throw .invalidFieldValue(name: nameText, byte: bad ?? 0)
         }
-        return HTTPField(name: HTTP1Grammar.text(name), value: HTTP1Grammar.text(value))
+        return HTTPField(name: nameText, value: valueText)
     }
 }
