@@ -5,6 +5,10 @@ struct HTTP1FieldSection: Sendable {
     /// Bytes of the section so far, CRLFs included.
     private(set) var length = 0
 
+    /// Fields room is made for at the first line (a request from a browser
+    /// carries about a dozen; a response from an origin fewer).
+    static let usualFieldCount = 12
+
     /// How many more bytes a partial line may hold before the section is too large.
     func remainingLength(_ limits: HTTP1ParserLimits) -> Int { limits.maxHeaderSectionLength - length }
 
@@ -17,6 +21,8 @@ struct HTTP1FieldSection: Sendable {
         }
         if line.isEmpty { return true }
         guard fields.count < limits.maxFieldCount else { throw .tooManyFields(limit: limits.maxFieldCount) }
+        // Room for a usual head at the first line: one allocation, not one per doubling.
+        if fields.isEmpty { fields.reserveCapacity(min(Self.usualFieldCount, limits.maxFieldCount)) }
         fields.append(try Self.parseField(line))
         return false
     }

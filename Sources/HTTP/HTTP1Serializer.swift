@@ -63,7 +63,7 @@ public struct HTTP1Serializer: Sendable {
         bytes.append(contentsOf: target.utf8)
         bytes.append(HTTP1Grammar.space)
         bytes.append(contentsOf: version.utf8)
-        return try finishHead(bytes, fields: fields, framing: chosen, isInterim: false)
+        return try finishHead(&bytes, fields: fields, framing: chosen, isInterim: false)
     }
 
     /// Writes a response head answering a request with `requestMethod`, which
@@ -93,7 +93,7 @@ public struct HTTP1Serializer: Sendable {
         bytes.append(HTTP1Grammar.space)
         HTTP1Grammar.appendLatin1(head.reason, to: &bytes)
         let isInterim = head.isInformational && head.status != 101
-        return try finishHead(bytes, fields: fields, framing: chosen, isInterim: isInterim)
+        return try finishHead(&bytes, fields: fields, framing: chosen, isInterim: isInterim)
     }
 
     /// Frames body bytes for the current message (empty input gives empty output).
@@ -171,9 +171,10 @@ public struct HTTP1Serializer: Sendable {
     }
 
     /// Appends the field lines and the blank line, and moves to the body state.
-    private mutating func finishHead(_ startLine: [UInt8], fields: HTTPFields, framing: HTTP1Framing,
+    /// `bytes` holds the start line; taken in place, so the field lines go
+    /// into the room reserved for them (a copy would not be unique).
+    private mutating func finishHead(_ bytes: inout [UInt8], fields: HTTPFields, framing: HTTP1Framing,
                                      isInterim: Bool) throws(HTTP1SerializerError) -> HTTP1SerializedHead {
-        var bytes = startLine
         bytes.append(contentsOf: HTTP1Grammar.crlf)
         try Self.appendFieldLines(fields, to: &bytes)
         bytes.append(contentsOf: HTTP1Grammar.crlf)
