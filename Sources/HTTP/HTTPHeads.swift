@@ -47,13 +47,7 @@ public struct HTTPRequestHead: Hashable, Sendable {
     /// The shared values. Invariant: never changed while more than one head
     /// refers to it (`makeUnique`), which is why it may cross threads.
     private final class Storage: @unchecked Sendable {
-        /// Not checked for exclusive access at run time: every change goes
-        /// through a mutating accessor of the one head that holds this
-        /// storage uniquely (`makeUnique`), so the compiler's static check
-        /// of that head already rules out an overlapping access. The run-time
-        /// check cost two runtime calls on each read of a field of a head
-        /// (18 per proxied request).
-        @exclusivity(unchecked) var values: Values
+        var values: Values
 
         init(_ values: Values) {
             self.values = values
