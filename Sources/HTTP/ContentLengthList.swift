@@ -17,15 +17,39 @@ public enum ContentLengthList {
 
     /// Reads every element of every value; `invalid("")` for no values.
     public static func read(_ values: [String]) -> Reading {
-        var agreed: Int?
-        for value in values {
-            for element in HTTP1Grammar.listElementViews(value) {
-                guard let n = HTTP1Grammar.decimal(element) else { return .invalid(value) }
-                if let prior = agreed, prior != n { return .conflicting }
-                agreed = n
+        var reader = Reader()
+        for value in values { reader.read(value) }
+        return reader.reading ?? .invalid(values.joined(separator: ", "))
+    }
+
+    /// `read(_:)` one value at a time, for a caller that meets the values
+    /// one by one (`HTTP1HeadAnalysis`) and so needs no array of them.
+    struct Reader {
+        private var agreed: Int?
+        private var failure: Reading?
+
+        /// What the values read so far say; nil before the first value.
+        var reading: Reading? { failure ?? agreed.map(Reading.length) }
+
+        /// Reads the elements of the next value, as views into its bytes;
+        /// nothing more once the values read are invalid or conflicting.
+        mutating func read(_ value: String) {
+            guard failure == nil else { return }
+            _ = FieldNameIndex.withUTF8(value) { bytes in
+                HTTP1Grammar.forEachListElement(bytes) { element in
+                    guard let n = HTTP1Grammar.decimal(element) else {
+                        failure = .invalid(value)
+                        return true
+                    }
+                    if let prior = agreed, prior != n {
+                        failure = .conflicting
+                        return true
+                    }
+                    agreed = n
+                    return false
+                }
             }
         }
-        return agreed.map(Reading.length) ?? .invalid(values.joined(separator: ", "))
     }
 
     /// The length the values agree on; nil when they are invalid, conflict, or there are none.
@@ -56,7 +80,7 @@ extension HTTPFields {
         var collapsed = HTTPFields()
         var written = false
         for field in self {
-            guard HTTP1Grammar.nameEquals(field.name, lowercased: "content-length") else {
+            guard field.hasName(lowercased: "content-length") else {
                 collapsed.append(field)
                 continue
             }

@@ -106,25 +106,35 @@ struct DigestInput {
     }
 
     /// Appends `text` from its UTF-8 storage when it is ASCII and returns
-    /// true; writes nothing and returns false otherwise. Inlined into the
-    /// callers, with the scalar walk kept out of line, so the common path is
-    /// a length check, the string's own ASCII flag (an 8-byte-at-a-time test
-    /// when it has none) and one copy.
+    /// true; returns false otherwise, with `position` where it was (the
+    /// bytes copied are then written over). Inlined into the callers, with
+    /// the scalar walk kept out of line, so the common path is one loop that
+    /// copies (and lowercases, when asked) eight bytes at a time and notes
+    /// any byte from 0x80 up on the way: no scan before the copy.
     @inline(__always)
     private mutating func appendASCII(_ text: String, lowercasingASCII lowercase: Bool) -> Bool {
-        // The flag costs a call: worth it only where a scan of the bytes costs more.
-        let knownASCII = text.utf8.count > 24 && text.utf8Span.isKnownASCII
-        return FieldNameIndex.withUTF8(text) { utf8 in
+        FieldNameIndex.withUTF8(text) { utf8 in
             guard let source = utf8.baseAddress, !utf8.isEmpty else { return true }
-            guard knownASCII || utf8.isASCII else { return false }
+            let start = position
             let target = claim(utf8.count)
-            if lowercase {
-                for offset in 0..<utf8.count {
-                    let byte = source[offset]
-                    target[offset] = byte &- 0x41 < 26 ? byte | 0x20 : byte
-                }
-            } else {
-                target.initialize(from: source, count: utf8.count)
+            var seen: UInt64 = 0
+            var offset = 0
+            while offset + 8 <= utf8.count {
+                var word = UnsafeRawPointer(source + offset).loadUnaligned(as: UInt64.self)
+                seen |= word
+                if lowercase { word |= FieldNameIndex.asciiCapitals(word) >> 2 }
+                UnsafeMutableRawPointer(target + offset).storeBytes(of: word, as: UInt64.self)
+                offset += 8
+            }
+            while offset < utf8.count {
+                let byte = source[offset]
+                seen |= UInt64(byte)
+                target[offset] = lowercase && byte &- 0x41 < 26 ? byte | 0x20 : byte
+                offset += 1
+            }
+            guard seen & 0x8080_8080_8080_8080 == 0 else {
+                position = start
+                return false
             }
             return true
         }

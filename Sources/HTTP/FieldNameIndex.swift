@@ -220,10 +220,16 @@ struct FieldNameIndex {
 
 /// Lowercase names that HTTP/1.1 heads often carry capitalised, so naming
 /// their group (`FieldNameIndex.name(of:)`) takes one of these `String`s
-/// instead of building one: found by a hash of the name's key and length in
-/// a table of 256 slots (open addressing), then compared byte for byte.
-private struct CommonFieldNames {
+/// instead of building one; and the names HTTP/2 peers send most, pseudo
+/// fields included, so a decoded name is one of these too (`decoded(_:)`).
+/// Found by a hash of the name's key and length in a table of 256 slots
+/// (open addressing), then compared byte for byte.
+///
+/// A class of constants: `shared` is one reference, so a lookup retains
+/// none of the tables (a struct of arrays retained each of them per call).
+final class CommonFieldNames: Sendable {
     static let shared = CommonFieldNames([
+        ":authority", ":method", ":path", ":scheme", ":status",
         "accept", "accept-charset", "accept-encoding", "accept-language", "accept-ranges", "access-control-allow-origin",
         "age", "allow", "authorization", "cache-control", "connection", "content-disposition", "content-encoding",
         "content-language", "content-length", "content-location", "content-range", "content-security-policy",
@@ -237,16 +243,19 @@ private struct CommonFieldNames {
         "x-request-id", "x-requested-with", "x-xss-protection",
     ])
 
-    private let names: [String]
-    private var keys: [UInt64] = []
+    /// The names, in the order given.
+    let names: [String]
+    private let keys: [UInt64]
     /// Every name's bytes back to back (then 8 zero bytes), name `i` from `starts[i]` to `starts[i + 1]`.
-    private var bytes: [UInt8] = []
-    private var starts: [Int] = []
+    private let bytes: [UInt8]
+    private let starts: [Int]
     /// An index into `names`, or -1.
-    private var slots = [Int16](repeating: -1, count: 256)
+    private let slots: [Int16]
 
     private init(_ names: [String]) {
         self.names = names
+        var bytes: [UInt8] = [], starts: [Int] = [], keys: [UInt64] = []
+        var slots = [Int16](repeating: -1, count: 256)
         for name in names {
             starts.append(bytes.count)
             bytes += name.utf8
@@ -261,10 +270,29 @@ private struct CommonFieldNames {
             while slots[slot] >= 0 { slot = (slot + 1) & 255 }
             slots[slot] = Int16(index)
         }
+        self.bytes = bytes
+        self.starts = starts
+        self.keys = keys
+        self.slots = slots
     }
 
     private static func slot(key: UInt64, count: Int) -> Int {
         Int(truncatingIfNeeded: ((key ^ UInt64(truncatingIfNeeded: count)) &* 0x9E37_79B9_7F4A_7C15) >> 56)
+    }
+
+    /// The common name whose bytes are exactly `bytes` (a decoded HTTP/2
+    /// name, lowercase), or nil: then the caller builds the `String`.
+    /// Reads only the bytes given (a name shorter than 8 is not loaded as a word).
+    static func decoded(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        guard let base = bytes.baseAddress, bytes.count <= 32 else { return nil }
+        var key: UInt64
+        if bytes.count >= 8 {
+            key = UInt64(bigEndian: UnsafeRawPointer(base).loadUnaligned(as: UInt64.self))
+        } else {
+            key = 0
+            for offset in 0..<bytes.count { key |= UInt64(base[offset]) << (56 - 8 * UInt64(offset)) }
+        }
+        return shared.name(key: key, bytes)
     }
 
     /// The common name whose bytes are `lowered` (key `key`), or nil.
@@ -272,9 +300,12 @@ private struct CommonFieldNames {
         var slot = Self.slot(key: key, count: lowered.count)
         while slots[slot] >= 0 {
             let index = Int(slots[slot])
-            if keys[index] == key, starts[index + 1] - starts[index] == lowered.count,
-               lowered.count <= 8 || (8..<lowered.count).allSatisfy({ bytes[starts[index] + $0] == lowered[$0] }) {
-                return names[index]
+            let start = starts[index]
+            if keys[index] == key, starts[index + 1] - start == lowered.count {
+                // The key holds the first 8 bytes: compare the rest.
+                var offset = 8
+                while offset < lowered.count, bytes[start + offset] == lowered[offset] { offset += 1 }
+                if offset >= lowered.count { return names[index] }
             }
             slot = (slot + 1) & 255
         }

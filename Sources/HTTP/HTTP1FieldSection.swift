@@ -5,6 +5,10 @@ struct HTTP1FieldSection: Sendable {
     /// Bytes of the section so far, CRLFs included.
     private(set) var length = 0
 
+    /// Fields room is made for at the first line (a request from a browser
+    /// carries about a dozen; a response from an origin fewer).
+    static let usualFieldCount = 12
+
     /// How many more bytes a partial line may hold before the section is too large.
     func remainingLength(_ limits: HTTP1ParserLimits) -> Int { limits.maxHeaderSectionLength - length }
 
@@ -17,6 +21,8 @@ struct HTTP1FieldSection: Sendable {
         }
         if line.isEmpty { return true }
         guard fields.count < limits.maxFieldCount else { throw .tooManyFields(limit: limits.maxFieldCount) }
+        // Room for a usual head at the first line: one allocation, not one per doubling.
+        if fields.isEmpty { fields.reserveCapacity(min(Self.usualFieldCount, limits.maxFieldCount)) }
         fields.append(try Self.parseField(line))
         return false
     }
@@ -31,11 +37,12 @@ struct HTTP1FieldSection: Sendable {
         if let last = name.last, HTTP1Grammar.isWhitespace(last) {
             throw .whitespaceBeforeColon(name: HTTP1Grammar.text(HTTP1Grammar.trimmingWhitespace(name)))
         }
-        guard HTTP1Grammar.isToken(name) else { throw .invalidFieldName(HTTP1Grammar.text(name)) }
+        guard let nameText = HTTP1Grammar.tokenText(name) else { throw .invalidFieldName(HTTP1Grammar.text(name)) }
         let value = HTTP1Grammar.trimmingWhitespace(line[(colon + 1)...])
-        if let bad = value.first(where: { !HTTP1Grammar.isFieldValueByte($0) }) {
-            throw .invalidFieldValue(name: HTTP1Grammar.text(name), byte: bad)
+        guard let valueText = HTTP1Grammar.fieldValueText(value) else {
+            let bad = value.first(where: { !HTTP1Grammar.isFieldValueByte($0) })
+            throw .invalidFieldValue(name: nameText, byte: bad ?? 0)
         }
-        return HTTPField(name: HTTP1Grammar.text(name), value: HTTP1Grammar.text(value))
+        return HTTPField(name: nameText, value: valueText)
     }
 }

@@ -16,21 +16,83 @@ enum HTTP1Grammar {
     static let backslash: UInt8 = 0x5C
     static let crlf: [UInt8] = [0x0D, 0x0A]
 
-    /// `tchar` (RFC 9110 §5.6.2), indexed by byte.
-    private static let tokenTable: [Bool] = {
-        var table = [Bool](repeating: false, count: 256)
-        for b in UInt8(ascii: "0")...UInt8(ascii: "9") { table[Int(b)] = true }
-        for b in UInt8(ascii: "a")...UInt8(ascii: "z") { table[Int(b)] = true }
-        for b in UInt8(ascii: "A")...UInt8(ascii: "Z") { table[Int(b)] = true }
-        for b in "!#$%&'*+-.^_`|~".utf8 { table[Int(b)] = true }
-        return table
-    }()
+    /// `tchar` (RFC 9110 §5.6.2) as two bit sets: bit `b` of `tokenBytesLow`
+    /// for byte `b` below 64, bit `b - 64` of `tokenBytesHigh` for 64…127
+    /// (`!#$%&'*+-.^_`|~`, digits, letters). No byte from 128 up is a `tchar`.
+    private static let tokenBytesLow: UInt64 = 0x03FF_6CFA_0000_0000
+    private static let tokenBytesHigh: UInt64 = 0x57FF_FFFF_C7FF_FFFE
 
-    static func isTokenByte(_ b: UInt8) -> Bool { tokenTable[Int(b)] }
+    @inline(__always)
+    static func isTokenByte(_ b: UInt8) -> Bool {
+        b < 0x80 && ((b < 0x40 ? tokenBytesLow : tokenBytesHigh) >> UInt64(b & 0x3F)) & 1 != 0
+    }
 
     /// `token = 1*tchar`.
     static func isToken<Bytes: Collection>(_ bytes: Bytes) -> Bool where Bytes.Element == UInt8 {
-        !bytes.isEmpty && bytes.allSatisfy(isTokenByte)
+        if let contiguous = bytes.withContiguousStorageIfAvailable(isToken) { return contiguous }
+        return !bytes.isEmpty && bytes.allSatisfy(isTokenByte)
+    }
+
+    /// `token = 1*tchar`, over bytes in memory (one loop, no iterator).
+    static func isToken(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !bytes.isEmpty else { return false }
+        for offset in 0..<bytes.count where !isTokenByte(bytes[offset]) { return false }
+        return true
+    }
+
+    /// True when every byte is printable ASCII, SP through `~` (0x20–0x7E),
+    /// eight at a time: the bytes of nearly every field value and reason
+    /// phrase, which are then valid there (`isFieldValueByte`) and their own
+    /// ISO-8859-1 and UTF-8 form. False for HTAB, any other control byte,
+    /// DEL and every byte from 0x80 up (valid or not: the caller decides
+    /// those byte by byte).
+    static func isPrintableASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset + 8 <= bytes.count {
+            if notPrintable(bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) != 0 { return false }
+            offset += 8
+        }
+        while offset < bytes.count {
+            if bytes[offset] &- 0x20 >= 0x5F { return false }
+            offset += 1
+        }
+        return true
+    }
+
+    /// For each byte of `word` outside 0x20–0x7E, 0x80 in that byte's place;
+    /// 0 elsewhere. With the high bits cleared, a byte plus 0x60 reaches 0x80
+    /// from 0x20 up and a byte plus 0x01 does at 0x7F (DEL); neither sum
+    /// carries into the next byte.
+    @inline(__always)
+    static func notPrintable(_ word: UInt64) -> UInt64 {
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        let low = word & ~highBits
+        return (word | ~(low &+ 0x6060_6060_6060_6060) | (low &+ 0x0101_0101_0101_0101)) & highBits
+    }
+
+    /// The text of bytes that passed `isPrintableASCII` or `isToken`: copied
+    /// as ASCII, not checked again.
+    static func printableText(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        unsafe String(copying: UTF8Span(unchecked: bytes.span, isKnownASCII: true))
+    }
+
+    /// The text of a `token` (a field name, a method), or nil when the bytes
+    /// are not one. One loop over the bytes; a token is ASCII, so its text
+    /// is copied without a second scan.
+    static func tokenText(_ bytes: ArraySlice<UInt8>) -> String? {
+        bytes.withUnsafeBufferPointer { bytes in isToken(bytes) ? printableText(bytes) : nil }
+    }
+
+    /// The text of a field value or reason phrase as ISO-8859-1 (`text(_:)`),
+    /// or nil when a byte is not allowed there (`isFieldValueByte`).
+    /// Printable ASCII (nearly every value) is checked eight bytes at a time
+    /// and copied without a second scan.
+    static func fieldValueText(_ bytes: ArraySlice<UInt8>) -> String? {
+        bytes.withUnsafeBufferPointer { bytes in
+            if isPrintableASCII(UnsafeRawBufferPointer(bytes)) { return printableText(bytes) }
+            guard bytes.allSatisfy(isFieldValueByte) else { return nil }
+            return String(latin1: bytes)
+        }
     }
 
     /// SP or HTAB, the only whitespace HTTP knows (`OWS`, `BWS`, `RWS`).
@@ -73,32 +135,21 @@ enum HTTP1Grammar {
         return bytes.split(separator: comma, omittingEmptySubsequences: false).map(trimmingWhitespace)
     }
 
-    /// The same elements as `listElements`, as views into the value's UTF-8:
-    /// nothing is copied or allocated (`Content-Length` is read this way on
-    /// every message).
-    static func listElementViews(_ value: String) -> ListElementViews { ListElementViews(utf8: value.utf8) }
-
-    /// The elements of a comma-separated list, whitespace trimmed, empty ones
-    /// kept (`listElementViews`).
-    struct ListElementViews: Sequence, IteratorProtocol {
-        let utf8: String.UTF8View
-        private var start: String.UTF8View.Index?
-
-        init(utf8: String.UTF8View) {
-            self.utf8 = utf8
-            start = utf8.startIndex
+    /// Calls `body` with each element of the comma-separated list in `bytes`
+    /// (RFC 9110 §5.6.1), surrounding SP and HTAB trimmed, empty elements
+    /// included (the same elements as `listElements`), until it returns
+    /// true; returns whether it did. Views into `bytes`: nothing is copied.
+    static func forEachListElement(_ bytes: UnsafeBufferPointer<UInt8>,
+                                   _ body: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
+        var start = 0
+        for end in 0...bytes.count where end == bytes.count || bytes[end] == comma {
+            var low = start, high = end
+            while low < high, isWhitespace(bytes[low]) { low += 1 }
+            while high > low, isWhitespace(bytes[high - 1]) { high -= 1 }
+            start = end + 1
+            if body(UnsafeBufferPointer(rebasing: bytes[low..<high])) { return true }
         }
-
-        mutating func next() -> Substring.UTF8View? {
-            guard let from = start else { return nil }
-            let comma = utf8[from...].firstIndex(of: HTTP1Grammar.comma)
-            start = comma.map { utf8.index(after: $0) }
-            var lower = from
-            var upper = comma ?? utf8.endIndex
-            while lower < upper, HTTP1Grammar.isWhitespace(utf8[lower]) { lower = utf8.index(after: lower) }
-            while upper > lower, HTTP1Grammar.isWhitespace(utf8[utf8.index(before: upper)]) { upper = utf8.index(before: upper) }
-            return utf8[lower..<upper]
-        }
+        return false
     }
 
     /// Lowercase ASCII tokens of a list field (`Connection`, `Upgrade`), empty
@@ -108,20 +159,6 @@ enum HTTP1Grammar {
     }
 
     static func lowercaseASCII(_ b: UInt8) -> UInt8 { (b >= 0x41 && b <= 0x5A) ? b | 0x20 : b }
-
-    /// Case-insensitive (ASCII) comparison of a field name with a name that is
-    /// already lowercase, without allocating.
-    static func nameEquals(_ name: String, lowercased other: String) -> Bool {
-        var a = name.utf8.makeIterator()
-        var b = other.utf8.makeIterator()
-        while true {
-            switch (a.next(), b.next()) {
-            case (nil, nil): return true
-            case let (x?, y?) where lowercaseASCII(x) == y: continue
-            default: return false
-            }
-        }
-    }
 
     /// Parses `1*DIGIT` as a non-negative `Int`, nil on any other byte or on overflow.
     static func decimal<Bytes: Collection>(_ bytes: Bytes) -> Int? where Bytes.Element == UInt8 {
@@ -144,12 +181,51 @@ enum HTTP1Grammar {
     }
 
     /// Appends the wire bytes of a string made by `String(latin1:)`: its UTF-8
-    /// when it is ASCII (the common case, no copy), else `latin1Bytes`.
+    /// when it is ASCII (the common case, one scan and one copy), else `latin1Bytes`.
     static func appendLatin1(_ string: String, to out: inout [UInt8]) {
-        if string.utf8.allSatisfy({ $0 < 0x80 }) {
-            out.append(contentsOf: string.utf8)
-        } else {
-            out.append(contentsOf: string.latin1Bytes)
+        let copied = string.utf8Span.span.withUnsafeBufferPointer { bytes in
+            guard bytes.isASCII else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if !copied { out.append(contentsOf: string.latin1Bytes) }
+    }
+
+    /// True when `text` may be a field value or reason phrase: every scalar
+    /// is an ISO-8859-1 byte allowed there (`isFieldValueByte`). Printable
+    /// ASCII (nearly every value) is found eight bytes at a time.
+    static func isFieldValue(_ text: String) -> Bool {
+        text.utf8Span.span.withUnsafeBytes(isPrintableASCII) || isFieldValueScalars(text)
+    }
+
+    @inline(never)
+    private static func isFieldValueScalars(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { $0.value <= 0xFF && isFieldValueByte(UInt8($0.value)) }
+    }
+
+    /// Appends the wire (ISO-8859-1) bytes of a field value when it is one
+    /// (`isFieldValue`) and returns true; returns false, appending nothing,
+    /// otherwise. Printable ASCII (nearly every value) takes one pass over
+    /// the UTF-8, eight bytes at a time, and one copy.
+    static func appendFieldValue(_ text: String, to out: inout [UInt8]) -> Bool {
+        let copied = text.utf8Span.span.withUnsafeBytes { bytes in
+            guard isPrintableASCII(bytes) else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if copied { return true }
+        guard isFieldValueScalars(text) else { return false }
+        out.append(contentsOf: text.latin1Bytes)
+        return true
+    }
+
+    /// Appends a field name or method when it is a `token` and returns true;
+    /// returns false (appending nothing) otherwise. One loop over the UTF-8.
+    static func appendToken(_ text: String, to out: inout [UInt8]) -> Bool {
+        text.utf8Span.span.withUnsafeBufferPointer { bytes in
+            guard isToken(bytes) else { return false }
+            out.append(contentsOf: bytes)
+            return true
         }
     }
 }

@@ -16,8 +16,10 @@ struct HTTP1HeadAnalysis {
     private(set) var isChunked = false
     /// Lowercase tokens of every `Connection` field.
     private(set) var connectionTokens: [String] = []
-    /// Every `Host` value, in order.
-    private(set) var hostValues: [String] = []
+    /// The first `Host` value, and how many `Host` lines there are (no
+    /// array of them: nearly every request has one).
+    private(set) var host: String?
+    private(set) var hostCount = 0
     /// Whether an `Upgrade` field is present.
     private(set) var hasUpgrade = false
     /// Whether `Expect` lists `100-continue`.
@@ -27,35 +29,42 @@ struct HTTP1HeadAnalysis {
     /// `Content-Length`, malformed or with a coding other than one final
     /// `chunked` is an error, as is a malformed or ambiguous `Content-Length`.
     init(fields: HTTPFields, version: HTTPVersion) throws(HTTP1ParseError) {
-        var lengthValues: [String] = []
+        var lengths: ContentLengthList.Reader?
         var codingValues: [String] = []
         var connectionValues: [String] = []
         var expectValues: [String] = []
-        for field in fields {
-            let name = field.name
-            if HTTP1Grammar.nameEquals(name, lowercased: "content-length") {
-                lengthValues.append(field.value)
-            } else if HTTP1Grammar.nameEquals(name, lowercased: "transfer-encoding") {
-                codingValues.append(field.value)
-            } else if HTTP1Grammar.nameEquals(name, lowercased: "connection") {
-                connectionValues.append(field.value)
-            } else if HTTP1Grammar.nameEquals(name, lowercased: "host") {
-                hostValues.append(field.value)
-            } else if HTTP1Grammar.nameEquals(name, lowercased: "upgrade") {
-                hasUpgrade = true
-            } else if HTTP1Grammar.nameEquals(name, lowercased: "expect") {
-                expectValues.append(field.value)
+        // Read in place through the buffer (iterating the array copies each
+        // field); each name classified once (`HTTP1HeadFieldName`); the
+        // usual fields (one `Host`, one `Content-Length`) build no array.
+        fields.fields.withUnsafeBufferPointer { fields in
+            for position in fields.indices {
+                switch HTTP1HeadFieldName(fields[position].name) {
+                case .contentLength?:
+                    lengths = lengths ?? ContentLengthList.Reader()
+                    lengths?.read(fields[position].value)
+                case .transferEncoding?: codingValues.append(fields[position].value)
+                case .connection?: connectionValues.append(fields[position].value)
+                case .host?:
+                    if hostCount == 0 { host = fields[position].value }
+                    hostCount += 1
+                case .upgrade?: hasUpgrade = true
+                case .expect?: expectValues.append(fields[position].value)
+                case nil: break
+                }
             }
         }
-        connectionTokens = HTTP1Grammar.lowercasedTokens(connectionValues)
-        expectsContinue = HTTP1Grammar.lowercasedTokens(expectValues).contains("100-continue")
+        if !connectionValues.isEmpty { connectionTokens = HTTP1Grammar.lowercasedTokens(connectionValues) }
+        expectsContinue = !expectValues.isEmpty && HTTP1Grammar.lowercasedTokens(expectValues).contains("100-continue")
         if !codingValues.isEmpty {
             guard version != .http1_0 else { throw .transferEncodingInHTTP10 }
-            guard lengthValues.isEmpty else { throw .contentLengthWithTransferEncoding }
+            guard lengths == nil else { throw .contentLengthWithTransferEncoding }
             isChunked = try Self.chunkedCoding(codingValues)
         }
-        if !lengthValues.isEmpty {
-            contentLength = try Self.length(lengthValues)
+        switch lengths?.reading {
+        case .length(let n)?: contentLength = n
+        case .invalid(let value)?: throw .invalidContentLength(value)
+        case .conflicting?: throw .conflictingContentLengths(fields.values("content-length"))
+        case nil: break
         }
     }
 
@@ -99,14 +108,5 @@ struct HTTP1HeadAnalysis {
         if chunkedCount == 1 && codings.last != "chunked" { throw .chunkedNotLast }
         if let other = codings.first(where: { $0 != "chunked" }) { throw .unsupportedTransferCoding(other) }
         return true
-    }
-
-    /// The one length every `Content-Length` element agrees on.
-    private static func length(_ values: [String]) throws(HTTP1ParseError) -> Int {
-        switch ContentLengthList.read(values) {
-        case .length(let n): return n
-        case .invalid(let value): throw .invalidContentLength(value)
-        case .conflicting: throw .conflictingContentLengths(values)
-        }
     }
 }

@@ -46,9 +46,11 @@ extension HTTP1Parser {
             }
             guard try section.add(line: buffer.bytes[line], limits: limits) else { continue }
             buffer.consumeToCursor()
-            let forbidden = ["content-length", "transfer-encoding", "host"]
             if let field = section.fields.first(where: { field in
-                forbidden.contains { HTTP1Grammar.nameEquals(field.name, lowercased: $0) }
+                switch HTTP1HeadFieldName(field.name) {
+                case .contentLength?, .transferEncoding?, .host?: true
+                case .connection?, .upgrade?, .expect?, nil: false
+                }
             }) {
                 throw .forbiddenTrailerField(field.name)
             }

@@ -58,8 +58,7 @@ extension HTTP1Parser {
         guard !methodBytes.isEmpty, !targetBytes.isEmpty,
               !versionBytes.contains(HTTP1Grammar.space) else { throw .invalidRequestLine }
         let version = try parseVersion(versionBytes)
-        guard HTTP1Grammar.isToken(methodBytes) else { throw .invalidMethod(HTTP1Grammar.text(methodBytes)) }
-        let method = HTTP1Grammar.text(methodBytes)
+        guard let method = HTTP1Grammar.tokenText(methodBytes) else { throw .invalidMethod(HTTP1Grammar.text(methodBytes)) }
         let target = try HTTP1RequestTarget(parsing: targetBytes, method: method)
         return .request(method: method, target: target, version: version)
     }
@@ -80,8 +79,8 @@ extension HTTP1Parser {
             guard separator == HTTP1Grammar.space else { throw .invalidStatusLine }
             reason = reason.dropFirst()
         }
-        guard reason.allSatisfy(HTTP1Grammar.isFieldValueByte) else { throw .invalidStatusLine }
-        return .response(version: version, status: status, reason: HTTP1Grammar.text(reason))
+        guard let reasonText = HTTP1Grammar.fieldValueText(reason) else { throw .invalidStatusLine }
+        return .response(version: version, status: status, reason: reasonText)
     }
 
     /// `HTTP/1.0` or `HTTP/1.1`. A well-formed other version (`HTTP/2.0`,
@@ -120,7 +119,7 @@ extension HTTP1Parser {
     private mutating func completeRequest(_ method: String, _ target: HTTP1RequestTarget, _ version: HTTPVersion,
                                           _ fields: HTTPFields, _ rawHead: [UInt8]) throws(HTTP1ParseError) -> HTTP1ParsedRequestHead {
         let analysis = try HTTP1HeadAnalysis(fields: fields, version: version)
-        let host = try Self.host(analysis.hostValues, version: version)
+        let host = try Self.host(analysis.host, count: analysis.hostCount, version: version)
         let framing = Self.declaredFraming(analysis) ?? .none
         if method == "CONNECT" && framing.allowsBody { throw .contentInConnectRequest }
         let head = HTTPRequestHead(method: method, scheme: target.scheme, authority: target.authority ?? host,
@@ -184,15 +183,16 @@ extension HTTP1Parser {
 
     /// RFC 9112 §3.2: an HTTP/1.1 request has exactly one Host, HTTP/1.0 at
     /// most one; its value is empty or an authority. Returns the authority
-    /// (nil when absent or empty).
-    static func host(_ values: [String], version: HTTPVersion) throws(HTTP1ParseError) -> String? {
-        guard values.count <= 1 else { throw .multipleHosts }
-        guard let value = values.first else {
+    /// (nil when absent or empty). `value` is the first of `count` `Host` lines.
+    static func host(_ value: String?, count: Int, version: HTTPVersion) throws(HTTP1ParseError) -> String? {
+        guard count <= 1 else { throw .multipleHosts }
+        guard let value else {
             if version == .http1_1 { throw .missingHost }
             return nil
         }
         if value.isEmpty { return nil }
-        guard HTTP1RequestTarget.isAuthority(ArraySlice(value.utf8), requirePort: false) else { throw .invalidHost(value) }
+        let isAuthority = FieldNameIndex.withUTF8(value) { HTTP1RequestTarget.isAuthority($0[...], requirePort: false) }
+        guard isAuthority else { throw .invalidHost(value) }
         return value
     }
 }

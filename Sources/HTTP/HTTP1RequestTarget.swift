@@ -15,10 +15,11 @@ struct HTTP1RequestTarget: Hashable, Sendable {
     var path: String
 
     init(parsing target: ArraySlice<UInt8>, method: String) throws(HTTP1ParseError) {
-        let text = HTTP1Grammar.text(target)
         guard target.allSatisfy({ HTTP1Grammar.isVisibleASCII($0) && $0 != UInt8(ascii: "#") }) else {
-            throw .invalidRequestTarget(text)
+            throw .invalidRequestTarget(HTTP1Grammar.text(target))
         }
+        // Visible ASCII: copied as it is, not scanned again.
+        let text = target.withUnsafeBufferPointer(HTTP1Grammar.printableText)
         if method == "CONNECT" {
             guard Self.isAuthority(target, requirePort: true) else { throw .invalidRequestTarget(text) }
             self.init(form: .authority, scheme: nil, authority: text, path: "")
@@ -62,9 +63,11 @@ struct HTTP1RequestTarget: Hashable, Sendable {
     /// `uri-host [ ":" port ]` (RFC 3986 §3.2.2), no userinfo. The host is a
     /// non-empty reg-name or IPv4 address, or a bracketed IPv6 literal; the port
     /// is at most 65535 and required for CONNECT.
-    static func isAuthority(_ bytes: ArraySlice<UInt8>, requirePort: Bool) -> Bool {
-        let host: ArraySlice<UInt8>
-        let afterHost: ArraySlice<UInt8>
+    /// Reads the bytes in place: a target's slice, or a `Host` value's UTF-8.
+    static func isAuthority<Bytes>(_ bytes: Bytes, requirePort: Bool) -> Bool
+        where Bytes: BidirectionalCollection<UInt8>, Bytes.Index == Int, Bytes.SubSequence == Bytes {
+        let host: Bytes
+        let afterHost: Bytes
         if bytes.first == UInt8(ascii: "[") {
             guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return false }
             host = bytes[bytes.startIndex...close]
@@ -88,7 +91,7 @@ struct HTTP1RequestTarget: Hashable, Sendable {
     }
 
     /// `*( unreserved / pct-encoded / sub-delims )`, which covers IPv4 too.
-    private static func isRegName(_ bytes: ArraySlice<UInt8>) -> Bool {
+    private static func isRegName<Bytes>(_ bytes: Bytes) -> Bool where Bytes: Collection<UInt8>, Bytes.Index == Int {
         var i = bytes.startIndex
         while i < bytes.endIndex {
             let b = bytes[i]

@@ -63,7 +63,7 @@ public struct HTTP1Serializer: Sendable {
         bytes.append(contentsOf: target.utf8)
         bytes.append(HTTP1Grammar.space)
         bytes.append(contentsOf: version.utf8)
-        return try finishHead(bytes, fields: fields, framing: chosen, isInterim: false)
+        return try finishHead(&bytes, fields: fields, framing: chosen, isInterim: false)
     }
 
     /// Writes a response head answering a request with `requestMethod`, which
@@ -76,9 +76,7 @@ public struct HTTP1Serializer: Sendable {
                                            requestVersion: HTTPVersion = .http1_1) throws(HTTP1SerializerError) -> HTTP1SerializedHead {
         try checkIdle()
         guard (100...999).contains(head.status) else { throw .invalidStatus(head.status) }
-        guard head.reason.unicodeScalars.allSatisfy({ $0.value <= 0xFF && HTTP1Grammar.isFieldValueByte(UInt8($0.value)) }) else {
-            throw .invalidReason(head.reason)
-        }
+        guard HTTP1Grammar.isFieldValue(head.reason) else { throw .invalidReason(head.reason) }
         let version = try Self.versionText(head.version)
         var fields = head.fields
         let analysis = try Self.analyse(fields, head.version)
@@ -91,11 +89,11 @@ public struct HTTP1Serializer: Sendable {
         bytes.reserveCapacity(Self.headCapacity(fields))
         bytes.append(contentsOf: version.utf8)
         bytes.append(HTTP1Grammar.space)
-        bytes.append(contentsOf: String(head.status).utf8)
+        Self.appendStatus(head.status, to: &bytes)
         bytes.append(HTTP1Grammar.space)
         HTTP1Grammar.appendLatin1(head.reason, to: &bytes)
         let isInterim = head.isInformational && head.status != 101
-        return try finishHead(bytes, fields: fields, framing: chosen, isInterim: isInterim)
+        return try finishHead(&bytes, fields: fields, framing: chosen, isInterim: isInterim)
     }
 
     /// Frames body bytes for the current message (empty input gives empty output).
@@ -173,9 +171,10 @@ public struct HTTP1Serializer: Sendable {
     }
 
     /// Appends the field lines and the blank line, and moves to the body state.
-    private mutating func finishHead(_ startLine: [UInt8], fields: HTTPFields, framing: HTTP1Framing,
+    /// `bytes` holds the start line; taken in place, so the field lines go
+    /// into the room reserved for them (a copy would not be unique).
+    private mutating func finishHead(_ bytes: inout [UInt8], fields: HTTPFields, framing: HTTP1Framing,
                                      isInterim: Bool) throws(HTTP1SerializerError) -> HTTP1SerializedHead {
-        var bytes = startLine
         bytes.append(contentsOf: HTTP1Grammar.crlf)
         try Self.appendFieldLines(fields, to: &bytes)
         bytes.append(contentsOf: HTTP1Grammar.crlf)
@@ -190,6 +189,13 @@ public struct HTTP1Serializer: Sendable {
         return HTTP1SerializedHead(bytes: bytes, framing: framing, fields: fields)
     }
 
+    /// Appends the three digits of a status code in 100…999.
+    private static func appendStatus(_ status: Int, to bytes: inout [UInt8]) {
+        bytes.append(0x30 + UInt8(truncatingIfNeeded: status / 100))
+        bytes.append(0x30 + UInt8(truncatingIfNeeded: status / 10 % 10))
+        bytes.append(0x30 + UInt8(truncatingIfNeeded: status % 10))
+    }
+
     /// Room for a whole head in one allocation: start line, every field line
     /// (UTF-8 counts bound the ISO-8859-1 bytes written), a framing field the
     /// serializer may add, the blank line.
@@ -197,16 +203,20 @@ public struct HTTP1Serializer: Sendable {
         fields.reduce(96) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 } + 32
     }
 
-    /// `name: value CRLF` per field, after checking each.
+    /// `name: value CRLF` per field, each name and value checked as it is
+    /// copied, in one pass (read in place through the array's buffer:
+    /// iterating the array copies each field). On a throw the bytes appended
+    /// are left to the caller, which drops them.
     private static func appendFieldLines(_ fields: HTTPFields, to bytes: inout [UInt8]) throws(HTTP1SerializerError) {
-        for field in fields {
-            let validValue = field.value.unicodeScalars.allSatisfy { $0.value <= 0xFF && HTTP1Grammar.isFieldValueByte(UInt8($0.value)) }
-            guard HTTP1Grammar.isToken(field.name.utf8), validValue else { throw .invalidField(field) }
-            bytes.append(contentsOf: field.name.utf8)
-            bytes.append(HTTP1Grammar.colon)
-            bytes.append(HTTP1Grammar.space)
-            HTTP1Grammar.appendLatin1(field.value, to: &bytes)
-            bytes.append(contentsOf: HTTP1Grammar.crlf)
+        try fields.fields.withUnsafeBufferPointer { (fields) throws(HTTP1SerializerError) in
+            for position in fields.indices {
+                guard HTTP1Grammar.appendToken(fields[position].name, to: &bytes) else { throw .invalidField(fields[position]) }
+                bytes.append(HTTP1Grammar.colon)
+                bytes.append(HTTP1Grammar.space)
+                guard HTTP1Grammar.appendFieldValue(fields[position].value, to: &bytes) else { throw .invalidField(fields[position]) }
+                bytes.append(HTTP1Grammar.cr)
+                bytes.append(HTTP1Grammar.lf)
+            }
         }
     }
 

@@ -47,7 +47,8 @@ struct HTTP2HeaderBlock {
             fields = []
             return false
         }
-        fields.append(HTTPField(name: String(latin1: name), value: String(latin1: value)))
+        // A common name (most of them) is a `String` made once, not one per field.
+        fields.append(HTTPField(name: CommonFieldNames.decoded(name) ?? String(latin1: name), value: String(latin1: value)))
         return true
     }
 

@@ -217,15 +217,7 @@ extension HeadDigest {
                                          _ body: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
         for entry in index.entries(of: connection) {
             let stopped = FieldNameIndex.withUTF8(index.fields[entry.field].value) { value in
-                var tokenStart = 0
-                for end in 0...value.count where end == value.count || value[end] == UInt8(ascii: ",") {
-                    var low = tokenStart, high = end
-                    while low < high, value[low] == 0x20 || value[low] == 0x09 { low += 1 }
-                    while high > low, value[high - 1] == 0x20 || value[high - 1] == 0x09 { high -= 1 }
-                    tokenStart = end + 1
-                    if low < high, body(UnsafeBufferPointer(rebasing: value[low..<high])) { return true }
-                }
-                return false
+                HTTP1Grammar.forEachListElement(value) { token in !token.isEmpty && body(token) }
             }
             if stopped { return true }
         }

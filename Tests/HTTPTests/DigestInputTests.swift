@@ -37,6 +37,33 @@ final class DigestInputTests: XCTestCase {
 
     /// Names sharing their first 8 bytes, one a prefix of another, across
     /// case, and around the letters, group and sort by lowercased bytes.
+    /// Every byte value at every offset of texts that end on a word
+    /// boundary and with a tail, copied as is and lowercased: the copy that
+    /// notes non-ASCII bytes on the way writes the bytes the ISO-8859-1 rule
+    /// gives, and a non-ASCII text is written again scalar by scalar.
+    func testTextAtEveryByteAndOffsetIsItsISO88591Bytes() {
+        for length in [1, 8, 13] {
+            for offset in 0..<length {
+                for b in UInt8.min...UInt8.max {
+                    var bytes = Array("AbCdEfGhIjKlM".utf8.prefix(length))
+                    bytes[offset] = b
+                    let text = String(latin1: bytes)
+                    for lowercase in [false, true] {
+                        let digest = DigestInput.with(capacity: 4) { input in
+                            input.appendItem("x")
+                            input.appendItem(text, lowercasingASCII: lowercase)
+                            input.appendText(text)
+                            return input.digest(of: 0..<input.position, using: .sha256)
+                        }
+                        let written = lowercase ? bytes.map { $0 &- 0x41 < 26 ? $0 | 0x20 : $0 } : bytes
+                        XCTAssertEqual(digest, SHA256Digest.of(item([0x78]) + item(written) + bytes),
+                                       "byte \(b) at \(offset) of \(length), lowercase \(lowercase)")
+                    }
+                }
+            }
+        }
+    }
+
     func testNamesGroupByLowercasedBytesInByteOrder() {
         let fields = HTTPFields([
             HTTPField(name: "Content-Type", value: "1"), HTTPField(name: "content-length", value: "2"),
