@@ -73,7 +73,7 @@ public struct RecordedMessage: Codable, Hashable, Sendable {
                   path: redaction.recordTarget(head.path), targetForm: head.targetForm,
                   connectProtocol: head.connectProtocol, version: head.version,
                   fields: redaction.record(head.fields), trailers: RecordedMessage.recordTrailers(trailers, redaction),
-                  digest: digest, body: redaction.recordBody(body, contentType: head.fields["content-type"]),
+                  digest: digest, body: RecordedMessage.recordBody(body, of: head.fields, redaction),
                   complete: complete, timings: timings)
     }
 
@@ -84,8 +84,16 @@ public struct RecordedMessage: Codable, Hashable, Sendable {
                 redaction: borrowing RedactionPolicy) {
         self.init(status: head.status, reason: head.reason, version: head.version,
                   fields: redaction.record(head.fields), trailers: RecordedMessage.recordTrailers(trailers, redaction),
-                  digest: digest, body: redaction.recordBody(body, contentType: head.fields["content-type"]),
+                  digest: digest, body: RecordedMessage.recordBody(body, of: head.fields, redaction),
                   complete: complete, timings: timings)
+    }
+
+    /// A stored body as the recording keeps it; the head's `Content-Type`
+    /// is looked up only when there is a body (most recordings store none).
+    private static func recordBody(_ body: StoredBody?, of fields: borrowing HTTPFields,
+                                   _ redaction: borrowing RedactionPolicy) -> StoredBody? {
+        guard let body else { return nil }
+        return redaction.recordBody(body, contentType: fields["content-type"])
     }
 
     private static func recordTrailers(_ trailers: HTTPFields?, _ redaction: borrowing RedactionPolicy) -> [RecordedField]? {
