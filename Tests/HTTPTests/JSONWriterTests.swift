@@ -222,3 +222,55 @@ final class JSONWriterTests: XCTestCase {
     }
 }
 
+
+/// Values written twice in one line: noted where they were written, copied
+/// the second time, also after the buffer moved.
+final class JSONWriterRepeatTests: XCTestCase {
+    func testARecordedValueIsCopiedWithItsCommaAfterTheBufferGrew() {
+        var json = JSONWriter(capacity: 64)
+        var value = JSONRepeat.wanted
+        json.openArray()
+        json.int(1)
+        XCTAssertFalse(json.repeatValue(value), "nothing recorded yet")
+        let start = json.valueStart
+        json.array(["a", "b\"", String(repeating: "c", count: 30)])
+        json.note(&value, from: start)
+        let first = String(decoding: json.bytes, as: UTF8.self)
+        // Push the buffer past its capacity, so the copy reads from a moved buffer.
+        json.string(String(repeating: "x", count: 300))
+        XCTAssertTrue(json.repeatValue(value))
+        json.int(2)
+        json.closeArray()
+        let inner = #"["a","b\"",""# + String(repeating: "c", count: 30) + #""]"#
+        XCTAssertEqual(first, "[1," + inner)
+        XCTAssertEqual(String(decoding: json.bytes, as: UTF8.self),
+                       "[1," + inner + ",\"" + String(repeating: "x", count: 300) + "\"," + inner + ",2]")
+    }
+
+    func testAValueNotWantedIsNotRecorded() {
+        var json = JSONWriter()
+        var value = JSONRepeat.off
+        json.key(escaping: "k")
+        let start = json.valueStart
+        json.int(5)
+        json.note(&value, from: start)
+        XCTAssertFalse(json.repeatValue(value))
+        guard case .off = value else { return XCTFail("\(value)") }
+    }
+
+    func testSameBytesComparesBytesNotCanonicalEquivalence() {
+        XCTAssertTrue(JSONWriter.sameBytes("", ""))
+        XCTAssertTrue(JSONWriter.sameBytes("abc", "abc"))
+        let long = String(repeating: "long value ", count: 5)
+        XCTAssertTrue(JSONWriter.sameBytes(long, String(decoding: Array(long.utf8), as: UTF8.self)))
+        XCTAssertFalse(JSONWriter.sameBytes(long, long + " "))
+        XCTAssertFalse(JSONWriter.sameBytes(long, String(long.dropLast()) + "X"))
+        XCTAssertFalse(JSONWriter.sameBytes("abc", "abC"))
+        XCTAssertEqual("caf\u{E9}", "cafe\u{301}")
+        XCTAssertFalse(JSONWriter.sameBytes("caf\u{E9}", "cafe\u{301}"))
+        XCTAssertFalse(JSONWriter.sameBytes("caf\u{E9}" + long, "cafe\u{301}" + long))
+        XCTAssertTrue(JSONWriter.sameBytes(["a", long], ["a", String(decoding: Array(long.utf8), as: UTF8.self)]))
+        XCTAssertFalse(JSONWriter.sameBytes(["a", long], ["a"]))
+        XCTAssertFalse(JSONWriter.sameBytes(["a", "b"], ["b", "a"]))
+    }
+}
