@@ -366,11 +366,24 @@ public struct JSONWriter: ~Copyable {
     /// `value * 1000` as an integer when `value` is exactly the double
     /// nearest to that many thousandths (a timestamp in milliseconds taken
     /// at microsecond resolution); nil otherwise.
+    /// `value * 1000` is rounded to the nearest integer, halves away from
+    /// zero (what `rounded()` does), without its call into libm: below
+    /// 2^53 the product's integer part and fraction are exact, and from
+    /// 2^53 on it is no integer of interest (nor is it after rounding: the
+    /// doubles from 2^52 to 2^53 are all integers).
     @inline(__always)
     private static func exactThousandths(_ value: Double) -> Int? {
-        let scaled = (value * 1000).rounded()
-        guard scaled.magnitude < 9_007_199_254_740_992, scaled / 1000 == value else { return nil }
-        return Int(scaled)
+        let product = value * 1000
+        guard product.magnitude < 9_007_199_254_740_992 else { return nil }
+        var scaled = Int(product)
+        let fraction = product - Double(scaled)
+        if fraction >= 0.5 {
+            scaled &+= 1
+        } else if fraction <= -0.5 {
+            scaled &-= 1
+        }
+        guard Double(scaled) / 1000 == value else { return nil }
+        return scaled
     }
 
     /// `thousandths / 1000` as decimal digits with one to three decimals.

@@ -162,6 +162,39 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(text(1e-05), "1e-05", "not a whole number of thousandths: Swift's shortest form")
     }
 
+    /// Whole thousandths are found by rounding `value * 1000` half away from
+    /// zero (as `rounded()` does): ties, their neighbours one ulp away,
+    /// negatives and the edge at 2^53 give the text the rule gives.
+    func testThousandthsAreFoundAsRoundingHalfAwayFromZeroFindsThem() {
+        func reference(_ value: Double) -> String {
+            let scaled = (value * 1000).rounded()
+            guard scaled.magnitude < 9_007_199_254_740_992, scaled / 1000 == value else { return value.description }
+            let whole = Int(scaled)
+            let magnitude = whole.magnitude
+            var fraction = String(magnitude % 1000)
+            fraction = String(repeating: "0", count: 3 - fraction.count) + fraction
+            while fraction.count > 1, fraction.hasSuffix("0") { fraction.removeLast() }
+            return (whole < 0 ? "-" : "") + String(magnitude / 1000) + "." + fraction
+        }
+        func text(_ value: Double) -> String {
+            var json = JSONWriter(capacity: 0)
+            json.double(value)
+            return String(decoding: json.bytes, as: UTF8.self)
+        }
+        var values: [Double] = [0.0005, -0.0005, 0.0015, -0.0025, 2.5005, 1_796_131_061_262.4375, -1_796_131_061_262.4385,
+                                9_007_199_254_740.991, 9_007_199_254_740.992, 9_007_199_254_740.993, -9_007_199_254_740.991,
+                                4_503_599_627_370.4955, 0.0004999, 1e-3, -1e-3, 123.4565, 1e16, -1e16, 4.5e15, 0.49999999999999994]
+        for _ in 0..<3000 {
+            let thousandths = Double(Int.random(in: -2_000_000_000_000_000..<2_000_000_000_000_000)) / 1000
+            values += [thousandths, thousandths.nextUp, thousandths.nextDown,
+                       (Double(Int.random(in: -9_000_000_000_000..<9_000_000_000_000)) + 0.5) / 1000,
+                       Double.random(in: -1e13..<1e13)]
+        }
+        for value in values {
+            XCTAssertEqual(text(value), reference(value), "\(value)")
+        }
+    }
+
     /// Integers of every length from 1 to 20 digits, at the edges where one
     /// more digit begins (the digits are written two at a time from the last).
     func testIntegersOfEveryLengthAreTheirDecimalDigits() {
