@@ -45,7 +45,7 @@ extension ExchangeRecord {
     /// what the tests compare the copies with.
     func writeLine(to json: inout JSONWriter, repeatingValues: Bool) {
         json.openObject()
-        json.member("type", RecordingFormat.LineType.exchange.rawValue)
+        json.member("type", literal: RecordingFormat.LineType.exchange.literal)
         json.member("exchangeID", exchangeID)
         json.member("traceID", ifPresent: traceID)
         json.member("tap", tap)
@@ -190,7 +190,7 @@ extension ExchangeRecord.Leg {
     @inline(never) @_effects(releasenone)
     func write(to json: inout JSONWriter, repeating repeats: inout LegRepeats) {
         json.openObject()
-        json.member("role", role.rawValue)
+        json.member("role", literal: role.literal)
         json.member("connectionID", connectionID)
         json.member("streamID", ifPresent: streamID)
         json.member("tls", ifPresent: tls)
@@ -262,11 +262,11 @@ extension RecordedMessage: RecordLinePart {
         json.member("scheme", ifPresent: scheme)
         json.member("authority", ifPresent: authority)
         json.member("path", ifPresent: path)
-        json.member("targetForm", ifPresent: targetForm?.rawValue)
+        if let targetForm { json.member("targetForm", literal: targetForm.literal) }
         json.member("connectProtocol", ifPresent: connectProtocol)
         json.member("status", ifPresent: status)
         json.member("reason", ifPresent: reason)
-        json.member("version", version.rawValue)
+        json.member("version", literal: version.literal)
         json.key("fields")
         if !json.repeatValue(repeats.fields) {
             let start = json.valueStart
@@ -368,5 +368,27 @@ extension CookieParts {
         json.array(attributes)
         if let opaque { json.member("opaque", opaque) }
         json.closeObject()
+    }
+}
+
+extension ExchangeRecord.Leg.Role {
+    /// `rawValue` as a literal (`JSONWriter.literal`).
+    var literal: StaticString {
+        switch self {
+        case .downstream: "downstream"
+        case .upstream: "upstream"
+        case .client: "client"
+        case .server: "server"
+        }
+    }
+}
+
+extension RecordingFormat.LineType {
+    /// `rawValue` as a literal (`JSONWriter.literal`).
+    var literal: StaticString {
+        switch self {
+        case .header: "header"
+        case .exchange: "exchange"
+        }
     }
 }

@@ -419,7 +419,29 @@ public struct JSONWriter: ~Copyable {
         needsComma = true
     }
 
+    /// A string value that is a literal needing no escape (an enum's raw
+    /// value): written as stores of known length, like a key, with no call
+    /// and no scan.
+    @inlinable @inline(__always)
+    public mutating func literal(_ value: StaticString) {
+        assert(!JSONWriter.anyNeedsEscape(UnsafeBufferPointer(start: value.utf8Start, count: value.utf8CodeUnitCount)),
+               "a literal value that needs an escape")
+        let length = value.utf8CodeUnitCount
+        reserve(length &+ 3)
+        separate()
+        put(UInt8(ascii: "\""))
+        appendVerbatim(value.utf8Start, count: length)
+        put(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
     // MARK: Members (key and value)
+
+    @inlinable @inline(__always)
+    public mutating func member(_ name: StaticString, literal value: StaticString) {
+        key(name)
+        literal(value)
+    }
 
     @inlinable @inline(__always)
     public mutating func member(_ name: StaticString, _ value: String) {

@@ -78,14 +78,14 @@ extension HeadDigest {
         }
         json.key("hopByHop")
         json.array(hopByHop)
-        json.member("version", version.rawValue)
+        json.member("version", literal: version.literal)
         json.member("wireLength", wireLength)
         json.member("method", ifPresent: method)
         if let target {
             json.key("target")
             json.hex(target)
         }
-        json.member("targetForm", ifPresent: targetForm?.rawValue)
+        if let targetForm { json.member("targetForm", literal: targetForm.literal) }
         json.member("status", ifPresent: status)
         json.member("reasonPhrase", ifPresent: reasonPhrase)
         json.closeObject()
@@ -135,5 +135,29 @@ extension FieldDigests {
             json.hex(entries[index].value)
         }
         json.closeObject()
+    }
+}
+
+extension HTTPVersion {
+    /// `rawValue` as a literal, which a recording line writes without a
+    /// call (`JSONWriter.literal`).
+    public var literal: StaticString {
+        switch self {
+        case .http1_0: "HTTP/1.0"
+        case .http1_1: "HTTP/1.1"
+        case .http2: "HTTP/2"
+        }
+    }
+}
+
+extension RequestTargetForm {
+    /// `rawValue` as a literal (`JSONWriter.literal`).
+    public var literal: StaticString {
+        switch self {
+        case .origin: "origin"
+        case .absolute: "absolute"
+        case .authority: "authority"
+        case .asterisk: "asterisk"
+        }
     }
 }

@@ -147,4 +147,13 @@ final class ExchangeRecordLineRepeatsTests: XCTestCase {
         repeats = assertSameLine(record(noResponse, downstream))
         XCTAssertFalse(isWanted(repeats.response.fields) || isWanted(repeats.response.head.fields))
     }
+
+    func testTheLiteralsOfRolesAndLineTypesAreTheirRawValues() {
+        for role in ExchangeRecord.Leg.Role.allCases {
+            XCTAssertEqual(role.literal.description, role.rawValue)
+        }
+        for type in [RecordingFormat.LineType.header, .exchange] {
+            XCTAssertEqual(type.literal.description, type.rawValue)
+        }
+    }
 }

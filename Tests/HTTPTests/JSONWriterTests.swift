@@ -307,3 +307,32 @@ final class JSONWriterRepeatTests: XCTestCase {
         XCTAssertFalse(JSONWriter.sameBytes(["a", "b"], ["b", "a"]))
     }
 }
+
+/// Literal string values: written as they are, quoted, with their comma;
+/// the literals the recording line uses for enums are their raw values.
+final class JSONWriterLiteralTests: XCTestCase {
+    func testLiteralsAreQuotedWithTheirCommas() {
+        var json = JSONWriter(capacity: 0)
+        json.openObject()
+        json.member("a", literal: "")
+        json.member("b", literal: "x")
+        json.member("c", literal: "HTTP/1.1")
+        json.member("d", literal: "a literal longer than sixteen bytes")
+        json.closeObject()
+        json.openArray()
+        json.literal("y")
+        json.literal("z")
+        json.closeArray()
+        XCTAssertEqual(String(decoding: json.bytes, as: UTF8.self),
+                       #"{"a":"","b":"x","c":"HTTP/1.1","d":"a literal longer than sixteen bytes"},["y","z"]"#)
+    }
+
+    func testEveryEnumLiteralIsItsRawValue() {
+        for version in [HTTPVersion.http1_0, .http1_1, .http2] {
+            XCTAssertEqual(version.literal.description, version.rawValue)
+        }
+        for form in [RequestTargetForm.origin, .absolute, .authority, .asterisk] {
+            XCTAssertEqual(form.literal.description, form.rawValue)
+        }
+    }
+}
