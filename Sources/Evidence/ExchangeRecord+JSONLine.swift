@@ -38,14 +38,31 @@ extension ExchangeRecord {
     /// to the walk must keep that promise, or the walk goes back to copying
     /// (`make microbench` shows it).
     public func writeLine(to json: inout JSONWriter) {
+        writeLine(to: &json, repeatingValues: true)
+    }
+
+    /// `repeatingValues: false` writes every value afresh: the same bytes,
+    /// what the tests compare the copies with.
+    func writeLine(to json: inout JSONWriter, repeatingValues: Bool) {
         json.openObject()
-        json.member("type", RecordingFormat.LineType.exchange.rawValue)
+        json.member("type", literal: RecordingFormat.LineType.exchange.literal)
         json.member("exchangeID", exchangeID)
         json.member("traceID", ifPresent: traceID)
         json.member("tap", tap)
         json.key("legs")
         json.openArray()
-        for index in legs.indices { legs[index].write(to: &json) }
+        // The second leg repeats what the first carried unchanged (the
+        // response's fields and their digests, forwarded as they came): its
+        // bytes are copied from the first leg's instead of written again.
+        var repeats = repeatingValues && legs.count >= 2 ? legs[0].repeats(in: legs[1]) : LegRepeats()
+        for index in legs.indices {
+            if index < 2 {
+                legs[index].write(to: &json, repeating: &repeats)
+            } else {
+                var none = LegRepeats()
+                legs[index].write(to: &json, repeating: &none)
+            }
+        }
         json.closeArray()
         json.member("authFlowStep", ifPresent: authFlowStep)
         json.key("faults")
@@ -118,17 +135,73 @@ extension ExchangeRecord.Failure: RecordLinePart {
     }
 }
 
+/// The values of a leg's messages that the next leg of the same line
+/// writes again (`JSONRepeat`): the first leg notes where it wrote them,
+/// the second copies them.
+struct LegRepeats {
+    var request = MessageRepeats()
+    var response = MessageRepeats()
+}
+
+/// The values of one message that a message of the next leg repeats.
+struct MessageRepeats {
+    var fields = JSONRepeat.off
+    var head = HeadDigestRepeats()
+
+    init() {}
+
+    /// The parts of a message that its counterpart in the next leg writes
+    /// as the same bytes (nil: the message or its counterpart is absent).
+    /// Its parameters are borrowed: `Leg.repeats` is `releasenone`, and an
+    /// initialiser's parameters are otherwise consumed (released) by it.
+    @inline(__always)
+    init(fields: borrowing [RecordedField]?, _ laterFields: borrowing [RecordedField]?,
+         fieldDigests: borrowing FieldDigests?, _ laterFieldDigests: borrowing FieldDigests?,
+         fieldNames: borrowing [String]?, _ laterFieldNames: borrowing [String]?) {
+        if let fields = copy fields, let laterFields = copy laterFields, !fields.isEmpty,
+           RecordedField.writeSameBytes(fields, laterFields) {
+            self.fields = .wanted
+        }
+        if let digests = copy fieldDigests, let laterDigests = copy laterFieldDigests,
+           let names = copy fieldNames, let laterNames = copy laterFieldNames {
+            head = HeadDigestRepeats(fields: digests, laterDigests, fieldNames: names, laterNames)
+        }
+    }
+}
+
 extension ExchangeRecord.Leg {
+    /// What `later`, written right after this leg in the same line, writes
+    /// as the same bytes as this one (each message with its counterpart).
+    /// (The parts are compared as read through optional chains, one array
+    /// at a time: binding a whole message would copy it.)
+    @inline(never) @_effects(releasenone)
+    func repeats(in later: ExchangeRecord.Leg) -> LegRepeats {
+        LegRepeats(
+            request: MessageRepeats(fields: request?.fields, later.request?.fields,
+                                    fieldDigests: request?.digest.head.fields, later.request?.digest.head.fields,
+                                    fieldNames: request?.digest.head.fieldNames, later.request?.digest.head.fieldNames),
+            response: MessageRepeats(fields: response?.fields, later.response?.fields,
+                                     fieldDigests: response?.digest.head.fields, later.response?.digest.head.fields,
+                                     fieldNames: response?.digest.head.fieldNames,
+                                     later.response?.digest.head.fieldNames))
+    }
+
     /// Out of line, so that `self` is lent by address (see `writeLine`).
     @inline(never) @_effects(releasenone)
-    func write(to json: inout JSONWriter) {
+    func write(to json: inout JSONWriter, repeating repeats: inout LegRepeats) {
         json.openObject()
-        json.member("role", role.rawValue)
+        json.member("role", literal: role.literal)
         json.member("connectionID", connectionID)
         json.member("streamID", ifPresent: streamID)
         json.member("tls", ifPresent: tls)
-        json.member("request", ifPresent: request)
-        json.member("response", ifPresent: response)
+        if let request {
+            json.key("request")
+            request.write(to: &json, repeating: &repeats.request)
+        }
+        if let response {
+            json.key("response")
+            response.write(to: &json, repeating: &repeats.response)
+        }
         json.member("interimResponses", ifPresent: interimResponses)
         if let interimWithheld {
             json.key("interimWithheld")
@@ -177,24 +250,35 @@ extension RecordedMessage: RecordLinePart {
     /// Out of line, so that `self` is lent by address (see `writeLine`).
     @inline(never) @_effects(releasenone)
     func write(to json: inout JSONWriter) {
+        var none = MessageRepeats()
+        write(to: &json, repeating: &none)
+    }
+
+    /// The message, its repeated values copied or noted (`MessageRepeats`).
+    @inline(never) @_effects(releasenone)
+    func write(to json: inout JSONWriter, repeating repeats: inout MessageRepeats) {
         json.openObject()
         json.member("method", ifPresent: method)
         json.member("scheme", ifPresent: scheme)
         json.member("authority", ifPresent: authority)
         json.member("path", ifPresent: path)
-        json.member("targetForm", ifPresent: targetForm?.rawValue)
+        if let targetForm { json.member("targetForm", literal: targetForm.literal) }
         json.member("connectProtocol", ifPresent: connectProtocol)
         json.member("status", ifPresent: status)
         json.member("reason", ifPresent: reason)
-        json.member("version", version.rawValue)
+        json.member("version", literal: version.literal)
         json.key("fields")
-        RecordedField.write(fields, to: &json)
+        if !json.repeatValue(repeats.fields) {
+            let start = json.valueStart
+            RecordedField.write(fields, to: &json)
+            json.note(&repeats.fields, from: start)
+        }
         if let trailers {
             json.key("trailers")
             RecordedField.write(trailers, to: &json)
         }
         json.key("digest")
-        digest.write(to: &json)
+        digest.write(to: &json, repeating: &repeats.head)
         if let body {
             json.key("body")
             json.openObject()
@@ -223,6 +307,29 @@ extension RecordedMessage: RecordLinePart {
 }
 
 extension RecordedField {
+    /// True when the two field lists are written as the same bytes (names,
+    /// values, cookie parts: the same bytes, not merely `==`).
+    @_effects(releasenone)
+    static func writeSameBytes(_ a: [RecordedField], _ b: [RecordedField]) -> Bool {
+        guard a.count == b.count else { return false }
+        for index in a.indices where !a[index].writesSameBytes(as: b[index]) { return false }
+        return true
+    }
+
+    @inline(__always)
+    private func writesSameBytes(as other: RecordedField) -> Bool {
+        guard redacted == other.redacted, JSONWriter.sameBytes(name, other.name),
+              JSONWriter.sameBytes(value, other.value) else { return false }
+        switch (cookies, other.cookies) {
+        case (nil, nil): return true
+        case let (mine?, theirs?):
+            guard mine.count == theirs.count else { return false }
+            for index in mine.indices where !mine[index].writesSameBytes(as: theirs[index]) { return false }
+            return true
+        default: return false
+        }
+    }
+
     static func write(_ fields: [RecordedField], to json: inout JSONWriter) {
         json.openArray()
         for index in fields.indices { fields[index].write(to: &json) }
@@ -246,6 +353,12 @@ extension RecordedField {
 }
 
 extension CookieParts {
+    /// True when `other` is written as the same bytes.
+    func writesSameBytes(as other: CookieParts) -> Bool {
+        opaque == other.opaque && JSONWriter.sameBytes(name, other.name) && JSONWriter.sameBytes(value, other.value)
+            && JSONWriter.sameBytes(attributes, other.attributes)
+    }
+
     @inline(__always)
     func write(to json: inout JSONWriter) {
         json.openObject()
@@ -255,5 +368,27 @@ extension CookieParts {
         json.array(attributes)
         if let opaque { json.member("opaque", opaque) }
         json.closeObject()
+    }
+}
+
+extension ExchangeRecord.Leg.Role {
+    /// `rawValue` as a literal (`JSONWriter.literal`).
+    var literal: StaticString {
+        switch self {
+        case .downstream: "downstream"
+        case .upstream: "upstream"
+        case .client: "client"
+        case .server: "server"
+        }
+    }
+}
+
+extension RecordingFormat.LineType {
+    /// `rawValue` as a literal (`JSONWriter.literal`).
+    var literal: StaticString {
+        switch self {
+        case .header: "header"
+        case .exchange: "exchange"
+        }
     }
 }

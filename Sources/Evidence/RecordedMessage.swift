@@ -63,6 +63,8 @@ public struct RecordedMessage: Codable, Hashable, Sendable {
 
     /// Records a request head with its digests, redacting secrets (fields,
     /// secret query parameters in the target, secret form fields in a stored body).
+    /// The head's `Content-Type` is looked up only when there is a stored
+    /// body (most recordings store none).
     ///
     /// - Parameter connectionScheme: the scheme of the connection, recorded
     ///   when the head carries none (pass the same value given to `HeadDigest`).
@@ -73,7 +75,8 @@ public struct RecordedMessage: Codable, Hashable, Sendable {
                   path: redaction.recordTarget(head.path), targetForm: head.targetForm,
                   connectProtocol: head.connectProtocol, version: head.version,
                   fields: redaction.record(head.fields), trailers: RecordedMessage.recordTrailers(trailers, redaction),
-                  digest: digest, body: redaction.recordBody(body, contentType: head.fields["content-type"]),
+                  digest: digest,
+                  body: body == nil ? nil : redaction.recordBody(body, contentType: head.fields["content-type"]),
                   complete: complete, timings: timings)
     }
 
@@ -84,7 +87,8 @@ public struct RecordedMessage: Codable, Hashable, Sendable {
                 redaction: borrowing RedactionPolicy) {
         self.init(status: head.status, reason: head.reason, version: head.version,
                   fields: redaction.record(head.fields), trailers: RecordedMessage.recordTrailers(trailers, redaction),
-                  digest: digest, body: redaction.recordBody(body, contentType: head.fields["content-type"]),
+                  digest: digest,
+                  body: body == nil ? nil : redaction.recordBody(body, contentType: head.fields["content-type"]),
                   complete: complete, timings: timings)
     }
 

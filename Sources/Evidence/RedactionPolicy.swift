@@ -28,12 +28,38 @@ import HTTP
 public struct RedactionPolicy: Codable, Hashable, Sendable {
     /// Field names (lowercased) that are secret in every policy.
     public static let defaultSecretNames = Set(defaultSecretNameList)
-    /// The same names as a list, which `isSecret` walks for every recorded
-    /// field without hashing the name or iterating a set.
-    private static let defaultSecretNameList = ["cookie", "set-cookie", "authorization", "proxy-authorization"]
-    /// Bit n set when a default secret name is n bytes long (all are under
-    /// 64): most fields are ruled out by their length alone.
-    private static let defaultSecretNameLengths: UInt64 = defaultSecretNameList.reduce(0) { $0 | 1 << $1.utf8.count }
+    /// The same names as literals, lowercase ASCII.
+    private static let defaultSecretNameLiterals: [StaticString] = [
+        "cookie", "set-cookie", "authorization", "proxy-authorization",
+    ]
+    private static let defaultSecretNameList = defaultSecretNameLiterals.map(\.description)
+    /// The default secret names by length (all under 64 bytes, no two of
+    /// one length): the one name a field of that length can match, so
+    /// `isSecret` compares a recorded field's name with at most one name,
+    /// and most fields with none, without hashing it or iterating a set.
+    private static let defaultSecretNameOfLength: [StaticString?] = {
+        var names = [StaticString?](repeating: nil, count: 64)
+        for name in defaultSecretNameLiterals {
+            precondition(names[name.utf8CodeUnitCount] == nil, "two default secret names of one length")
+            names[name.utf8CodeUnitCount] = name
+        }
+        return names
+    }()
+
+    /// True when `name` is `lower` (lowercase ASCII of the same length as
+    /// `name`'s UTF-8) ignoring ASCII case. Borrows only `name`'s bytes and
+    /// stops at the first byte that differs (for most names of a secret
+    /// name's length, the first: `server`, `user-agent`, `last-modified`).
+    @inline(__always)
+    private static func name(_ name: String, is lower: StaticString) -> Bool {
+        let bytes = name.utf8Span.span
+        let other = lower.utf8Start
+        for offset in 0..<bytes.count {
+            let byte = bytes[offset]
+            if (byte &- 0x41 < 26 ? byte | 0x20 : byte) != other[offset] { return false }
+        }
+        return true
+    }
     /// Query parameter and form field names (lowercased) that are secret in every policy.
     public static let defaultSecretParameterNames: Set<String> = ["token", "code", "codeverifier", "pw", "password", "csrf"]
 
@@ -91,8 +117,9 @@ public struct RedactionPolicy: Codable, Hashable, Sendable {
         // Most names are none of these: rule them out without lowercasing
         // (which builds a String for a long name with capitals, on every field).
         let length = field.name.utf8.count
-        if length < 64, RedactionPolicy.defaultSecretNameLengths & 1 << length != 0 {
-            for name in RedactionPolicy.defaultSecretNameList where field.hasName(lowercased: name) { return true }
+        if length < 64, let secret = RedactionPolicy.defaultSecretNameOfLength[length],
+           RedactionPolicy.name(field.name, is: secret) {
+            return true
         }
         return !storage.extraSecretNames.isEmpty && storage.extraSecretNames.contains(HTTPField.lowercaseASCII(field.name))
     }
@@ -115,8 +142,10 @@ public struct RedactionPolicy: Codable, Hashable, Sendable {
     }
 
     /// A field section as the recording keeps it, order and case kept.
+    /// (The array's `map`, not the collection's: one allocation of the
+    /// final size, elements read from the buffer in place.)
     public func record(_ fields: HTTPFields) -> [RecordedField] {
-        fields.map(record)
+        fields.fields.map(record)
     }
 
     /// A request target (path and query) as the recording keeps it: the

@@ -366,11 +366,24 @@ public struct JSONWriter: ~Copyable {
     /// `value * 1000` as an integer when `value` is exactly the double
     /// nearest to that many thousandths (a timestamp in milliseconds taken
     /// at microsecond resolution); nil otherwise.
+    /// `value * 1000` is rounded to the nearest integer, halves away from
+    /// zero (what `rounded()` does), without its call into libm: below
+    /// 2^53 the product's integer part and fraction are exact, and from
+    /// 2^53 on it is no integer of interest (nor is it after rounding: the
+    /// doubles from 2^52 to 2^53 are all integers).
     @inline(__always)
     private static func exactThousandths(_ value: Double) -> Int? {
-        let scaled = (value * 1000).rounded()
-        guard scaled.magnitude < 9_007_199_254_740_992, scaled / 1000 == value else { return nil }
-        return Int(scaled)
+        let product = value * 1000
+        guard product.magnitude < 9_007_199_254_740_992 else { return nil }
+        var scaled = Int(product)
+        let fraction = product - Double(scaled)
+        if fraction >= 0.5 {
+            scaled &+= 1
+        } else if fraction <= -0.5 {
+            scaled &-= 1
+        }
+        guard Double(scaled) / 1000 == value else { return nil }
+        return scaled
     }
 
     /// `thousandths / 1000` as decimal digits with one to three decimals.
@@ -406,7 +419,29 @@ public struct JSONWriter: ~Copyable {
         needsComma = true
     }
 
+    /// A string value that is a literal needing no escape (an enum's raw
+    /// value): written as stores of known length, like a key, with no call
+    /// and no scan.
+    @inlinable @inline(__always)
+    public mutating func literal(_ value: StaticString) {
+        assert(!JSONWriter.anyNeedsEscape(UnsafeBufferPointer(start: value.utf8Start, count: value.utf8CodeUnitCount)),
+               "a literal value that needs an escape")
+        let length = value.utf8CodeUnitCount
+        reserve(length &+ 3)
+        separate()
+        put(UInt8(ascii: "\""))
+        appendVerbatim(value.utf8Start, count: length)
+        put(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
     // MARK: Members (key and value)
+
+    @inlinable @inline(__always)
+    public mutating func member(_ name: StaticString, literal value: StaticString) {
+        key(name)
+        literal(value)
+    }
 
     @inlinable @inline(__always)
     public mutating func member(_ name: StaticString, _ value: String) {
@@ -436,6 +471,77 @@ public struct JSONWriter: ~Copyable {
     @inlinable @inline(__always)
     public mutating func member(_ name: StaticString, ifPresent value: Int?) {
         if let value { member(name, value) }
+    }
+
+    // MARK: Values written twice
+
+    /// Writes again the value `value` recorded (`note(_:from:)`) and returns
+    /// true; returns false, writing nothing, when it holds no recorded value.
+    @inlinable @inline(__always)
+    public mutating func repeatValue(_ value: JSONRepeat) -> Bool {
+        guard case .recorded(let start, let end) = value else { return false }
+        copyWritten(start: start, end: end)
+        return true
+    }
+
+    /// Where the value written next starts (after its comma, if it gets one):
+    /// what `note(_:from:)` is given once the value is written.
+    @inlinable @inline(__always)
+    public var valueStart: Int { needsComma ? used &+ 1 : used }
+
+    /// After a value that started at `start` (`valueStart`): records where
+    /// it lies when `value` is wanted, so that `repeatValue` copies it.
+    @inlinable @inline(__always)
+    public func note(_ value: inout JSONRepeat, from start: Int) {
+        if case .wanted = value { value = .recorded(start: start, end: used) }
+    }
+
+    /// Copies the bytes at `start..<end`, written earlier (`end <= used`), as
+    /// the next value.
+    @usableFromInline @inline(never) @_effects(releasenone)
+    mutating func copyWritten(start: Int, end: Int) {
+        let length = end &- start
+        reserve(length &+ 1)
+        separate()
+        // After `reserve`: it may have moved the buffer. The ranges do not
+        // overlap (`end <= used`).
+        (base + used).update(from: base + start, count: length)
+        used &+= length
+        needsComma = true
+    }
+
+    /// True when `a` and `b` are written as the same bytes: the same
+    /// representation (one storage, or the same small string), else the
+    /// same UTF-8. Not `==`, which compares canonical equivalence: `é` and
+    /// `e` with a combining accent are equal strings with different bytes.
+    /// The first test, inlined: the same representation (two words compared).
+    @inlinable @inline(__always)
+    public static func sameBytes(_ a: String, _ b: String) -> Bool {
+        let identical = Swift.withUnsafeBytes(of: a) { first in
+            Swift.withUnsafeBytes(of: b) { second in
+                first.loadUnaligned(as: UInt64.self) == second.loadUnaligned(as: UInt64.self)
+                    && first.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+                    == second.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            }
+        }
+        return identical || sameUTF8(a, b)
+    }
+
+    /// True when `a` and `b` hold the same UTF-8 bytes.
+    @usableFromInline @_effects(releasenone)
+    static func sameUTF8(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        let x = a.utf8Span.span, y = b.utf8Span.span
+        for offset in 0..<x.count where x[offset] != y[offset] { return false }
+        return true
+    }
+
+    /// True when the arrays of strings are written as the same bytes.
+    @inlinable
+    public static func sameBytes(_ a: [String], _ b: [String]) -> Bool {
+        guard a.count == b.count else { return false }
+        for index in a.indices where !sameBytes(a[index], b[index]) { return false }
+        return true
     }
 
     // MARK: Private
@@ -641,4 +747,22 @@ public struct JSONWriter: ~Copyable {
         let backslash = (word ^ (ones &* 0x5c)) &- ones
         return (control | quote | backslash) & ~word & (ones &* 0x80) != 0
     }
+}
+
+
+/// A value that one line of a `JSONWriter` writes twice (the same fields on
+/// both legs of an exchange): the first time it is written as usual and
+/// where it lies is noted, the second time those bytes are copied. The
+/// encoder decides beforehand, by comparing the two values (for the same
+/// bytes, not for `==`), which values repeat.
+///
+/// Invariant: a recorded range lies within the line being written, so the
+/// writer holds it (a line is written whole, between two `endLine`s).
+public enum JSONRepeat: Sendable {
+    /// Written as usual, nothing noted.
+    case off
+    /// Written again later in the line: the first write notes where.
+    case wanted
+    /// Written at `start..<end` of the writer: the next write copies it.
+    case recorded(start: Int, end: Int)
 }

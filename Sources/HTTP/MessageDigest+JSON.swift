@@ -9,38 +9,83 @@ extension MessageDigest {
     @_effects(releasenone)
     @inline(never)
     public func write(to json: inout JSONWriter) {
+        var none = HeadDigestRepeats()
+        write(to: &json, repeating: &none)
+    }
+
+    /// The digest, its head's repeated parts copied or noted (`HeadDigestRepeats`).
+    @_effects(releasenone)
+    @inline(never)
+    public func write(to json: inout JSONWriter, repeating repeats: inout HeadDigestRepeats) {
         json.openObject()
         json.key("head")
-        head.write(to: &json)
+        head.write(to: &json, repeating: &repeats)
         json.key("body")
         body.write(to: &json)
         json.closeObject()
     }
 }
 
+/// The parts of a head digest that one line writes twice: the field
+/// digests and field names of a head forwarded unchanged, which the records
+/// of both legs carry (`JSONRepeat`).
+public struct HeadDigestRepeats: Sendable {
+    public var fields = JSONRepeat.off
+    public var fieldNames = JSONRepeat.off
+
+    public init() {}
+
+    /// The parts a head digest with these field digests and names shares
+    /// with a later one (written after it in the same line) that has
+    /// `laterFields` and `laterFieldNames`: each is written once and copied
+    /// the second time.
+    @_effects(releasenone)
+    public init(fields: borrowing FieldDigests, _ laterFields: borrowing FieldDigests,
+                fieldNames: borrowing [String], _ laterFieldNames: borrowing [String]) {
+        if !fields.isEmpty, fields.writesSameBytes(as: laterFields) { self.fields = .wanted }
+        if !fieldNames.isEmpty, JSONWriter.sameBytes(fieldNames, laterFieldNames) { self.fieldNames = .wanted }
+    }
+}
+
 extension HeadDigest {
+
     @_effects(releasenone)
     @inline(never)
     public func write(to json: inout JSONWriter) {
+        var none = HeadDigestRepeats()
+        write(to: &json, repeating: &none)
+    }
+
+    @_effects(releasenone)
+    @inline(never)
+    public func write(to json: inout JSONWriter, repeating repeats: inout HeadDigestRepeats) {
         json.openObject()
         json.key("exact")
         json.hex(exact)
         json.key("semantic")
         json.hex(semantic)
         json.key("fields")
-        fields.write(to: &json)
+        if !json.repeatValue(repeats.fields) {
+            let start = json.valueStart
+            fields.write(to: &json)
+            json.note(&repeats.fields, from: start)
+        }
         json.key("fieldNames")
-        json.array(fieldNames)
+        if !json.repeatValue(repeats.fieldNames) {
+            let start = json.valueStart
+            json.array(fieldNames)
+            json.note(&repeats.fieldNames, from: start)
+        }
         json.key("hopByHop")
         json.array(hopByHop)
-        json.member("version", version.rawValue)
+        json.member("version", literal: version.literal)
         json.member("wireLength", wireLength)
         json.member("method", ifPresent: method)
         if let target {
             json.key("target")
             json.hex(target)
         }
-        json.member("targetForm", ifPresent: targetForm?.rawValue)
+        if let targetForm { json.member("targetForm", literal: targetForm.literal) }
         json.member("status", ifPresent: status)
         json.member("reasonPhrase", ifPresent: reasonPhrase)
         json.closeObject()
@@ -70,6 +115,17 @@ extension BodyDigest {
 }
 
 extension FieldDigests {
+    /// True when `other` is written as the same bytes: the same names (same
+    /// bytes) with the same digests, in the same order.
+    func writesSameBytes(as other: FieldDigests) -> Bool {
+        guard entries.count == other.entries.count else { return false }
+        for index in entries.indices {
+            guard entries[index].value == other.entries[index].value,
+                  JSONWriter.sameBytes(entries[index].key, other.entries[index].key) else { return false }
+        }
+        return true
+    }
+
     /// The object of name → digest, in name order (so a line is the same
     /// bytes for the same head).
     func write(to json: inout JSONWriter) {
@@ -79,5 +135,29 @@ extension FieldDigests {
             json.hex(entries[index].value)
         }
         json.closeObject()
+    }
+}
+
+extension HTTPVersion {
+    /// `rawValue` as a literal, which a recording line writes without a
+    /// call (`JSONWriter.literal`).
+    public var literal: StaticString {
+        switch self {
+        case .http1_0: "HTTP/1.0"
+        case .http1_1: "HTTP/1.1"
+        case .http2: "HTTP/2"
+        }
+    }
+}
+
+extension RequestTargetForm {
+    /// `rawValue` as a literal (`JSONWriter.literal`).
+    public var literal: StaticString {
+        switch self {
+        case .origin: "origin"
+        case .absolute: "absolute"
+        case .authority: "authority"
+        case .asterisk: "asterisk"
+        }
     }
 }

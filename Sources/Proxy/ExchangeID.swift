@@ -12,5 +12,5 @@ public struct ExchangeID: Hashable, Sendable, CustomStringConvertible {
         self.sequence = sequence
     }
 
-    public var description: String { "\(connection).\(sequence)" }
+    public var description: String { ConnectionID.text(connection, sequence: sequence) }
 }

@@ -119,14 +119,15 @@ struct MessageRecorder {
         return nil
     }
 
-    /// Finishes the body's digest, once: later calls (and `finish`) return
-    /// the same result.
-    @discardableResult
-    mutating func finishBody() -> (digest: BodyDigest, stored: StoredBody?) {
-        if let finishedBody { return finishedBody }
-        let finished = body.finish(trailers: trailers)
-        finishedBody = finished
-        return finished
+    /// The body's digest and stored copy once finished (`finishBody`,
+    /// `adoptFinishedBody`), until `finish` takes them.
+    var finished: (digest: BodyDigest, stored: StoredBody?)? { finishedBody }
+
+    /// Finishes the body's digest, once: later calls do nothing, and
+    /// `finish` takes the result (moved out, not copied).
+    mutating func finishBody() {
+        guard case .none = finishedBody else { return }
+        finishedBody = body.finish(trailers: trailers)
     }
 
     /// Takes `source`'s finished body (`finishBody`) instead of finishing the
@@ -138,9 +139,9 @@ struct MessageRecorder {
     /// store limit, both from the recording's settings). Otherwise nothing
     /// changes and `finish` digests this body itself.
     mutating func adoptFinishedBody(of source: MessageRecorder) {
-        guard finishedBody == nil, followsOtherLeg, let finished = source.finishedBody,
+        guard case .none = finishedBody, followsOtherLeg, case .some = source.finishedBody,
               body.length == source.body.length, trailers == source.trailers else { return }
-        finishedBody = finished
+        finishedBody = source.finishedBody  // one copy, not a binding and then a copy of it
     }
 
     mutating func recordEnd(trailers: HTTPFields?, at time: Timestamp) {
@@ -163,7 +164,8 @@ struct MessageRecorder {
             trailers = t
             complete = true
         }
-        let (bodyDigest, stored) = finishBody()
+        // Moved out of `finishedBody` when `finishBody` or `adoptFinishedBody` set it.
+        let (bodyDigest, stored) = finishedBody.take() ?? body.finish(trailers: trailers)
         var recorded = Head.none
         swap(&recorded, &head)
         switch consume recorded {

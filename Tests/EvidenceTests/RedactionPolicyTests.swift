@@ -27,6 +27,42 @@ final class RedactionPolicyTests: XCTestCase {
                        "/x?sessionkey=\(digest("k"))", "--secret-name adds a parameter name")
     }
 
+    func testOnlyTheSecretNamesAreSecretWhateverTheirCase() {
+        let secret = ["cookie", "Cookie", "COOKIE", "set-cookie", "Set-Cookie", "authorization", "Authorization",
+                      "proxy-authorization", "Proxy-Authorization", "pRoXy-AuThOrIzAtIoN"]
+        // Names as long as a secret one, differing in one byte; and the usual ones.
+        let publicNames = ["cookiE2", "cookies", "cooki", "c", "", "server", "cookid", "cookie ", "set-cookie2",
+                           "set_cookie", "sat-cookie", "user-agent", "last-modified", "cache-control",
+                           "authorizatioN1", "authorizatiom", "proxy-authenticate", "proxy-authorizatio",
+                           "proxy-authorization-", "xroxy-authorization", "content-type",
+                           String(repeating: "a", count: 63), String(repeating: "a", count: 64),
+                           String(repeating: "a", count: 200)]
+        for name in secret {
+            XCTAssertTrue(policy.isSecret(name), name)
+            XCTAssertTrue(policy.record(HTTPField(name: name, value: "v")).isRedacted, name)
+        }
+        for name in publicNames {
+            XCTAssertFalse(policy.isSecret(name), name)
+            XCTAssertEqual(policy.record(HTTPField(name: name, value: "v")), RecordedField(name: name, value: "v"), name)
+        }
+        let extra = RedactionPolicy(extraSecretNames: ["X-Api-Key", String(repeating: "k", count: 80)], digester: digester)
+        XCTAssertTrue(extra.isSecret("x-api-key"))
+        XCTAssertTrue(extra.isSecret(String(repeating: "K", count: 80)))
+        XCTAssertTrue(extra.isSecret("Cookie"))
+        XCTAssertFalse(extra.isSecret("x-api-kez"))
+    }
+
+    func testAFieldSectionIsRecordedInOrderWithItsSecretsDigested() {
+        let fields: HTTPFields = ["Host": "a", "Cookie": "k=v", "server": "s", "Authorization": "Basic x"]
+        let recorded = policy.record(fields)
+        XCTAssertEqual(recorded.map(\.name), ["Host", "Cookie", "server", "Authorization"])
+        XCTAssertEqual(recorded.map(\.isRedacted), [false, true, false, true])
+        XCTAssertEqual(recorded[0].value, "a")
+        XCTAssertEqual(recorded[1].value, digest("k=v"))
+        XCTAssertEqual(recorded[3].value, digest("Basic x"))
+        XCTAssertEqual(policy.record(HTTPFields()), [])
+    }
+
     func testFormBodiesAreRedactedOtherBodiesKept() throws {
         let form = StoredBody(base64: Data("un=alice&pw=hunter2&csrf=abc".utf8).base64EncodedString(), truncated: false)
         let recorded = try XCTUnwrap(policy.recordBody(form, contentType: "application/x-www-form-urlencoded; charset=UTF-8"))

@@ -162,6 +162,39 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(text(1e-05), "1e-05", "not a whole number of thousandths: Swift's shortest form")
     }
 
+    /// Whole thousandths are found by rounding `value * 1000` half away from
+    /// zero (as `rounded()` does): ties, their neighbours one ulp away,
+    /// negatives and the edge at 2^53 give the text the rule gives.
+    func testThousandthsAreFoundAsRoundingHalfAwayFromZeroFindsThem() {
+        func reference(_ value: Double) -> String {
+            let scaled = (value * 1000).rounded()
+            guard scaled.magnitude < 9_007_199_254_740_992, scaled / 1000 == value else { return value.description }
+            let whole = Int(scaled)
+            let magnitude = whole.magnitude
+            var fraction = String(magnitude % 1000)
+            fraction = String(repeating: "0", count: 3 - fraction.count) + fraction
+            while fraction.count > 1, fraction.hasSuffix("0") { fraction.removeLast() }
+            return (whole < 0 ? "-" : "") + String(magnitude / 1000) + "." + fraction
+        }
+        func text(_ value: Double) -> String {
+            var json = JSONWriter(capacity: 0)
+            json.double(value)
+            return String(decoding: json.bytes, as: UTF8.self)
+        }
+        var values: [Double] = [0.0005, -0.0005, 0.0015, -0.0025, 2.5005, 1_796_131_061_262.4375, -1_796_131_061_262.4385,
+                                9_007_199_254_740.991, 9_007_199_254_740.992, 9_007_199_254_740.993, -9_007_199_254_740.991,
+                                4_503_599_627_370.4955, 0.0004999, 1e-3, -1e-3, 123.4565, 1e16, -1e16, 4.5e15, 0.49999999999999994]
+        for _ in 0..<3000 {
+            let thousandths = Double(Int.random(in: -2_000_000_000_000_000..<2_000_000_000_000_000)) / 1000
+            values += [thousandths, thousandths.nextUp, thousandths.nextDown,
+                       (Double(Int.random(in: -9_000_000_000_000..<9_000_000_000_000)) + 0.5) / 1000,
+                       Double.random(in: -1e13..<1e13)]
+        }
+        for value in values {
+            XCTAssertEqual(text(value), reference(value), "\(value)")
+        }
+    }
+
     /// Integers of every length from 1 to 20 digits, at the edges where one
     /// more digit begins (the digits are written two at a time from the last).
     func testIntegersOfEveryLengthAreTheirDecimalDigits() {
@@ -222,3 +255,84 @@ final class JSONWriterTests: XCTestCase {
     }
 }
 
+
+/// Values written twice in one line: noted where they were written, copied
+/// the second time, also after the buffer moved.
+final class JSONWriterRepeatTests: XCTestCase {
+    func testARecordedValueIsCopiedWithItsCommaAfterTheBufferGrew() {
+        var json = JSONWriter(capacity: 64)
+        var value = JSONRepeat.wanted
+        json.openArray()
+        json.int(1)
+        XCTAssertFalse(json.repeatValue(value), "nothing recorded yet")
+        let start = json.valueStart
+        json.array(["a", "b\"", String(repeating: "c", count: 30)])
+        json.note(&value, from: start)
+        let first = String(decoding: json.bytes, as: UTF8.self)
+        // Push the buffer past its capacity, so the copy reads from a moved buffer.
+        json.string(String(repeating: "x", count: 300))
+        XCTAssertTrue(json.repeatValue(value))
+        json.int(2)
+        json.closeArray()
+        let inner = #"["a","b\"",""# + String(repeating: "c", count: 30) + #""]"#
+        XCTAssertEqual(first, "[1," + inner)
+        XCTAssertEqual(String(decoding: json.bytes, as: UTF8.self),
+                       "[1," + inner + ",\"" + String(repeating: "x", count: 300) + "\"," + inner + ",2]")
+    }
+
+    func testAValueNotWantedIsNotRecorded() {
+        var json = JSONWriter()
+        var value = JSONRepeat.off
+        json.key(escaping: "k")
+        let start = json.valueStart
+        json.int(5)
+        json.note(&value, from: start)
+        XCTAssertFalse(json.repeatValue(value))
+        guard case .off = value else { return XCTFail("\(value)") }
+    }
+
+    func testSameBytesComparesBytesNotCanonicalEquivalence() {
+        XCTAssertTrue(JSONWriter.sameBytes("", ""))
+        XCTAssertTrue(JSONWriter.sameBytes("abc", "abc"))
+        let long = String(repeating: "long value ", count: 5)
+        XCTAssertTrue(JSONWriter.sameBytes(long, String(decoding: Array(long.utf8), as: UTF8.self)))
+        XCTAssertFalse(JSONWriter.sameBytes(long, long + " "))
+        XCTAssertFalse(JSONWriter.sameBytes(long, String(long.dropLast()) + "X"))
+        XCTAssertFalse(JSONWriter.sameBytes("abc", "abC"))
+        XCTAssertEqual("caf\u{E9}", "cafe\u{301}")
+        XCTAssertFalse(JSONWriter.sameBytes("caf\u{E9}", "cafe\u{301}"))
+        XCTAssertFalse(JSONWriter.sameBytes("caf\u{E9}" + long, "cafe\u{301}" + long))
+        XCTAssertTrue(JSONWriter.sameBytes(["a", long], ["a", String(decoding: Array(long.utf8), as: UTF8.self)]))
+        XCTAssertFalse(JSONWriter.sameBytes(["a", long], ["a"]))
+        XCTAssertFalse(JSONWriter.sameBytes(["a", "b"], ["b", "a"]))
+    }
+}
+
+/// Literal string values: written as they are, quoted, with their comma;
+/// the literals the recording line uses for enums are their raw values.
+final class JSONWriterLiteralTests: XCTestCase {
+    func testLiteralsAreQuotedWithTheirCommas() {
+        var json = JSONWriter(capacity: 0)
+        json.openObject()
+        json.member("a", literal: "")
+        json.member("b", literal: "x")
+        json.member("c", literal: "HTTP/1.1")
+        json.member("d", literal: "a literal longer than sixteen bytes")
+        json.closeObject()
+        json.openArray()
+        json.literal("y")
+        json.literal("z")
+        json.closeArray()
+        XCTAssertEqual(String(decoding: json.bytes, as: UTF8.self),
+                       #"{"a":"","b":"x","c":"HTTP/1.1","d":"a literal longer than sixteen bytes"},["y","z"]"#)
+    }
+
+    func testEveryEnumLiteralIsItsRawValue() {
+        for version in [HTTPVersion.http1_0, .http1_1, .http2] {
+            XCTAssertEqual(version.literal.description, version.rawValue)
+        }
+        for form in [RequestTargetForm.origin, .absolute, .authority, .asterisk] {
+            XCTAssertEqual(form.literal.description, form.rawValue)
+        }
+    }
+}

@@ -18,7 +18,13 @@ final class MessageRecorderBodyTests: XCTestCase {
         var recorder = message()
         for chunk in chunks { recorder.recordBody(chunk) }
         recorder.recordEnd(trailers: trailers, at: time)
-        return recorder.finishBody()
+        return finished(&recorder)
+    }
+
+    /// Finishes `recorder`'s body (once) and returns it.
+    private func finished(_ recorder: inout MessageRecorder) -> (digest: BodyDigest, stored: StoredBody?) {
+        recorder.finishBody()
+        return recorder.finished!
     }
 
     /// `source` records `sourceChunks`; the follower forwards `forwarded` of them (adopting each).
@@ -40,23 +46,23 @@ final class MessageRecorderBodyTests: XCTestCase {
     func testABodyForwardedWholeEndsWithTheSameDigestAsOnItsOwn() {
         var (_, follower) = forward([first, second], 2)
         let expected = alone([first, second])
-        let finished = follower.finishBody()
+        let finished = finished(&follower)
         XCTAssertEqual(finished.digest, expected.digest)
         XCTAssertEqual(finished.stored, expected.stored)
     }
 
     func testABodyCutShortIsDigestedOnItsOwn() {
         var (source, follower) = forward([first, second], 1)
-        XCTAssertEqual(follower.finishBody().digest, alone([first]).digest)
+        XCTAssertEqual(finished(&follower).digest, alone([first]).digest)
         var sourceCopy = source
-        XCTAssertNotEqual(follower.finishBody().digest, sourceCopy.finishBody().digest)
+        XCTAssertNotEqual(finished(&follower).digest, finished(&sourceCopy).digest)
     }
 
     func testOtherTrailersAreDigestedOnTheirOwn() {
         let trailers: HTTPFields = ["x-checksum": "1"]
         var (_, follower) = forward([first], 1, sourceTrailers: nil, followerTrailers: trailers)
-        XCTAssertEqual(follower.finishBody().digest, alone([first], trailers: trailers).digest)
-        XCTAssertNotEqual(follower.finishBody().digest, alone([first]).digest)
+        XCTAssertEqual(finished(&follower).digest, alone([first], trailers: trailers).digest)
+        XCTAssertNotEqual(finished(&follower).digest, alone([first]).digest)
     }
 
     func testABodyOfItsOwnIsNotTakenFromTheOtherLeg() {
@@ -69,11 +75,42 @@ final class MessageRecorderBodyTests: XCTestCase {
         follower.recordEnd(trailers: nil, at: time)
         source.finishBody()
         follower.adoptFinishedBody(of: source)
-        XCTAssertEqual(follower.finishBody().digest, alone([changed]).digest)
+        XCTAssertEqual(finished(&follower).digest, alone([changed]).digest)
+    }
+
+    func testTheRecordTakesTheFinishedBody() throws {
+        let head = HTTPResponseHead(status: 200, fields: ["content-length": "17"])
+        let wire = HeadDigest.WireForm.http1(head: Array("HTTP/1.1 200 OK\r\ncontent-length: 17\r\n\r\n".utf8))
+        var source = message()
+        var follower = message()
+        source.recordResponse(head, wire: wire, at: time)
+        follower.recordResponse(head, wire: wire, at: time)
+        for chunk in [first, second] {
+            source.recordBody(chunk)
+            follower.recordBody(chunk, following: source.bodyEndingWith(chunk))
+        }
+        source.recordEnd(trailers: nil, at: time)
+        follower.recordEnd(trailers: nil, at: time)
+        source.finishBody()
+        follower.adoptFinishedBody(of: source)
+        let expected = alone([first, second])
+        let policy = RedactionPolicy()
+        for var recorder in [source, follower] {
+            let recorded = try XCTUnwrap(recorder.finish(redaction: policy, at: time))
+            XCTAssertEqual(recorded.digest.body, expected.digest)
+            XCTAssertEqual(recorded.body, expected.stored)
+            XCTAssertNil(recorder.finished, "taken by the record")
+        }
+        // Never finished before: `finish` finishes it.
+        var plain = message()
+        plain.recordResponse(head, wire: wire, at: time)
+        plain.recordBody(first)
+        plain.recordBody(second)
+        XCTAssertEqual(try XCTUnwrap(plain.finish(redaction: policy, at: time)).digest.body, expected.digest)
     }
 
     func testEmptyBodiesOnBothLegsAgree() {
         var (_, follower) = forward([], 0)
-        XCTAssertEqual(follower.finishBody().digest, alone([]).digest)
+        XCTAssertEqual(finished(&follower).digest, alone([]).digest)
     }
 }
