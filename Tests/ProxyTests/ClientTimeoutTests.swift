@@ -60,7 +60,7 @@ final class ClientTimeoutTests: XCTestCase {
                                   + "Content-Length: 10\r\n\r\nhello").utf8))
         let (seconds, _) = secondsUntilClosed(fd)
         XCTAssertLessThan(seconds, 5)
-        for _ in 0..<250 where origin.connectionsClosedAfterHead < origin.requestHeads.filter { !$0.isEmpty }.count { usleep(20_000) }
+        for _ in 0..<250 where origin.connectionsClosedAfterHead < origin.requestHeads.filter({ !$0.isEmpty }).count { usleep(20_000) }
         XCTAssertEqual(origin.connectionsClosedAfterHead, origin.requestHeads.filter { !$0.isEmpty }.count, "the upstream connection was closed too")
         let record = try XCTUnwrap(proxy.stopAndRead().records.first)
         XCTAssertEqual(record.error?.kind, .timeout)

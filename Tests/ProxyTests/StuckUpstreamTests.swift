@@ -28,7 +28,7 @@ final class StuckUpstreamTests: XCTestCase {
             XCTAssertLessThan(Date().timeIntervalSince(started), 5, "request \(n) waited for the pool")
         }
         // Every connection that carried a head was closed: none waits for a body. (Others may stay idle in the pool.)
-        for _ in 0..<250 where origin.connectionsClosedAfterHead < origin.requestHeads.filter { !$0.isEmpty }.count { usleep(20_000) }
+        for _ in 0..<250 where origin.connectionsClosedAfterHead < origin.requestHeads.filter({ !$0.isEmpty }).count { usleep(20_000) }
         // (Whether a head reached the origin depends on the race between the upstream connect and the
         // refusal; before the fix every head did, and all eight connections stayed busy.)
         XCTAssertEqual(origin.connectionsClosedAfterHead, origin.requestHeads.filter { !$0.isEmpty }.count, "an upstream connection was left busy")
