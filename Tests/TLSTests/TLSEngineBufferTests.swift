@@ -9,11 +9,7 @@ final class TLSEngineBufferTests: XCTestCase {
     /// would be, comes out whole; the engine keeps none of the lent bytes
     /// (OpenSSL takes the start of a split record into its own buffer).
     func testLentCiphertextIsReadInPlaceAndNothingIsKept() throws {
-        let pair = try EnginePair(client: clientContext(), server: serverContext())
-        pair.pump()
-        let body = SecureRandom.bytes(1 << 20)
-        try pair.server.writePlaintext(body)
-        let records = pair.server.takeOutbound()
+        let (pair, body, records) = try established(sending: 1 << 20)
         var received: [UInt8] = []
         for start in stride(from: 0, to: records.count, by: 64 * 1024) {
             let read = Array(records[start..<min(start + 64 * 1024, records.count)])
@@ -30,11 +26,7 @@ final class TLSEngineBufferTests: XCTestCase {
     /// Lent bytes the body did not get to are copied before the call returns
     /// and read, in order, after bytes fed earlier.
     func testLentBytesLeftUnreadAreKeptInOrder() throws {
-        let pair = try EnginePair(client: clientContext(), server: serverContext())
-        pair.pump()
-        let message = SecureRandom.bytes(40_000)
-        try pair.server.writePlaintext(message)
-        let records = pair.server.takeOutbound()
+        let (pair, message, records) = try established(sending: 40_000)
         pair.client.feed(Array(records.prefix(3000)))  // fed before, not read yet
         var lent = Array(records.dropFirst(3000))
         lent.withUnsafeBytes { bytes in
@@ -83,16 +75,22 @@ final class TLSEngineBufferTests: XCTestCase {
     /// A burst is decrypted into the array handed out: its spare room stays
     /// within about one record, and several reads in a row stay whole.
     func testABurstIsDecryptedIntoTheArrayHandedOut() throws {
-        let pair = try EnginePair(client: clientContext(), server: serverContext())
-        pair.pump()
-        let body = SecureRandom.bytes(200_000)
-        try pair.server.writePlaintext(body)
-        let records = pair.server.takeOutbound()
+        let (pair, body, records) = try established(sending: 200_000)
         pair.client.feed(Array(records.prefix(150_000)))
         let first = try pair.client.readPlaintext()
         XCTAssertLessThanOrEqual(first.capacity - first.count, 2 * (16 * 1024 + 256))
         pair.client.feed(Array(records.dropFirst(150_000)))
         let second = try pair.client.readPlaintext()
         XCTAssertEqual(first + second, body)
+    }
+
+    /// An established pair whose server wrote `count` random bytes, and the
+    /// records that made (taken from the server).
+    private func established(sending count: Int) throws -> (EnginePair, [UInt8], [UInt8]) {
+        let pair = try EnginePair(client: clientContext(), server: serverContext())
+        pair.pump()
+        let plaintext = SecureRandom.bytes(count)
+        try pair.server.writePlaintext(plaintext)
+        return (pair, plaintext, pair.server.takeOutbound())
     }
 }
