@@ -61,11 +61,6 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     /// Transport callbacks that arrived while the layer handled an event
     /// (see `feed`); empty otherwise.
     var reentrantEvents: [DownstreamEvent] = []
-    /// True when `reentrantEvents` may hold events: set as one is queued,
-    /// cleared once they are drained. A plain flag, so the usual feed (with
-    /// nothing queued) does not touch the array, whose every access is
-    /// checked for exclusivity at run time (changing it may release events).
-    var hasReentrantEvents = false
     /// The head, idle and body timeouts (sans-io), and the one timer that asks it.
     var deadline: ConnectionDeadline
     var deadlineTimer: LoopTimer?
@@ -112,7 +107,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
         loop.preconditionOnLoop()
         isHandling = true
         layer.start(self)
-        if hasReentrantEvents { drainReentrantEvents() }
+        drainReentrantEvents()
         isHandling = false
         checkDeadline()
     }
@@ -133,12 +128,11 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     /// the usual path nothing is queued.
     func feed(_ event: DownstreamEvent) {
         guard !isHandling else {
-            hasReentrantEvents = true
             return reentrantEvents.append(event)
         }
         isHandling = true
         handle(event)
-        if hasReentrantEvents { drainReentrantEvents() }
+        drainReentrantEvents()
         isHandling = false
     }
 
@@ -147,7 +141,6 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
         while !reentrantEvents.isEmpty {
             handle(reentrantEvents.removeFirst())
         }
-        hasReentrantEvents = false
     }
 
     /// Hands one event to the layer (which sends an exchange's event straight to its flow).

@@ -55,7 +55,7 @@ enum HopByHop {
     /// `Upgrade` and names it in `Connection` (RFC 9110 §7.8; an HTTP/1.0
     /// `Upgrade` is ignored). Nil otherwise.
     static func upgradeToken(_ fields: HTTPFields, version: HTTPVersion) -> String? {
-        guard version == .http1_1, mayHaveFixedNames(fields), fields.contains("upgrade") else { return nil }
+        guard version == .http1_1, fields.contains("upgrade") else { return nil }
         for value in fields.values("Connection") {
             for token in value.split(separator: ",") {
                 let trimmed = token.trimmingSpaces

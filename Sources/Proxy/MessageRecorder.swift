@@ -153,15 +153,13 @@ struct MessageRecorder {
     /// digest, so it is called once; the head and its digest move into the
     /// record (`head` is `.none` afterwards) rather than being copied.
     mutating func finish(redaction: RedactionPolicy, at time: Timestamp) -> RecordedMessage? {
-        let trailers: HTTPFields?
+        let trailers = self.trailers
         let complete: Bool
         switch progress {
         case .open:
-            trailers = nil
             complete = false
             if timings.end == nil, hasHead { timings.end = time }
-        case .ended(let t):
-            trailers = t
+        case .ended:
             complete = true
         }
         // Moved out of `finishedBody` when `finishBody` or `adoptFinishedBody` set it.

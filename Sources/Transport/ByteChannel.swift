@@ -254,8 +254,10 @@ public final class ByteChannel: @unchecked Sendable {
     private func connectionEvent(_ event: ConnectionEvent) {
         var output = ChannelSecurityLayer.Output()
         switch event {
-        case .received(let bytes):
-            layer.receive(bytes, into: &output)
+        case .received:
+            // `start` gives the connection a lending receiver (`lentBytes`), so its reads
+            // never arrive as arrays.
+            preconditionFailure("a ByteChannel's reads are lent, never delivered as .received")
         case .readEOF:
             layer.readEOF(into: &output)
         case .writable:
