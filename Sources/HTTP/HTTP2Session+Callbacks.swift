@@ -393,10 +393,15 @@ extension HTTP2Session {
         if outbound.capacity - outbound.count < header.count + length {
             outbound.reserveCapacity(outboundRoom(after: outbound.count + header.count, maxBytes: limit))
         }
+        let frameStart = outbound.count
         outbound.append(contentsOf: header)
         let taken = withStream(at: index) { $0.queue.take(upTo: length, appendingTo: &outbound) }
         // The queue holds what `provideData` counted: nothing takes from it in between.
-        guard taken == length else { return callbackFailure }
+        // Should it not, the session fails, and no part of this frame goes out.
+        guard taken == length else {
+            outbound.removeSubrange(frameStart...)
+            return callbackFailure
+        }
         return outbound.count >= limit ? NGHTTP2_ERR_PAUSE.rawValue : 0
     }
 }

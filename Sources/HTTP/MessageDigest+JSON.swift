@@ -4,16 +4,9 @@
 /// a digest must be added here too (the Evidence round-trip tests fail
 /// otherwise).
 extension MessageDigest {
+    /// The digest, its head's repeated parts copied or noted (`HeadDigestRepeats`).
     /// Not inlined, so that `self` is lent by address: no part of the
     /// digest is copied to be written (see `ExchangeRecord.writeLine`).
-    @_effects(releasenone)
-    @inline(never)
-    public func write(to json: inout JSONWriter) {
-        var none = HeadDigestRepeats()
-        write(to: &json, repeating: &none)
-    }
-
-    /// The digest, its head's repeated parts copied or noted (`HeadDigestRepeats`).
     @_effects(releasenone)
     @inline(never)
     public func write(to json: inout JSONWriter, repeating repeats: inout HeadDigestRepeats) {
@@ -48,14 +41,6 @@ public struct HeadDigestRepeats: Sendable {
 }
 
 extension HeadDigest {
-
-    @_effects(releasenone)
-    @inline(never)
-    public func write(to json: inout JSONWriter) {
-        var none = HeadDigestRepeats()
-        write(to: &json, repeating: &none)
-    }
-
     @_effects(releasenone)
     @inline(never)
     public func write(to json: inout JSONWriter, repeating repeats: inout HeadDigestRepeats) {
