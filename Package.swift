@@ -92,7 +92,7 @@ let package = Package(
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
 
         // Helpers shared by test targets: child processes (intact, curl), tool runs.
-        .target(name: "IntactTestSupport", path: "Tests/IntactTestSupport"),
+        .target(name: "IntactTestSupport", dependencies: ["Wire", "TLS", "Evidence", "Proxy"], path: "Tests/IntactTestSupport"),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "ConfigurationFileTests", dependencies: ["ConfigurationFile"]),
         .testTarget(name: "CompressionTests", dependencies: ["Compression", "IntactTestSupport"]),

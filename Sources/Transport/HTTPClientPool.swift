@@ -353,7 +353,7 @@ public final class HTTPClientPool: @unchecked Sendable {
     private func armIdleTimerIfIdle(_ connection: HTTPClientConnection, _ pool: EndpointConnections) {
         guard connection.activeStreamCount == 0, connection.canOpenStream else { return }
         let key = ObjectIdentifier(connection)
-        let deadline = ContinuousClock.now + configuration.idleTimeout
+        let deadline = loop.now + configuration.idleTimeout
         if let watch = pool.idleTimers[key] {
             watch.deadline = deadline
             return
@@ -374,7 +374,7 @@ public final class HTTPClientPool: @unchecked Sendable {
                 pool.idleTimers[key] = nil
                 return
             }
-            let now = ContinuousClock.now
+            let now = loop.now
             guard now >= deadline else {
                 scheduleIdleCheck(watch, connection, pool, after: deadline - now)
                 return
