@@ -1,6 +1,9 @@
 import Evidence
+import HTTP
 import IntactTestSupport
 import Proxy
+import Transport
+import Wire
 import XCTest
 
 /// The proxy's middle on the playbook (the whole proxy in memory, stepped
@@ -141,4 +144,60 @@ final class ProxyPlaybookTests: XCTestCase {
         XCTAssertEqual(Array(received.dropFirst(head.utf8.count)), body)
         XCTAssertNil(playbook.records.first?.error)
     }
+
+    /// HTTP/2 on both legs, in memory: Transport's HTTP/2 client dials the
+    /// proxy and the proxy dials Transport's HTTP/2 server, both listening
+    /// on the playbook's network (a dial to a listener is a socket pair in
+    /// memory), TLS with ALPN on each leg.
+    func testAnHTTP2ExchangeRunsInMemoryOnBothLegs() throws {
+        let target = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "origin.test", port: 9443))
+        let playbook = try ProxyPlaybook(mode: .reverse(target))
+        let seen = Box<[String]>([])
+        let originTLS = try HTTPServer.tlsSetup(identity: playbook.originAuthority.leaf(for: "origin.test"), protocols: .http2)
+        let origin = HTTPServer(group: EventLoopGroup(loopCount: 1, label: "unused"),
+                                configuration: HTTPServer.Configuration(address: .loopbackIPv4(port: 9443), tls: originTLS)) { stream in
+            seen.value.append("\(stream.version) \(stream.request.method) \(stream.request.path)")
+            stream.collectBody { _ in
+                try? stream.respond(HTTPResponseHead(status: 200), body: Array("answer to \(stream.request.path)".utf8))
+            }
+        }
+        _ = origin.start(on: playbook.network)
+
+        let tls = try HTTPClientTLS(trustRoots: .caFile(playbook.authority.certificatePath), protocols: .http2,
+                                    serverName: "origin.test")
+        let endpoint = HTTPEndpoint(host: "127.0.0.1", port: playbook.address.port, tls: tls, protocolChoice: .http2)
+        let client = Box<HTTPClientConnection?>(nil)
+        HTTPClientConnection.connect(to: endpoint, on: playbook.loop, events: { _ in }, completion: { client.value = try? $0.get() })
+        playbook.run()
+        let connection = try XCTUnwrap(client.value, "the client's TLS handshake with the proxy")
+        XCTAssertEqual(connection.version, .http2)
+
+        let answers = Box<[String: String]>([:])
+        for path in ["/one", "/two"] {
+            let body = Box<[UInt8]>([])
+            _ = try connection.openStream(HTTPRequestHead(method: "GET", authority: "origin.test", path: path)) { event in
+                switch event {
+                case .body(let bytes): body.value += bytes
+                case .end: answers.value[path] = String(decoding: body.value, as: UTF8.self)
+                default: break
+                }
+            }
+        }
+        playbook.run()
+        XCTAssertEqual(answers.value, ["/one": "answer to /one", "/two": "answer to /two"])
+        XCTAssertEqual(seen.value.sorted(), ["HTTP/2 GET /one", "HTTP/2 GET /two"])
+        XCTAssertEqual(playbook.records.count, 2)
+        for record in playbook.records {
+            XCTAssertNil(record.error)
+            XCTAssertEqual(record.leg(.upstream)?.response?.status, 200)
+            XCTAssertEqual(record.leg(.downstream)?.response?.digest.body, record.leg(.upstream)?.response?.digest.body)
+        }
+    }
+}
+
+/// A value the test's closures share. `@unchecked Sendable`: the playbook
+/// runs everything on the test's thread.
+private final class Box<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
 }

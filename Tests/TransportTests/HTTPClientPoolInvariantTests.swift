@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import IntactTestSupport
 import Transport
 import Wire
 import XCTest
@@ -40,18 +41,6 @@ final class HTTPClientPoolInvariantTests: XCTestCase {
         /// The origin closes the connection gracefully as it answers (HTTP/2:
         /// GOAWAY): once the last stream ended the pool must close the connection.
         case upstreamGoesAway
-    }
-
-    /// SplitMix64: a reproducible sequence from its seed.
-    private struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 
     func testRandomInterleavingsOverHTTP1KeepEveryConnectionIdleBusyOrClosed() throws {
