@@ -95,7 +95,8 @@ let package = Package(
         .executableTarget(name: "intact-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], path: "Tests/Fuzz/Driver"),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
 
-        // Helpers shared by test targets: child processes (intact, curl), tool runs.
+        // Helpers shared by test targets: child processes (intact, curl), tool runs, the proxy playbook
+        // (the whole proxy in memory on an embedded loop), a seeded random generator.
         .target(name: "IntactTestSupport", dependencies: ["Wire", "TLS", "Evidence", "Proxy"], path: "Tests/IntactTestSupport"),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "ConfigurationFileTests", dependencies: ["ConfigurationFile"]),

@@ -35,11 +35,17 @@ extension HTTPClientPool {
             let index: Int
         }
 
-        /// One connection (or its dial), numbered by the machine; it names its endpoint.
+        /// One connection (or its dial), numbered by the machine (each number
+        /// once, over all endpoints); it names its endpoint.
         struct ConnectionID: Hashable, CustomStringConvertible {
             let endpoint: EndpointID
             let number: UInt64
             var description: String { "connection \(number)" }
+
+            /// The number alone tells connections apart: one hash combine, not two.
+            func hash(into hasher: inout Hasher) {
+                hasher.combine(number)
+            }
         }
 
         /// What a connection can take now, as it says itself.
@@ -72,8 +78,9 @@ extension HTTPClientPool {
             case none
             /// Close it gracefully (retired, idle too long, or dialled after the pool closed).
             case close(ConnectionID)
-            /// The pool closed: close these (reset them when `resetting`) and cancel every idle timer.
-            case closeAll([ConnectionID], resetting: Bool)
+            /// The pool closed: close every connection (reset them when
+            /// `resetting`) and cancel every idle timer.
+            case closeAll(resetting: Bool)
             /// Fire `idleTimerFired` for it after this long.
             case armIdleTimer(ConnectionID, after: Duration)
         }
@@ -367,7 +374,7 @@ extension HTTPClientPool {
                     endpoints[index].connections[connection].idle = .unwatched
                 }
             }
-            return Action(connection: .closeAll(connectionIDs, resetting: resetting),
+            return Action(connection: .closeAll(resetting: resetting),
                           request: failed.isEmpty ? .none : .fail(failed, .poolClosed))
         }
 

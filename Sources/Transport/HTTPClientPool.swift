@@ -218,11 +218,10 @@ public final class HTTPClientPool: @unchecked Sendable {
         case .close(let id):
             idleTimers.removeValue(forKey: id)?.cancel()
             connections[id]?.close()
-        case .closeAll(let ids, let resetting):
+        case .closeAll(let resetting):
             idleTimers.values.forEach { $0.cancel() }
             idleTimers.removeAll()
-            for id in ids {
-                guard let connection = connections[id] else { continue }
+            for connection in Array(connections.values) {
                 if resetting { connection.abort() } else { connection.close() }
             }
         case .armIdleTimer(let id, let delay):
@@ -268,8 +267,10 @@ public final class HTTPClientPool: @unchecked Sendable {
             })
     }
 
+    /// A pooled connection's event (the dialer forwards them once the dial
+    /// succeeded, so `connections` holds it; the machine ignores connections
+    /// it no longer pools).
     private func connectionEvent(_ event: HTTPClientConnectionEvent, _ id: StateMachine.ConnectionID) {
-        guard connections[id] != nil else { return }
         switch event {
         case .available:
             perform(machine.available(id, now: loop.now, facts: facts))

@@ -143,10 +143,12 @@ public final class EventLoop: @unchecked Sendable {
     /// Asked about twenty times per proxied request (by every loop-confined
     /// method's check), so a turn's own thread is answered with one atomic
     /// load and compare (`turnThread`); anywhere else, and on the loop
-    /// outside a turn, Dispatch's queue-specific value decides.
+    /// outside a turn, Dispatch's queue-specific value decides (an embedded
+    /// loop: whether the caller is its thread).
     public var isOnLoop: Bool {
-        if let embedded { return embedded.thread == EventLoop.currentThread }
         if turnThread.load(ordering: .relaxed) == EventLoop.currentThread { return true }
+        // An embedded loop's turns run on its thread too: outside a turn, that thread is the loop.
+        if let embedded { return embedded.thread == EventLoop.currentThread }
         return DispatchQueue.getSpecific(key: key) != nil
     }
 

@@ -146,7 +146,7 @@ final class HTTPClientPoolStateMachineTests: XCTestCase {
         model[first] = Machine.Facts(canOpenStream: true, activeStreams: 0)
         _ = machine.dialSucceeded(first, version: .http1_1, now: start, facts: facts)
         XCTAssertEqual(machine.close(resetting: true),
-                       Machine.Action(connection: .closeAll([first], resetting: true), request: .fail([request(2)], .poolClosed)))
+                       Machine.Action(connection: .closeAll(resetting: true), request: .fail([request(2)], .poolClosed)))
         XCTAssertEqual(machine.dialSucceeded(second, version: .http1_1, now: start, facts: facts),
                        Machine.Action(connection: .close(second)))
         XCTAssertEqual(machine.enqueue(request(3), for: endpoint), Machine.Action(request: .fail([request(3)], .poolClosed)))
@@ -182,7 +182,7 @@ final class HTTPClientPoolStateMachineTests: XCTestCase {
             while true {
                 switch action.connection {
                 case .close(let id): model[id]?.canOpenStream = false
-                case .closeAll(let ids, _): ids.forEach { model[$0]?.canOpenStream = false }
+                case .closeAll: model.keys.forEach { model[$0]?.canOpenStream = false }
                 case .none, .armIdleTimer: break
                 }
                 if let dial = action.dial { dials.append(dial) }
