@@ -154,6 +154,17 @@ public final class ProxyPlaybook {
     }
 }
 
+extension ProxyPlaybook {
+    /// The playbook's last two steps in one: `origin` answers `response`,
+    /// and `client` must receive it unchanged, byte for byte.
+    public func answer(_ response: String, from origin: PlaybookPeer, reaches client: PlaybookPeer,
+                       file: StaticString = #filePath, line: UInt = #line) {
+        origin.send(response)
+        run()
+        client.expect(response, file: file, line: line)
+    }
+}
+
 /// Why a playbook step could not go on.
 public enum PlaybookError: Error {
     /// The proxy made no dial where one was expected.
@@ -207,6 +218,11 @@ public final class PlaybookPeer {
         guard tls != nil else { return peer.read() }
         defer { plaintext = [] }
         return plaintext
+    }
+
+    /// Fails the test unless what arrived since the last read is exactly `text`.
+    public func expect(_ text: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(readText(), text, file: file, line: line)
     }
 
     /// `read()` as text (UTF-8, invalid bytes replaced).

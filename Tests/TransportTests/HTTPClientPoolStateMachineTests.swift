@@ -114,12 +114,18 @@ final class HTTPClientPoolStateMachineTests: XCTestCase {
         XCTAssertNotNil(action.dial, "the rest go to a further connection")
     }
 
-    func testAFailedDialFailsTheWaitersOnlyWhenNothingElseCouldServeThem() throws {
+    /// An HTTP/1.1 endpoint (two connections at most) with two requests waiting and two dials for them.
+    private func twoDials() throws -> (Machine, Machine.EndpointID, ConnectionID, ConnectionID) {
         var machine = Machine(maxConnectionsPerEndpoint: 2, idleTimeout: .seconds(60))
         let endpoint = machine.addEndpoint(.http1)
         for number: UInt64 in 1...2 { _ = machine.enqueue(request(number), for: endpoint) }
         let first = try XCTUnwrap(machine.serve(endpoint, now: start, facts: facts).dial)
         let second = try XCTUnwrap(machine.serve(endpoint, now: start, facts: facts).dial)
+        return (machine, endpoint, first, second)
+    }
+
+    func testAFailedDialFailsTheWaitersOnlyWhenNothingElseCouldServeThem() throws {
+        var (machine, _, first, second) = try twoDials()
         XCTAssertEqual(machine.dialFailed(first, error: .connect(.timedOut)), .none, "the other dial may serve them")
         XCTAssertEqual(machine.dialFailed(second, error: .connect(.timedOut)),
                        Machine.Action(request: .fail([request(1), request(2)], .dialFailed(.connect(.timedOut)))))
@@ -138,11 +144,7 @@ final class HTTPClientPoolStateMachineTests: XCTestCase {
     }
 
     func testClosingFailsTheWaitersClosesEveryConnectionAndClosesLateDials() throws {
-        var machine = Machine(maxConnectionsPerEndpoint: 2, idleTimeout: .seconds(60))
-        let endpoint = machine.addEndpoint(.http1)
-        for number: UInt64 in 1...2 { _ = machine.enqueue(request(number), for: endpoint) }
-        let first = try XCTUnwrap(machine.serve(endpoint, now: start, facts: facts).dial)
-        let second = try XCTUnwrap(machine.serve(endpoint, now: start, facts: facts).dial)
+        var (machine, endpoint, first, second) = try twoDials()
         model[first] = Machine.Facts(canOpenStream: true, activeStreams: 0)
         _ = machine.dialSucceeded(first, version: .http1_1, now: start, facts: facts)
         XCTAssertEqual(machine.close(resetting: true),

@@ -17,6 +17,21 @@ final class EmbeddedConnectionTests: XCTestCase {
 
     /// What one connection's handler received. `@unchecked Sendable`: used
     /// only on the embedded loop's thread, the test's.
+    /// The connection a listener accepted. `@unchecked Sendable`: on the loop's thread only.
+    final class Accepted: @unchecked Sendable {
+        var connection: Connection?
+    }
+
+    /// A loop, a listener on `address` that logs its connection's events, and a client connected to it (not yet accepted).
+    private func connected() throws -> (EventLoop, EventLog, Accepted, EmbeddedPeer) {
+        let loop = EventLoop.embedded()
+        let network = EmbeddedNetwork(loop: loop)
+        let log = EventLog()
+        let server = Accepted()
+        serve(network, log: log) { server.connection = $0 }
+        return (loop, log, server, try network.connect(to: address))
+    }
+
     final class EventLog: @unchecked Sendable {
         var events: [ConnectionEvent] = []
         var received: [UInt8] {
@@ -33,24 +48,19 @@ final class EmbeddedConnectionTests: XCTestCase {
     }
 
     func testNothingMovesUntilTheLoopRunsThenBytesCrossBothWays() throws {
-        let loop = EventLoop.embedded()
-        let network = EmbeddedNetwork(loop: loop)
-        let log = EventLog()
-        var server: Connection?
-        serve(network, log: log) { server = $0 }
-        let client = try network.connect(to: address)
+        let (loop, log, server, client) = try connected()
         client.send("ping")
-        XCTAssertNil(server, "accepting waits for the loop")
+        XCTAssertNil(server.connection, "accepting waits for the loop")
         loop.run()
         XCTAssertEqual(log.received, Array("ping".utf8))
-        server?.write(Array("pong".utf8))
+        server.connection?.write(Array("pong".utf8))
         XCTAssertEqual(client.read(), [], "the write waits for the end of a turn")
         loop.run()
         XCTAssertEqual(client.readText(), "pong")
         client.finishSending()
         loop.run()
         XCTAssertTrue(log.sawEOF)
-        server?.close()
+        server.connection?.close()
         loop.run()
         XCTAssertTrue(client.receivedEOF)
         XCTAssertTrue(client.isClosed)
@@ -65,34 +75,24 @@ final class EmbeddedConnectionTests: XCTestCase {
     }
 
     func testAPausedReaderLeavesBytesWithThePeerUntilItResumes() throws {
-        let loop = EventLoop.embedded()
-        let network = EmbeddedNetwork(loop: loop)
-        let log = EventLog()
-        var server: Connection?
-        serve(network, log: log) { server = $0 }
-        let client = try network.connect(to: address)
+        let (loop, log, server, client) = try connected()
         loop.run()
-        server?.pauseReading()
+        server.connection?.pauseReading()
         client.send("held")
         loop.run()
         XCTAssertEqual(log.received, [])
         XCTAssertEqual(client.unconsumedByteCount, 4)
-        server?.resumeReading()
+        server.connection?.resumeReading()
         loop.run()
         XCTAssertEqual(log.received, Array("held".utf8))
         XCTAssertEqual(client.unconsumedByteCount, 0)
     }
 
     func testAFullReceiveWindowMakesTheWriterUnwritableUntilThePeerReads() throws {
-        let loop = EventLoop.embedded()
-        let network = EmbeddedNetwork(loop: loop)
-        let log = EventLog()
-        var server: Connection?
-        serve(network, log: log) { server = $0 }
-        let client = try network.connect(to: address)
+        let (loop, log, server, client) = try connected()
         client.receiveWindow = 1000
         loop.run()
-        let connection = try XCTUnwrap(server)
+        let connection = try XCTUnwrap(server.connection)
         connection.writeWatermarks = WriteWatermarks(low: 100, high: 2000)
         XCTAssertTrue(connection.write([UInt8](repeating: 1, count: 1500)))
         XCTAssertFalse(connection.write([UInt8](repeating: 2, count: 1500)), "3000 pending: above the high watermark")
@@ -114,11 +114,7 @@ final class EmbeddedConnectionTests: XCTestCase {
     }
 
     func testAResetByThePeerClosesTheConnectionWithTheError() throws {
-        let loop = EventLoop.embedded()
-        let network = EmbeddedNetwork(loop: loop)
-        let log = EventLog()
-        serve(network, log: log)
-        let client = try network.connect(to: address)
+        let (loop, log, _, client) = try connected()
         loop.run()
         client.reset()
         loop.run()
@@ -126,14 +122,9 @@ final class EmbeddedConnectionTests: XCTestCase {
     }
 
     func testAnAbortReachesThePeerAsAReset() throws {
-        let loop = EventLoop.embedded()
-        let network = EmbeddedNetwork(loop: loop)
-        let log = EventLog()
-        var server: Connection?
-        serve(network, log: log) { server = $0 }
-        let client = try network.connect(to: address)
+        let (loop, log, server, client) = try connected()
         loop.run()
-        server?.abort()
+        server.connection?.abort()
         loop.run()
         XCTAssertTrue(client.receivedReset)
         XCTAssertTrue(client.isClosed)
@@ -191,8 +182,8 @@ final class EmbeddedConnectionTests: XCTestCase {
         let loop = EventLoop.embedded()
         let network = EmbeddedNetwork(loop: loop)
         let log = EventLog()
-        var server: Connection?
-        serve(network, log: log) { server = $0 }
+        let server = Accepted()
+        serve(network, log: log) { server.connection = $0 }
         let dialled = Locked<Connection?>(nil)
         let clientLog = EventLog()
         Connection.connect(host: "127.0.0.1", port: address.port, on: loop) { result in
@@ -206,8 +197,8 @@ final class EmbeddedConnectionTests: XCTestCase {
         client?.write(Array("GET".utf8))
         loop.run()
         XCTAssertEqual(log.received, Array("GET".utf8))
-        server?.write(Array("200".utf8))
-        server?.close()
+        server.connection?.write(Array("200".utf8))
+        server.connection?.close()
         loop.run()
         XCTAssertEqual(clientLog.received, Array("200".utf8))
         XCTAssertTrue(clientLog.sawEOF)
