@@ -48,12 +48,23 @@ public final class HTTPClientPool: @unchecked Sendable {
     /// far cheaper than hashing it (its host, TLS setup and proxy) to look
     /// it up per request.
     private var lastEndpoint: (HTTPEndpoint, StateMachine.EndpointID)?
-    /// The connections the machine pools (and those it closed, until their `.closed`).
-    private var connections: [StateMachine.ConnectionID: HTTPClientConnection] = [:]
-    /// The requests waiting, with what the caller gave.
-    private var waiters: [StateMachine.RequestID: Waiter] = [:]
-    /// The idle timer armed for each watched connection.
-    private var idleTimers: [StateMachine.ConnectionID: LoopTimer] = [:]
+    /// The connections the machine pools (and those it closed, until their
+    /// `.closed`), each with its idle timer. A list searched from the front:
+    /// a loop holds a few connections, and comparing ids is cheaper than
+    /// hashing them (several lookups per request).
+    private var held: [Held] = []
+    /// The requests waiting, oldest first, with what the caller gave (the
+    /// machine opens the oldest first, so the one asked for is nearly always
+    /// at the front).
+    private var waiters: [(request: StateMachine.RequestID, waiter: Waiter)] = []
+
+    /// One connection the pool holds.
+    private struct Held {
+        let id: StateMachine.ConnectionID
+        let connection: HTTPClientConnection
+        /// Armed while the machine watches the connection for idleness.
+        var idleTimer: LoopTimer?
+    }
     private var nextTicket: UInt64 = 0
 
     /// Names one request waiting for a connection, so its owner can withdraw
@@ -93,7 +104,7 @@ public final class HTTPClientPool: @unchecked Sendable {
         nextTicket += 1
         let id = endpointID(for: endpoint)
         let ticket = Ticket(request: StateMachine.RequestID(number: nextTicket), endpoint: id)
-        waiters[ticket.request] = Waiter(head: head, framing: framing, handler: handler, completion: completion)
+        waiters.append((ticket.request, Waiter(head: head, framing: framing, handler: handler, completion: completion)))
         let action = machine.enqueue(ticket.request, for: id)
         loop.execute { [self] in
             perform(action)
@@ -111,7 +122,7 @@ public final class HTTPClientPool: @unchecked Sendable {
     public func withdraw(_ ticket: Ticket) -> Bool {
         loop.preconditionOnLoop()
         guard machine.withdraw(ticket.request, for: ticket.endpoint) else { return false }
-        waiters[ticket.request] = nil
+        _ = takeWaiter(ticket.request)
         return true
     }
 
@@ -139,7 +150,7 @@ public final class HTTPClientPool: @unchecked Sendable {
     /// (dials in progress are not included). Read only on the loop.
     public var connectionStates: [ConnectionState] {
         loop.preconditionOnLoop()
-        return machine.connectionIDs.compactMap { connections[$0].map(Self.state(of:)) }
+        return machine.connectionIDs.compactMap { id in heldIndex(id).map { Self.state(of: held[$0].connection) } }
     }
 
     private static func state(of connection: HTTPClientConnection) -> ConnectionState {
@@ -177,9 +188,24 @@ public final class HTTPClientPool: @unchecked Sendable {
         return id
     }
 
+    private func heldIndex(_ id: StateMachine.ConnectionID) -> Int? {
+        held.firstIndex { $0.id == id }
+    }
+
+    /// Takes the request's callbacks out of the queue.
+    private func takeWaiter(_ request: StateMachine.RequestID) -> Waiter? {
+        if let first = waiters.first, first.request == request {
+            waiters.removeFirst()
+            return first.waiter
+        }
+        guard let index = waiters.firstIndex(where: { $0.request == request }) else { return nil }
+        return waiters.remove(at: index).waiter
+    }
+
     /// What a connection can take now, for the machine's decisions.
     private func facts(_ id: StateMachine.ConnectionID) -> StateMachine.Facts {
-        guard let connection = connections[id] else { return .gone }
+        guard let index = heldIndex(id) else { return .gone }
+        let connection = held[index].connection
         return StateMachine.Facts(canOpenStream: connection.canOpenStream, activeStreams: connection.activeStreamCount)
     }
 
@@ -202,7 +228,7 @@ public final class HTTPClientPool: @unchecked Sendable {
                 case .poolClosed: error = .invalidState("the connection pool is closed")
                 case .dialFailed(let dialError): error = dialError
                 }
-                for request in requests { waiters.removeValue(forKey: request)?.completion(.failure(error)) }
+                for request in requests { takeWaiter(request)?.completion(.failure(error)) }
                 return
             case .open(let request, let id):
                 let succeeded = open(request, on: id)
@@ -216,17 +242,22 @@ public final class HTTPClientPool: @unchecked Sendable {
         case .none:
             return
         case .close(let id):
-            idleTimers.removeValue(forKey: id)?.cancel()
-            connections[id]?.close()
+            guard let index = heldIndex(id) else { return }
+            held[index].idleTimer?.cancel()
+            held[index].idleTimer = nil
+            held[index].connection.close()
         case .closeAll(let resetting):
-            idleTimers.values.forEach { $0.cancel() }
-            idleTimers.removeAll()
-            for connection in Array(connections.values) {
-                if resetting { connection.abort() } else { connection.close() }
+            for index in held.indices {
+                held[index].idleTimer?.cancel()
+                held[index].idleTimer = nil
+            }
+            for entry in held {
+                if resetting { entry.connection.abort() } else { entry.connection.close() }
             }
         case .armIdleTimer(let id, let delay):
-            idleTimers[id] = loop.schedule(after: delay) { [self] in
-                idleTimers[id] = nil
+            guard let index = heldIndex(id) else { return }
+            held[index].idleTimer = loop.schedule(after: delay) { [self] in
+                if let index = heldIndex(id) { held[index].idleTimer = nil }
                 perform(machine.idleTimerFired(id, now: loop.now, facts: facts(id)))
             }
         }
@@ -235,13 +266,13 @@ public final class HTTPClientPool: @unchecked Sendable {
     /// Opens the request's stream on the connection and completes it; false
     /// when the connection refused it (the request failed).
     private func open(_ request: StateMachine.RequestID, on id: StateMachine.ConnectionID) -> Bool {
-        guard let waiter = waiters.removeValue(forKey: request) else { return false }
-        guard let connection = connections[id] else {
+        guard let waiter = takeWaiter(request) else { return false }
+        guard let index = heldIndex(id) else {
             waiter.completion(.failure(.invalidState("the connection is not ready")))
             return false
         }
         do {
-            let stream = try connection.openStream(waiter.head, framing: waiter.framing, handler: waiter.handler)
+            let stream = try held[index].connection.openStream(waiter.head, framing: waiter.framing, handler: waiter.handler)
             waiter.completion(.success(stream))
             return true
         } catch {
@@ -258,7 +289,7 @@ public final class HTTPClientPool: @unchecked Sendable {
             completion: { [self] result in
                 switch result {
                 case .success(let connection):
-                    connections[id] = connection
+                    held.append(Held(id: id, connection: connection))
                     perform(machine.dialSucceeded(id, version: connection.version ?? .http1_1, now: loop.now,
                                                   facts: facts))
                 case .failure(let error):
@@ -268,7 +299,7 @@ public final class HTTPClientPool: @unchecked Sendable {
     }
 
     /// A pooled connection's event (the dialer forwards them once the dial
-    /// succeeded, so `connections` holds it; the machine ignores connections
+    /// succeeded, so `held` has it; the machine ignores connections
     /// it no longer pools).
     private func connectionEvent(_ event: HTTPClientConnectionEvent, _ id: StateMachine.ConnectionID) {
         switch event {
@@ -277,8 +308,7 @@ public final class HTTPClientPool: @unchecked Sendable {
         case .goAway(let lastStreamID, let code):
             perform(machine.goAway(id, lastStreamID: lastStreamID, code: code, now: loop.now, facts: facts))
         case .closed:
-            idleTimers.removeValue(forKey: id)?.cancel()
-            connections[id] = nil
+            if let index = heldIndex(id) { held.remove(at: index).idleTimer?.cancel() }
             perform(machine.closed(id, now: loop.now, facts: facts))
         case .ready:
             break
