@@ -2,9 +2,9 @@ import TLS
 import Transport
 
 extension ProxyError {
-    /// A transport failure at `location` (`upstream TLS handshake`,
-    /// `downstream request body`, …), with the Proxy-Status type it maps to.
-    static func transport(_ error: TransportError, at location: String) -> ProxyError {
+    /// A transport failure at `location` (`.upstream(target)`,
+    /// `.downstreamRequest`, …), with the Proxy-Status type it maps to.
+    static func transport(_ error: TransportError, at location: Place) -> ProxyError {
         let message = error.description
         switch error {
         case .connect(let wire):
@@ -50,7 +50,7 @@ extension ProxyError {
     /// `received-status`). A 407 means Intact's credentials are missing or
     /// wrong: a configuration error; anything else leaves the destination
     /// unavailable through that proxy.
-    static func upstreamProxyRefused(proxy: String, status: Int, reason: String, at location: String) -> ProxyError {
+    static func upstreamProxyRefused(proxy: String, status: Int, reason: String, at location: Place) -> ProxyError {
         let message = "upstream proxy \(proxy) refused CONNECT: \(status) \(reason)"
             + (status == 407 ? " (give credentials with --upstream-proxy http://USER:PASSWORD@HOST:PORT)" : "")
         return ProxyError(.connectionRefused, at: location, message,

@@ -2,12 +2,12 @@ import Wire
 
 extension ProxyError {
     /// Opening a TCP connection to `target` failed.
-    static func connect(_ error: WireError, to target: UpstreamTarget, location: String = "upstream connect") -> ProxyError {
+    static func connect(_ error: WireError, to target: UpstreamTarget, at location: Place = .upstreamConnect) -> ProxyError {
         connectError(error, message: "connecting to \(target.authority) failed: \(error)", at: location)
     }
 
     /// A connect failure with its message, mapped by what went wrong.
-    static func connectError(_ error: WireError, message: String, at location: String) -> ProxyError {
+    static func connectError(_ error: WireError, message: String, at location: Place) -> ProxyError {
         switch error {
         case .connectionRefused:
             return ProxyError(.connectionRefused, at: location, message, status: .connectionRefused)
