@@ -9,7 +9,8 @@ extension HopResult {
         if let note = HopResult.note("request", request, leaves: near, reaches: far) { notes.append(note) }
         if let note = HopResult.note("response", response, leaves: far, reaches: near) { notes.append(note) }
         for failure in failures {
-            notes.append((verdict == .broken ? "broken: " : "failure recorded: ") + failure.description)
+            let said = failure.explanation.map { "\($0) (\(failure.description))" } ?? failure.description
+            notes.append((verdict == .broken ? "broken: " : "failure recorded: ") + said)
         }
         for fault in injected {
             notes.append("injected on purpose: \(fault.name)" + (fault.detail.map { " (\($0))" } ?? ""))

@@ -299,20 +299,27 @@ public struct RecordedFailure: Codable, Hashable, Sendable, CustomStringConverti
     public var side: ExchangeRecord.Failure.Side?
     /// The stage it failed at, when known.
     public var stage: ExchangeRecord.Failure.Stage?
+    /// When the tap saw it, for a connection failure (its event's time).
+    public var at: Timestamp?
+    /// What it means for the path, when `FailureExplanation` knows
+    /// (`tap-b refused plain HTTP on its TLS port at …: the intermediary in front of it speaks http:// to it`).
+    public var explanation: String?
 
-    public init(tap: String, failure: ExchangeRecord.Failure) {
+    public init(tap: String, failure: ExchangeRecord.Failure, at: Timestamp? = nil) {
         self.tap = tap
         self.kind = failure.kind
         self.location = failure.location
         self.message = failure.message
         self.side = failure.side
         self.stage = failure.stage
+        self.at = at
+        explanation = FailureExplanation.sentence(self)
     }
 
     public var description: String { "\(tap), \(location): \(kind.rawValue): \(message)" }
 
     private enum CodingKeys: String, CodingKey {
-        case tap, kind, location = "where", message, side, stage
+        case tap, kind, location = "where", message, side, stage, at, explanation
     }
 }
 

@@ -192,65 +192,6 @@ public struct Verifier: Sendable {
         return IntermediaryRequests(groups: order.compactMap { groups[$0] })
     }
 
-    /// How far apart (milliseconds) a tap's handshake failure and an exchange's
-    /// start may be and still be paired as one attempt.
-    static let connectionPairingWindow = 10_000.0
-
-    /// Summarises each tap's connection events, pairing each handshake
-    /// failure with the exchange whose request left the tap in front of it
-    /// and never arrived (missing or broken on the hop into the tap), nearest
-    /// in time — or, for an exchange with no time (the client could not send
-    /// its request), one whose hop already shows a TLS or connect failure:
-    /// the other side's view of the same handshake. That hop then shows the
-    /// failure and is broken.
-    private func pairConnectionFailures(_ events: [[RecordedEvent]], with exchanges: inout [VerifiedExchange],
-                                        path: TapPath) -> [TapConnections] {
-        var summaries: [TapConnections] = []
-        var taken: Set<Int> = []
-        for (tap, list) in events.enumerated() where !list.isEmpty {
-            let hop = path.hopTaps.firstIndex { $0.to == tap && $0.from != tap }
-            let entries = list.map { item -> (event: ConnectionEvent, failure: ExchangeRecord.Failure?, paired: Int?) in
-                guard item.event.outcome == .handshakeFailed, let hop, let at = item.event.at else {
-                    return (item.event, item.failure, nil)
-                }
-                // How far from the event an exchange started; untimed ones rank last.
-                func distance(_ index: Int) -> Double {
-                    exchanges[index].started.map { abs($0.milliseconds(until: at)) } ?? .infinity
-                }
-                let candidates = exchanges.indices.filter { index in
-                    let result = exchanges[index].hops[hop]
-                    guard !taken.contains(index), [.missing, .broken].contains(result.verdict) else { return false }
-                    if exchanges[index].started == nil {
-                        return result.failures.contains { $0.stage == .tls || $0.stage == .connect }
-                    }
-                    return distance(index) <= Verifier.connectionPairingWindow
-                }
-                guard let best = candidates.min(by: { distance($0) < distance($1) }) else { return (item.event, item.failure, nil) }
-                taken.insert(best)
-                var hops = exchanges[best].hops
-                let recorded = item.failure.map { RecordedFailure(tap: path.taps[tap].name, failure: $0) }
-                if let recorded {
-                    hops[hop].failures.append(recorded)
-                    hops[hop].verdict = .broken
-                }
-                // Faults the tap applied to the connection (a client certificate it demanded)
-                // show on its own hop, broken by the same failure, as for any exchange of the tap.
-                if !item.record.faults.isEmpty, let own = path.ownHop(ofTap: tap) {
-                    hops[own].injected += item.record.faults
-                    if let recorded, !hops[own].failures.contains(recorded) {
-                        hops[own].failures.append(recorded)
-                        hops[own].verdict = .broken
-                    }
-                }
-                exchanges[best].hops = hops
-                exchanges[best].verdict = hops.map(\.verdict).max() ?? .notReached
-                return (item.event, item.failure, exchanges[best].number)
-            }
-            summaries.append(TapConnections(tap: path.taps[tap].name, events: entries))
-        }
-        return summaries
-    }
-
     // MARK: One exchange
 
     private func record(_ chain: ExchangeChain, tap: Int, in path: TapPath) -> ExchangeRecord? {
