@@ -176,7 +176,7 @@ public final class MockServerHost: Sendable {
             exchangeFinished()
             recorder?.record(traceID: nil, step: nil, connectionID: connectionID, tls: nil, request: nil, response: nil,
                              error: TransportError.tlsHandshake(error).recordedFailure(at: "server TLS handshake"),
-                             connection: ConnectionEvent(outcome: .handshakeFailed,
+                             connection: RequestlessConnection(outcome: .handshakeFailed,
                                                          peer: connection.channel.remoteAddress.description, at: .now()))
         case .ready, .closed:
             break

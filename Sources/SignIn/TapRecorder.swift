@@ -82,7 +82,7 @@ extension TapRecorder {
     ///   - connection: for a connection that carried no request (a refused handshake), what happened to it.
     public func record(traceID: String?, step: String?, connectionID: String, streamID: Int? = nil,
                        tls: TLSDetails?, request: RecordedMessage?, response: RecordedMessage?,
-                       error: ExchangeRecord.Failure? = nil, connection: ConnectionEvent? = nil) {
+                       error: ExchangeRecord.Failure? = nil, connection: RequestlessConnection? = nil) {
         let leg = ExchangeRecord.Leg(role: settings.role, connectionID: connectionID, streamID: streamID, tls: tls,
                                      request: request, response: response)
         record(ExchangeRecord(exchangeID: nextExchangeID(), traceID: traceID, tap: settings.tap, legs: [leg],

@@ -22,11 +22,11 @@ final class VerifierConnectionFailureTests: XCTestCase {
         return scenario
     }
 
-    private func connection(_ tap: String, _ outcome: ConnectionEvent.Outcome, _ failure: ExchangeRecord.Failure,
-                            faults: [ExchangeRecord.AppliedFault] = []) -> ExchangeRecord {
+    private func connection(_ tap: String, _ outcome: RequestlessConnection.Outcome, _ failure: ExchangeRecord.Failure,
+                            faults: [ExchangeRecord.RecordedFault] = []) -> ExchangeRecord {
         ExchangeRecord(exchangeID: "d1.0", tap: tap, legs: [ExchangeRecord.Leg(role: .downstream, connectionID: "d1")],
                        faults: faults, error: failure,
-                       connection: ConnectionEvent(outcome: outcome, peer: "127.0.0.1:56606", at: Self.attempt))
+                       connection: RequestlessConnection(outcome: outcome, peer: "127.0.0.1:56606", at: Self.attempt))
     }
 
     /// As tap B records nginx's `proxy_pass http://` to its TLS port (the outcome says `closed`: the peer sent no ClientHello).
@@ -72,7 +72,7 @@ final class VerifierConnectionFailureTests: XCTestCase {
         let refused = ExchangeRecord.Failure(kind: .tls, location: "downstream TLS handshake",
                                              message: "TLS handshake failed: peer presented no client certificate but one is required")
         recordings[2].records.append(connection("proxy-b", .handshakeFailed, refused,
-                                                faults: [ExchangeRecord.AppliedFault(name: "client-cert-required")]))
+                                                faults: [ExchangeRecord.RecordedFault(name: "client-cert-required")]))
         let report = try Verifier().verify(recordings)
         let hops = report.exchanges[0].hops
         XCTAssertEqual(hops[2].verdict, .foreign)
@@ -101,7 +101,7 @@ final class VerifierConnectionFailureTests: XCTestCase {
                                              message: "TLS handshake failed: peer presented no client certificate but one is required")
         recordings[2].records.append(ExchangeRecord(
             exchangeID: "c7", tap: "server", legs: [ExchangeRecord.Leg(role: .server, connectionID: "c7")], error: refused,
-            connection: ConnectionEvent(outcome: .handshakeFailed, peer: "127.0.0.1:40000", at: Self.attempt)))
+            connection: RequestlessConnection(outcome: .handshakeFailed, peer: "127.0.0.1:40000", at: Self.attempt)))
         let report = try Verifier().verify(recordings)
         XCTAssertEqual(report.exchanges.count, 1)
         let last = try XCTUnwrap(report.exchanges[0].hops.last)

@@ -11,7 +11,7 @@ extension Verifier {
     /// handshake that failed after the client spoke, and any other failure
     /// but the silent close or reset of a port probe — every recorded
     /// failure surfaces, the probes stay counted.
-    static func lists(_ event: ConnectionEvent, failure: ExchangeRecord.Failure?) -> Bool {
+    static func lists(_ event: RequestlessConnection, failure: ExchangeRecord.Failure?) -> Bool {
         if event.outcome == .handshakeFailed { return true }
         guard let failure else { return false }
         return ![.closedEarly, .reset].contains(failure.kind)
@@ -34,7 +34,7 @@ extension Verifier {
         var taken: Set<Int> = []
         for (tap, list) in events.enumerated() where !list.isEmpty {
             let hop = path.hopTaps.firstIndex { $0.to == tap && $0.from != tap }
-            let entries = list.map { item -> (event: ConnectionEvent, failure: ExchangeRecord.Failure?, paired: Int?) in
+            let entries = list.map { item -> (event: RequestlessConnection, failure: ExchangeRecord.Failure?, paired: Int?) in
                 guard Verifier.lists(item.event, failure: item.failure), let hop, let at = item.event.at else {
                     return (item.event, item.failure, nil)
                 }
