@@ -9,6 +9,8 @@ extension SignInFlow {
         let mode: FailureMode
         let evidence: String
         var sentence: DocumentSentence? = nil
+        /// What to check, when the evidence says more than the mode's own advice.
+        var advice: String? = nil
     }
 
     /// The checks made on one response, in order.

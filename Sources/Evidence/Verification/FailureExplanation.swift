@@ -26,8 +26,8 @@ public enum FailureExplanation {
                 cause: "the intermediary in front of it treats it as a forward proxy over plain HTTP")),
         (["no client certificate", "requires a client certificate and none was presented"],
          Clause(what: "refused a TLS handshake without a client certificate",
-                cause: "the client certificate never reached it (an intermediary in front terminates TLS and cannot "
-                    + "present the app's certificate)")),
+                cause: "the client certificate never reached it: the client presented none, or an intermediary in front "
+                    + "terminates TLS and cannot present the app's certificate")),
         (["client rejected our server certificate"],
          Clause(what: "had its certificate rejected by the intermediary in front of it",
                 cause: "that intermediary does not trust the CA that signed it")),
