@@ -38,6 +38,7 @@ extension HopResult {
             let what = result.before.map(describe) ?? kind
             return "\(kind) missing: \(what) left \(leaves), never reached \(reaches)"
         case .foreign:
+            if let copy = result.cachedCopy { return "\(kind) foreign: \(copy.text)" }
             let what = result.after.map(describe) ?? kind
             let who = kind == "response" ? "an intermediary answered in the server's place"
                 : "an intermediary sent a request the client did not"

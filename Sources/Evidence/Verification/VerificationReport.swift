@@ -340,6 +340,9 @@ public struct MessageResult: Codable, Hashable, Sendable {
     public var reasons: [Equivalence]
     /// Semantic differences, each marked when tolerated.
     public var differences: [MessageDifference]
+    /// For a foreign response: the server's answer to another exchange,
+    /// served again by an intermediary (a cache), when its trace echo says so.
+    public var cachedCopy: CachedCopy?
 
     public init(outcome: HopVerdict, before: MessageSummary?, after: MessageSummary?, reasons: [Equivalence] = [],
                 differences: [MessageDifference] = []) {

@@ -65,6 +65,7 @@ public struct Verifier: Sendable {
             exchange(entry.0, number: number + 1, started: entry.1, path: path, judge: judge)
         }
         let connections = pairConnectionFailures(sorted.events, with: &exchanges, path: path)
+        Verifier.nameCachedCopies(&exchanges, path: path)
         let intermediary = intermediaryRequests(sorted.intermediary, path: path)
 
         var problems: [VerificationProblem] = []
