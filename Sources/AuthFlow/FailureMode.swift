@@ -26,12 +26,15 @@ public enum FailureMode: String, Hashable, Sendable, Codable, CaseIterable {
     case tokenExpired = "token-expired"
     case csrfRejected = "csrf-rejected"
     case transportFailure = "transport-failure"
+    /// An intermediary served the server's answer to another request again
+    /// (its trace echo names that request): a cache.
+    case cachedResponse = "cached-response"
 
     /// True for the names of `FAULTS.md` presets.
     public var isPreset: Bool {
         switch self {
         case .unexpectedResponse, .modifiedResponse, .credentialsRejected, .loginURLRejected, .tokenReplayed,
-             .tokenExpired, .csrfRejected, .transportFailure:
+             .tokenExpired, .csrfRejected, .transportFailure, .cachedResponse:
             return false
         default:
             return true
@@ -43,7 +46,7 @@ public enum FailureMode: String, Hashable, Sendable, Codable, CaseIterable {
         switch self {
         case .authRedirect, .unexpectedResponse, .tokenExpired, .transportFailure: return .directCommunication
         case .html401: return .step4Keys
-        case .foreignResponse: return .onlyAppianResponses
+        case .foreignResponse, .cachedResponse: return .onlyAppianResponses
         case .gatewayCookie: return .noAuthenticationCookies
         case .stripSetCookie: return .step11Bootstrap
         case .rewriteSetCookie, .stripCookie, .rewriteURLs, .alterTokenPost, .compress, .tokenReplayed, .csrfRejected,
@@ -101,6 +104,8 @@ public enum FailureMode: String, Hashable, Sendable, Codable, CaseIterable {
             return "Make sure the X-APPIAN-CSRF-TOKEN field reaches the server unchanged."
         case .transportFailure:
             return "The connection failed: check reachability, proxy settings and TLS trust."
+        case .cachedResponse:
+            return "Turn off caching for the Appian server on the intermediary (its answers are per user and per request): a cache serving one request's answer to another can hand out another user's session."
         }
     }
 }

@@ -107,7 +107,10 @@ extension SignInFlow {
         if let failure = intermediaryAnswer(r) { throw failure }
         let knowsServer = configuration.expectsTraceEcho || serverEvidence.echoes
         if knowsServer, let trace = r.request.traceID {
-            guard ServerEvidence.echoed(r) else { throw foreign(r, why: "without the echo of \(SignInFlow.traceFieldName): \(trace)") }
+            guard ServerEvidence.echoed(r) else {
+                if let copy = cachedCopy(r) { throw copy }
+                throw foreign(r, why: "without the echo of \(SignInFlow.traceFieldName): \(trace)")
+            }
             log.pass("response came from the server (trace echoed)")
         }
         try checkCoding(r, knowsServer: knowsServer, log: &log)

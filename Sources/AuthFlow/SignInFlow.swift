@@ -134,6 +134,11 @@ public struct SignInFlow: Sendable {
     var sequence = 0
     /// What the server's own answers so far showed of it (`ServerEvidence`).
     var serverEvidence = ServerEvidence()
+    /// The answers of the run so far, by their request's trace id, so a copy
+    /// of one served again (a cache) is named (`SignInFlow+CachedCopies`).
+    var answered: [String: AnsweredRequest] = [:]
+    /// When the answer being checked arrived.
+    var receivedAt = Date(timeIntervalSince1970: 0)
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -159,6 +164,8 @@ public struct SignInFlow: Sendable {
             : browserJar.receive(head, from: request.url, now: now)
         let received = Received(request: request, head: head, wireBody: body, cookieDecisions: decisions)
         var log = CheckLog()
+        receivedAt = now
+        remember(received)
         var next: State?
         var diagnosis: Diagnosis?
         do throws(FlowFailure) {

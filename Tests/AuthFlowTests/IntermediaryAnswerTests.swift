@@ -61,4 +61,69 @@ final class IntermediaryAnswerTests: XCTestCase {
         // A field that is not Squid's code is no evidence.
         XCTAssertNotEqual(squid("nonsense", holdsCertificate: true)?.mode, .clientCertRequired)
     }
+
+    // MARK: Caches
+
+    /// What a cache stored: the first answer to the protected resource.
+    private final class Store: @unchecked Sendable {
+        var answer: (HTTPResponseHead, [UInt8])?
+    }
+
+    /// The follow-up request (after sign-in, with the session cookie) gets the cache's copy of exchange 1's 401.
+    private func cachedFollowUp(_ edit: @escaping (inout HTTPResponseHead) -> Void = { _ in }) -> FlowOutcome {
+        let store = Store()
+        return run { driver in
+            driver.delay = { $0 == .followUp ? 31 : 0 }
+            driver.onResponse = { request, head, body in
+                if request.step == .protectedRequest, store.answer == nil {
+                    edit(&head)
+                    store.answer = (head, body)
+                }
+            }
+            driver.onRequest = { request, _ in
+                guard request.step == .followUp, let (head, body) = store.answer else { return .forward }
+                var copy = head
+                copy.fields.append("Via", "1.1 varnish (Varnish/7.1)")
+                return .answer(copy, body)
+            }
+        }
+    }
+
+    func testACachedAnswerIsNamedAsACopyOfTheEarlierExchange() throws {
+        let outcome = cachedFollowUp()
+        let d = try XCTUnwrap(outcome.diagnosis, "\(outcome.steps.map(\.checks))")
+        XCTAssertEqual(d.mode, .cachedResponse)
+        XCTAssertEqual(d.step, .followUp)
+        XCTAssertTrue(d.evidence.contains(": a copy of the server's answer to exchange 1 (another request, 31 s earlier), "
+                                          + "served by the intermediary: a cached response (Via: 1.1 varnish (Varnish/7.1))"),
+                      d.evidence)
+        XCTAssertFalse(d.evidence.contains("the server did not send it"), d.evidence)
+        XCTAssertFalse(d.advice.contains("maintenance"), d.advice)
+        XCTAssertTrue(d.advice.contains("caching"), d.advice)
+        XCTAssertFalse(d.evidence.contains("WARNING"), "exchange 1 had no cookies and the copy sets none: \(d.evidence)")
+    }
+
+    func testACachedCopyCarryingASessionIsAWarning() throws {
+        let outcome = cachedFollowUp { head in head.fields.append("Set-Cookie", "JSESSIONID=someone-else; Path=/suite") }
+        let d = try XCTUnwrap(outcome.diagnosis)
+        XCTAssertEqual(d.mode, .cachedResponse)
+        XCTAssertTrue(d.evidence.contains("WARNING: the copy carries a session (Set-Cookie): one user's session handed to another"),
+                      d.evidence)
+    }
+
+    func testAnotherClientsCopyIsNamedWithItsAge() throws {
+        let outcome = run { driver in
+            driver.onRequest = { request, _ in
+                var fields: HTTPFields = ["Content-Type": "application/json", "Age": "12",
+                                          SignInFlow.traceFieldName: "otherrun-1"]
+                fields.append("Server", "intact-mock/1")
+                return .answer(HTTPResponseHead(status: 401, fields: fields), Array("{}".utf8))
+            }
+        }
+        let d = try XCTUnwrap(outcome.diagnosis)
+        XCTAssertEqual(d.mode, .cachedResponse)
+        XCTAssertTrue(d.evidence.contains("a copy of the server's answer to a request this client never sent "
+                                          + "(Intact-Trace: otherrun-1, another client's), served by the intermediary: "
+                                          + "a cached response (12 s in the cache, its Age field)"), d.evidence)
+    }
 }
