@@ -174,7 +174,8 @@ extension SignInFlow {
 
     /// A redirect where the server never redirects: something in front of it demands its own sign-in.
     func gatewayRedirect(_ r: Received) -> FlowFailure {
-        FlowFailure(mode: .gatewayCookie, evidence: "\(r.request.head.method) \(r.request.url.path) answered \(r.brief): something in front of the server demands its own sign-in")
+        if let same = sameResourceRedirect(r) { return same }
+        return FlowFailure(mode: .gatewayCookie, evidence: "\(r.request.head.method) \(r.request.url.path) answered \(r.brief): something in front of the server demands its own sign-in")
     }
 
     /// Steps 10–11: the three session cookies arrived as separate fields with their attributes, and will be sent back.

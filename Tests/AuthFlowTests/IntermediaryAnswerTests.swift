@@ -126,4 +126,48 @@ final class IntermediaryAnswerTests: XCTestCase {
                                           + "(Intact-Trace: otherrun-1, another client's), served by the intermediary: "
                                           + "a cached response (12 s in the cache, its Age field)"), d.evidence)
     }
+
+    // MARK: Redirects to the same resource
+
+    private func redirect(to location: String, at step: FlowStep = .protectedRequest, echo: Bool = true) -> Diagnosis? {
+        run(flow: Fixture.flow { $0.expectsTraceEcho = echo }) { driver in
+            driver.onRequest = { request, _ in
+                guard request.step == step else { return .forward }
+                return .answer(HTTPResponseHead(status: 301, fields: ["content-length": "0", "location": location]), [])
+            }
+        }.diagnosis
+    }
+
+    func testARedirectToTheSameResourceOverHTTPSIsTheIntermediaryAnsweringItself() throws {
+        // The app asked https://mysite.test:8443/suite/rest/a/sites/latest.
+        let d = try XCTUnwrap(redirect(to: "https://mysite.test/suite/rest/a/sites/latest"))
+        XCTAssertEqual(d.mode, .foreignResponse)
+        XCTAssertEqual(d.evidence, "301 to https://mysite.test/suite/rest/a/sites/latest: a redirect to the same resource "
+                       + "on port the default, from an intermediary, not the server's answer")
+        XCTAssertTrue(d.advice.contains("http-request redirect scheme https"), d.advice)
+        let http = try XCTUnwrap(redirect(to: "http://mysite.test:8443/suite/rest/a/sites/latest"))
+        XCTAssertTrue(http.evidence.contains("a redirect to the same resource over http,"), http.evidence)
+        let loop = try XCTUnwrap(redirect(to: "/suite/rest/a/sites/latest"))
+        XCTAssertTrue(loop.evidence.contains(": a redirect to the very URL requested (a loop: "), loop.evidence)
+        // At a later step too (the login page redirected to itself over another scheme).
+        let later = run { driver in
+            driver.onRequest = { request, _ in
+                guard request.step == .loginPage else { return .forward }
+                let target = "http://mysite.test:8443" + request.url.pathAndQuery
+                return .answer(HTTPResponseHead(status: 301, fields: ["content-length": "0", "location": target]), [])
+            }
+        }.diagnosis
+        XCTAssertEqual(later?.mode, .foreignResponse)
+        XCTAssertEqual(later?.step, .loginPage)
+    }
+
+    func testARedirectElsewhereIsStillAnAuthenticationRedirect() {
+        XCTAssertEqual(redirect(to: "https://sso.mysite.test/login?next=%2Fsuite", echo: false)?.mode, .authRedirect)
+        // Another path on the same origin is a login page too, not the same resource.
+        XCTAssertEqual(redirect(to: "https://mysite.test:8443/login", echo: false)?.mode, .authRedirect)
+        // Against the echoing mock server, a redirect elsewhere without the echo is a gateway's own sign-in.
+        XCTAssertEqual(redirect(to: "https://mysite.test:8443/login")?.mode, .gatewayCookie)
+        // Without the echo expected, the same resource is still named.
+        XCTAssertEqual(redirect(to: "https://mysite.test/suite/rest/a/sites/latest", echo: false)?.mode, .foreignResponse)
+    }
 }

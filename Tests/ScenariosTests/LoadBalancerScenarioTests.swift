@@ -21,7 +21,7 @@ final class LoadBalancerScenarioTests: XCTestCase {
         "haproxy/compression-by-server", "haproxy/plain-http", "haproxy/replace-location",
         "haproxy/cookie-gate", "haproxy/maintenance-return", "haproxy/client-cert", "haproxy/client-cert-missing",
         "haproxy/forwarding-fields", "haproxy/forwarding-fields-strict", "haproxy/ip-allowlist",
-        "haproxy/health-check", "haproxy/sticky-cookie",
+        "haproxy/health-check", "haproxy/sticky-cookie", "haproxy/redirect-scheme-https",
     ]
 
     /// The options of a run with the built `intact`. Skips the test while
@@ -133,6 +133,14 @@ final class LoadBalancerScenarioTests: XCTestCase {
     }
     func testHAProxyReplaceLocation() throws { try run("haproxy/replace-location") }
     func testHAProxyCookieGate() throws { try run("haproxy/cookie-gate") }
+    /// `http-request redirect scheme https` behind a TLS terminator: the
+    /// redirect to the app's own resource is HAProxy answering itself.
+    func testHAProxyRedirectSchemeHTTPSIsAForeignRedirectToTheSameResource() throws {
+        let result = try run("haproxy/redirect-scheme-https")
+        let evidence = try XCTUnwrap(result.client.outcome?.diagnosis?.evidence)
+        XCTAssertTrue(evidence.contains(": a redirect to the very URL requested (a loop: "), evidence)
+    }
+
     func testHAProxyMaintenanceReturn() throws { try run("haproxy/maintenance-return") }
     func testHAProxyClientCert() throws { try run("haproxy/client-cert") }
     func testHAProxyClientCertMissing() throws { try run("haproxy/client-cert-missing") }
