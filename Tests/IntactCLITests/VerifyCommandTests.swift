@@ -221,5 +221,6 @@ final class VerifyCommandTests: XCTestCase {
         XCTAssertEqual(help.status, 0)
         XCTAssertTrue(help.output.hasPrefix("Usage: intact verify"), help.output)
         XCTAssertTrue(help.output.contains("--html FILE"), help.output)
+        XCTAssertTrue(help.output.contains("(schema \(VerificationReport.schemaName), see"), "the schema --json prints: \(help.output)")
     }
 }

@@ -108,7 +108,8 @@ public enum TextReport {
     private static func table(_ exchanges: [VerifiedExchange], _ hops: [HopInfo]) -> [String] {
         let header = ["#", "method", "target"] + hops.map { "hop \($0.number)" }
         let rows = exchanges.map { exchange in
-            [String(exchange.number), exchange.method, clip(exchange.target, 40)] + exchange.hops.map(cell)
+            [String(exchange.number), RequestLabel.method(exchange.method), clip(RequestLabel.target(exchange.target), 40)]
+                + exchange.hops.map(cell)
         }
         var widths = header.map(\.count)
         for row in rows {

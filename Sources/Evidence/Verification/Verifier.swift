@@ -173,7 +173,7 @@ public struct Verifier: Sendable {
         for (tap, record) in list {
             let leg = record.leg(path.taps[tap].entry)
             guard let request = leg?.request else { continue }
-            let (method, target) = (request.method ?? "", request.path ?? "")
+            let (method, target) = (request.method ?? "", RequestLabel.recordedTarget(request))
             let key = "\(tap) \(method) \(target)"
             let time = request.timings.earliest
             var group = groups[key] ?? IntermediaryRequestGroup(
@@ -221,7 +221,7 @@ public struct Verifier: Sendable {
         return VerifiedExchange(
             number: number, traceID: members.lazy.compactMap(\.record.traceID).first,
             step: members.lazy.compactMap(\.record.authFlowStep).first.map(StepLabel.init(rawValue:)),
-            method: request?.method ?? "", target: request?.path ?? "", authority: request?.authority,
+            method: request?.method ?? "", target: RequestLabel.recordedTarget(request), authority: request?.authority,
             started: started, records: members.map { RecordReference(tap: path.taps[$0.tap].name, exchangeID: $0.record.exchangeID) },
             hops: hops)
     }
