@@ -114,9 +114,16 @@ extension SignInFlow {
             log.pass("response came from the server (trace echoed)")
         }
         try checkCoding(r, knowsServer: knowsServer, log: &log)
+        if let alternative = r.head.fields["Alt-Svc"], AltSvc.advertisesHTTP3(alternative) {
+            let who = knowsServer ? "the intermediary advertises HTTP/3 (the mock server never does)" : "the answer advertises HTTP/3"
+            log.note("WARNING: Alt-Svc: \(alternative): \(who): clients may leave this path (QUIC over UDP, past every TCP tap "
+                     + "and TCP intermediary policy)")
+        }
     }
 
-    /// A coding the app did not ask for was added on the way; one it asked
+    /// A coding the app did not ask for was added on the way; a coding the
+    /// server says it applied (`Intact-Content-Encoding`) that did not
+    /// arrive was removed on the way; one the app asked
     /// for is the server's when the server says so (`Intact-Content-Encoding`,
     /// the mock server's statement), added on the way when a server known to
     /// be the mock server does not say so, and cannot be told otherwise.
@@ -124,7 +131,13 @@ extension SignInFlow {
         let field = MockServer.contentEncodingFieldName
         switch r.coding {
         case .identity:
-            return
+            // The other way round: the server says it encoded the body, and it arrived unencoded.
+            guard let stated = r.head.fields[field]?.trimmingCharacters(in: .whitespaces),
+                  !stated.isEmpty, HTTPField.lowercaseASCII(stated) != "identity" else { return }
+            throw FlowFailure(mode: .compress,
+                              evidence: "the server sent its body \(stated)-encoded (\(field): \(stated)) but it arrived "
+                                  + "unencoded (no Content-Encoding): it was decoded on the way (an intermediary that asked "
+                                  + "the server for \(stated) on the app's behalf?)")
         case .notAccepted(let coding):
             let asked = r.request.head.fields["Accept-Encoding"].map { "accepts only \($0)" } ?? "asked for no encoding"
             throw FlowFailure(mode: .compress, evidence: "response has Content-Encoding: \(coding) although the app \(asked)")

@@ -1,3 +1,4 @@
+import Compression
 import Foundation
 import HTTP
 import XCTest
@@ -169,5 +170,42 @@ final class IntermediaryAnswerTests: XCTestCase {
         XCTAssertEqual(redirect(to: "https://mysite.test:8443/login")?.mode, .gatewayCookie)
         // Without the echo expected, the same resource is still named.
         XCTAssertEqual(redirect(to: "https://mysite.test/suite/rest/a/sites/latest", echo: false)?.mode, .foreignResponse)
+    }
+}
+
+/// What the client compares beyond the step's own checks: the coding the
+/// server states against the one that arrived, and an HTTP/3 advertisement.
+final class ArrivalComparisonTests: XCTestCase {
+    func testABodyTheServerEncodedThatArrivesDecodedIsCompress() throws {
+        // Caddy asked the server for gzip on the app's behalf and decoded the answer.
+        var driver = InMemoryDriver(server: Fixture.server { $0.gzipsResponses = true })
+        driver.onResponse = { _, head, body in
+            guard head.fields["Content-Encoding"] != nil else { return }
+            body = (try? Decompressor.decompress(body, format: .gzip, outputLimit: 1 << 20)) ?? body
+            var fields = HTTPFields()
+            for field in head.fields where field.lowercasedName != "content-encoding" && field.lowercasedName != "content-length" {
+                fields.append(field.name, field.value)
+            }
+            head.fields = fields
+        }
+        var flow = Fixture.flow()
+        let outcome = driver.run(&flow)
+        let d = try XCTUnwrap(outcome.diagnosis)
+        XCTAssertEqual(d.mode, .compress)
+        XCTAssertTrue(d.evidence.hasPrefix("the server sent its body gzip-encoded (Intact-Content-Encoding: gzip) but it arrived "
+                                           + "unencoded"), d.evidence)
+    }
+
+    func testAnHTTP3AdvertisementIsAWarning() {
+        var driver = InMemoryDriver(server: Fixture.server())
+        driver.onResponse = { _, head, _ in head.fields.append("Alt-Svc", "h3=\":443\"; ma=2592000") }
+        var flow = Fixture.flow()
+        let outcome = driver.run(&flow)
+        XCTAssertTrue(outcome.succeeded, "a warning, not a failure")
+        let notes = outcome.steps.flatMap(\.checks).filter { $0.kind == .note }.map(\.message)
+        XCTAssertTrue(notes.contains { $0.hasPrefix("WARNING: Alt-Svc: h3=\":443\"; ma=2592000: the intermediary advertises HTTP/3") },
+                      "\(notes)")
+        XCTAssertFalse(AltSvc.advertisesHTTP3("h2=\":443\""))
+        XCTAssertTrue(AltSvc.advertisesHTTP3("h2=\":443\", h3-29=\":443\""))
     }
 }

@@ -58,4 +58,17 @@ final class VerifierReportWordingTests: XCTestCase {
         XCTAssertTrue(text.contains("?        (no request recorded)"), text)
         XCTAssertTrue(HTMLReport.render(report).contains("CONNECT app.test:443"))
     }
+
+    func testAnHTTP3AdvertisementAddedOnTheWayIsItsOwnWarning() throws {
+        var scenario = S([S.exchange("/suite/rest/a", trace: "t1"), S.exchange("/suite/rest/b", trace: "t2")])
+        scenario.alter = { place, view in
+            if place.tap == "client" || place.leg == .downstream { view.response?.fields.append("alt-svc", "h3=\":443\"; ma=2592000") }
+        }
+        let report = try Verifier().verify(scenario.recordings())
+        XCTAssertEqual(report.warnings.filter { $0.contains("HTTP/3") }, [
+            "proxy-a itself advertises HTTP/3 (Alt-Svc: h3=\":443\"; ma=2592000 added on 2 responses): "
+            + "clients may leave this path (QUIC over UDP, past every TCP tap and TCP policy); turn the advertisement off "
+            + "(Caddy: servers { protocols h1 h2 })"])
+        XCTAssertTrue(TextReport.render(report).contains("Warning: proxy-a itself advertises HTTP/3"))
+    }
 }

@@ -95,7 +95,8 @@ public struct Verifier: Sendable {
         return VerificationReport(policy: PolicySummary(configuration.policy), recordings: recordings.map(RecordingSummary.init),
                                   path: path.verifiedPath, exchanges: exchanges, intermediaryRequests: intermediary,
                                   connections: connections, problems: problems,
-                                  warnings: Verifier.digestKeyWarnings(recordings) + recordings.flatMap { $0.warnings.map(\.description) })
+                                  warnings: Verifier.digestKeyWarnings(recordings) + Verifier.http3Warnings(exchanges, path: path)
+                                      + recordings.flatMap { $0.warnings.map(\.description) })
     }
 
     /// Refuses recordings whose digests were not taken with one algorithm
