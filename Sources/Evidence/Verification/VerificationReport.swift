@@ -231,6 +231,8 @@ public struct VerifiedExchange: Codable, Hashable, Sendable {
     public var verdict: HopVerdict
     /// One result per hop of the path, in path order.
     public var hops: [HopResult]
+    /// The client that sent it, when several clients' recordings were verified together.
+    public var client: String?
 
     public init(number: Int, traceID: String?, step: StepLabel?, method: String, target: String, authority: String?,
                 started: Timestamp?, records: [RecordReference], hops: [HopResult]) {

@@ -48,7 +48,8 @@ public struct Verifier: Sendable {
     /// `policyHolds` is false.
     public func verify(_ recordings: [Recording]) throws -> VerificationReport {
         try Verifier.checkDigests(recordings)
-        let path = try TapPath(recordings, order: configuration.path)
+        let path = try TapPath(ClientRecordings.merged(recordings),
+                               order: ClientRecordings.order(configuration.path, for: recordings))
         let (chains, unpairedBoundaries) = try ExchangeChain.link(path, maximumAlignmentCells: configuration.maximumAlignmentCells)
         let judge = MessageJudge(policy: configuration.policy)
 
@@ -219,12 +220,14 @@ public struct Verifier: Sendable {
         }.first
         var hops = path.hops.indices.map { hopResult(chain, hop: $0, path: path, judge: judge) }
         placeUnplacedFailures(members, in: &hops, path: path)
-        return VerifiedExchange(
+        var exchange = VerifiedExchange(
             number: number, traceID: members.lazy.compactMap(\.record.traceID).first,
             step: members.lazy.compactMap(\.record.authFlowStep).first.map(StepLabel.init(rawValue:)),
             method: request?.method ?? "", target: RequestLabel.recordedTarget(request), authority: request?.authority,
             started: started, records: members.map { RecordReference(tap: path.taps[$0.tap].name, exchangeID: $0.record.exchangeID) },
             hops: hops)
+        exchange.client = members.first.flatMap { ClientRecordings.client(of: $0.record, tap: path.taps[$0.tap].name) }
+        return exchange
     }
 
     private func hopResult(_ chain: ExchangeChain, hop index: Int, path: TapPath, judge: MessageJudge) -> HopResult {
