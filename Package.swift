@@ -5,7 +5,7 @@
 //   1. C libraries:       COpenSSL, CNGHTTP2, CZlib, CEpoll, CLibFuzzer
 //   2. foundations:       Wire, Hashing, Compression, ConfigurationFile
 //   3. protocol engines:  TLS, HTTP
-//   4. shared models:     Transport, Evidence, AuthFlow
+//   4. shared models:     Transport, Evidence, AuthFlow, Browser
 //   5. flow pieces:       Faults, SignIn, Scenarios
 //   6. the proxy:         Proxy
 //   7. proxy add-ons:     ProxyAddons
@@ -60,6 +60,9 @@ let package = Package(
         .target(name: "Evidence", dependencies: ["HTTP", "Hashing", "TLS", "Compression", "ConfigurationFile"]),
         // The mobile sign-in flow with no I/O: mock server, client flow, step classifier, diagnoses.
         .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing", "Compression", "ConfigurationFile"]),
+        // A real browser for steps 6–8: Chromium over the DevTools pipe (framer, messages, the sans-io
+        // sign-in state machine) and its process driver, with a fresh profile per run.
+        .target(name: "Browser", dependencies: ["HTTP", "ConfigurationFile"]),
         // The fault engine: rules, presets and their effect on messages, as outputs for the proxy.
         .target(name: "Faults", dependencies: ["HTTP", "AuthFlow", "Compression", "ConfigurationFile"]),
 
@@ -70,7 +73,7 @@ let package = Package(
         // The sign-in flow's add-ons to the proxy: the auth-step labeller and the fault engine.
         .target(name: "ProxyAddons", dependencies: ["Proxy", "AuthFlow", "Faults", "Evidence", "HTTP", "TLS"]),
         // The sign-in flow on real connections: the mock server host and the client runner, both recording.
-        .target(name: "SignIn", dependencies: ["AuthFlow", "Evidence", "Hashing", "Transport", "TLS", "HTTP", "Wire"]),
+        .target(name: "SignIn", dependencies: ["AuthFlow", "Browser", "Evidence", "Hashing", "Transport", "TLS", "HTTP", "Wire"]),
         // The whole sign-in flow in one process (CA, mock server, proxy, client), then verified: `intact demo`.
         .target(name: "Demo", dependencies: ["AuthFlow", "Evidence", "Proxy", "ProxyAddons", "SignIn", "TLS", "Wire"]),
         // Load balancer scenarios: real nginx/HAProxy between two taps, run and judged end to end.
@@ -112,7 +115,8 @@ let package = Package(
                                                              "Evidence", "SignIn", "TLS", "Hashing", "HTTP"]),
         // The repository itself: no committed private key, dependencies as imported, the layer list true, links that lead somewhere.
         .testTarget(name: "RepositoryTests", dependencies: ["IntactTestSupport"]),
-        .testTarget(name: "SignInTests", dependencies: ["IntactTestSupport", "SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
+        .testTarget(name: "BrowserTests", dependencies: ["IntactTestSupport", "Browser", "ConfigurationFile", "HTTP"]),
+        .testTarget(name: "SignInTests", dependencies: ["IntactTestSupport", "SignIn", "Browser", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
     ],
     swiftLanguageModes: [.v6]
 )

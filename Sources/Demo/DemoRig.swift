@@ -175,7 +175,8 @@ public final class DemoRig: @unchecked Sendable {
                 configuration: ClientRunner.Configuration(flow: flow, trust: .caFile(running.endpoints.caCertificatePath),
                                                           clientIdentity: running.clientIdentity,
                                                           protocols: configuration.protocols,
-                                                          exchangeTimeout: configuration.exchangeTimeout),
+                                                          exchangeTimeout: configuration.exchangeTimeout,
+                                                          browser: configuration.browser),
                 recorder: recorder)
         } catch {
             _ = recorder.close()
@@ -287,6 +288,8 @@ public struct DemoConfiguration: Sendable {
     public var presentsClientCertificate: Bool
     /// The most one exchange of the client may take; a stalled exchange ends there.
     public var exchangeTimeout: Duration
+    /// Who plays the browser of steps 6–8 (Chromium trusts the demo CA, straight to the proxy).
+    public var browser: ClientRunner.BrowserChoice = .simulated
     /// The policy the verification applies (strict: the document's rule).
     public var policy: VerificationPolicy
     public var contextPath: String

@@ -21,6 +21,7 @@ enum DemoCommand {
         let keep = Option.flag("keep", help: "afterwards keep a mock server and proxy running for curl, until Ctrl-C")
         let clientCertificate = Option.flag("client-cert",
                                             help: "the client presents a client certificate from the demo CA when asked")
+        let browser = BrowserOptions.Group()
         let faults = FaultOptions.Group()
     }
 
@@ -42,6 +43,11 @@ enum DemoCommand {
             started in the same second took that name): client.jsonl, proxy.jsonl,
             server.jsonl (the recordings), proxy.har (HAR 1.2), report.html (the
             verification as a sequence diagram), report.json.
+
+            With --browser chromium, steps 6-8 run in headless Chromium (Debian package
+            chromium, and libnss3-tools for certutil): a fresh profile trusting the demo CA,
+            straight to the proxy; it fills and submits the sign-in form and Intact catches the
+            redirect to the callback. Its view is in client.browser.json.
 
             With --keep, after the run a fresh mock server and proxy keep running (recording
             to OUT/keep/) and the command prints curl commands that walk through the flow by
@@ -77,6 +83,8 @@ enum DemoCommand {
         var configuration = DemoConfiguration(directory: directory, protocols: protocols,
                                               presentsClientCertificate: arguments[options.clientCertificate],
                                               toolVersion: IntactVersion.string)
+        configuration.browser = try BrowserOptions.choice(arguments, options.browser,
+                                                          environment: ProcessInfo.processInfo.environment)
         if let faults { configuration.proxyAddons = [try faults.addon(contextPath: configuration.contextPath)] }
         let out = context.standardOutput
         let rig = DemoRig(configuration: configuration)

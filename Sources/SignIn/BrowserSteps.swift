@@ -1,0 +1,121 @@
+import AuthFlow
+import Browser
+import Foundation
+import HTTP
+
+/// Maps what a real browser did (`BrowserRun`) onto the flow's steps 6–7:
+/// the login page and the credentials POST go through the flow's own
+/// checks as the browser saw them; what only a browser shows (a refused
+/// cookie, a CSP block, a net error, a crash, a form it could not fill)
+/// ends the run with a browser diagnosis. Pure: tested without a browser.
+enum BrowserSteps {
+    /// Feeds `run` to `flow`, which must be waiting for the browser's login page.
+    static func apply(_ run: BrowserRun, to flow: inout SignInFlow, paths: AgentPaths, elapsed: TimeInterval, now: Date = Date()) {
+        guard flow.awaitsBrowserLoginPage else { return }
+        if let page = run.loginPageExchange, page.netError == nil, let head = head(of: page) {
+            flow.receiveFromBrowser(sentFields: fields(page.requestFields), traced: page.traceID != nil, head: head,
+                                    body: run.loginPageBody ?? [], elapsed: elapsed, now: now)
+        } else {
+            fail(run, at: &flow, head: nil, paths: paths, elapsed: elapsed, now: now)
+            return
+        }
+        guard flow.awaitsBrowserCredentials else { return }
+        let post = run.credentialsExchange
+        if let callback = run.callbackURL {
+            var head = post.flatMap(head(of:)) ?? HTTPResponseHead(status: 302)
+            if head.fields["Location"] == nil { head.fields.append("Location", callback) }
+            flow.receiveFromBrowser(sentFields: fields(post?.requestFields ?? []), traced: post?.traceID != nil, head: head,
+                                    body: [], elapsed: elapsed, now: now)
+            return
+        }
+        let postHead = post.flatMap(head(of:))
+        for finding in run.findings {
+            switch finding {
+            case .contentSecurityPolicy(let directive, let blocked, let page):
+                let target = blocked.hasPrefix(flow.configuration.callbackScheme) || blocked == "(unknown URL)"
+                    ? "the redirect to \(flow.configuration.callbackScheme)://" : "the browser's load of \(blocked)"
+                return flow.failInBrowser(.browserCSPBlocked,
+                                          evidence: "\(target) was blocked by the page's Content-Security-Policy \(directive) (page \(page))",
+                                          head: postHead, elapsed: elapsed, now: now)
+            case .cookieRefused(let cookie, let url):
+                let origin = flow.configuration.expectsTraceEcho && cookie.name == MockServer.loginTransactionCookie
+                    ? "set by the intermediary (the mock server sets it Secure, without SameSite)"
+                    : "as it arrived from \(url)"
+                return flow.failInBrowser(.browserCookieRefused,
+                                          evidence: "the browser refused cookie \(cookie.name): \(cookie.explanation), \(origin): Set-Cookie: \(cookie.line)",
+                                          head: postHead, elapsed: elapsed, now: now)
+            case .hstsUpgrade(let from, let to) where run.failure != nil:
+                return flow.failInBrowser(.browserHSTS, evidence: "HSTS made the browser use https: \(from) became \(to); then \(run.failure!)",
+                                          head: postHead, elapsed: elapsed, now: now)
+            case .hstsUpgrade:
+                continue
+            }
+        }
+        if let post, post.netError == nil, let head = postHead, run.credentialsBody != nil || head.status >= 300 {
+            flow.receiveFromBrowser(sentFields: fields(post.requestFields), traced: post.traceID != nil, head: head,
+                                    body: run.credentialsBody ?? [], elapsed: elapsed, now: now)
+            return
+        }
+        fail(run, at: &flow, head: postHead, paths: paths, elapsed: elapsed, now: now)
+    }
+
+    /// Ends the run at the browser step in flight with the browser's failure.
+    private static func fail(_ run: BrowserRun, at flow: inout SignInFlow, head: HTTPResponseHead?, paths: AgentPaths,
+                             elapsed: TimeInterval, now: Date) {
+        let failure = run.failure ?? .protocolError("the browser stopped without a callback or a failure")
+        var mode = FailureMode.browserFailed
+        var sentence: DocumentSentence?
+        var evidence = "\(failure)"
+        if case .navigationFailed(_, let error) = failure {
+            if error.contains("CLIENT_AUTH_CERT") || error.contains("SSL_CLIENT_AUTH") {
+                mode = .browserClientCert
+                evidence += "; the gateway asked the browser for a client certificate and it has none"
+                if paths.appHasCertificate { evidence += " (the app has one: the certificate is in the app, not in the browser)" }
+            } else if paths.differ {
+                mode = .browserOffPath
+                sentence = .perAppVPN
+                evidence += "; the app reaches the server \(paths.app), the browser goes \(paths.browser)"
+            }
+        }
+        if case .missingField = failure {} else if case .navigationFailed = failure {} else {
+            evidence += " (last: \(run.lastActivity))"
+        }
+        flow.failInBrowser(mode, evidence: evidence, sentence: sentence, head: head, elapsed: elapsed, now: now)
+    }
+
+    /// The response head as the browser received it: for HTTP/1.x from the
+    /// raw head text (wire order), else from DevTools' field list.
+    static func head(of exchange: BrowserExchange) -> HTTPResponseHead? {
+        guard let status = exchange.status else { return nil }
+        var fields = HTTPFields()
+        if let text = exchange.responseHeadText, !text.isEmpty {
+            for line in text.split(separator: "\r\n").dropFirst() {
+                guard let colon = line.firstIndex(of: ":") else { continue }
+                fields.append(String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            }
+        } else {
+            // DevTools joins repeated fields with newlines (Set-Cookie): split them again.
+            for field in exchange.responseFields {
+                for value in field.value.split(separator: "\n", omittingEmptySubsequences: false) {
+                    fields.append(field.name, String(value))
+                }
+            }
+        }
+        let version: HTTPVersion = exchange.protocolName == "h2" ? .http2 : .http1_1
+        return HTTPResponseHead(status: status, version: version, fields: fields)
+    }
+
+    static func fields(_ pairs: [(name: String, value: String)]) -> [HTTPField] {
+        pairs.map { HTTPField(name: $0.name, value: $0.value) }
+    }
+}
+
+/// The app's path and the browser's, for diagnoses that name the split.
+struct AgentPaths: Hashable, Sendable {
+    /// `through proxy http://…` or `directly`.
+    var app: String
+    var browser: String
+    /// True when the browser does not share the app's path.
+    var differ: Bool
+    var appHasCertificate: Bool
+}
