@@ -42,12 +42,8 @@ extension SignInFlow {
     /// decoded: a `Content-Encoding` is taken off the head, as the browser did.
     public mutating func receiveFromBrowser(sentFields: [HTTPField], traced: Bool, head: HTTPResponseHead,
                                             body: [UInt8], elapsed: TimeInterval, now: Date = Date()) {
-        guard var request = state.pendingRequest, request.agent == .browser else { return }
-        var fields = HTTPFields()
-        for field in sentFields { fields.append(field.name, field.value) }
-        request.head.fields = fields
-        if !traced { request.traceID = nil }
-        replacePendingRequest(with: request)
+        guard state.pendingRequest?.agent == .browser else { return }
+        replacePendingFields(sentFields, traced: traced)
         var decoded = head
         if decoded.fields["Content-Encoding"] != nil {
             _ = decoded.fields.remove("Content-Encoding")
@@ -57,9 +53,12 @@ extension SignInFlow {
     }
 
     /// Ends the run at the browser request in flight with a failure only the
-    /// browser showed; `head` is the response it got, when it got one.
+    /// browser showed; `sentFields` what the browser sent, when it sent the
+    /// request, `head` the response it got, when it got one.
     public mutating func failInBrowser(_ mode: FailureMode, evidence: String, sentence: DocumentSentence? = nil,
+                                       sentFields: [HTTPField]? = nil, traced: Bool = true,
                                        head: HTTPResponseHead? = nil, elapsed: TimeInterval, now: Date = Date()) {
+        if let sentFields { replacePendingFields(sentFields, traced: traced) }
         guard let request = state.pendingRequest else { return }
         let response = head.map { Received(request: request, head: $0, wireBody: [], cookieDecisions: []).summary }
         results.append(StepResult(step: request.step, label: classifier.classify(request.head, response: head),
@@ -71,7 +70,12 @@ extension SignInFlow {
                                       diagnosis: Diagnosis(mode: mode, step: request.step, evidence: evidence, sentence: sentence)))
     }
 
-    private mutating func replacePendingRequest(with request: FlowRequest) {
+    /// The request in flight, its fields replaced by what the browser sent
+    /// (its trace id dropped when the browser could not send it).
+    private mutating func replacePendingFields(_ sentFields: [HTTPField], traced: Bool) {
+        guard var request = state.pendingRequest else { return }
+        request.head.fields = HTTPFields(sentFields)
+        if !traced { request.traceID = nil }
         switch state {
         case .loginPage(_, let challenge, let proof): state = .loginPage(request, challenge, proof)
         case .credentials(_, let challenge, let proof, let confirmed):

@@ -55,6 +55,9 @@ public struct BrowserSignIn: Sendable {
         case filling(command: Int)
         case awaitingCallback
         case readingResultBody(command: Int)
+        /// The page's navigation failed; a round trip through the page lets
+        /// the reports that follow a block (Audits CSP issues) arrive first.
+        case settling(command: Int, failure: BrowserFailure)
         case finished
     }
 
@@ -180,6 +183,9 @@ public struct BrowserSignIn: Sendable {
             return fill()
         case .filling(let expected) where expected == id:
             return filled(result)
+        case .settling(let expected, let failure) where expected == id:
+            finish(failure)
+            return []
         case .readingResultBody(let expected) where expected == id:
             if case .success(let value) = result { run.credentialsBody = BrowserSignIn.body(value) }
             let page = run.credentialsExchange
@@ -381,8 +387,10 @@ public struct BrowserSignIn: Sendable {
         case .loadingLoginPage, .readingLoginBody:
             finish(.navigationFailed(url: exchange.url, netError: error))
         case .awaitingCallback, .filling:
-            // A redirect to the callback the browser itself cancels is caught in requestWillBeSent first.
-            finish(.navigationFailed(url: exchange.redirectedTo ?? exchange.url, netError: error))
+            // A redirect to the callback is caught in requestWillBeSent before the browser cancels it.
+            let barrier = command("Runtime.evaluate", .object(["expression": .string("0")]))
+            phase = .settling(command: barrier.id, failure: .navigationFailed(url: exchange.redirectedTo ?? exchange.url, netError: error))
+            return [barrier]
         default:
             break
         }
@@ -491,7 +499,7 @@ public struct BrowserSignIn: Sendable {
     }
 
     /// The lowercased scheme of a URL (`com.appian.tempo` of `com.appian.tempo://…`), nil without one.
-    static func scheme(of url: String) -> String? {
+    public static func scheme(of url: String) -> String? {
         guard let colon = url.firstIndex(of: ":") else { return nil }
         return url[..<colon].lowercased()
     }

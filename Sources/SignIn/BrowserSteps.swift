@@ -16,7 +16,7 @@ enum BrowserSteps {
             flow.receiveFromBrowser(sentFields: fields(page.requestFields), traced: page.traceID != nil, head: head,
                                     body: run.loginPageBody ?? [], elapsed: elapsed, now: now)
         } else {
-            fail(run, at: &flow, head: nil, paths: paths, elapsed: elapsed, now: now)
+            fail(run, at: &flow, exchange: run.loginPageExchange, paths: paths, elapsed: elapsed, now: now)
             return
         }
         guard flow.awaitsBrowserCredentials else { return }
@@ -31,11 +31,18 @@ enum BrowserSteps {
         let postHead = post.flatMap(head(of:))
         for finding in run.findings {
             switch finding {
-            case .contentSecurityPolicy(let directive, let blocked, let page):
-                let target = blocked.hasPrefix(flow.configuration.callbackScheme) || blocked == "(unknown URL)"
-                    ? "the redirect to \(flow.configuration.callbackScheme)://" : "the browser's load of \(blocked)"
+            case .contentSecurityPolicy(let directive, let blocked, _):
+                // After a redirect CSP reports the URL before it (the form's action), not the callback.
+                let scheme = flow.configuration.callbackScheme
+                let location = postHead?.fields["Location"]
+                let toCallback = location.map { BrowserSignIn.scheme(of: $0) == scheme.lowercased() } == true
+                let target = toCallback ? "the redirect to \(scheme)://" : "the browser's request to \(blocked)"
+                let policy = run.loginPageExchange?.responseField("Content-Security-Policy").map { "policy \($0)" }
+                let detail = [policy, toCallback ? location.map { "Location \($0)" } : nil].compactMap { $0 }
                 return flow.failInBrowser(.browserCSPBlocked,
-                                          evidence: "\(target) was blocked by the page's Content-Security-Policy \(directive) (page \(page))",
+                                          evidence: "\(target) was blocked by the page's Content-Security-Policy \(directive)"
+                                              + (detail.isEmpty ? "" : " (\(detail.joined(separator: "; ")))"),
+                                          sentFields: fields(post?.requestFields ?? []), traced: post?.traceID != nil,
                                           head: postHead, elapsed: elapsed, now: now)
             case .cookieRefused(let cookie, let url):
                 let origin = flow.configuration.expectsTraceEcho && cookie.name == MockServer.loginTransactionCookie
@@ -43,10 +50,10 @@ enum BrowserSteps {
                     : "as it arrived from \(url)"
                 return flow.failInBrowser(.browserCookieRefused,
                                           evidence: "the browser refused cookie \(cookie.name): \(cookie.explanation), \(origin): Set-Cookie: \(cookie.line)",
-                                          head: postHead, elapsed: elapsed, now: now)
+                                          sentFields: fields(post?.requestFields ?? []), traced: post?.traceID != nil, head: postHead, elapsed: elapsed, now: now)
             case .hstsUpgrade(let from, let to) where run.failure != nil:
                 return flow.failInBrowser(.browserHSTS, evidence: "HSTS made the browser use https: \(from) became \(to); then \(run.failure!)",
-                                          head: postHead, elapsed: elapsed, now: now)
+                                          sentFields: fields(post?.requestFields ?? []), traced: post?.traceID != nil, head: postHead, elapsed: elapsed, now: now)
             case .hstsUpgrade:
                 continue
             }
@@ -56,11 +63,11 @@ enum BrowserSteps {
                                     body: run.credentialsBody ?? [], elapsed: elapsed, now: now)
             return
         }
-        fail(run, at: &flow, head: postHead, paths: paths, elapsed: elapsed, now: now)
+        fail(run, at: &flow, exchange: post, paths: paths, elapsed: elapsed, now: now)
     }
 
     /// Ends the run at the browser step in flight with the browser's failure.
-    private static func fail(_ run: BrowserRun, at flow: inout SignInFlow, head: HTTPResponseHead?, paths: AgentPaths,
+    private static func fail(_ run: BrowserRun, at flow: inout SignInFlow, exchange: BrowserExchange?, paths: AgentPaths,
                              elapsed: TimeInterval, now: Date) {
         let failure = run.failure ?? .protocolError("the browser stopped without a callback or a failure")
         var mode = FailureMode.browserFailed
@@ -80,7 +87,8 @@ enum BrowserSteps {
         if case .missingField = failure {} else if case .navigationFailed = failure {} else {
             evidence += " (last: \(run.lastActivity))"
         }
-        flow.failInBrowser(mode, evidence: evidence, sentence: sentence, head: head, elapsed: elapsed, now: now)
+        flow.failInBrowser(mode, evidence: evidence, sentence: sentence, sentFields: exchange.map { fields($0.requestFields) },
+                           traced: exchange?.traceID != nil, head: exchange.flatMap(head(of:)), elapsed: elapsed, now: now)
     }
 
     /// The response head as the browser received it: for HTTP/1.x from the
