@@ -75,12 +75,12 @@ let package = Package(
         // The sign-in flow on real connections: the mock server host and the client runner, both recording.
         .target(name: "SignIn", dependencies: ["AuthFlow", "Browser", "Evidence", "Hashing", "Transport", "TLS", "HTTP", "Wire"]),
         // The whole sign-in flow in one process (CA, mock server, proxy, client), then verified: `intact demo`.
-        .target(name: "Demo", dependencies: ["AuthFlow", "Evidence", "Proxy", "ProxyAddons", "SignIn", "TLS", "Wire"]),
+        .target(name: "Demo", dependencies: ["AuthFlow", "Browser", "Evidence", "Proxy", "ProxyAddons", "SignIn", "TLS", "Wire"]),
         // Load balancer scenarios: real nginx/HAProxy between two taps, run and judged end to end.
         .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow", "ConfigurationFile"]),
 
         // Layer 5: the command line, as a library so tests can drive it, and the executable.
-        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "Evidence", "AuthFlow", "Faults", "Proxy",
+        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "Evidence", "AuthFlow", "Browser", "Faults", "Proxy",
                                                   "ProxyAddons", "SignIn", "Demo", "Scenarios", "ConfigurationFile"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
         // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
@@ -111,12 +111,12 @@ let package = Package(
         .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Wire", "Hashing", "AuthFlow", "Faults", "ProxyAddons"]),
         // Flow-level tests across modules: the demo's whole flow in one process (DemoRig), every fault
         // preset through it (the client's diagnosis and the verifier's verdict), `intact demo --keep`.
-        .testTarget(name: "IntegrationTests", dependencies: ["IntactTestSupport", "Demo", "Proxy", "ProxyAddons", "Faults", "AuthFlow",
+        .testTarget(name: "IntegrationTests", dependencies: ["IntactTestSupport", "Browser", "Demo", "Proxy", "ProxyAddons", "Faults", "AuthFlow",
                                                              "Evidence", "SignIn", "TLS", "Hashing", "HTTP"]),
         // The repository itself: no committed private key, dependencies as imported, the layer list true, links that lead somewhere.
         .testTarget(name: "RepositoryTests", dependencies: ["IntactTestSupport"]),
-        .testTarget(name: "BrowserTests", dependencies: ["IntactTestSupport", "Browser", "ConfigurationFile", "HTTP"]),
-        .testTarget(name: "SignInTests", dependencies: ["IntactTestSupport", "SignIn", "Browser", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
+        .testTarget(name: "BrowserTests", dependencies: ["IntactTestSupport", "Browser", "ConfigurationFile"]),
+        .testTarget(name: "SignInTests", dependencies: ["IntactTestSupport", "SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
     ],
     swiftLanguageModes: [.v6]
 )

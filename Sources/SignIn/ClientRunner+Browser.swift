@@ -85,17 +85,19 @@ extension ClientRunner {
     /// by name, not as sent, so their digests could not be compared.
     private func recordBrowserView(_ run: BrowserRun) {
         guard let recorder else { return }
-        let path = BrowserSteps.browserViewPath(forRecording: recorder.path)
+        let path = ClientRunner.browserViewPath(forRecording: recorder.path)
         FileManager.default.createFile(atPath: path, contents: Data(run.jsonBytes))
     }
 }
 
-extension BrowserSteps {
-    /// `client.jsonl` → `client.browser.json`.
+extension ClientRunner {
+    /// Where the browser's own view goes beside a client recording: `client.jsonl` → `client.browser.json`.
     public static func browserViewPath(forRecording path: String) -> String {
         (path as NSString).deletingPathExtension + ".browser.json"
     }
+}
 
+extension BrowserSteps {
     /// A failure at a browser step on a path the app does not share is
     /// the split's: a foreign answer or a failed connection there becomes
     /// `browser-off-path` (the VPN sentence), a client-certificate challenge
