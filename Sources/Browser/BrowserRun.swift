@@ -75,6 +75,15 @@ public struct BrowserExchange: Sendable {
     public var blockedReason: String?
     /// Where a redirect sent it.
     public var redirectedTo: String?
+    /// DevTools' monotonic timestamps (seconds) of the request's start and of its response's end.
+    public var started: Double?
+    public var ended: Double?
+
+    /// Seconds from the request to the end of its response, when DevTools said both.
+    public var duration: Double? {
+        guard let started, let ended, ended >= started else { return nil }
+        return ended - started
+    }
 
     public init(requestID: String, url: String, method: String, resourceType: String, isMainDocument: Bool) {
         self.requestID = requestID

@@ -285,6 +285,7 @@ public struct BrowserSignIn: Sendable {
         let isMain = type == "Document" && (frame == nil || frame == targetID)
         if let redirect = params["redirectResponse"], let index = current[id] {
             apply(response: redirect, to: index)
+            run.exchanges[index].ended = params["timestamp"]?.double
             run.exchanges[index].redirectedTo = url
             let from = run.exchanges[index].url
             note("was redirected from \(from) (\(run.exchanges[index].status.map(String.init) ?? "?")) to \(url)")
@@ -302,6 +303,7 @@ public struct BrowserSignIn: Sendable {
                                        resourceType: type, isMainDocument: isMain)
         exchange.requestFields = request["headers"]?.stringPairs ?? []
         exchange.requestBody = BrowserSignIn.postData(request)
+        exchange.started = params["timestamp"]?.double
         exchange.traceID = pendingTrace.removeValue(forKey: url)
         if let early = earlyRequestFields.removeValue(forKey: id) {
             exchange.requestFields = early
@@ -374,6 +376,7 @@ public struct BrowserSignIn: Sendable {
         guard let id = params["requestId"]?.string, let index = current[id] else { return [] }
         let error = params["errorText"]?.string ?? "net::ERR_FAILED"
         run.exchanges[index].netError = error
+        run.exchanges[index].ended = params["timestamp"]?.double
         run.exchanges[index].blockedReason = params["blockedReason"]?.string
         let exchange = run.exchanges[index]
         note("failed to load \(exchange.url): \(error)\(exchange.blockedReason.map { " (blocked: \($0))" } ?? "")")
@@ -399,6 +402,7 @@ public struct BrowserSignIn: Sendable {
 
     private mutating func loadingFinished(_ params: LocatedJSON) -> [CDPCommand] {
         guard let id = params["requestId"]?.string, let index = current[id] else { return [] }
+        run.exchanges[index].ended = params["timestamp"]?.double
         let exchange = run.exchanges[index]
         guard exchange.isMainDocument else { return [] }
         note("loaded \(exchange.url) (\(exchange.status.map(String.init) ?? "no status"))")

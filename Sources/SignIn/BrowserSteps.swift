@@ -9,12 +9,14 @@ import HTTP
 /// cookie, a CSP block, a net error, a crash, a form it could not fill)
 /// ends the run with a browser diagnosis. Pure: tested without a browser.
 enum BrowserSteps {
-    /// Feeds `run` to `flow`, which must be waiting for the browser's login page.
+    /// Feeds `run` to `flow`, which must be waiting for the browser's login
+    /// page. Each step's time is its exchange's as DevTools timed it; a
+    /// failure's is `elapsed`, the browser's whole part.
     static func apply(_ run: BrowserRun, to flow: inout SignInFlow, paths: AgentPaths, elapsed: TimeInterval, now: Date = Date()) {
         guard flow.awaitsBrowserLoginPage else { return }
         if let page = run.loginPageExchange, page.netError == nil, let head = head(of: page) {
             flow.receiveFromBrowser(sentFields: fields(page.requestFields), traced: page.traceID != nil, head: head,
-                                    body: run.loginPageBody ?? [], elapsed: elapsed, now: now)
+                                    body: run.loginPageBody ?? [], elapsed: page.duration ?? elapsed, now: now)
         } else {
             fail(run, at: &flow, exchange: run.loginPageExchange, paths: paths, elapsed: elapsed, now: now)
             return
@@ -25,7 +27,7 @@ enum BrowserSteps {
             var head = post.flatMap(head(of:)) ?? HTTPResponseHead(status: 302)
             if head.fields["Location"] == nil { head.fields.append("Location", callback) }
             flow.receiveFromBrowser(sentFields: fields(post?.requestFields ?? []), traced: post?.traceID != nil, head: head,
-                                    body: [], elapsed: elapsed, now: now)
+                                    body: [], elapsed: post?.duration ?? elapsed, now: now)
             return
         }
         let postHead = post.flatMap(head(of:))
