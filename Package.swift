@@ -75,7 +75,7 @@ let package = Package(
         // The sign-in flow on real connections: the mock server host and the client runner, both recording.
         .target(name: "SignIn", dependencies: ["AuthFlow", "Browser", "Evidence", "Hashing", "Transport", "TLS", "HTTP", "Wire"]),
         // The whole sign-in flow in one process (CA, mock server, proxy, client), then verified: `intact demo`.
-        .target(name: "Demo", dependencies: ["AuthFlow", "Browser", "Evidence", "Proxy", "ProxyAddons", "SignIn", "TLS", "Wire"]),
+        .target(name: "Demo", dependencies: ["AuthFlow", "Evidence", "Proxy", "ProxyAddons", "SignIn", "TLS", "Wire"]),
         // Load balancer scenarios: real nginx/HAProxy between two taps, run and judged end to end.
         .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow", "ConfigurationFile"]),
 

@@ -3,8 +3,11 @@ import Glibc
 
 /// A fresh browser profile in a temporary directory, removed by `remove()`:
 /// the user-data directory and, as `HOME`, the NSS database Chromium on
-/// Linux reads trust and client certificates from (`$HOME/.pki/nssdb`),
-/// filled with `certutil`/`pk12util` (Debian `libnss3-tools`).
+/// Linux reads trust from (`$HOME/.pki/nssdb`), filled with `certutil`
+/// (Debian `libnss3-tools`). No client certificate goes in: headless
+/// Chromium waits for a person to pick one (only the machine-wide
+/// `AutoSelectCertificateForUrls` policy picks one unasked), so a
+/// gateway's challenge is always met without one.
 public struct ChromiumProfile: Sendable {
     /// The directory (HOME for the browser).
     public let directory: String
@@ -14,21 +17,19 @@ public struct ChromiumProfile: Sendable {
     public var logPath: String { directory + "/chromium.log" }
     var nssDatabase: String { "sql:" + directory + "/.pki/nssdb" }
 
-    /// The Debian package with certutil and pk12util.
+    /// The Debian package with certutil.
     public static let nssToolsPackage = "libnss3-tools"
 
     /// Makes the directory and the NSS database with `trustedCA` (a PEM
-    /// certificate) trusted for TLS servers and `clientCertificate` imported.
-    /// On failure nothing is left behind.
-    public static func create(trustedCA: String?, clientCertificate: ChromiumSettings.ClientCertificate?,
-                              environment: [String: String]) throws(BrowserLaunchError) -> ChromiumProfile {
+    /// certificate) trusted for TLS servers. On failure nothing is left behind.
+    public static func create(trustedCA: String?, environment: [String: String]) throws(BrowserLaunchError) -> ChromiumProfile {
         var template = Array((NSTemporaryDirectory() + "/intact-chromium-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
             throw .profile("cannot make a temporary directory: \(String(cString: strerror(errno)))")
         }
         let profile = ChromiumProfile(directory: String(cString: made))
         do throws(BrowserLaunchError) {
-            try profile.prepare(trustedCA: trustedCA, clientCertificate: clientCertificate, environment: environment)
+            try profile.prepare(trustedCA: trustedCA, environment: environment)
         } catch {
             profile.remove()
             throw error
@@ -36,28 +37,20 @@ public struct ChromiumProfile: Sendable {
         return profile
     }
 
-    private func prepare(trustedCA: String?, clientCertificate: ChromiumSettings.ClientCertificate?,
-                         environment: [String: String]) throws(BrowserLaunchError) {
+    private func prepare(trustedCA: String?, environment: [String: String]) throws(BrowserLaunchError) {
         do {
             try FileManager.default.createDirectory(atPath: directory + "/.pki/nssdb", withIntermediateDirectories: true)
             try FileManager.default.createDirectory(atPath: userData, withIntermediateDirectories: true)
         } catch {
             throw .profile("\(error)")
         }
-        guard trustedCA != nil || clientCertificate != nil else { return }
+        guard let trustedCA else { return }
         guard let certutil = ChromiumSettings.findOnPath(["certutil"], environment: environment) else {
             throw .toolMissing(tool: "certutil", package: ChromiumProfile.nssToolsPackage)
         }
         try run(certutil, ["-N", "-d", nssDatabase, "--empty-password"])
-        if let trustedCA {
-            try run(certutil, ["-A", "-d", nssDatabase, "-n", "Intact CA", "-t", "C,,", "-i", trustedCA])
-        }
-        if let clientCertificate {
-            guard let pk12util = ChromiumSettings.findOnPath(["pk12util"], environment: environment) else {
-                throw .toolMissing(tool: "pk12util", package: ChromiumProfile.nssToolsPackage)
-            }
-            try run(pk12util, ["-i", clientCertificate.pkcs12File, "-d", nssDatabase, "-W", clientCertificate.password])
-        }
+        // `certutil -A` takes the file's first certificate: the CA itself in Intact's files.
+        try run(certutil, ["-A", "-d", nssDatabase, "-n", "Intact CA", "-t", "C,,", "-i", trustedCA])
     }
 
     /// Runs a tool to completion; its output goes into the error when it fails.

@@ -22,29 +22,16 @@ public struct ChromiumSettings: Hashable, Sendable {
     public var path: Path
     /// PEM file of the CA the browser trusts, put in the profile's NSS database.
     public var trustedCA: String?
-    /// A client certificate the browser holds (PKCS#12 and its password), put in the NSS database.
-    public var clientCertificate: ClientCertificate?
     /// Turns HTTP/2 off (`--disable-http2`): the browser speaks HTTP/1.1 only.
     public var http1Only: Bool
     /// The most steps 6–8 may take in the browser, from start to callback.
     public var timeout: Duration
 
-    public struct ClientCertificate: Hashable, Sendable {
-        public var pkcs12File: String
-        public var password: String
-
-        public init(pkcs12File: String, password: String) {
-            self.pkcs12File = pkcs12File
-            self.password = password
-        }
-    }
-
     public init(executable: String, path: Path = .direct, trustedCA: String? = nil,
-                clientCertificate: ClientCertificate? = nil, http1Only: Bool = false, timeout: Duration = .seconds(30)) {
+                http1Only: Bool = false, timeout: Duration = .seconds(30)) {
         self.executable = executable
         self.path = path
         self.trustedCA = trustedCA
-        self.clientCertificate = clientCertificate
         self.http1Only = http1Only
         self.timeout = timeout
     }

@@ -1,5 +1,4 @@
 import AuthFlow
-import Browser
 import Evidence
 import Foundation
 import Proxy
@@ -40,7 +39,7 @@ public final class DemoRig: @unchecked Sendable {
         let endpoints: DemoEndpoints
         /// The client certificate the app presents, when the configuration asks for one.
         let clientIdentity: TLSIdentity?
-        /// The certificate issued for the client (the app's or the browser's), and its PKCS#12 file.
+        /// The certificate issued for the client (the app's or the browser's).
         let issued: TLSIdentity?
 
         /// Stops the proxy (draining in-flight exchanges), the mock server and
@@ -101,7 +100,7 @@ public final class DemoRig: @unchecked Sendable {
             throw DemoError.certificateAuthority("\(error)")
         }
         let issued = configuration.presentsClientCertificate || configuration.browserPresentsClientCertificate == true
-            ? try DemoRig.importedClientIdentity(from: authority, pkcs12File: certificates + "/client.p12") : nil
+            ? try DemoRig.importedClientIdentity(from: authority) : nil
         let clientIdentity = configuration.presentsClientCertificate ? issued : nil
 
         let proxySocket: ListeningSocket
@@ -185,11 +184,6 @@ public final class DemoRig: @unchecked Sendable {
             client.browserIdentity = .none
         case true?:
             if let issued = running.issued { client.browserIdentity = .identity(issued) }
-            if case .chromium(var settings) = client.browser {
-                settings.clientCertificate = ChromiumSettings.ClientCertificate(
-                    pkcs12File: running.certificateDirectory + "/client.p12", password: DemoRig.clientCertificatePassword)
-                client.browser = .chromium(settings)
-            }
         }
         let runner: ClientRunner
         do {
@@ -269,12 +263,10 @@ public final class DemoRig: @unchecked Sendable {
 
     /// A client certificate from the demo CA, imported from its PKCS#12 form
     /// as a user imports one into the app. Blocks on key generation.
-    static func importedClientIdentity(from authority: CertificateAuthority, pkcs12File: String) throws -> TLSIdentity {
+    static func importedClientIdentity(from authority: CertificateAuthority) throws -> TLSIdentity {
         let password = clientCertificatePassword
         do {
             let issued = try authority.issueClient(commonName: "intact demo client", password: password)
-            // The file is what Chromium's profile imports (pk12util) when the browser holds the certificate.
-            try Data(issued.pkcs12).write(to: URL(fileURLWithPath: pkcs12File))
             return try PKCS12.importIdentity(issued.pkcs12, password: password)
         } catch {
             throw DemoError.certificateAuthority("cannot issue the client certificate: \(error)")
@@ -313,8 +305,8 @@ public struct DemoConfiguration: Sendable {
     public var browser: ClientRunner.BrowserChoice = .simulated
     /// The browser's own path when it is not the app's (per-app VPN).
     public var browserPath: ClientRunner.BrowserPath = .sameAsApp
-    /// Whether the browser holds the client certificate too; nil: the
-    /// simulated browser shares the app's, Chromium holds none.
+    /// Whether the simulated browser holds the client certificate too; nil:
+    /// it shares the app's. Chromium never holds one (`ChromiumProfile`).
     public var browserPresentsClientCertificate: Bool?
     /// The policy the verification applies (strict: the document's rule).
     public var policy: VerificationPolicy

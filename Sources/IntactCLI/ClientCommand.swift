@@ -197,9 +197,9 @@ enum ClientCommand {
                 } catch {
                     throw CommandFailure("cannot use browser client certificate \(file): \(error)")
                 }
-                if case .chromium(var settings) = configuration.browser {
-                    settings.clientCertificate = ChromiumSettings.ClientCertificate(pkcs12File: file, password: password)
-                    configuration.browser = .chromium(settings)
+                if case .chromium = configuration.browser {
+                    throw UsageError("--browser-client-cert FILE needs the simulated browser: headless Chromium cannot present a "
+                                     + "client certificate without a person to pick it", path: arguments.path)
                 }
             }
         } else if case .simulated = configuration.browser {

@@ -79,15 +79,17 @@ enum BrowserSteps {
             if error.contains("CLIENT_AUTH_CERT") || error.contains("SSL_CLIENT_AUTH") {
                 mode = .browserClientCert
                 evidence += "; the gateway asked the browser for a client certificate and it has none"
-                if paths.appHasCertificate { evidence += " (the app has one: the certificate is in the app, not in the browser)" }
+                if paths.appHasCertificate { evidence += " (the app holds one, the browser does not)" }
+            } else if paths.appHasCertificate && ["RESET", "CONNECTION_CLOSED", "SSL_PROTOCOL_ERROR"].contains(where: error.contains) {
+                // TLS 1.3: the gateway's certificate_required alert comes after the handshake; Chromium reports the reset.
+                mode = .browserClientCert
+                evidence += "; the app holds a client certificate, the browser does not: a gateway that challenges for one "
+                    + "ends the browser's TLS connection this way"
             } else if paths.differ {
                 mode = .browserOffPath
                 sentence = .perAppVPN
                 evidence += "; the app reaches the server \(paths.app), the browser goes \(paths.browser)"
             }
-        }
-        if case .missingField = failure {} else if case .navigationFailed = failure {} else {
-            evidence += " (last: \(run.lastActivity))"
         }
         flow.failInBrowser(mode, evidence: evidence, sentence: sentence, sentFields: exchange.map { fields($0.requestFields) },
                            traced: exchange?.traceID != nil, head: exchange.flatMap(head(of:)), elapsed: elapsed, now: now)

@@ -28,8 +28,8 @@ extension ClientRunner {
         let appHasCertificate = configuration.clientIdentity != nil
         let browserHasCertificate: Bool
         switch configuration.browser {
-        case .chromium(let settings):
-            browserHasCertificate = settings.clientCertificate != nil
+        case .chromium:
+            browserHasCertificate = false
         case .simulated:
             switch configuration.browserIdentity {
             case .sameAsApp: browserHasCertificate = appHasCertificate

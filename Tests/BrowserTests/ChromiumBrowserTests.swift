@@ -90,7 +90,7 @@ final class ChromiumBrowserTests: XCTestCase {
     }
 
     func testAMissingCertutilNamesItsPackage() {
-        XCTAssertThrowsError(try ChromiumProfile.create(trustedCA: "/x.pem", clientCertificate: nil, environment: ["PATH": "/nonexistent"])) { error in
+        XCTAssertThrowsError(try ChromiumProfile.create(trustedCA: "/x.pem", environment: ["PATH": "/nonexistent"])) { error in
             XCTAssertEqual(error as? BrowserLaunchError, .toolMissing(tool: "certutil", package: "libnss3-tools"))
         }
     }
