@@ -111,7 +111,7 @@ let package = Package(
         .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Wire", "Hashing", "AuthFlow", "Faults", "ProxyAddons"]),
         // Flow-level tests across modules: the demo's whole flow in one process (DemoRig), every fault
         // preset through it (the client's diagnosis and the verifier's verdict), `intact demo --keep`.
-        .testTarget(name: "IntegrationTests", dependencies: ["IntactTestSupport", "Browser", "Demo", "Proxy", "ProxyAddons", "Faults", "AuthFlow",
+        .testTarget(name: "IntegrationTests", dependencies: ["IntactTestSupport", "Browser", "Demo", "Wire", "Proxy", "ProxyAddons", "Faults", "AuthFlow",
                                                              "Evidence", "SignIn", "TLS", "Hashing", "HTTP"]),
         // The repository itself: no committed private key, dependencies as imported, the layer list true, links that lead somewhere.
         .testTarget(name: "RepositoryTests", dependencies: ["IntactTestSupport"]),
