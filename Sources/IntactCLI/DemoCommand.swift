@@ -95,7 +95,7 @@ enum DemoCommand {
                                               presentsClientCertificate: arguments[options.clientCertificate],
                                               toolVersion: IntactVersion.string)
         configuration.browser = try BrowserOptions.choice(arguments, options.browser,
-                                                          environment: ProcessInfo.processInfo.environment)
+                                                          environment: context.environment)
         let split = arguments[options.split]
         try split?.apply(to: &configuration, browserHasCertificate: arguments[options.browserClientCertificate])
         if split == nil && arguments[options.browserClientCertificate] {
