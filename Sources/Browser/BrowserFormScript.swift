@@ -1,5 +1,5 @@
+import Codecs
 import Foundation
-import HTTP
 
 /// The script that fills the sign-in form as a person would: it picks the
 /// form with a password field (else the first form), finds the password

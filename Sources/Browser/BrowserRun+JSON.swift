@@ -1,4 +1,4 @@
-import HTTP
+import Codecs
 
 extension BrowserRun {
     /// The run as one JSON object (pretty enough to read, written with

@@ -1,6 +1,5 @@
 import ConfigurationFile
 import Foundation
-import HTTP
 
 /// Steps 6–8 in a real browser, as a sans-io state machine over the
 /// DevTools protocol: DevTools messages in, commands out; no process, no

@@ -1,4 +1,4 @@
-import HTTP
+import Codecs
 
 /// A JSON value Intact sends in a DevTools command's `params`. Written with
 /// the project's `JSONWriter`; object members keep their order.

@@ -1,3 +1,4 @@
+import Codecs
 import HTTP
 
 /// The recording line of an exchange record, written with `JSONWriter`

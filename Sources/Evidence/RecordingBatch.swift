@@ -1,3 +1,4 @@
+import Codecs
 import HTTP
 
 /// Recording lines one producer (an event loop) encodes for a

@@ -118,7 +118,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     /// `perform` as it issues them and acts on their outcomes in the same step.
     ///
     /// Re-entrancy: a command can make the transport call back at once,
-    /// before the command returns (a reset `HTTP1ClientEngine` fails its
+    /// before the command returns (a reset `HTTP1ClientDriver` fails its
     /// streams before it marks itself closed; a close or an abort can report
     /// the connection closed; a failed takeover for an upgrade relay ends the
     /// connection). The layer is being mutated then, and Swift's exclusivity

@@ -110,7 +110,7 @@ public struct DownstreamLayer {
     let directives: ConnectionDirectives
     /// The connection's faults once they took effect (the proxy's TLS
     /// handshake began with its changes), written into every later record.
-    var appliedConnectionFaults: [ExchangeRecord.AppliedFault] = []
+    var appliedConnectionFaults: [ExchangeRecord.RecordedFault] = []
 
     /// Asks every add-on about the new connection (`ProxyAddon.connectionAccepted`).
     public init(id: ConnectionID, localIP: String, settings: ProxyLayerSettings) {

@@ -1,7 +1,8 @@
 import Evidence
 import HTTP
-import XCTest
+import Hashing
 @testable import Proxy
+import XCTest
 
 /// `ExchangeFlow` driven by scripted events, asserting the exact commands.
 final class ExchangeFlowTests: XCTestCase {

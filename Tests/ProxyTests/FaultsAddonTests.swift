@@ -50,7 +50,7 @@ final class FaultsAddonTests: XCTestCase {
                           try XCTUnwrap(commands.firstIndex(of: .resetClientStream)), "the bytes go out before the reset")
         let record = try XCTUnwrap(script.record)
         XCTAssertEqual(record.error?.kind, .reset)
-        XCTAssertEqual(record.faults, [ExchangeRecord.AppliedFault(name: "cut", detail: "reset on the response: connection reset after 4 body bytes")])
+        XCTAssertEqual(record.faults, [ExchangeRecord.RecordedFault(name: "cut", detail: "reset on the response: connection reset after 4 body bytes")])
     }
 
     func testLatencyDelaysEveryResponseWithinItsJitterAndRecordsTheDrawnDelay() throws {

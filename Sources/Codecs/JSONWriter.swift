@@ -1,3 +1,5 @@
+import Hashing
+
 /// Writes compact JSON (RFC 8259) straight into a byte buffer: the encoder of
 /// recording lines, which sit on the hot path of every recorded exchange and
 /// so do not go through `JSONEncoder` (about 30 times slower, and it
@@ -229,7 +231,7 @@ public struct JSONWriter: ~Copyable {
         reserve(67)
         separate()
         put(UInt8(ascii: "\""))
-        let (first, second) = Swift.withUnsafeBytes(of: digest.words) { bytes in
+        let (first, second) = digest.withUnsafeBytes { bytes in
             (bytes.loadUnaligned(as: SIMD16<UInt8>.self),
              bytes.loadUnaligned(fromByteOffset: 16, as: SIMD16<UInt8>.self))
         }
