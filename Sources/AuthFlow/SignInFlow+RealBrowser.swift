@@ -40,8 +40,9 @@ extension SignInFlow {
     /// sent (`sentFields`, as its DevTools reported them; `traced` when it
     /// carried the trace field) and received. `body` is the body the browser
     /// decoded: a `Content-Encoding` is taken off the head, as the browser did.
+    /// `notes` go under the step's checks (what the browser did besides: its trace, its other requests).
     public mutating func receiveFromBrowser(sentFields: [HTTPField], traced: Bool, head: HTTPResponseHead,
-                                            body: [UInt8], elapsed: TimeInterval, now: Date = Date()) {
+                                            body: [UInt8], elapsed: TimeInterval, now: Date = Date(), notes: [String] = []) {
         guard state.pendingRequest?.agent == .browser else { return }
         replacePendingFields(sentFields, traced: traced)
         var decoded = head
@@ -49,7 +50,11 @@ extension SignInFlow {
             _ = decoded.fields.remove("Content-Encoding")
             _ = decoded.fields.remove("Content-Length")
         }
+        let before = results.count
         receive(decoded, body: body, elapsed: elapsed, now: now)
+        if results.count > before, !notes.isEmpty {
+            results[results.count - 1].checks += notes.map { StepResult.Check(kind: .note, message: $0) }
+        }
     }
 
     /// Ends the run at the browser request in flight with a failure only the

@@ -141,7 +141,13 @@ enum ClientCommand {
                 context.standardError.line("intact: recording: \(problem)")
                 return ExitStatus.failure
             }
-            if !json { output.line("Recorded \(outcome.steps.count) exchanges to \(recorder.path).") }
+            if !json {
+                output.line("Recorded \(outcome.steps.count) exchanges to \(recorder.path).")
+                let view = ClientRunner.browserViewPath(forRecording: recorder.path)
+                if case .chromium = configuration.browser, FileManager.default.fileExists(atPath: view) {
+                    output.line("The browser's own view (every request, as DevTools reported it): \(view).")
+                }
+            }
         }
         return outcome.succeeded ? ExitStatus.success : ExitStatus.failure
     }

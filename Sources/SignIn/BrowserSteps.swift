@@ -16,7 +16,8 @@ enum BrowserSteps {
         guard flow.awaitsBrowserLoginPage else { return }
         if let page = run.loginPageExchange, page.netError == nil, let head = head(of: page) {
             flow.receiveFromBrowser(sentFields: fields(page.requestFields), traced: page.traceID != nil, head: head,
-                                    body: run.loginPageBody ?? [], elapsed: page.duration ?? elapsed, now: now)
+                                    body: run.loginPageBody ?? [], elapsed: page.duration ?? elapsed, now: now,
+                                    notes: loginPageNotes(run))
         } else {
             fail(run, at: &flow, exchange: run.loginPageExchange, paths: paths, elapsed: elapsed, now: now)
             return
@@ -27,7 +28,8 @@ enum BrowserSteps {
             var head = post.flatMap(head(of:)) ?? HTTPResponseHead(status: 302)
             if head.fields["Location"] == nil { head.fields.append("Location", callback) }
             flow.receiveFromBrowser(sentFields: fields(post?.requestFields ?? []), traced: post?.traceID != nil, head: head,
-                                    body: [], elapsed: post?.duration ?? elapsed, now: now)
+                                    body: [], elapsed: post?.duration ?? elapsed, now: now,
+                                    notes: run.findings.map { "the browser: \($0)" } + ["Chromium caught the callback \(callback)"])
             return
         }
         let postHead = post.flatMap(head(of:))
@@ -66,6 +68,19 @@ enum BrowserSteps {
             return
         }
         fail(run, at: &flow, exchange: post, paths: paths, elapsed: elapsed, now: now)
+    }
+
+    /// What the login page's step says besides its checks: how the trace
+    /// travelled, and the browser's requests that are no step of the flow.
+    static func loginPageNotes(_ run: BrowserRun) -> [String] {
+        var notes = ["in Chromium: \(run.trace)"]
+        let others = run.exchanges.enumerated().filter { $0.offset != run.loginPage && $0.offset != run.credentials }
+            .map { "\($0.element.method) \($0.element.url)\($0.element.status.map { " (\($0))" } ?? "")" }
+        if !others.isEmpty { notes.append("the browser also requested, untraced: " + others.joined(separator: ", ")) }
+        if let form = run.form {
+            notes.append("filled \([form.usernameField, form.passwordField].compactMap { $0 }.joined(separator: " and ")) in a form with \(form.fields.joined(separator: ", "))")
+        }
+        return notes
     }
 
     /// Ends the run at the browser step in flight with the browser's failure.
