@@ -115,7 +115,7 @@ enum DemoCommand {
         } catch {
             throw CommandFailure("\(error)")
         }
-        describe(endpoints, protocols: protocols, to: out)
+        describe(endpoints, protocols: protocols, browser: configuration.browser, to: out)
         if let faults {
             out.line("The proxy injects faults: \(faults.summary)")
             out.line()
@@ -185,7 +185,8 @@ enum DemoCommand {
         out.line("Stopped; your exchanges are in \(configuration.directory).")
     }
 
-    private static func describe(_ endpoints: DemoEndpoints, protocols: ClientRunner.Protocols, to out: OutputWriter) {
+    private static func describe(_ endpoints: DemoEndpoints, protocols: ClientRunner.Protocols,
+                                 browser: ClientRunner.BrowserChoice, to out: OutputWriter) {
         let offer: String
         switch protocols {
         case .http1Only: offer = "HTTP/1.1"
@@ -196,6 +197,9 @@ enum DemoCommand {
         out.line("  mock server  https://\(endpoints.server)  (tap server; names \(endpoints.publicOrigin) as its URL)")
         out.line("  proxy        https://\(endpoints.proxy) → mock server  (tap proxy, the stand-in for a load balancer)")
         out.line("  client       \(endpoints.resourceURL)  (tap client, offering \(offer))")
+        if case .chromium(let settings) = browser {
+            out.line("  browser      headless Chromium (\(settings.executable)) for steps 6-8, trusting the demo CA")
+        }
         out.line()
     }
 

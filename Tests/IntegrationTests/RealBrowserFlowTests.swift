@@ -17,10 +17,7 @@ import XCTest
 /// installs it).
 final class RealBrowserFlowTests: XCTestCase {
     private func chromium(timeout: Duration = .seconds(20), executable: String? = nil) throws -> ClientRunner.BrowserChoice {
-        guard let found = try? ChromiumSettings.locate(environment: ProcessInfo.processInfo.environment) else {
-            throw XCTSkip("Chromium is not installed (Debian package chromium)")
-        }
-        return .chromium(ChromiumSettings(executable: executable ?? found, timeout: timeout))
+        try installedChromium(timeout: timeout, executable: executable)
     }
 
     /// The demo (reverse proxy) with Chromium as the browser.
@@ -161,6 +158,16 @@ final class RealBrowserFlowTests: XCTestCase {
 
     private func profiles() -> Set<String> {
         Set(((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []).filter { $0.hasPrefix("intact-chromium-") })
+    }
+}
+
+extension XCTestCase {
+    /// Chromium as the browser, or a skip where it is not installed (`make test` installs it).
+    func installedChromium(timeout: Duration = .seconds(20), executable: String? = nil) throws -> ClientRunner.BrowserChoice {
+        guard let found = try? ChromiumSettings.locate(environment: ProcessInfo.processInfo.environment) else {
+            throw XCTSkip("Chromium is not installed (Debian package chromium)")
+        }
+        return .chromium(ChromiumSettings(executable: executable ?? found, timeout: timeout))
     }
 }
 

@@ -1,5 +1,4 @@
 import AuthFlow
-import Browser
 import Demo
 import Faults
 import Foundation
@@ -20,10 +19,7 @@ final class SplitPathFlowTests: XCTestCase {
     }
 
     private func chromium() throws -> ClientRunner.BrowserChoice {
-        guard let found = try? ChromiumSettings.locate(environment: ProcessInfo.processInfo.environment) else {
-            throw XCTSkip("Chromium is not installed (Debian package chromium)")
-        }
-        return .chromium(ChromiumSettings(executable: found, timeout: .seconds(20)))
+        try installedChromium()
     }
 
     private func assertOffPath(_ run: FaultFlowRun, netError: String, file: StaticString = #filePath, line: UInt = #line) throws {
