@@ -126,13 +126,11 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-// Release builds check exclusive access at compile time only. Each dynamic check
-// (`swift_beginAccess` on a class's stored property, a global, an escaping
-// capture) costs a thread-local lookup and an access-set insert; a proxied
-// request made ~270 of them, ~4 % of its instructions (Benchmarks/README.md,
-// "Ninth pass"). Debug builds, which `make test` runs, keep the dynamic checks,
-// so an overlapping access still fails there; and the drivers that could be
-// re-entered guard that themselves (`DownstreamDriver.isHandling`).
+// Release builds check exclusive access at compile time only (why: about 4 % of a
+// proxied request's instructions, Docs/performance.md#exclusivity-checks-off-in-release-builds).
+// Debug builds, which `make test` runs, keep the dynamic checks, so an overlapping
+// access still fails there; and the drivers that could be re-entered guard that
+// themselves (`DownstreamDriver.isHandling`).
 for target in package.targets where target.type == .regular || target.type == .executable {
     target.swiftSettings = (target.swiftSettings ?? [])
         + [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
