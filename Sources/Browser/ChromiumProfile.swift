@@ -75,10 +75,11 @@ public struct ChromiumProfile: Sendable {
         }
     }
 
-    /// The last lines the browser wrote, for diagnoses.
+    /// The last lines the browser wrote, for diagnoses, without its
+    /// complaints about a missing D-Bus (every headless start on a server logs them).
     public func logTail(lines: Int = 5) -> String {
         guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return "" }
-        return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
+        return text.split(separator: "\n").filter { !$0.contains("dbus") }.suffix(lines).joined(separator: "\n")
     }
 
     /// Removes the directory and everything in it.

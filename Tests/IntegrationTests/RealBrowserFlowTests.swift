@@ -130,20 +130,21 @@ final class RealBrowserFlowTests: XCTestCase {
         let started = ContinuousClock.now
         let run = try demo(.http1Only, rules: """
             {"rules": [{"name": "hold", "match": {"leg": "response", "step": "login-page"}, "actions": [{"action": "stall"}]}]}
-            """, timeout: .seconds(3))
+            """, timeout: .seconds(5))
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(20))
         let diagnosis = try XCTUnwrap(run.outcome.diagnosis)
         XCTAssertEqual(diagnosis.mode, .browserFailed)
-        XCTAssertTrue(diagnosis.evidence.hasPrefix("the browser did not reach the callback within 3.0 s; last it requested GET https://"),
-                      diagnosis.evidence)
+        // Last it opened or requested the login URL (which, depends on how fast the browser got there).
+        XCTAssertTrue(diagnosis.evidence.hasPrefix("the browser did not reach the callback within 5.0 s; last it "), diagnosis.evidence)
+        XCTAssertTrue(diagnosis.evidence.contains(" https://127.0.0.1:"), diagnosis.evidence)
         XCTAssertTrue(run.browserView?.contains("\"activity\"") ?? false, "what was seen is recorded")
     }
 
     func testABrowserKilledMidFlowIsDiagnosedAndItsProfileRemoved() throws {
         guard case .chromium(let settings) = try chromium() else { return }
         let wrapper = makeTemporaryDirectory(prefix: "intact-killed-chromium") + "/chromium"
-        // Kills the browser (the wrapper's pid, once exec'd) 1.5 s after it starts; the page is held meanwhile.
-        try "#!/bin/sh\n( sleep 1.5; kill -9 $$ ) &\nexec \(settings.executable) \"$@\"\n".write(toFile: wrapper, atomically: true, encoding: .utf8)
+        // Kills the browser (the wrapper's pid, once exec'd) 3 s after it starts; the page is held meanwhile.
+        try "#!/bin/sh\n( sleep 3; kill -9 $$ ) &\nexec \(settings.executable) \"$@\"\n".write(toFile: wrapper, atomically: true, encoding: .utf8)
         chmod(wrapper, 0o755)
         let profilesBefore = profiles()
         let run = try demo(.http1Only, rules: """
@@ -152,7 +153,7 @@ final class RealBrowserFlowTests: XCTestCase {
         let diagnosis = try XCTUnwrap(run.outcome.diagnosis)
         XCTAssertEqual(diagnosis.mode, .browserFailed)
         XCTAssertTrue(diagnosis.evidence.hasPrefix("the browser was killed by signal 9"), diagnosis.evidence)
-        XCTAssertTrue(diagnosis.evidence.contains("last it requested GET https://"), diagnosis.evidence)
+        XCTAssertTrue(diagnosis.evidence.contains("before the callback; last it "), diagnosis.evidence)
         XCTAssertEqual(profiles(), profilesBefore, "no profile left behind")
     }
 
