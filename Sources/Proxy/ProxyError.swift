@@ -51,6 +51,10 @@ public struct ProxyError: Error, Hashable, Sendable, CustomStringConvertible {
     public init(_ kind: ExchangeRecord.Failure.Kind, at place: Place, _ message: String, status: StatusType,
                 nextHop: String? = nil, receivedStatus: Int? = nil) {
         failure = ExchangeRecord.Failure(kind: kind, location: place.description, message: message)
+        // Side and stage from the place itself, not read back from its text
+        // (which would take a host named `tls.test` for a TLS stage).
+        failure.side = place.side
+        failure.stage = place.stage(kind)
         self.place = place
         statusType = status
         self.nextHop = nextHop
@@ -97,8 +101,49 @@ public struct ProxyError: Error, Hashable, Sendable, CustomStringConvertible {
         case proxy
 
         /// The message a hook acted on.
-        public enum Message: String, Hashable, Sendable {
+        public enum Message: String, Hashable, Sendable, CaseIterable {
             case request, response
+        }
+
+        /// The leg that failed, as the record says it (`side`): the client's
+        /// for the downstream places, the server's for the upstream ones and
+        /// a passthrough tunnel; nil where the proxy itself acted (`upgrade`,
+        /// a hook, the proxy).
+        public var side: ExchangeRecord.Failure.Side? {
+            switch self {
+            case .downstream, .downstreamConnection, .downstreamTLSHandshake, .downstreamConnect, .downstreamRequest,
+                 .downstreamResponseHead, .downstreamResponseBody, .downstreamResponseEnd:
+                .client
+            case .upstreamConnect, .upstreamConnectForCONNECT, .upstreamConnectViaProxy, .upstream,
+                 .upstreamRequestBody, .upstreamRequestEnd, .upstreamResponse, .passthroughTunnel:
+                .upstream
+            case .upgrade, .upgradedConnection, .hook, .proxy:
+                nil
+            }
+        }
+
+        /// How far the exchange got (`stage`), as the place says; where it
+        /// says nothing, what `kind` implies (refused and unresolved: connect;
+        /// TLS: tls). The connection places mean connecting unless the peer
+        /// reset or closed an open connection.
+        public func stage(_ kind: ExchangeRecord.Failure.Kind) -> ExchangeRecord.Failure.Stage? {
+            switch self {
+            case .downstreamTLSHandshake: return .tls
+            case .downstreamConnect, .upstreamConnect, .upstreamConnectForCONNECT, .upstreamConnectViaProxy: return .connect
+            case .downstreamRequest, .upstreamRequestBody, .upstreamRequestEnd, .hook(on: .request): return .request
+            case .downstreamResponseHead, .downstreamResponseBody, .downstreamResponseEnd, .upstreamResponse,
+                 .hook(on: .response):
+                return .response
+            case .downstreamConnection, .upgradedConnection:
+                if kind != .reset && kind != .closedEarly { return .connect }
+            case .downstream, .upstream, .passthroughTunnel, .upgrade, .proxy:
+                break
+            }
+            switch kind {
+            case .connectionRefused, .resolution: return .connect
+            case .tls: return .tls
+            default: return nil
+            }
         }
 
         public var description: String {
