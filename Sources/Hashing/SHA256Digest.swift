@@ -7,7 +7,7 @@
 /// rejects any other text with a precise error.
 public struct SHA256Digest: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The 32 bytes, inline: a digest costs no allocation and copying one no
-    /// reference counting (a head has a dozen of them, an exchange four heads).
+    /// reference counting (Docs/performance.md#digests).
     @usableFromInline private(set) var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
 
     /// The 32 digest bytes, as a new array.

@@ -128,7 +128,7 @@ final class FaultsAddonTests: XCTestCase {
         XCTAssertEqual(layer.handle(.clientHello(hello)),
                        [.startTLS(certificateName: "origin.test",
                                   changes: DownstreamTLSChanges(requiredClientCertificate: .proxyAuthority))])
-        let failed = layer.handle(.tlsFailed(ProxyError(.tls, at: "downstream TLS handshake", "certificate required",
+        let failed = layer.handle(.tlsFailed(ProxyError(.tls, at: .downstreamTLSHandshake, "certificate required",
                                                         status: .tlsProtocolError)))
         guard case .record(let record)? = failed.first else { return XCTFail("no record: \(failed)") }
         XCTAssertEqual(record.faults.map(\.name), ["client-cert-required"])
