@@ -109,6 +109,7 @@ extension SignInFlow {
         if knowsServer, let trace = r.request.traceID {
             guard ServerEvidence.echoed(r) else {
                 if let copy = cachedCopy(r) { throw copy }
+                if let page = errorPageFor401(r) { throw page }
                 throw foreign(r, why: "without the echo of \(SignInFlow.traceFieldName): \(trace)")
             }
             log.pass("response came from the server (trace echoed)")
@@ -155,6 +156,22 @@ extension SignInFlow {
             }
             log.pass("body \(coding)-encoded by the server itself (\(field)), decoded")
         }
+    }
+
+    /// Step 1 answered 401 without the step-3 JSON and without the echo: an
+    /// intermediary's own error page where the server's 401 JSON belongs
+    /// (Apache `ProxyErrorOverride`, nginx `error_page 401`), whether it
+    /// replaced the server's answer or answered in its place; diagnosed as
+    /// `html-401` with or without the echo expected, as `verify` sees the
+    /// same 401 with its body changed.
+    func errorPageFor401(_ r: Received) -> FlowFailure? {
+        guard r.request.step == .protectedRequest, r.status == 401, !(r.isJSON && JSONBody.decodeObject(r.body) != nil),
+              let trace = r.request.traceID else { return nil }
+        let who = serverEvidence.answerer(of: r).map { "; it came from \($0)" } ?? ""
+        return FlowFailure(mode: .html401,
+                           evidence: "401 with \(r.contentType ?? "no Content-Type") and a body that is not a JSON object "
+                               + "(\(r.body.count) bytes), without the echo of \(SignInFlow.traceFieldName): \(trace): an "
+                               + "intermediary's own error page in place of the server's 401 JSON\(who)")
     }
 
     /// An answer the server did not send, naming what sent it when the answer says.

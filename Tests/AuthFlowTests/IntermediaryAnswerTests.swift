@@ -208,4 +208,19 @@ final class ArrivalComparisonTests: XCTestCase {
         XCTAssertFalse(AltSvc.advertisesHTTP3("h2=\":443\""))
         XCTAssertTrue(AltSvc.advertisesHTTP3("h2=\":443\", h3-29=\":443\""))
     }
+
+    func testAnErrorPageInPlaceOfThe401IsHTML401WithOrWithoutTheEcho() throws {
+        // Apache ProxyErrorOverride: the server's 401 JSON replaced by Apache's page, the echo gone with it.
+        for echo in [true, false] {
+            var driver = InMemoryDriver(server: Fixture.server())
+            driver.onResponse = { request, head, body in
+                guard request.step == .protectedRequest else { return }
+                head = HTTPResponseHead(status: 401, fields: ["Server": "Apache/2.4.57", "Content-Type": "text/html; charset=iso-8859-1"])
+                body = Array("<!DOCTYPE HTML PUBLIC><html><head><title>401 Unauthorized</title></head></html>".utf8)
+            }
+            var flow = Fixture.flow { $0.expectsTraceEcho = echo }
+            let d = try XCTUnwrap(driver.run(&flow).diagnosis)
+            XCTAssertEqual(d.mode, .html401, "expect-echo \(echo): \(d.evidence)")
+        }
+    }
 }
