@@ -187,19 +187,20 @@ final class LoadBalancerScenarioTests: XCTestCase {
                       "the failure names tap A and the load balancer's address: \(cell.failures)")
     }
 
-    /// An HAProxy configuration that binds anything but the socket the runner
-    /// hands over is refused before anything starts, naming the line.
-    func testAnHAProxyConfigurationThatDoesNotBindTheHandedSocketIsAClearError() throws {
+    /// An HAProxy template written before `{{LISTEN}}` existed binds the
+    /// address and port itself: it still runs (the runner releases the
+    /// reservation just before HAProxy starts and waits until it listens).
+    func testAnHAProxyTemplateThatBindsTheAddressAndPortStillRuns() throws {
         let directory = try makeScenarioDirectory([
             "scenario.json": ScenarioTests.minimalManifest.replacingOccurrences(of: "nginx", with: "haproxy"),
-            "haproxy.cfg": "# binds the port itself\ndefaults\n    mode http\n    timeout client 5s\n"
-                + "frontend f\n    bind {{LISTEN_ADDRESS}}:{{LISTEN_PORT}}\n    http-request return status 200\n",
+            "haproxy.cfg": try String(contentsOfFile: ScenarioFixtures.examples + "/haproxy/good/haproxy.cfg", encoding: .utf8)
+                .replacingOccurrences(of: "bind {{LISTEN}}", with: "bind {{LISTEN_ADDRESS}}:{{LISTEN_PORT}}"),
         ])
-        let runner = ScenarioRunner(options: try options())
-        let error = scenarioError { try runner.run(try Scenario.load(from: directory)) }
-        guard case let .configTemplate(_, line, reason)? = error else { return XCTFail("\(String(describing: error))") }
-        XCTAssertEqual(line, 6)
-        XCTAssertTrue(reason.contains("bind {{LISTEN}}") && reason.contains("fd@3"), reason)
+        let scenario = try Scenario.load(from: directory)
+        XCTAssertFalse(scenario.configBindsListen)
+        let result = try ScenarioRunner(options: try options()).run(scenario)
+        XCTAssertEqual(result.mismatches, [], result.summary)
+        XCTAssertFalse(result.plan.services.first { $0.role == .loadBalancer }?.inheritsListener ?? true)
     }
 
     /// An nginx whose `listen` names another address than the socket it
@@ -214,7 +215,7 @@ final class LoadBalancerScenarioTests: XCTestCase {
         let runner = ScenarioRunner(options: try options())
         let error = scenarioError { try runner.run(try Scenario.load(from: directory)) }
         guard case let .droppedListener(role, address, _)? = error else { return XCTFail("\(String(describing: error))") }
-        XCTAssertEqual(role, "nginx")
+        XCTAssertEqual(role, "nginx (configuration \(directory)/nginx.conf)", "the product and its file")
         XCTAssertTrue(address.hasPrefix("127.0.0.1:"), address)
         let port = try XCTUnwrap(address.split(separator: ":").last.flatMap { Int($0) })
         XCTAssertFalse(LoopbackSocket.isListening(port: port), "nothing of the run keeps the port")

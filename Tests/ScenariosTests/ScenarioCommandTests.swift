@@ -76,6 +76,6 @@ final class ScenarioCommandTests: XCTestCase {
     func testABasePortOutOfRangeIsAUsageError() {
         let run = intact(["scenario", "run", ScenarioFixtures.examples + "/nginx/good", "--base-port", "80"])
         XCTAssertEqual(run.status, 2)
-        XCTAssertTrue(run.error.hasPrefix("intact: option --base-port expects a whole number from 1024 to 65532, got '80'"), run.error)
+        XCTAssertTrue(run.error.hasPrefix("intact: option --base-port expects a whole number from 1024 to 65531, got '80'"), run.error)
     }
 }
