@@ -24,7 +24,13 @@ final class ScenarioTests: XCTestCase {
         for scenario in scenarios {
             XCTAssertTrue(scenario.name.hasPrefix(scenario.intermediary.name + "/"), scenario.name)
             let config = try String(contentsOfFile: scenario.configFile, encoding: .utf8)
-            XCTAssertTrue(config.hasPrefix("#"), "\(scenario.name): the configuration starts with a comment saying what it shows")
+            if scenario.configFile.hasSuffix(".json") {
+                // JSON has no comments: a README beside it says what it shows, line by line.
+                XCTAssertTrue(FileManager.default.fileExists(atPath: scenario.directory + "/README.md"),
+                              "\(scenario.name): a JSON configuration needs a README.md saying what it shows")
+            } else {
+                XCTAssertTrue(config.hasPrefix("#"), "\(scenario.name): the configuration starts with a comment saying what it shows")
+            }
             if !scenario.expectation.isGood {
                 XCTAssertNotNil(scenario.breaks, "\(scenario.name) must say which sentence it breaks")
             }
