@@ -9,25 +9,25 @@ import TLS
 public enum IntermediaryTLS: Hashable, Sendable, CustomStringConvertible {
     /// Tap A checked every upstream certificate against the run's CA alone,
     /// whose key no intermediary holds: the sessions were tap B's.
-    case tunnel(product: String, sessions: Int)
+    case tunnel(product: String, certificates: Int)
     /// Tap A was handed certificates the product minted (found among those
     /// it stores), issued by its own CA: each session ended at the product.
-    case reoriginated(product: String, minted: Int, sessions: Int)
+    case reoriginated(product: String, minted: Int, certificates: Int)
     /// Some upstream certificates were the product's and others not.
-    case mixed(product: String, minted: Int, sessions: Int)
+    case mixed(product: String, minted: Int, certificates: Int)
 
     public var description: String {
         switch self {
         case let .tunnel(product, sessions):
-            return "blind tunnel: \(product) relayed \(sessions) TLS session\(sessions == 1 ? "" : "s") from tap A to tap B "
-                + "unopened (tap A checked tap B's certificate against the run's CA alone, which \(product) cannot sign for)"
+            return "blind tunnel: \(product) relayed tap A's TLS to tap B unopened (tap A checked \(sessions) upstream "
+                + "certificate\(sessions == 1 ? "" : "s") against the run's CA alone, which \(product) cannot sign for)"
         case let .reoriginated(product, minted, sessions):
-            return "re-originated TLS: \(product) terminated tap A's \(sessions) TLS session\(sessions == 1 ? "" : "s") "
-                + "with \(minted) certificate\(minted == 1 ? "" : "s") it minted from its own CA, and opened its own "
-                + "sessions to tap B: what the server's side sees is \(product)'s TLS, not the app's"
+            return "re-originated TLS: \(product) terminated tap A's TLS with \(minted) certificate\(minted == 1 ? "" : "s") "
+                + "it minted from its own CA and opened its own TLS to tap B: the server's side sees \(product)'s TLS "
+                + "session, not the app's, and no client certificate of the app can cross it"
         case let .mixed(product, minted, sessions):
-            return "mixed: \(minted) of tap A's \(sessions) TLS sessions got a certificate \(product) minted (re-originated), "
-                + "the others went through unopened"
+            return "mixed: \(minted) of the \(sessions) upstream certificates tap A got were minted by \(product) "
+                + "(re-originated TLS), the others came through unopened"
         }
     }
 
@@ -41,9 +41,9 @@ public enum IntermediaryTLS: Hashable, Sendable, CustomStringConvertible {
         guard !seen.isEmpty else { return nil }
         let minted = mintedFingerprints(plan)
         let bumped = seen.intersection(minted).count
-        if bumped == 0 { return .tunnel(product: kind.displayName, sessions: seen.count) }
-        if bumped == seen.count { return .reoriginated(product: kind.displayName, minted: bumped, sessions: seen.count) }
-        return .mixed(product: kind.displayName, minted: bumped, sessions: seen.count)
+        if bumped == 0 { return .tunnel(product: kind.displayName, certificates: seen.count) }
+        if bumped == seen.count { return .reoriginated(product: kind.displayName, minted: bumped, certificates: seen.count) }
+        return .mixed(product: kind.displayName, minted: bumped, certificates: seen.count)
     }
 
     /// The SHA-256 fingerprints of the certificates the product stored as minted.
