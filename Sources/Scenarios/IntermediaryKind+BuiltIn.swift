@@ -108,15 +108,17 @@ extension IntermediaryKind {
     /// Varnish speaks plain HTTP to its backend, tap B's plain listener
     /// (`{{UPSTREAM_PORT}}`, `intact proxy --listen-plain`), which
     /// re-encrypts to the server. hitch refuses to run as root: it drops to
-    /// `nobody` once it has read the certificate. Varnish's management
-    /// interface is off (`-T none`), its working directory in `{{WORKDIR}}`.
+    /// `nobody` once it has read the certificate. Varnish runs without its
+    /// privilege-dropping jail (`-j none`: its default jail's user cannot
+    /// read the run directory), its management interface off (`-T none`),
+    /// its working directory in `{{WORKDIR}}`.
     static let varnish: IntermediaryKind = {
-        let varnishArguments = ["-F", "-f", "{{CONFIG}}", "-n", "{{WORKDIR}}/varnish", "-a",
+        let varnishArguments = ["-F", "-j", "none", "-f", "{{CONFIG}}", "-n", "{{WORKDIR}}/varnish", "-a",
                                 "{{LISTEN_ADDRESS}}:{{INNER_PORT}}", "-T", "none", "-s", "malloc,32m"]
         return IntermediaryKind(
             name: "varnish", displayName: "Varnish", packages: ["varnish", "hitch"], defaultConfigFileName: "default.vcl",
             upstreamTLS: false,
-            check: CommandTemplate("varnishd", ["-C", "-f", "{{CONFIG}}", "-n", "{{WORKDIR}}/varnish"]),
+            check: CommandTemplate("varnishd", ["-C", "-j", "none", "-f", "{{CONFIG}}", "-n", "{{WORKDIR}}/varnish"]),
             processes: [
                 Process(name: "Varnish", command: CommandTemplate("varnishd", varnishArguments), listensOnPublicPort: false),
                 Process(name: "hitch", command: CommandTemplate("hitch", [
