@@ -116,6 +116,17 @@ public enum ScenarioWorkspace {
         guard chmod(plan.runDirectory, 0o711) == 0 else {
             throw .runDirectory(path: plan.runDirectory, reason: "chmod 0711: \(String(cString: strerror(errno)))")
         }
+        // Every directory above must let the user through too; the runner changes none of them.
+        var ancestor = (plan.runDirectory as NSString).deletingLastPathComponent
+        while ancestor != "/" && !ancestor.isEmpty {
+            var status = stat()
+            if stat(ancestor, &status) == 0 && status.st_mode & S_IXOTH == 0 && status.st_uid != uid {
+                throw .runDirectory(path: plan.runDirectory, reason: "\(plan.scenario.intermediary.displayName) runs as "
+                                    + "\(user), which cannot pass through \(ancestor): chmod o+x \(ancestor), or give --run-dir "
+                                    + "a directory others may pass through")
+            }
+            ancestor = (ancestor as NSString).deletingLastPathComponent
+        }
     }
 
     /// Copies each regular file and directory of `source` that `destination` lacks.

@@ -24,33 +24,18 @@ final class LoadBalancerScenarioTests: XCTestCase {
         "haproxy/health-check", "haproxy/sticky-cookie",
     ]
 
-    /// The options of a run with the built `intact`. Skips the test while
-    /// `intact` lacks a command a run needs (the server, proxy and client
-    /// land from other branches): the tests then wait for them.
-    private func options() throws -> ScenarioRunner.Options {
-        let intact = try XCTUnwrap(ScenarioFixtures.intactExecutable,
-                                   "the intact executable is not next to the tests: run swift build --build-tests")
-        let missing = ScenarioFixtures.missingCommands(in: intact)
-        if !missing.isEmpty {
-            throw XCTSkip("this intact has no \(missing.map { "'intact \($0)'" }.joined(separator: ", ")) yet")
-        }
-        return ScenarioRunner.Options(intactExecutable: intact, runParent: makeTemporaryDirectory(prefix: "intact-scenario-test"),
-                                      clientTimeout: 60)
-    }
+    private func options() throws -> ScenarioRunner.Options { try scenarioRunOptions() }
 
-    /// Runs the example `name` and asserts its outcome is the one it expects.
     @discardableResult
     private func run(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> ScenarioResult {
-        let result = try ScenarioRunner(options: try options()).run(try ScenarioFixtures.example(name))
-        let report = (try? String(contentsOfFile: result.plan.files.reportText, encoding: .utf8)) ?? ""
-        XCTAssertEqual(result.mismatches, [], "\(result.summary)\n\(report)", file: file, line: line)
-        return result
+        try runExample(name, file: file, line: line)
     }
 
     func testEveryExampleIsRun() throws {
         let names = Set(try ScenarioCatalog.load([ScenarioFixtures.examples]).map(\.name))
-        XCTAssertEqual(names.subtracting(Self.covered), [], "examples without a test here")
-        XCTAssertEqual(Self.covered.subtracting(names), [], "tests of examples that do not exist")
+        let covered = Self.covered.union(IntermediaryScenarioTests.covered)
+        XCTAssertEqual(names.subtracting(covered), [], "examples without a test here or in IntermediaryScenarioTests")
+        XCTAssertEqual(covered.subtracting(names), [], "tests of examples that do not exist")
     }
 
     // MARK: nginx
