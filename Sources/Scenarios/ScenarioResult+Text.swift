@@ -24,6 +24,8 @@ extension ScenarioResult {
         } else {
             lines.append("  verify:   policy \(report.policy.name) FAILS")
             lines += ScenarioExpectation.failures(in: report).map { "            \($0)" }
+            let hints = IntermediaryDirective.hints(in: report, product: scenario.intermediary.name)
+            lines += hints.map { "  fix:      \($0)" }
         }
         let tolerated = report.exchanges.flatMap(\.hops).flatMap { $0.request.differences + $0.response.differences }
             .filter { $0.toleratedBy != nil }.map(\.text)

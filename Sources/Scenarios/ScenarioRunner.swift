@@ -314,7 +314,9 @@ public final class ScenarioRunner: Sendable {
             }
             let policy = try plan.scenario.policyFile.map(VerificationPolicy.load(path:)) ?? .strict
             let report = try Verifier(Verifier.Configuration(policy: policy, path: ScenarioPlan.tapNames)).verify(recordings)
-            try Data(TextReport.render(report).utf8).write(to: URL(fileURLWithPath: plan.files.reportText))
+            let causes = IntermediaryDirective.section(for: report, product: plan.scenario.intermediary.name)
+            try Data((TextReport.render(report) + (causes.map { "\n" + $0 } ?? "")).utf8)
+                .write(to: URL(fileURLWithPath: plan.files.reportText))
             try Data(report.jsonBytes()).write(to: URL(fileURLWithPath: plan.files.reportJSON))
             try Data(HTMLReport.render(report).utf8).write(to: URL(fileURLWithPath: plan.files.reportHTML))
             progress("verified the recordings: policy \(report.policy.name) \(report.policyHolds ? "holds" : "fails")")

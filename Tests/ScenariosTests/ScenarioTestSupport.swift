@@ -1,3 +1,4 @@
+import Evidence
 import Foundation
 import IntactTestSupport
 import XCTest
@@ -68,6 +69,12 @@ extension XCTestCase {
         let result = try ScenarioRunner(options: try scenarioRunOptions()).run(try ScenarioFixtures.example(name))
         let report = (try? String(contentsOfFile: result.plan.files.reportText, encoding: .utf8)) ?? ""
         XCTAssertEqual(result.mismatches, [], "\(result.summary)\n\(report)", file: file, line: line)
+        // Every row of the directive table this scenario verifies matches a difference of its run.
+        let hints = IntermediaryDirective.hints(in: result.report, product: result.plan.scenario.intermediary.name)
+        for row in IntermediaryDirective.table where row.verifiedBy == name {
+            XCTAssertTrue(hints.contains { $0.directive == row }, "\(name) does not show \(row.change) (\(row.cause))\n\(result.summary)",
+                          file: file, line: line)
+        }
         return result
     }
 
