@@ -227,7 +227,7 @@ private final class SignalStopper {
     private let sources: [DispatchSourceSignal]
 
     init(runner: ScenarioRunner) {
-        sources = [SIGINT, SIGTERM].map { number in
+        sources = [SIGINT, SIGTERM, SIGHUP].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
@@ -244,5 +244,6 @@ private final class SignalStopper {
         for source in sources { source.cancel() }
         signal(SIGINT, SIG_DFL)
         signal(SIGTERM, SIG_DFL)
+        signal(SIGHUP, SIG_DFL)
     }
 }

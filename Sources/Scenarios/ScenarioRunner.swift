@@ -28,6 +28,9 @@ public final class ScenarioRunner: Sendable {
         public var clientTimeout: Double
         /// Seconds a service gets to exit after SIGTERM before SIGKILL.
         public var stopGrace: Double
+        /// Seconds a service gets to start serving (an intact service to say
+        /// so, a product that binds its port to listen) before the run stops.
+        public var startTimeout: Int = 30
 
         public init(intactExecutable: String, runParent: String = NSTemporaryDirectory() + "intact-scenarios",
                     ports: ScenarioPorts? = nil, loadBalancerDown: Bool = false,
@@ -47,6 +50,10 @@ public final class ScenarioRunner: Sendable {
     /// The children of the run in progress, in start order.
     private let children = Mutex<[ChildProcess]>([])
     private let runDirectory = Mutex<String?>(nil)
+    /// Held for the whole of `stopAll`, so that a second caller (the run
+    /// ending while a signal handler stops everything) waits until every
+    /// child is stopped instead of returning, and exiting, with some still running.
+    private let stopping = NSLock()
 
     public init(options: Options, progress: @escaping @Sendable (String) -> Void = { _ in }) {
         self.options = options
@@ -140,7 +147,7 @@ public final class ScenarioRunner: Sendable {
             }
             try start(service, plan: plan, reserved: reserved)
             // What starts next may use it at once (HAProxy health-checks tap B as it starts).
-            try waitUntilServing(service, plan: plan)
+            try waitUntilServing(service, plan: plan, seconds: options.startTimeout)
         }
         // The inner port of a kind without an inner process: nothing of the run listens there.
         reserved.handedOver(.innerIntermediary)
@@ -163,6 +170,8 @@ public final class ScenarioRunner: Sendable {
     /// balancer before tap B before the server), each with SIGTERM then,
     /// after the grace period, SIGKILL.
     public func stopAll() {
+        stopping.lock()
+        defer { stopping.unlock() }
         let running = children.withLock { list in
             defer { list.removeAll() }
             return list
@@ -216,7 +225,7 @@ public final class ScenarioRunner: Sendable {
     /// inherited its socket (it accepts from the reservation on). Throws
     /// `.exitedBeforeReady` for a service that ends first and `.notServing`
     /// for one that never serves.
-    private func waitUntilServing(_ command: ProcessCommand, plan: ScenarioPlan, seconds: Int = 30) throws(ScenarioError) {
+    private func waitUntilServing(_ command: ProcessCommand, plan: ScenarioPlan, seconds: Int) throws(ScenarioError) {
         let intactRoles: Set<ProcessCommand.Role> = [.server, .tapB, .tapA]
         let role = command.role
         let isIntact = intactRoles.contains(role)
