@@ -20,6 +20,8 @@ final class IntermediaryScenarioTests: XCTestCase {
         "squid/good", "squid/defaults", "squid/connect-ssl-ports", "squid/reply-body-limit",
         "tinyproxy/good", "tinyproxy/connect-port-443", "tinyproxy/filter-deny",
         "command/good",
+        "apache/forwarding-fields", "caddy/forwarding-fields", "trafficserver/forwarding-fields", "nghttpx/forwarding-fields",
+        "squid/forwarding-fields",
     ]
 
     private func run(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> ScenarioResult {
@@ -32,16 +34,16 @@ final class IntermediaryScenarioTests: XCTestCase {
     }
 
     func testApache() throws {
-        try runAll(["apache/good", "apache/defaults", "apache/error-override", "apache/deflate"])
+        try runAll(["apache/good", "apache/defaults", "apache/error-override", "apache/deflate", "apache/forwarding-fields"])
     }
 
     func testCaddy() throws {
-        try runAll(["caddy/good", "caddy/defaults", "caddy/encode-gzip", "caddy/cookie-path"])
+        try runAll(["caddy/good", "caddy/defaults", "caddy/encode-gzip", "caddy/cookie-path", "caddy/forwarding-fields"])
     }
 
     func testTrafficServer() throws {
         let results = try runAll(["trafficserver/good", "trafficserver/defaults", "trafficserver/normalize-accept-encoding",
-                                  "trafficserver/strip-set-cookie"])
+                                  "trafficserver/strip-set-cookie", "trafficserver/forwarding-fields"])
         // Its private runroot: nothing outside the run directory.
         let runroot = try String(contentsOfFile: results[0].plan.files.workDirectory + "/runroot.yaml", encoding: .utf8)
         XCTAssertTrue(runroot.contains("sysconfdir: \(results[0].plan.files.workDirectory)/etc"), runroot)
@@ -56,12 +58,12 @@ final class IntermediaryScenarioTests: XCTestCase {
     }
 
     func testNghttpx() throws {
-        try runAll(["nghttpx/good", "nghttpx/defaults", "nghttpx/add-forwarded", "nghttpx/hsts"])
+        try runAll(["nghttpx/good", "nghttpx/defaults", "nghttpx/add-forwarded", "nghttpx/hsts", "nghttpx/forwarding-fields"])
     }
 
     /// Squid's ssl-bump: tap A got certificates Squid minted, and the summary says so.
     func testSquidReoriginatesTLS() throws {
-        let results = try runAll(["squid/good", "squid/defaults", "squid/connect-ssl-ports", "squid/reply-body-limit"])
+        let results = try runAll(["squid/good", "squid/defaults", "squid/connect-ssl-ports", "squid/reply-body-limit", "squid/forwarding-fields"])
         guard case .reoriginated(_, let minted, _)? = results[0].intermediaryTLS else {
             return XCTFail("\(String(describing: results[0].intermediaryTLS))")
         }
