@@ -226,7 +226,7 @@ public struct SignInFlow: Sendable {
         return FlowRequest(step: step, agent: agent, url: url, head: head, body: body, traceID: traceID)
     }
 
-    private func summary(of request: FlowRequest) -> StepResult.RequestSummary {
+    func summary(of request: FlowRequest) -> StepResult.RequestSummary {
         StepResult.RequestSummary(method: request.head.method, url: request.url.serialized,
                                   cookieNames: CookieJar.parseCookieHeader(request.head.fields).map(\.name),
                                   bodyBytes: request.body.count)

@@ -219,7 +219,8 @@ public struct ScenarioPlan: Hashable, Sendable {
         client = ProcessCommand(role: .client, executable: intactExecutable, arguments: [
             "client", origin + Self.resourcePath, "--ca", files.caCertificate, "--json",
         ] + (forward ? ["--proxy", "http://\(host):\(ports.tapA)"] : [])
-            + scenario.clientRequestFields.flatMap { ["--request-field", $0.description] } + recordingOptions("client"))
+            + scenario.clientRequestFields.flatMap { ["--request-field", $0.description] } + scenario.clientBrowserArguments
+            + recordingOptions("client"))
         verify = ProcessCommand(role: .verify, executable: intactExecutable, arguments:
             ["verify"] + Self.tapNames.compactMap { files.recordings[$0] }
             + ["--path", Self.tapNames.joined(separator: ","), "--html", files.reportHTML]
