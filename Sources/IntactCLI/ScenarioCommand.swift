@@ -99,8 +99,10 @@ enum ScenarioCommand {
 
         var unexpected: [String] = []
         for scenario in scenarios {
+            defer { if let signal = runner.interruptedBy { exit(128 + signal) } }
             do {
                 let result = try runner.run(scenario)
+                if let signal = runner.interruptedBy { exit(128 + signal) }
                 output.write(result.summary)
                 if arguments[given.report] {
                     output.write((try? String(contentsOfFile: result.plan.files.reportText, encoding: .utf8)) ?? "")
@@ -231,7 +233,7 @@ private final class SignalStopper {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                runner.stopAll()
+                runner.interrupt(signal: number)
                 exit(128 + number)
             }
             source.resume()

@@ -54,6 +54,8 @@ public final class ScenarioRunner: Sendable {
     /// ending while a signal handler stops everything) waits until every
     /// child is stopped instead of returning, and exiting, with some still running.
     private let stopping = NSLock()
+    /// The signal that interrupted the run (set by `interrupt(signal:)`), nil otherwise.
+    private let interruption = Mutex<Int32?>(nil)
 
     public init(options: Options, progress: @escaping @Sendable (String) -> Void = { _ in }) {
         self.options = options
@@ -165,6 +167,17 @@ public final class ScenarioRunner: Sendable {
         }
         return ScenarioResult(plan: plan, client: client, report: report, mismatches: mismatches, intermediaryTLS: tls)
     }
+
+    /// Called from a signal handler: records `signal`, then stops every
+    /// child. A run returning meanwhile (its own `stopAll` waits for this
+    /// one) sees `interruptedBy` set and must not go on.
+    public func interrupt(signal: Int32) {
+        interruption.withLock { $0 = signal }
+        stopAll()
+    }
+
+    /// The signal that interrupted the run, nil when none did.
+    public var interruptedBy: Int32? { interruption.withLock { $0 } }
 
     /// Stops every child still running, newest first (tap A before the load
     /// balancer before tap B before the server), each with SIGTERM then,
