@@ -26,6 +26,9 @@ public enum FailureMode: String, Hashable, Sendable, Codable, CaseIterable {
     case tokenExpired = "token-expired"
     case csrfRejected = "csrf-rejected"
     case transportFailure = "transport-failure"
+    /// An intermediary served the server's answer to another request again
+    /// (its trace echo names that request): a cache.
+    case cachedResponse = "cached-response"
 
     // What only a real browser shows (`intact client --browser chromium`), and the app/browser split.
     /// The browser refused a cookie (its attributes, as they arrived).
@@ -46,7 +49,7 @@ public enum FailureMode: String, Hashable, Sendable, Codable, CaseIterable {
         switch self {
         case .unexpectedResponse, .modifiedResponse, .credentialsRejected, .loginURLRejected, .tokenReplayed,
              .tokenExpired, .csrfRejected, .transportFailure, .browserCookieRefused, .browserCSPBlocked, .browserHSTS,
-             .browserOffPath, .browserClientCert, .browserFailed:
+             .browserOffPath, .browserClientCert, .browserFailed, .cachedResponse:
             return false
         default:
             return true
@@ -58,7 +61,7 @@ public enum FailureMode: String, Hashable, Sendable, Codable, CaseIterable {
         switch self {
         case .authRedirect, .unexpectedResponse, .tokenExpired, .transportFailure: return .directCommunication
         case .html401: return .step4Keys
-        case .foreignResponse: return .onlyAppianResponses
+        case .foreignResponse, .cachedResponse: return .onlyAppianResponses
         case .gatewayCookie: return .noAuthenticationCookies
         case .stripSetCookie: return .step11Bootstrap
         case .rewriteSetCookie, .stripCookie, .rewriteURLs, .alterTokenPost, .compress, .tokenReplayed, .csrfRejected,
@@ -120,6 +123,8 @@ public enum FailureMode: String, Hashable, Sendable, Codable, CaseIterable {
             return "Make sure the X-APPIAN-CSRF-TOKEN field reaches the server unchanged."
         case .transportFailure:
             return "The connection failed: check reachability, proxy settings and TLS trust."
+        case .cachedResponse:
+            return "Turn off caching for the Appian server on the intermediary (its answers are per user and per request): a cache serving one request's answer to another can hand out another user's session."
         case .browserCookieRefused:
             return "Stop the intermediary changing the cookie's attributes (Secure, SameSite, Domain, Path): a browser refuses what a simple HTTP client keeps."
         case .browserCSPBlocked:

@@ -68,7 +68,9 @@ public final class ClientRunner: @unchecked Sendable {
         case .identity(let identity):
             browserTLS = try HTTPClientTLS(trustRoots: configuration.trust, identity: identity, protocols: configuration.protocols.choice)
         }
-        flow = SignInFlow(configuration: configuration.flow)
+        var flowConfiguration = configuration.flow
+        flowConfiguration.holdsClientCertificate = configuration.clientIdentity != nil
+        flow = SignInFlow(configuration: flowConfiguration)
     }
 
     /// Runs the flow; `onStep` gets each exchange's result as it completes,
