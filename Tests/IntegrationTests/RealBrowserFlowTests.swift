@@ -146,7 +146,13 @@ final class RealBrowserFlowTests: XCTestCase {
         // Kills the browser (the wrapper's pid, once exec'd) 3 s after it starts; the page is held meanwhile.
         try "#!/bin/sh\n( sleep 3; kill -9 $$ ) &\nexec \(settings.executable) \"$@\"\n".write(toFile: wrapper, atomically: true, encoding: .utf8)
         chmod(wrapper, 0o755)
-        let profilesBefore = profiles()
+        // Profiles go under TMPDIR: a directory of this test's own, so another run's browser
+        // (a parallel test process) can neither hide a leftover nor look like one.
+        let temporary = makeTemporaryDirectory(prefix: "intact-killed-chromium-tmp")
+        let savedTemporary = getenv("TMPDIR").map { String(cString: $0) }
+        setenv("TMPDIR", temporary, 1)
+        defer { if let savedTemporary { setenv("TMPDIR", savedTemporary, 1) } else { unsetenv("TMPDIR") } }
+        XCTAssertTrue(NSTemporaryDirectory().hasPrefix(temporary), "profiles are made under this test's TMPDIR")
         let run = try demo(.http1Only, rules: """
             {"rules": [{"name": "hold", "match": {"leg": "response", "step": "login-page"}, "actions": [{"action": "stall"}]}]}
             """, executable: wrapper)
@@ -154,11 +160,8 @@ final class RealBrowserFlowTests: XCTestCase {
         XCTAssertEqual(diagnosis.mode, .browserFailed)
         XCTAssertTrue(diagnosis.evidence.hasPrefix("the browser was killed by signal 9"), diagnosis.evidence)
         XCTAssertTrue(diagnosis.evidence.contains("before the callback; last it "), diagnosis.evidence)
-        XCTAssertEqual(profiles(), profilesBefore, "no profile left behind")
-    }
-
-    private func profiles() -> Set<String> {
-        Set(((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []).filter { $0.hasPrefix("intact-chromium-") })
+        let left = ((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).filter { $0.hasPrefix("intact-chromium-") }
+        XCTAssertEqual(left, [], "no profile left behind")
     }
 }
 
