@@ -20,11 +20,24 @@ struct RecordingLineParser {
     private(set) var fastLines = 0
     private(set) var generalLines = 0
 
+    /// True until the first line after `init(path:continuing:)`: a header
+    /// there is the new file's own, not a second one.
+    private var continuing = false
+
     init(path: String) {
         self.path = path
         decoder = JSONDecoder()
         decoder.nonConformingFloatDecodingStrategy = .convertFromString(
             positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+    }
+
+    /// A parser for a recording's file read again from its start after it was
+    /// truncated or replaced: its records are read under `header` until a
+    /// header line at its start says otherwise.
+    init(path: String, continuing header: RecordingHeader) {
+        self.init(path: path)
+        self.header = header
+        continuing = true
     }
 
     /// What one line was.
@@ -40,6 +53,8 @@ struct RecordingLineParser {
     /// file and line for a line that is not a valid header or record.
     mutating func parse(_ line: UnsafeRawBufferPointer, terminated: Bool) throws -> Line {
         lineNumber += 1
+        let wasContinuing = continuing
+        continuing = false
         if header != nil, ExchangeRecordLineDecoder.looksLikeExchange(line),
            let record = ExchangeRecordLineDecoder.decode(line) {
             fastLines += 1
@@ -61,7 +76,7 @@ struct RecordingLineParser {
             throw RecordingReadError.malformedLine(path: path, line: lineNumber, reason: reason)
         }
         switch (decoded, header) {
-        case (.header(let h), nil):
+        case (.header(let h), nil), (.header(let h), .some) where wasContinuing:
             header = h
             return .header(h)
         case (.exchange(let record), .some):

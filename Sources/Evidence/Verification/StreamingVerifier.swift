@@ -1,0 +1,304 @@
+import Foundation
+
+/// Where a streamed verification sends the exchanges as they are judged:
+/// first the path, then batches of exchanges in the order judged (numbered
+/// in that order). Called only when the run is streamed (`StreamingVerifier`).
+public protocol VerificationSink: AnyObject {
+    func begin(policy: PolicySummary, recordings: Int, path: VerifiedPath)
+    func judged(_ exchanges: [VerifiedExchange], path: VerifiedPath)
+}
+
+/// Verifies recordings of any size in bounded memory, and while they are
+/// being written (`Options.follow`).
+///
+/// Every recording is read once, as a stream (`RecordingStream`), all of
+/// them together in time order (`RecordingMerge`). A run of at most
+/// `Options.wholeRunLimit` records is verified whole by `Verifier`, exactly
+/// as from `RecordingReader`'s recordings: the same report, byte for byte.
+/// A larger run (or a followed one) is streamed: the path is decided from
+/// its first records, each record is paired across the taps as it comes
+/// (`ExchangeWindow`: by trace, else by fallback keys within the window),
+/// complete exchanges are judged in batches (`Verifier.judge`, the same
+/// judging), handed to the sink, counted (`VerificationTally`) and
+/// forgotten. Memory is bounded by the window, the batch and the tally's
+/// caps, not by the recordings.
+///
+/// Corrupt lines in the middle of a recording are skipped, named in the
+/// warnings and counted: the problem `unreadable-lines` fails the policy.
+public struct StreamingVerifier {
+    public struct Options: Sendable {
+        /// How far apart in time (seconds) records of one exchange may be and still pair.
+        public var windowSeconds: Double = 10
+        /// Runs of at most this many records are verified whole (`Verifier`).
+        public var wholeRunLimit = 20_000
+        /// Exchanges judged together.
+        public var batchSize = 1000
+        /// Failing exchanges and first exchanges a streamed report keeps.
+        public var failingCap = 1000
+        public var sampleCount = 100
+        /// Read on at the end of the files, as the taps write them, until `shouldStop` says so.
+        public var follow = false
+        /// While following, how often to look at the files again (seconds).
+        public var pollInterval: Double = 0.2
+
+        public init() {}
+    }
+
+    /// How far a verification has read.
+    public struct Progress: Sendable {
+        public var records: Int
+        public var bytesRead: Int
+        public var bytesTotal: Int
+        public var exchanges: Int
+        public var failing: Int
+        public var pending: Int
+    }
+
+    public var configuration: Verifier.Configuration
+    public var options: Options
+
+    public init(_ configuration: Verifier.Configuration = Verifier.Configuration(), options: Options = Options()) {
+        self.configuration = configuration
+        self.options = options
+    }
+
+    /// Verifies the recordings at `paths`, one per tap. `progress` is called
+    /// now and then while reading; `shouldStop` is asked while following
+    /// (and between batches): true ends the run with the report so far.
+    /// Throws `RecordingReadError` for a recording that cannot be opened or
+    /// has no header, `VerificationInputError` for recordings that cannot be
+    /// verified together.
+    public func verify(paths: [String], sink: VerificationSink? = nil, progress: ((Progress) -> Void)? = nil,
+                       shouldStop: () -> Bool = { false }) throws -> VerificationReport {
+        guard !paths.isEmpty else { throw VerificationInputError.noRecordings }
+        let streams = try paths.map { try RecordingStream(path: $0) }
+        var merge = try RecordingMerge(streams.enumerated().map { ($0.element, $0.offset) })
+        var run = Run(streams: streams, progress: progress)
+
+        // The start of the run: all of it when small (verified whole), enough to order the taps otherwise.
+        var prefix: [(record: ExchangeRecord, file: Int, time: Double, place: String)] = []
+        var ended = false
+        while options.follow ? prefix.count < min(options.wholeRunLimit, 1000) : prefix.count <= options.wholeRunLimit {
+            guard let next = try merge.next() else {
+                if !options.follow {
+                    prefix += try merge.finish().map { ($0.record, $0.tap, $0.time, $0.place) }
+                    ended = true
+                }
+                break
+            }
+            prefix.append((next.record, next.tap, next.time, next.place))
+            run.read(1)
+        }
+        if ended && prefix.count <= options.wholeRunLimit && !options.follow {
+            return try whole(prefix.map { ($0.record, $0.file) }, streams: streams)
+        }
+
+        // Streamed: the path from the start of the run.
+        var perFile = [[ExchangeRecord]](repeating: [], count: streams.count)
+        for entry in prefix { perFile[entry.file].append(entry.record) }
+        let start = zip(streams, perFile).map { Recording(path: $0.path, header: $0.header, records: $1) }
+        try Verifier.checkDigests(start)
+        let path = try TapPath(start, order: configuration.path)
+        let tapOfFile = streams.map { stream in path.taps.firstIndex { $0.name == stream.header.tap }! }
+        let verifier = Verifier(configuration)
+        var window = ExchangeWindow(entries: path.taps.map(\.entry), exits: path.taps.map(\.exit),
+                                    window: options.windowSeconds * 1000)
+        var batch = Batch(taps: path.taps.count)
+        var boundaries = Boundaries(taps: path.taps.count)
+        var tally = VerificationTally(hops: path.hops.count, failingCap: options.failingCap, sampleCount: options.sampleCount)
+        sink?.begin(policy: PolicySummary(configuration.policy), recordings: streams.count, path: path.verifiedPath)
+
+        func judge() {
+            guard !batch.chains.isEmpty else { return }
+            let judged = verifier.judge(batch.chains, in: TapPath(path, records: batch.records), firstNumber: tally.exchanges + 1)
+            tally.add(judged, hops: path.hops.count)
+            sink?.judged(judged.exchanges, path: path.verifiedPath)
+            batch = Batch(taps: path.taps.count)
+        }
+        func take(_ left: [[ExchangeRecord?]]) {
+            for members in left { batch.add(members, path: path, boundaries: &boundaries) }
+            if batch.chains.count >= options.batchSize { judge() }
+        }
+        for entry in prefix {
+            take(window.add(entry.record, tap: tapOfFile[entry.file], time: entry.time, where: entry.place))
+        }
+        prefix = []
+        var stopped = false
+        while !stopped {
+            while let next = try merge.next() {
+                take(window.add(next.record, tap: tapOfFile[next.tap], time: next.time, where: next.place))
+                run.read(1, window: window, tally: tally)
+                if run.records % 4096 == 0, shouldStop() {
+                    stopped = true
+                    break
+                }
+            }
+            guard options.follow, !stopped else { break }
+            // Nothing more for now: judge what is complete, let the window pass for what waits, look again.
+            take(window.advance(to: Date().timeIntervalSince1970 * 1000 - 1000))
+            judge()
+            run.report(window: window, tally: tally, force: true)
+            if shouldStop() { break }
+            if try !merge.poll() { Thread.sleep(forTimeInterval: options.pollInterval) }
+            if shouldStop() { break }
+        }
+        if !options.follow || !stopped {
+            for rest in try merge.finish() {
+                take(window.add(rest.record, tap: tapOfFile[rest.tap], time: rest.time, where: rest.place))
+            }
+        }
+        take(window.drain())
+        judge()
+        return report(path: path, streams: streams, tally: tally, window: window, unpaired: boundaries.unpaired)
+    }
+
+    /// A small run, verified whole: the recordings as `RecordingReader` reads them, then `Verifier`.
+    private func whole(_ records: [(ExchangeRecord, Int)], streams: [RecordingStream]) throws -> VerificationReport {
+        var perFile = [[ExchangeRecord]](repeating: [], count: streams.count)
+        for (record, file) in records { perFile[file].append(record) }
+        let recordings = zip(streams, perFile).map { stream, records in
+            Recording(path: stream.path, header: stream.header, records: records, warnings: stream.warnings)
+        }
+        var report = try Verifier(configuration).verify(recordings)
+        if let problem = unreadable(streams) {
+            report.problems.append(problem)
+            report.policyHolds = false
+        }
+        return report
+    }
+
+    /// The problem of lines that were no valid record, when there were any.
+    private func unreadable(_ streams: [RecordingStream]) -> VerificationProblem? {
+        let files = streams.filter { $0.unreadable > 0 }
+        guard !files.isEmpty else { return nil }
+        let total = files.reduce(0) { $0 + $1.unreadable }
+        return VerificationProblem(kind: .unreadableLines, message:
+            "\(total) line\(total == 1 ? "" : "s") of the recordings could not be read and were skipped ("
+            + files.map { "\($0.path): \($0.unreadable)" }.joined(separator: ", ") + "; each is named in the warnings)")
+    }
+
+    private func report(path: TapPath, streams: [RecordingStream], tally: VerificationTally, window: ExchangeWindow,
+                        unpaired: [Int]) -> VerificationReport {
+        let intermediary = tally.intermediaryRequests
+        let connections = tally.tapConnections(path)
+        var problems = Verifier.problems(path: path, exchanges: tally.exchanges, intermediaryRequests: intermediary.total,
+                                         appChains: tally.appChains, crossingChains: tally.crossingChains,
+                                         unpairedBoundaries: unpaired)
+        if let problem = unreadable(streams) { problems.append(problem) }
+        let headers = streams.map { Recording(path: $0.path, header: $0.header, records: []) }
+        var warnings = Verifier.digestKeyWarnings(headers) + streams.flatMap { $0.warnings.map(\.description) }
+        if window.late > 0 {
+            warnings += window.lateExamples
+            if window.late > window.lateExamples.count {
+                warnings.append("… and \(window.late - window.lateExamples.count) more records beyond the pairing window")
+            }
+        }
+        if window.evictedEarly > 0 {
+            warnings.append("\(window.evictedEarly) exchanges were judged before their window passed: more than "
+                            + "\(window.maximumPending) were waiting for partners at once")
+        }
+        let summaries = streams.map { stream -> RecordingSummary in
+            var summary = RecordingSummary(Recording(path: stream.path, header: stream.header, records: []))
+            summary.exchanges = stream.records
+            return summary
+        }
+        var report = VerificationReport(policy: PolicySummary(configuration.policy), recordings: summaries,
+                                        path: path.verifiedPath, exchanges: tally.listed, intermediaryRequests: intermediary,
+                                        connections: connections, problems: problems, warnings: warnings)
+        var summary = tally.summary
+        summary.intermediaryRequests = intermediary.total
+        summary.connectionEvents = connections.reduce(0) { $0 + $1.total }
+        report.summary = summary
+        report.policyHolds = problems.isEmpty && tally.exchanges > 0 && tally.failingTotal == 0 && intermediary.forbidden == 0
+        report.listing = ExchangeListing(exchanges: tally.exchanges, failingExchanges: tally.failingTotal,
+                                         failingListed: tally.failing.count, failingOnInjectedHops: tally.failingOnInjected,
+                                         sampled: tally.sample.count, lateRecords: window.late,
+                                         windowSeconds: options.windowSeconds)
+        return report
+    }
+
+    /// The exchanges that left the window, gathered to be judged together:
+    /// per tap the batch's records, and the chains linking them.
+    private struct Batch {
+        var records: [[ExchangeRecord]]
+        var chains: [ExchangeChain] = []
+
+        init(taps: Int) {
+            records = Array(repeating: [], count: taps)
+        }
+
+        /// Adds an exchange's records as chains: runs of consecutive taps whose
+        /// records link (the earlier sent the request on, the later received it), as `ExchangeChain.link` makes them.
+        mutating func add(_ members: [ExchangeRecord?], path: TapPath, boundaries: inout Boundaries) {
+            var chain: ExchangeChain?
+            for (tap, record) in members.enumerated() {
+                guard let record else {
+                    if let done = chain { chains.append(done) }
+                    chain = nil
+                    continue
+                }
+                if tap + 1 < members.count, record.leg(path.taps[tap].exit)?.request != nil { boundaries.left[tap] = true }
+                if tap > 0, record.leg(path.taps[tap].entry)?.request != nil { boundaries.right[tap - 1] = true }
+                records[tap].append(record)
+                let index = records[tap].count - 1
+                if var current = chain, let previous = members[tap - 1],
+                   previous.leg(path.taps[tap - 1].exit)?.request != nil, record.leg(path.taps[tap].entry)?.request != nil {
+                    current.members[tap] = index
+                    current.pairings[tap - 1] = previous.traceID != nil && previous.traceID == record.traceID ? .trace : .inferred
+                    boundaries.paired[tap - 1] = true
+                    chain = current
+                } else {
+                    if let done = chain { chains.append(done) }
+                    var fresh = ExchangeChain(members: Array(repeating: nil, count: members.count),
+                                              pairings: Array(repeating: nil, count: max(0, members.count - 1)))
+                    fresh.members[tap] = index
+                    chain = fresh
+                }
+            }
+            if let done = chain { chains.append(done) }
+        }
+    }
+
+    /// Per boundary between neighbouring taps, over the whole run: whether a
+    /// record on each side could pair across it, and whether any pair did
+    /// (a boundary with candidates and no pair is the problem `nothing-pairs`).
+    private struct Boundaries {
+        var left: [Bool], right: [Bool], paired: [Bool]
+
+        init(taps: Int) {
+            left = Array(repeating: false, count: max(0, taps - 1))
+            right = left
+            paired = left
+        }
+
+        var unpaired: [Int] { left.indices.filter { left[$0] && right[$0] && !paired[$0] } }
+    }
+
+    /// Counts and progress of one run.
+    private struct Run {
+        let streams: [RecordingStream]
+        let progress: ((Progress) -> Void)?
+        var records = 0
+        private var lastReport = Date.distantPast
+
+        init(streams: [RecordingStream], progress: ((Progress) -> Void)?) {
+            self.streams = streams
+            self.progress = progress
+        }
+
+        mutating func read(_ count: Int, window: ExchangeWindow? = nil, tally: VerificationTally? = nil) {
+            records += count
+            if records % 1024 == 0 { report(window: window, tally: tally, force: false) }
+        }
+
+        mutating func report(window: ExchangeWindow?, tally: VerificationTally?, force: Bool) {
+            guard let progress else { return }
+            let now = Date()
+            guard force || now.timeIntervalSince(lastReport) >= 0.25 else { return }
+            lastReport = now
+            progress(Progress(records: records, bytesRead: streams.reduce(0) { $0 + $1.bytesRead },
+                              bytesTotal: streams.reduce(0) { $0 + $1.size }, exchanges: tally?.exchanges ?? 0,
+                              failing: tally?.failingTotal ?? 0, pending: window?.pendingCount ?? 0))
+        }
+    }
+}
