@@ -205,9 +205,9 @@ struct JSONLineCursor {
         return negative ? -value : value
     }
 
-    /// A number as a double. Digits with at most three decimals and at most
-    /// 15 significant digits (what the writer writes for timestamps) are
-    /// read as an integer below 2^53 divided by a power of ten: one
+    /// A number as a double. Digits with at most three decimals that make an
+    /// integer below 2^53 (what the writer writes for timestamps: 16 digits
+    /// with the decimals) are read as that integer divided by a power of ten: one
     /// correctly rounded operation on exact values, so the double a
     /// correctly rounded parse gives. Any other number goes through
     /// `strtod`. Nil for anything that is not a JSON number (RFC 8259 §6).
@@ -249,7 +249,7 @@ struct JSONLineCursor {
             while position < end, position.pointee &- UInt8(ascii: "0") < 10 { position += 1 }
             guard position > expStart else { return nil }
         }
-        if !exponent && decimals <= 3 && significant <= 15 {
+        if !exponent && decimals <= 3 && significant <= 19 && mantissa < 1 << 53 {
             let scale: Double = decimals == 0 ? 1 : decimals == 1 ? 10 : decimals == 2 ? 100 : 1000
             let value = Double(mantissa) / scale
             return negative ? -value : value

@@ -76,7 +76,10 @@ struct RecordingLineParser {
             throw RecordingReadError.malformedLine(path: path, line: lineNumber, reason: reason)
         }
         switch (decoded, header) {
-        case (.header(let h), nil), (.header(let h), .some) where wasContinuing:
+        case (.header(let h), nil):
+            header = h
+            return .header(h)
+        case (.header(let h), .some) where wasContinuing:
             header = h
             return .header(h)
         case (.exchange(let record), .some):

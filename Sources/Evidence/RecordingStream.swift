@@ -30,7 +30,8 @@ public final class RecordingStream {
     public private(set) var size = 0
 
     private var parser: RecordingLineParser
-    private var handle: FileHandle
+    /// The open file (a descriptor of its own, closed exactly once: by `reopen` or `deinit`).
+    private var descriptor: Int32
     private var identity: FileIdentity
     /// Bytes read and not yet consumed start at `consumed`; the `scanned`
     /// bytes after it are known to hold no newline.
@@ -48,7 +49,7 @@ public final class RecordingStream {
     public init(path: String, chunkSize: Int = 4 << 20) throws {
         self.path = path
         self.chunkSize = max(chunkSize, 1)
-        (handle, identity) = try RecordingStream.open(path)
+        (descriptor, identity) = try RecordingStream.open(path)
         parser = RecordingLineParser(path: path)
         size = identity.size
         let header: RecordingHeader?
@@ -72,7 +73,7 @@ public final class RecordingStream {
         readHeader = header
     }
 
-    deinit { try? handle.close() }
+    deinit { close(descriptor) }
 
     /// The header on the first line; nil for a torn one. Throws for a line that is no header.
     private func parseHeader(_ range: Range<Int>, terminated: Bool) throws -> RecordingHeader? {
@@ -118,19 +119,20 @@ public final class RecordingStream {
     /// end. True when there is more to read (it grew, or it was truncated or
     /// replaced and is read again from its start, which is said in `warnings`).
     public func poll() throws -> Bool {
-        let now = FileIdentity(path: path)
-        if let now, now.device != identity.device || now.inode != identity.inode {
+        // The open file first: what was written to it before it was replaced is read to its end.
+        if let current = FileIdentity(descriptor: descriptor) {
+            if current.size < bytesRead + unconsumed {
+                try reopen(reason: "was truncated to \(current.size) bytes: reading it again from its start")
+                return true
+            }
+            if current.size > bytesRead + unconsumed {
+                size = current.size
+                atEOF = false
+                return true
+            }
+        }
+        if let now = FileIdentity(path: path), now.device != identity.device || now.inode != identity.inode {
             try reopen(reason: "was replaced (rotated?): reading the new file from its start")
-            return true
-        }
-        let current = FileIdentity(handle: handle)
-        if let current, current.size < bytesRead + unconsumed {
-            try reopen(reason: "was truncated to \(current.size) bytes: reading it again from its start")
-            return true
-        }
-        if let current, current.size > bytesRead + unconsumed {
-            size = current.size
-            atEOF = false
             return true
         }
         return false
@@ -141,8 +143,9 @@ public final class RecordingStream {
 
     private func reopen(reason: String) throws {
         warnings.append(RecordingWarning(path: path, line: parser.lineNumber, message: "the recording \(reason)"))
-        try? handle.close()
-        (handle, identity) = try RecordingStream.open(path)
+        let (reopened, now) = try RecordingStream.open(path)
+        close(descriptor)
+        (descriptor, identity) = (reopened, now)
         size = identity.size
         buffer = []
         consumed = 0
@@ -180,7 +183,7 @@ public final class RecordingStream {
             let before = buffer.count
             buffer.append(contentsOf: repeatElement(0, count: chunkSize))
             let count = buffer.withUnsafeMutableBytes { raw in
-                read(handle.fileDescriptor, raw.baseAddress! + before, chunkSize)
+                read(descriptor, raw.baseAddress! + before, chunkSize)
             }
             buffer.removeLast(chunkSize - max(count, 0))
             if count < 0 {
@@ -221,17 +224,16 @@ public final class RecordingStream {
         return nil
     }
 
-    private static func open(_ path: String) throws -> (FileHandle, FileIdentity) {
-        let handle: FileHandle
-        do {
-            handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-        } catch {
-            throw RecordingReadError.cannotRead(path: path, reason: (error as NSError).localizedDescription)
+    private static func open(_ path: String) throws -> (Int32, FileIdentity) {
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw RecordingReadError.cannotRead(path: path, reason: String(cString: strerror(errno)))
         }
-        guard let identity = FileIdentity(handle: handle) else {
+        guard let identity = FileIdentity(descriptor: descriptor) else {
+            close(descriptor)
             throw RecordingReadError.cannotRead(path: path, reason: "cannot stat the file")
         }
-        return (handle, identity)
+        return (descriptor, identity)
     }
 }
 
@@ -247,9 +249,9 @@ struct FileIdentity {
         self.init(info)
     }
 
-    init?(handle: FileHandle) {
+    init?(descriptor: Int32) {
         var info = stat()
-        guard fstat(handle.fileDescriptor, &info) == 0 else { return nil }
+        guard fstat(descriptor, &info) == 0 else { return nil }
         self.init(info)
     }
 

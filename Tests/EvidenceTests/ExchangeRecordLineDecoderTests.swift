@@ -46,6 +46,20 @@ final class ExchangeRecordLineDecoderTests: XCTestCase {
         }
     }
 
+    /// Timestamps of every size with up to three decimals read as `JSONDecoder` reads them.
+    func testTimestampsReadExactly() throws {
+        var generator = SplitMix(seed: 7)
+        var record = SampleRecords.record(1)
+        for _ in 0..<2000 {
+            let thousandths = Double(generator.next() % (1 << 53))
+            let value = thousandths / [1, 10, 100, 1000][Int(generator.next() % 4)]
+            record.legs[0].request?.timings.start = Timestamp(millisecondsSince1970: value)
+            record.legs[0].request?.timings.end = Timestamp(millisecondsSince1970: Double(generator.next() % 100_000) / 7)
+            let bytes = line(record)
+            XCTAssertEqual(try XCTUnwrap(fast(bytes)), slow(bytes), String(decoding: bytes, as: UTF8.self))
+        }
+    }
+
     /// `JSONEncoder`'s lines (other member order, `\/` never escaped, other number forms) decode alike.
     func testJSONEncoderLinesDecodeAlikeOrDefer() throws {
         let encoder = RecordingLine.makeEncoder()

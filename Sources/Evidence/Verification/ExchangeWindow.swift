@@ -121,28 +121,42 @@ struct ExchangeWindow {
             pending[id]!.members[tap] = record
             return id
         }
-        // By the request this record received from the tap before it, or sent to the tap after it.
-        var slots: [String] = []
-        if tap > 0, let key = key(record, entries[tap]) { slots.append("\(tap - 1)>\(key)") }
-        if tap + 1 < tapCount, let key = key(record, exits[tap]) { slots.append("\(tap + 1)<\(key)") }
-        for slot in slots {
+        // By the request this record received from the tap before it, or sent to the tap after it:
+        // of the exchanges open for it there, the one whose request matches the body and is nearest in time.
+        var slots: [(slot: String, neighbour: Int, mine: ExchangeRecord.Leg.Role, theirs: ExchangeRecord.Leg.Role)] = []
+        if tap > 0, let key = key(record, entries[tap]) { slots.append(("\(tap - 1)>\(key)", tap - 1, entries[tap], exits[tap - 1])) }
+        if tap + 1 < tapCount, let key = key(record, exits[tap]) {
+            slots.append(("\(tap + 1)<\(key)", tap + 1, exits[tap], entries[tap + 1]))
+        }
+        for (slot, neighbour, mine, theirs) in slots {
             guard var list = open[slot] else { continue }
             // Exchanges that left the window are dropped from the front as they are met.
             while let first = list.first, pending[first] == nil { list.removeFirst() }
             open[slot] = list.isEmpty ? nil : list
-            for id in list {
-                guard let entry = pending[id], entry.members[tap] == nil else { continue }
+            let request = record.leg(mine)?.request
+            var best: (id: Int, cost: Double)?
+            for id in list.prefix(ExchangeWindow.candidatesCompared) {
+                guard let entry = pending[id], entry.members[tap] == nil,
+                      let other = entry.members[neighbour]?.leg(theirs)?.request else { continue }
                 if let mine = record.traceID, let theirs = entry.trace, mine != theirs { continue }
-                pending[id]!.members[tap] = record
-                if entry.trace == nil, let trace = record.traceID {
-                    pending[id]!.trace = trace
-                    byTrace[trace, default: []].append(id)
-                }
-                return id
+                let apart = abs((other.timings.earliest?.millisecondsSince1970 ?? 0)
+                                - (request?.timings.earliest?.millisecondsSince1970 ?? 0))
+                let cost = (other.digest.body == request?.digest.body ? 0 : 1e15) + (apart.isFinite ? apart : 1e14)
+                if best == nil || cost < best!.cost { best = (id, cost) }
             }
+            guard let id = best?.id else { continue }
+            pending[id]!.members[tap] = record
+            if pending[id]!.trace == nil, let trace = record.traceID {
+                pending[id]!.trace = trace
+                byTrace[trace, default: []].append(id)
+            }
+            return id
         }
         return nil
     }
+
+    /// How many open exchanges a record without a trace is compared with.
+    static let candidatesCompared = 64
 
     private mutating func create(_ record: ExchangeRecord, tap: Int, time: Double) -> Int {
         var members = [ExchangeRecord?](repeating: nil, count: tapCount)

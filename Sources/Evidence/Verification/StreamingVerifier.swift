@@ -103,17 +103,17 @@ public struct StreamingVerifier {
         let verifier = Verifier(configuration)
         var window = ExchangeWindow(entries: path.taps.map(\.entry), exits: path.taps.map(\.exit),
                                     window: options.windowSeconds * 1000)
-        var batch = Batch(taps: path.taps.count)
-        var boundaries = Boundaries(taps: path.taps.count)
-        var tally = VerificationTally(hops: path.hops.count, failingCap: options.failingCap, sampleCount: options.sampleCount)
+        var batch = ExchangeBatch(taps: path.taps.count)
+        var boundaries = BoundaryPairs(taps: path.taps.count)
         sink?.begin(policy: PolicySummary(configuration.policy), recordings: streams.count, path: path.verifiedPath)
+        let judging = BatchJudge(verifier: verifier, path: path, sink: sink,
+                                 tally: VerificationTally(hops: path.hops.count, failingCap: options.failingCap,
+                                                          sampleCount: options.sampleCount))
 
         func judge() {
             guard !batch.chains.isEmpty else { return }
-            let judged = verifier.judge(batch.chains, in: TapPath(path, records: batch.records), firstNumber: tally.exchanges + 1)
-            tally.add(judged, hops: path.hops.count)
-            sink?.judged(judged.exchanges, path: path.verifiedPath)
-            batch = Batch(taps: path.taps.count)
+            judging.submit(batch)
+            batch = ExchangeBatch(taps: path.taps.count)
         }
         func take(_ left: [[ExchangeRecord?]]) {
             for members in left { batch.add(members, path: path, boundaries: &boundaries) }
@@ -127,7 +127,7 @@ public struct StreamingVerifier {
         while !stopped {
             while let next = try merge.next() {
                 take(window.add(next.record, tap: tapOfFile[next.tap], time: next.time, where: next.place))
-                run.read(1, window: window, tally: tally)
+                run.read(1, window: window, judged: judging.counts)
                 if run.records % 4096 == 0, shouldStop() {
                     stopped = true
                     break
@@ -137,7 +137,8 @@ public struct StreamingVerifier {
             // Nothing more for now: judge what is complete, let the window pass for what waits, look again.
             take(window.advance(to: Date().timeIntervalSince1970 * 1000 - 1000))
             judge()
-            run.report(window: window, tally: tally, force: true)
+            judging.wait()
+            run.report(window: window, judged: judging.counts, force: true)
             if shouldStop() { break }
             if try !merge.poll() { Thread.sleep(forTimeInterval: options.pollInterval) }
             if shouldStop() { break }
@@ -149,7 +150,7 @@ public struct StreamingVerifier {
         }
         take(window.drain())
         judge()
-        return report(path: path, streams: streams, tally: tally, window: window, unpaired: boundaries.unpaired)
+        return report(path: path, streams: streams, tally: judging.finish(), window: window, unpaired: boundaries.unpaired)
     }
 
     /// A small run, verified whole: the recordings as `RecordingReader` reads them, then `Verifier`.
@@ -217,63 +218,6 @@ public struct StreamingVerifier {
         return report
     }
 
-    /// The exchanges that left the window, gathered to be judged together:
-    /// per tap the batch's records, and the chains linking them.
-    private struct Batch {
-        var records: [[ExchangeRecord]]
-        var chains: [ExchangeChain] = []
-
-        init(taps: Int) {
-            records = Array(repeating: [], count: taps)
-        }
-
-        /// Adds an exchange's records as chains: runs of consecutive taps whose
-        /// records link (the earlier sent the request on, the later received it), as `ExchangeChain.link` makes them.
-        mutating func add(_ members: [ExchangeRecord?], path: TapPath, boundaries: inout Boundaries) {
-            var chain: ExchangeChain?
-            for (tap, record) in members.enumerated() {
-                guard let record else {
-                    if let done = chain { chains.append(done) }
-                    chain = nil
-                    continue
-                }
-                if tap + 1 < members.count, record.leg(path.taps[tap].exit)?.request != nil { boundaries.left[tap] = true }
-                if tap > 0, record.leg(path.taps[tap].entry)?.request != nil { boundaries.right[tap - 1] = true }
-                records[tap].append(record)
-                let index = records[tap].count - 1
-                if var current = chain, let previous = members[tap - 1],
-                   previous.leg(path.taps[tap - 1].exit)?.request != nil, record.leg(path.taps[tap].entry)?.request != nil {
-                    current.members[tap] = index
-                    current.pairings[tap - 1] = previous.traceID != nil && previous.traceID == record.traceID ? .trace : .inferred
-                    boundaries.paired[tap - 1] = true
-                    chain = current
-                } else {
-                    if let done = chain { chains.append(done) }
-                    var fresh = ExchangeChain(members: Array(repeating: nil, count: members.count),
-                                              pairings: Array(repeating: nil, count: max(0, members.count - 1)))
-                    fresh.members[tap] = index
-                    chain = fresh
-                }
-            }
-            if let done = chain { chains.append(done) }
-        }
-    }
-
-    /// Per boundary between neighbouring taps, over the whole run: whether a
-    /// record on each side could pair across it, and whether any pair did
-    /// (a boundary with candidates and no pair is the problem `nothing-pairs`).
-    private struct Boundaries {
-        var left: [Bool], right: [Bool], paired: [Bool]
-
-        init(taps: Int) {
-            left = Array(repeating: false, count: max(0, taps - 1))
-            right = left
-            paired = left
-        }
-
-        var unpaired: [Int] { left.indices.filter { left[$0] && right[$0] && !paired[$0] } }
-    }
-
     /// Counts and progress of one run.
     private struct Run {
         let streams: [RecordingStream]
@@ -286,19 +230,19 @@ public struct StreamingVerifier {
             self.progress = progress
         }
 
-        mutating func read(_ count: Int, window: ExchangeWindow? = nil, tally: VerificationTally? = nil) {
+        mutating func read(_ count: Int, window: ExchangeWindow? = nil, judged: BatchJudge.Counts? = nil) {
             records += count
-            if records % 1024 == 0 { report(window: window, tally: tally, force: false) }
+            if records % 1024 == 0 { report(window: window, judged: judged, force: false) }
         }
 
-        mutating func report(window: ExchangeWindow?, tally: VerificationTally?, force: Bool) {
+        mutating func report(window: ExchangeWindow?, judged: BatchJudge.Counts?, force: Bool) {
             guard let progress else { return }
             let now = Date()
             guard force || now.timeIntervalSince(lastReport) >= 0.25 else { return }
             lastReport = now
             progress(Progress(records: records, bytesRead: streams.reduce(0) { $0 + $1.bytesRead },
-                              bytesTotal: streams.reduce(0) { $0 + $1.size }, exchanges: tally?.exchanges ?? 0,
-                              failing: tally?.failingTotal ?? 0, pending: window?.pendingCount ?? 0))
+                              bytesTotal: streams.reduce(0) { $0 + $1.size }, exchanges: judged?.exchanges ?? 0,
+                              failing: judged?.failing ?? 0, pending: window?.pendingCount ?? 0))
         }
     }
 }
