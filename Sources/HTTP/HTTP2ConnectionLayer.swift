@@ -4,7 +4,7 @@
 /// consumers of streams, GOAWAY received or sent, connection failure (a
 /// flood, a rapid reset, a protocol violation: the session's verdicts), and
 /// the end: lingering after the last frame, closing. Built on
-/// `HTTP2Session`; a driver (`HTTP2ServerEngine`/`HTTP2ClientEngine` in
+/// `HTTP2Session`; a driver (`HTTP2ServerDriver`/`HTTP2ClientDriver` in
 /// Transport) feeds it the connection's events and carries out what comes back.
 ///
 /// Events in: bytes received (`receive`), the peer's end of input
@@ -37,9 +37,8 @@
 /// - `phase` only moves forward: open → lingering (the session finished:
 ///   our FIN goes out after the last frame, the peer's is awaited) → closed.
 /// - `streams` is changed only with `updateValue`/`removeValue`, never
-///   through `streams[id]?.field = …` (a get and a set of the whole value;
-///   with the dictionary it used to be, a coroutine frame that malloc'd on
-///   every call: two per request, measured).
+///   through `streams[id]?.field = …`, which gets and sets the whole value
+///   (Docs/performance.md#http2-stream-state-changed-in-place).
 /// - Not thread-safe: one owner, one queue. A class because it owns its
 ///   session (an nghttp2 object that cannot be copied).
 public final class HTTP2ConnectionLayer {

@@ -118,7 +118,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     /// `perform` as it issues them and acts on their outcomes in the same step.
     ///
     /// Re-entrancy: a command can make the transport call back at once,
-    /// before the command returns (a reset `HTTP1ClientEngine` fails its
+    /// before the command returns (a reset `HTTP1ClientDriver` fails its
     /// streams before it marks itself closed; a close or an abort can report
     /// the connection closed; a failed takeover for an upgrade relay ends the
     /// connection). The layer is being mutated then, and Swift's exclusivity
@@ -224,7 +224,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
             feed(.clientHello(hello))
         case .closed(let error):
             guard case .channel = owner else { return }
-            feed(.tlsFailed(.transport(error ?? .peerClosed(during: .tlsHandshake), at: "downstream TLS handshake")))
+            feed(.tlsFailed(.transport(error ?? .peerClosed(during: .tlsHandshake), at: .downstreamTLSHandshake)))
             finish()
         case .established, .received, .readEOF, .writable:
             break
@@ -270,7 +270,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
                 if loopGuard.refuses(peerIP: peer.ip, port: Int(peer.port)) {
                     connection.close()
                     feed(.connectTargetFailed(ProxyError(
-                        .protocolError, at: "downstream CONNECT",
+                        .protocolError, at: .downstreamConnect,
                         "\(target.authority) resolves to \(peer), this proxy's own listen address; refused to avoid a loop",
                         status: .proxyLoopDetected)))
                     return
@@ -282,7 +282,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
                 probe = connection
                 feed(.connectTargetReached)
             case .failure(let error):
-                feed(.connectTargetFailed(.connect(error, to: target, location: "upstream connect (CONNECT)")))
+                feed(.connectTargetFailed(.connect(error, to: target, at: .upstreamConnectForCONNECT)))
             }
         }
     }
@@ -299,7 +299,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
             owner = .channel
             return .done
         } catch {
-            return .failed(.transport(error, at: "downstream CONNECT"))
+            return .failed(.transport(error, at: .downstreamConnect))
         }
     }
 
@@ -334,7 +334,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     private func relay(to upstream: ByteChannel, serverStarted: Bool, leftover: [UInt8], target: UpstreamTarget) {
         let relay = TunnelRelay(client: channel, server: upstream) { [self] error, _ in
             feed(.tunnelClosed(upstream: ConnectionID(.upstream, upstream.id),
-                               error: error.map { .transport($0, at: "passthrough tunnel to \(target.authority)") }))
+                               error: error.map { .transport($0, at: .passthroughTunnel(to: target.authority)) }))
             finish()
         }
         owner = .relay(relay)
@@ -372,7 +372,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     func terminate() -> Int {
         loop.preconditionOnLoop()
         let open = layer.activeExchanges.count
-        feed(.connectionClosed(ProxyError(.internal, at: "proxy", "the proxy stopped before the exchange finished",
+        feed(.connectionClosed(ProxyError(.internal, at: .proxy, "the proxy stopped before the exchange finished",
                                           status: .proxyInternalError)))
         for streams in exchanges.values {
             streams.abandon()

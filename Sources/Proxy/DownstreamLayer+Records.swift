@@ -9,12 +9,12 @@ extension DownstreamLayer {
     /// hold what the ClientHello said, if it came. After a CONNECT the record
     /// is that exchange's, with the CONNECT and its 200 (so the target shows);
     /// in reverse mode it is exchange 0 of the connection. A connection event
-    /// (`ConnectionEvent`) either way: closed or reset before a ClientHello,
+    /// (`RequestlessConnection`) either way: closed or reset before a ClientHello,
     /// else a handshake that failed after the client spoke.
     func connectionRecord(connect: PendingConnect?, hello: ClientHelloSummary?, error: ProxyError) -> ExchangeRecord {
         var recorder = makeRecorder(connect?.id ?? ExchangeID(connection: id, sequence: 0), tls: hello.map { TLSDetails($0) })
         if let connect { Self.recordConnect(connect, into: &recorder) }
-        let outcome: ConnectionEvent.Outcome
+        let outcome: RequestlessConnection.Outcome
         if hello != nil {
             outcome = .handshakeFailed
         } else {
@@ -22,7 +22,7 @@ extension DownstreamLayer {
         }
         let time = recorder.now
         var record = recorder.finish(error: error)
-        record.connection = ConnectionEvent(outcome: outcome, peer: peer, at: time)
+        record.connection = RequestlessConnection(outcome: outcome, peer: peer, at: time)
         return record
     }
 
@@ -32,7 +32,7 @@ extension DownstreamLayer {
         var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: tls)
         let time = recorder.now
         var record = recorder.finish(error: error)
-        record.connection = ConnectionEvent(outcome: .handshakeOnly, peer: peer, at: time,
+        record.connection = RequestlessConnection(outcome: .handshakeOnly, peer: peer, at: time,
                                             tlsVersion: record.legs.first?.tls?.version)
         return record
     }
@@ -61,7 +61,7 @@ extension DownstreamLayer {
     }
 
     /// A request the codec rejected: no request on the leg, only the codec's
-    /// answer (its body is `"<status> <reason>\n"`, as `HTTP1ServerEngine` writes it).
+    /// answer (its body is `"<status> <reason>\n"`, as `HTTP1ServerDriver` writes it).
     func malformedRecord(_ exchange: ExchangeID, error: HTTP1ParseError,
                          answer: (head: HTTPResponseHead, wire: HeadDigest.WireForm)?, problem: ProxyError) -> ExchangeRecord {
         var recorder = makeRecorder(exchange, tls: currentTLS)

@@ -1,7 +1,8 @@
 import Evidence
 import HTTP
-import XCTest
+import Hashing
 @testable import Proxy
+import XCTest
 
 /// `ExchangeFlow` driven by scripted events, asserting the exact commands.
 final class ExchangeFlowTests: XCTestCase {
@@ -76,7 +77,7 @@ final class ExchangeFlowTests: XCTestCase {
         var script = FlowScript(framing: .contentLength(10))
         script.start(Script.post(length: 10))
         XCTAssertEqual(script.send(.requestBody(Script.bytes(5))), [.pauseRequestBody])
-        let refused = ProxyError(.connectionRefused, at: "upstream connect", "connection refused (127.0.0.1:1)",
+        let refused = ProxyError(.connectionRefused, at: .upstreamConnect, "connection refused (127.0.0.1:1)",
                                  status: .connectionRefused)
         let commands = script.send(.upstreamFailed(refused))
         let head = try XCTUnwrap(script.clientHeads.first)
@@ -100,7 +101,7 @@ final class ExchangeFlowTests: XCTestCase {
         script.open(streamID: 5)
         script.send(.responseHead(Script.ok(length: 5000), wire: Script.wire(Script.ok(length: 5000))))
         script.send(.responseBody(Script.bytes(100)))
-        let reset = ProxyError(.reset, at: "upstream response body", "connection reset by peer",
+        let reset = ProxyError(.reset, at: .upstream(Script.origin), "connection reset by peer",
                                status: .connectionTerminated)
         let commands = script.send(.upstreamFailed(reset))
         XCTAssertEqual(commands.first, .resetClientStream)
@@ -111,7 +112,7 @@ final class ExchangeFlowTests: XCTestCase {
         XCTAssertEqual(record.leg(.upstream)?.response?.complete, false)
         XCTAssertEqual(record.leg(.downstream)?.response?.complete, false)
         XCTAssertEqual(record.leg(.downstream)?.response?.digest.body.length, 100)
-        XCTAssertEqual(record.leg(.upstream)?.broken, "upstream response body: connection reset by peer")
+        XCTAssertEqual(record.leg(.upstream)?.broken, "upstream https://origin.test:8443: connection reset by peer")
     }
 
     func testClientLeavingMidUploadAbandonsTheUpstream() throws {
@@ -119,7 +120,7 @@ final class ExchangeFlowTests: XCTestCase {
         script.start(Script.post(length: 10_000))
         script.open()
         script.send(.requestBody(Script.bytes(2000)))
-        let gone = ProxyError(.closedEarly, at: "downstream", "the client closed the connection",
+        let gone = ProxyError(.closedEarly, at: .downstream, "the client closed the connection",
                               status: .connectionTerminated)
         let commands = script.send(.clientGone(gone))
         XCTAssertEqual(commands.first, .abandonUpstream)
@@ -266,7 +267,7 @@ final class ExchangeFlowTests: XCTestCase {
         script.start(Script.get())
         script.send(.requestEnd(trailers: nil))
         script.open()
-        let reset = ProxyError(.reset, at: "downstream response head", "stream reset by peer",
+        let reset = ProxyError(.reset, at: .downstreamResponseHead, "stream reset by peer",
                                status: .connectionTerminated)
         script.io.failClient = reset
         let commands = script.send(.responseHead(Script.ok(length: 5), wire: Script.wire(Script.ok(length: 5))))
@@ -285,7 +286,7 @@ final class ExchangeFlowTests: XCTestCase {
         var script = FlowScript(framing: .contentLength(10))
         script.start(Script.post(length: 10))
         script.open()
-        let reset = ProxyError(.reset, at: "upstream request body", "connection reset by peer",
+        let reset = ProxyError(.reset, at: .upstreamRequestBody, "connection reset by peer",
                                status: .connectionTerminated)
         script.io.failUpstream = reset
         let commands = script.send(.requestBody(Script.bytes(5)))

@@ -1,9 +1,10 @@
 import AuthFlow
 import Evidence
 import HTTP
+import Hashing
+@testable import Proxy
 import ProxyAddons
 import XCTest
-@testable import Proxy
 
 /// Hooks in a scripted exchange: what they change is sent and recorded on
 /// the upstream leg; answers, failures and resets take the exchange's place.
@@ -36,7 +37,7 @@ final class ExchangeHookTests: XCTestCase {
 
         func finish(_ record: inout ExchangeRecord) {
             finished += 1
-            record.faults.append(ExchangeRecord.AppliedFault(name: "rewriter"))
+            record.faults.append(ExchangeRecord.RecordedFault(name: "rewriter"))
         }
     }
 

@@ -54,7 +54,7 @@ final class ProxyBadInputTests: XCTestCase {
         let failed = try XCTUnwrap(recording.records.first { $0.connection?.outcome == .handshakeFailed })
         XCTAssertEqual(failed.error?.side, .client)
         XCTAssertEqual(failed.error?.stage, .tls)
-        XCTAssertTrue(recording.records.allSatisfy { ConnectionEvent.of($0) != nil })
+        XCTAssertTrue(recording.records.allSatisfy { RequestlessConnection.of($0) != nil })
 
         let report = try Verifier().verify([recording])
         XCTAssertEqual(report.exchanges, [], "no connection event is an exchange")

@@ -1,9 +1,9 @@
 import HTTP
 
-/// What the HTTP/2 server and client engines share: a thin driver of
+/// What the HTTP/2 server and client drivers share: a thin driver of
 /// `HTTP2ConnectionLayer`, which holds the connection logic (flushing,
 /// backpressure, flow control, GOAWAY, failures, lingering close). The
-/// engine feeds it the channel's events and the streams' calls, and carries
+/// driver feeds it the channel's events and the streams' calls, and carries
 /// out its steps: writes, stream events to the `HTTPStream` objects, the
 /// linger timer, closing. Subclasses open the role's streams.
 ///
@@ -13,7 +13,7 @@ import HTTP
 /// is what lets the peer send more.
 ///
 /// `@unchecked Sendable`: touched only on the channel's loop.
-class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
+class HTTP2Driver: HTTPStreamDriver, @unchecked Sendable {
     let layer: HTTP2ConnectionLayer
     let channel: ByteChannel
     /// The objects of the streams open in the layer.
@@ -46,7 +46,7 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
     /// owner's call, so the announcement may go at once.
     func streamRemoved(inStep: Bool) {}
 
-    // MARK: Channel side (`HTTPConnectionEngine`)
+    // MARK: Channel side (`HTTPConnectionDriver`)
 
     func start(leftover: [UInt8]) {
         layer.receive(leftover)
@@ -140,7 +140,7 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
                 for stream in streams.values { stream.writabilityMayHaveChanged() }
             case .shutdownAndLinger:
                 channel.shutdownWrite()
-                channel.loop.schedule(after: HTTP2Engine.lingerTimeout) { [self] in
+                channel.loop.schedule(after: HTTP2Driver.lingerTimeout) { [self] in
                     if layer.lingerTimerFired(), channel.isOpen { channel.close() }
                 }
             case .close:
