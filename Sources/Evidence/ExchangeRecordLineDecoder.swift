@@ -1,4 +1,5 @@
 import HTTP
+import Hashing
 
 /// Decodes an exchange record's recording line field by field from its
 /// bytes (`JSONLineCursor`): no `JSONDecoder`, no Foundation object per
@@ -88,8 +89,8 @@ enum ExchangeRecordLineDecoder {
 
     private static func record(_ cursor: inout JSONLineCursor) -> ExchangeRecord? {
         var type: String?, exchangeID: String?, traceID: String?, tap: String?, legs: [ExchangeRecord.Leg]?
-        var step: String?, faults: [ExchangeRecord.AppliedFault]?, error: ExchangeRecord.Failure?
-        var retries: [ExchangeRecord.Failure]?, connection: ConnectionEvent?
+        var step: String?, faults: [ExchangeRecord.RecordedFault]?, error: ExchangeRecord.Failure?
+        var retries: [ExchangeRecord.Failure]?, connection: RequestlessConnection?
         let ok = object(&cursor) { cursor, key in
             if key.equals("type") { return put(&type, cursor.string()) }
             if key.equals("exchangeID") { return put(&exchangeID, cursor.string()) }
@@ -110,7 +111,7 @@ enum ExchangeRecordLineDecoder {
                               faults: faults, error: error, retries: retries, connection: connection)
     }
 
-    private static func fault(_ cursor: inout JSONLineCursor) -> ExchangeRecord.AppliedFault? {
+    private static func fault(_ cursor: inout JSONLineCursor) -> ExchangeRecord.RecordedFault? {
         var name: String?, detail: String?
         let ok = object(&cursor) { cursor, key in
             if key.equals("name") { return put(&name, cursor.string()) }
@@ -118,7 +119,7 @@ enum ExchangeRecordLineDecoder {
             return false
         }
         guard ok, let name else { return nil }
-        return ExchangeRecord.AppliedFault(name: name, detail: detail)
+        return ExchangeRecord.RecordedFault(name: name, detail: detail)
     }
 
     private static func failure(_ cursor: inout JSONLineCursor) -> ExchangeRecord.Failure? {
@@ -137,17 +138,17 @@ enum ExchangeRecordLineDecoder {
         return ExchangeRecord.Failure(kind: kind, location: location, message: message, side: side, stage: stage)
     }
 
-    private static func connectionEvent(_ cursor: inout JSONLineCursor) -> ConnectionEvent? {
-        var outcome: ConnectionEvent.Outcome?, peer: String?, at: Double?, tlsVersion: String?
+    private static func connectionEvent(_ cursor: inout JSONLineCursor) -> RequestlessConnection? {
+        var outcome: RequestlessConnection.Outcome?, peer: String?, at: Double?, tlsVersion: String?
         let ok = object(&cursor) { cursor, key in
-            if key.equals("outcome") { return put(&outcome, enumValue(&cursor, ConnectionEvent.Outcome.self)) }
+            if key.equals("outcome") { return put(&outcome, enumValue(&cursor, RequestlessConnection.Outcome.self)) }
             if key.equals("peer") { return put(&peer, cursor.string()) }
             if key.equals("at") { return put(&at, cursor.double()) }
             if key.equals("tlsVersion") { return put(&tlsVersion, cursor.string()) }
             return false
         }
         guard ok, let outcome else { return nil }
-        return ConnectionEvent(outcome: outcome, peer: peer, at: at.map(Timestamp.init(millisecondsSince1970:)),
+        return RequestlessConnection(outcome: outcome, peer: peer, at: at.map(Timestamp.init(millisecondsSince1970:)),
                                tlsVersion: tlsVersion)
     }
 

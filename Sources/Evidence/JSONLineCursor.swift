@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import Hashing
 
 /// Reads the values of one JSON text straight from its bytes, for
 /// `ExchangeRecordLineDecoder`: strings, integers, doubles, booleans, hex

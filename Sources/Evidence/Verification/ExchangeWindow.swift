@@ -84,7 +84,7 @@ struct ExchangeWindow {
             }
         }
         watermark = max(watermark, time)
-        if ConnectionEvent.of(record) != nil {
+        if RequestlessConnection.of(record) != nil {
             var members = [ExchangeRecord?](repeating: nil, count: tapCount)
             members[tap] = record
             out.append(members)

@@ -127,7 +127,7 @@ struct VerificationTally {
 struct ConnectionTally {
     private var kept: [Verifier.JudgedEvent] = []
     private var total = 0
-    private var outcomes: [ConnectionEvent.Outcome: Int] = [:]
+    private var outcomes: [RequestlessConnection.Outcome: Int] = [:]
     private var peers: Set<String> = []
     private var failed = 0
     private var first: Timestamp?

@@ -63,7 +63,7 @@ public struct Verifier: Sendable {
 
     /// A connection event of a tap as judged: the event, its failure, and
     /// the number of the exchange its failed handshake was paired with.
-    typealias JudgedEvent = (event: ConnectionEvent, failure: ExchangeRecord.Failure?, paired: Int?)
+    typealias JudgedEvent = (event: RequestlessConnection, failure: ExchangeRecord.Failure?, paired: Int?)
 
     /// What judging a set of chains gives: the app's exchanges (numbered
     /// from the first number given, ordered by start), the requests
