@@ -38,13 +38,9 @@ wait_port() {
   die "nothing listens on 127.0.0.1:$1"
 }
 
-CA=$WORK/ca
-"$INTACT" ca init --dir "$CA" >/dev/null
-openssl ecparam -name prime256v1 -genkey -noout -out "$WORK/origin-key.pem" 2>/dev/null
-openssl req -new -key "$WORK/origin-key.pem" -subj "/CN=localhost" -out "$WORK/origin.csr" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >"$WORK/ext.cnf"
-openssl x509 -req -in "$WORK/origin.csr" -CA "$CA/ca-cert.pem" -CAkey "$CA/ca-key.pem" \
-  -CAcreateserial -days 2 -sha256 -extfile "$WORK/ext.cnf" -out "$WORK/origin-cert.pem" 2>/dev/null
+# shellcheck source=Benchmarks/certs.sh
+. "$ROOT/Benchmarks/certs.sh"
+bench_certs "$WORK" "$INTACT"
 mkdir -p "$WORK/www" "$WORK/tmp"
 head -c 1024 /dev/urandom >"$WORK/www/1k"
 ORIGIN=$(free_port)
@@ -94,7 +90,7 @@ verify() {
   /usr/bin/time -f "%e %M" -o "$WORK/$name.time" "$INTACT" verify --quiet "$@" >"$WORK/$name.txt" 2>"$WORK/$name.err" || status=$?
   local records=0 file
   for file in "$@"; do records=$((records + $(wc -l <"$file") - 1)); done
-  read -r seconds rss <"$WORK/$name.time"
+  read -r seconds rss < <(tail -n 1 "$WORK/$name.time")
   echo "$records $seconds $rss $status"
 }
 
