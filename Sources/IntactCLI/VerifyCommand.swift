@@ -46,7 +46,7 @@ enum VerifyCommand {
             tolerated (by the policy, still listed), modified, missing, foreign (an
             intermediary answered), broken (a tap recorded a failure), - (not reached).
 
-            Recordings are read once, together in time order. A run of up to 20,000
+            Recordings are read once, together in time order. A run of up to 5,000
             records is verified whole; a larger one is streamed in bounded memory: each
             exchange is judged once every tap has seen it (or --window has passed) and
             printed as it is judged, the report keeping the failing exchanges (up to

@@ -29,8 +29,10 @@ public struct StreamingVerifier {
     public struct Options: Sendable {
         /// How far apart in time (seconds) records of one exchange may be and still pair.
         public var windowSeconds: Double = 10
-        /// Runs of at most this many records are verified whole (`Verifier`).
-        public var wholeRunLimit = 20_000
+        /// Runs of at most this many records are verified whole (`Verifier`):
+        /// they are held until the end is seen, so this bounds the memory of
+        /// the start of a streamed run too (about 7 KiB per record).
+        public var wholeRunLimit = 5_000
         /// Exchanges judged together.
         public var batchSize = 1000
         /// Failing exchanges and first exchanges a streamed report keeps.
