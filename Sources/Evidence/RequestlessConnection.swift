@@ -15,8 +15,9 @@ public struct RequestlessConnection: Codable, Hashable, Sendable {
         case reset
         /// The TLS handshake completed; the connection closed with no request.
         case handshakeOnly = "handshake-only"
-        /// The TLS handshake failed after the client's ClientHello (a client
-        /// rejecting the certificate, a protocol mismatch).
+        /// The TLS handshake failed after the client spoke: after its
+        /// ClientHello (a client rejecting the certificate, a protocol
+        /// mismatch), or on bytes that are not TLS (plain HTTP to a TLS port).
         case handshakeFailed = "handshake-failed"
 
         public var description: String {
@@ -51,7 +52,15 @@ public struct RequestlessConnection: Codable, Hashable, Sendable {
     /// not send is still an exchange of the app, failed.
     public static func of(_ record: ExchangeRecord) -> RequestlessConnection? {
         guard !record.legs.contains(where: { $0.request != nil || $0.response != nil }) else { return nil }
-        if let event = record.connection { return event }
+        if var event = record.connection {
+            // A peer that spoke, but not TLS (plain HTTP to a TLS port), was recorded as "closed"
+            // by builds that looked only for a ClientHello: its handshake failed, and says why.
+            if event.outcome == .closed, let error = record.error, error.kind == .tls,
+               FailureExplanation.clause(forMessage: error.message) != nil {
+                event.outcome = .handshakeFailed
+            }
+            return event
+        }
         guard record.traceID == nil, !record.legs.contains(where: { $0.role == .client }) else { return nil }
         guard let error = record.error else { return RequestlessConnection(outcome: .closed) }
         switch error.kind {

@@ -26,6 +26,10 @@ enum ProxyCommand {
         let caDirectory = CADirectoryOptions()
         let mode = Option.value("mode", .proxyMode, help: "forward, or reverse:https://HOST:PORT", default: .forward,
                                 shownDefault: "forward")
+        let listenPlain = Option.flag(
+            "listen-plain",
+            help: "reverse mode: take plain HTTP/1.x from clients instead of TLS (for Varnish and other "
+                + "intermediaries that speak http:// to their backends)")
         let passthrough = Option.repeatable("passthrough", .string("HOST"),
                                             help: "tunnel this host without interception (*.domain allowed)")
         let upstreamCA = Option.optional("upstream-ca", .string("FILE"),
@@ -111,7 +115,7 @@ enum ProxyCommand {
         let signals = SignalWatch(signals: [SIGINT, SIGTERM]) { stopRequested.signal() }
         let addresses = server.listeningAddresses
         var banner = "intact proxy: listening on \(addresses.map(\.description).joined(separator: " and ")) "
-            + "(\(configuration.mode) mode), CA \(configuration.authority.certificatePath)"
+            + "(\(configuration.mode) mode\(configuration.listenPlain ? ", plain HTTP listener" : "")), CA \(configuration.authority.certificatePath)"
         if let recording = configuration.recording { banner += ", recording \(recording.path)" }
         context.standardError.line(banner)
         if let warning = exposureWarning(addresses, allowed: configuration.allowedClients) {
@@ -150,6 +154,13 @@ enum ProxyCommand {
             log.line("intact proxy: refused a connection from \(address.ip): not in --allow")
         }
         configuration.mode = arguments[options.mode]
+        if arguments[options.listenPlain] {
+            guard case .reverse = configuration.mode else {
+                throw UsageError("--listen-plain needs --mode reverse:URL (forward mode listens in plain HTTP already)",
+                                 path: arguments.path)
+            }
+            configuration.listenPlain = true
+        }
         if case .forward = configuration.mode { configuration.localSite = try CAPage(authority: authority) }
         configuration.passthroughHosts = arguments[options.passthrough]
         configuration.tap = arguments[options.tap]

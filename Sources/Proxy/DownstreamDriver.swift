@@ -79,13 +79,15 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     }
 
     /// Wraps the accepted connection; the channel speaks plaintext (forward
-    /// mode) or TLS that waits for the proxy to choose a certificate (reverse).
+    /// mode, or a reverse `--listen-plain` listener) or TLS that waits for
+    /// the proxy to choose a certificate (reverse).
     init(connection: Connection, runtime: ProxyRuntime, loopState: LoopState) {
         self.runtime = runtime
         self.loopState = loopState
         let security: ChannelSecurity
         switch runtime.configuration.mode {
         case .forward: security = .plaintext
+        case .reverse where runtime.configuration.listenPlain: security = .plaintext
         case .reverse: security = .tlsServer(DownstreamDriver.peekSetup(runtime))
         }
         channel = ByteChannel(connection: connection, security: security)

@@ -26,13 +26,21 @@ extension DownstreamLayer {
         return record
     }
 
-    /// A connection whose TLS handshake completed and that closed before any
-    /// request: a connection event, with no failure unless the close was one.
+    /// A connection whose TLS handshake completed (or, on a plain reverse
+    /// listener, `tls` nil: that connected) and that closed before any
+    /// request: a connection event (`handshake-only`; `closed` or `reset`
+    /// without TLS), with no failure unless the close was one.
     func handshakeOnlyRecord(tls: TLSDetails?, error: ProxyError?) -> ExchangeRecord {
         var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: tls)
         let time = recorder.now
         var record = recorder.finish(error: error)
-        record.connection = RequestlessConnection(outcome: .handshakeOnly, peer: peer, at: time,
+        let outcome: RequestlessConnection.Outcome
+        if tls != nil {
+            outcome = .handshakeOnly
+        } else {
+            outcome = error?.failure.kind == .reset ? .reset : .closed
+        }
+        record.connection = RequestlessConnection(outcome: outcome, peer: peer, at: time,
                                             tlsVersion: record.legs.first?.tls?.version)
         return record
     }

@@ -15,10 +15,14 @@ public struct ProxyLayerSettings: Sendable {
     public var recording: RecordingSettings
     /// Answers forward-mode requests addressed to the proxy itself (`LocalSite`); nil: none are.
     public var localSite: (any LocalSite)?
+    /// Reverse mode: the client leg is plain HTTP (`--listen-plain`), no TLS to peek at.
+    public var listenPlain: Bool
 
     public init(mode: ProxyMode, passthroughHosts: [String] = [], loopGuard: LoopGuard,
-                addons: [any ProxyAddon] = [], recording: RecordingSettings, localSite: (any LocalSite)? = nil) {
+                addons: [any ProxyAddon] = [], recording: RecordingSettings, localSite: (any LocalSite)? = nil,
+                listenPlain: Bool = false) {
         self.localSite = localSite
+        self.listenPlain = listenPlain
         self.mode = mode
         self.passthroughHosts = passthroughHosts.map(HTTPField.lowercaseASCII)
         self.loopGuard = loopGuard
@@ -81,7 +85,8 @@ public struct DownstreamLayer {
         /// TLS handshake with the client, every request going to `route` after
         /// it; `connect` is the CONNECT that opened it (nil in reverse mode).
         indirect case handshaking(route: UpstreamTarget, hello: ClientHelloSummary, connect: PendingConnect?)
-        /// HTTP inside the intercepted TLS; every request goes to `route`.
+        /// HTTP inside the intercepted TLS (or, on a reverse `--listen-plain`
+        /// listener, plain HTTP from the start, `tls` nil); every request goes to `route`.
         /// `tls` is the client's session as every record of the connection
         /// shows it, made once when the handshake ended, not per request.
         case intercepting(route: UpstreamTarget, tls: TLSDetails?)
@@ -127,6 +132,7 @@ public struct DownstreamLayer {
         directives = settings.addons.reduce(ConnectionDirectives()) { $0.merged(with: $1.connectionAccepted(id)) }
         switch settings.mode {
         case .forward: phase = .plain
+        case .reverse(let upstream) where settings.listenPlain: phase = .intercepting(route: upstream, tls: nil)
         case .reverse: phase = .peeking(nil)
         }
     }
@@ -149,6 +155,7 @@ public struct DownstreamLayer {
     public func start(_ io: any DownstreamActions) {
         switch settings.mode {
         case .forward: io.perform(.servePlainHTTP)
+        case .reverse where settings.listenPlain: io.perform(.servePlainHTTP)
         case .reverse: io.perform(.peekClientHello)
         }
     }

@@ -53,6 +53,11 @@ public struct ProxyConfiguration: Sendable {
     /// The port; 0 picks an ephemeral one (`ProxyServer.start` returns it).
     public var listenPort: Int = 8080
     public var mode: ProxyMode = .forward
+    /// Reverse mode only: the client leg speaks plain HTTP/1.x instead of TLS
+    /// (`--listen-plain`), for intermediaries that speak `http://` to their
+    /// backends (Varnish, many appliances). Requests are recorded with scheme
+    /// `http` on the downstream leg; forward mode listens in plain HTTP always.
+    public var listenPlain = false
     /// Mints the leaves presented to clients.
     public var authority: CertificateAuthority
     /// Hosts tunnelled without interception (forward mode).
@@ -107,6 +112,7 @@ public struct ProxyConfiguration: Sendable {
     public var recordedOptions: [String: String] {
         var options = ["listen": "\(listenHost):\(listenPort)", "mode": mode.description,
                        "caSHA256": authority.sha256Fingerprint]
+        if listenPlain { options["listenPlain"] = "true" }
         switch upstreamVerification {
         case .systemStore: options["upstreamVerification"] = "system"
         case .caFile(let path): options["upstreamVerification"] = "ca-file:\(path)"

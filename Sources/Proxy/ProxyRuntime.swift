@@ -117,7 +117,8 @@ final class ProxyRuntime: Sendable {
                                           bodyStoreLimit: configuration.recording?.bodyStoreLimit ?? 0)
         return SharedLayerSettings(ProxyLayerSettings(mode: configuration.mode, passthroughHosts: configuration.passthroughHosts,
                                                       loopGuard: loopGuard, addons: addons, recording: recording,
-                                                      localSite: configuration.localSite))
+                                                      localSite: configuration.localSite,
+                                                      listenPlain: configuration.listenPlain))
     }
 
     var currentLoopGuard: LoopGuard { loopGuard.withLock { $0 } }

@@ -73,6 +73,17 @@ final class ProxyCommandTests: XCTestCase {
         XCTAssertEqual(config.recording?.bodyStoreLimit, 1 << 20)
     }
 
+    func testListenPlainMakesAReverseListenerTakePlainHTTP() throws {
+        let directory = makeTemporaryDirectory() + "/certs"
+        let (config, _) = try configuration(["--ca-dir", directory, "--mode", "reverse:https://127.0.0.1:8443",
+                                             "--listen-plain"])
+        XCTAssertTrue(config.listenPlain)
+        XCTAssertEqual(config.recordedOptions["listenPlain"], "true")
+        let (plainless, _) = try configuration(["--ca-dir", directory, "--mode", "reverse:https://127.0.0.1:8443"])
+        XCTAssertFalse(plainless.listenPlain)
+        XCTAssertNil(plainless.recordedOptions["listenPlain"])
+    }
+
     func testBadOptionsAreUsageErrorsNamingTheOption() {
         let directory = makeTemporaryDirectory() + "/certs"
         let cases: [([String], String)] = [
@@ -91,6 +102,7 @@ final class ProxyCommandTests: XCTestCase {
             (["--record-bodies=lots", "--record", "/tmp/x.jsonl"], "--record-bodies"),
             (["--record-bodies"], "--record"),
             (["--upstream-ca", "/tmp/ca.pem", "--insecure-upstream"], "contradict"),
+            (["--listen-plain"], "--listen-plain needs --mode reverse"),
         ]
         for (words, expected) in cases {
             let message = usageMessage(["--ca-dir", directory] + words)

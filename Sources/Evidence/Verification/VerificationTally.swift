@@ -143,7 +143,7 @@ struct ConnectionTally {
            peers.count <= TapConnections.listedPeerLimit {
             keep = true
         }
-        if entry.event.outcome == .handshakeFailed {
+        if Verifier.lists(entry.event, failure: entry.failure) {
             failed += 1
             if failed <= TapConnections.listedFailureLimit { keep = true }
         }
@@ -154,7 +154,8 @@ struct ConnectionTally {
         if keep { kept.append(entry) }
     }
 
-    /// The summary `TapConnections` gives for all the events, from those kept and the counts.
+    /// The summary `TapConnections` gives for all the events, from those kept and the counts
+    /// (the failures it lists are those `Verifier.lists`).
     func summary(tap: String) -> TapConnections {
         var summary = TapConnections(tap: tap, events: kept)
         summary.total = total
