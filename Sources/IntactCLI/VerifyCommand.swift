@@ -1,6 +1,7 @@
 import ConfigurationFile
 import Evidence
 import Foundation
+import Scenarios
 
 /// `intact verify`: reads the recordings of the taps on a path and proves,
 /// exchange by exchange and hop by hop, that requests and responses crossed
@@ -20,6 +21,10 @@ enum VerifyCommand {
                                   default: "strict")
         let path = Option.optional("path", .list("TAP,...", expected: "tap names separated by commas"),
                                    help: "the taps in path order, client side first")
+        let intermediary = Option.optional(
+            "intermediary", .string("KIND"),
+            help: "the product between the taps (\(IntermediaryKind.names.filter { $0 != IntermediaryKind.commandKindName }.joined(separator: ", "))): "
+                + "name the likely cause and fix of each change on its hop (default: the product seen in Server or Via)")
         let follow = Option.flag("follow", help: "read on as the taps write: print each exchange's verdict as it is judged, "
                                  + "the full report on Ctrl-C or at --until")
         let until = Option.optional("until", .duration(), help: "with --follow, end after this long (90s, 10m, 1h)")
@@ -72,6 +77,11 @@ enum VerifyCommand {
     private static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
         let files = arguments.arguments("RECORDING")
         guard !files.isEmpty else { throw UsageError("give at least one recording", path: arguments.path) }
+        let product = arguments[options.intermediary]
+        if let product, IntermediaryKind.named(product) == nil {
+            let known = IntermediaryKind.builtIn.map(\.name).joined(separator: ", ")
+            throw UsageError("--intermediary expects one of \(known), got '\(product)'", path: arguments.path)
+        }
         let follow = arguments[options.follow]
         if arguments[options.until] != nil && !follow {
             throw UsageError("--until needs --follow", path: arguments.path)
@@ -120,6 +130,9 @@ enum VerifyCommand {
             context.standardOutput.write(TextReport.render(report))
         } else {
             text.end(report)
+        }
+        if !json, let causes = IntermediaryDirective.section(for: report, product: product) {
+            context.standardOutput.write("\n" + causes)
         }
         if let file = arguments[options.html] {
             do {
