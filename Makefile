@@ -54,10 +54,12 @@ bench-deps:
 	@./scripts/install-deps.sh $(BUILD_PACKAGES) openssl curl wrk nghttp2-client nginx haproxy mitmproxy socat python3
 
 ## bench: Intact against nginx direct, HAProxy, nginx re-encrypting and mitmproxy (release build; prints one
-## ratio table, recording on as the headline; gates nothing).
-## BENCH_MODE=full for longer runs; quick by default (about three minutes).
+## ratio table, recording on as the headline; gates nothing), then the verify row: records/s one tap
+## records vs records/s verify judges, verify's peak RSS at 100k and 400k records (Benchmarks/verify.sh).
+## BENCH_MODE=full for longer runs; quick by default (about three minutes, plus a few for the verify row).
 bench: bench-deps release
 	./Benchmarks/run.sh
+	./Benchmarks/verify.sh .build/release/intact
 
 ## fuzz: every libFuzzer target (Tests/Fuzz) for FUZZ_SECONDS each; FUZZ_TARGETS="http1-request ..." picks some.
 ## Release build with coverage and AddressSanitizer in .build/fuzz; details in Docs/Fuzzing.md.

@@ -111,13 +111,9 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 
 # --- certificates and files --------------------------------------------------------
-CA=$WORK/ca
-"$INTACT" ca init --dir "$CA" >/dev/null
-openssl ecparam -name prime256v1 -genkey -noout -out "$WORK/origin-key.pem" 2>/dev/null
-openssl req -new -key "$WORK/origin-key.pem" -subj "/CN=localhost" -out "$WORK/origin.csr" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' >"$WORK/ext.cnf"
-openssl x509 -req -in "$WORK/origin.csr" -CA "$CA/ca-cert.pem" -CAkey "$CA/ca-key.pem" \
-  -CAcreateserial -days 2 -sha256 -extfile "$WORK/ext.cnf" -out "$WORK/origin-cert.pem" 2>/dev/null
+# shellcheck source=Benchmarks/certs.sh
+. "$ROOT/Benchmarks/certs.sh"
+bench_certs "$WORK" "$INTACT"
 cat "$WORK/origin-cert.pem" "$WORK/origin-key.pem" >"$WORK/origin.pem"
 mkdir -p "$WORK/www"
 head -c 1024 /dev/urandom >"$WORK/www/1k"

@@ -181,40 +181,25 @@ records=$(($(wc -l < "$work/proxy.jsonl") - 1))
 answered=$((h2_total + wrk_total + curl_total + slow_total))
 echo "soak: recording $records records for $answered answered requests"
 [ "$records" -ge "$answered" ] || fail "recording incomplete: $records records, $answered requests answered"
-# `intact verify` holds every decoded record of a recording in memory (about 10 KB
-# each), and ten quiet minutes record over two million exchanges: it verifies the
-# recording in pieces of SOAK_VERIFY_PIECE records, each behind the recording's
-# header line. The proxy is the only tap, so each exchange is judged on its own
-# and the pieces' verdicts, added up, are the whole recording's.
-piece_size=${SOAK_VERIFY_PIECE:-250000}
+# `intact verify` streams a recording of any size in bounded memory (Docs/verify.md):
+# the whole recording is verified in one run, and its peak RSS must stay within
+# SOAK_VERIFY_RSS_LIMIT_MB (default 256).
+verify_rss_limit_mb=${SOAK_VERIFY_RSS_LIMIT_MB:-256}
 verified=0
-: > "$work/verify.txt"
-tail -n +2 "$work/proxy.jsonl" | split -l "$piece_size" -d -a 3 - "$work/piece."
-for part in "$work"/piece.[0-9][0-9][0-9]; do
-    { head -n 1 "$work/proxy.jsonl"; cat "$part"; } > "$part.jsonl"
-    rm -f "$part"
-    piece_status=0
-    "$intact" verify "$part.jsonl" > "$part.txt" 2>&1 || piece_status=$?
-    echo "== ${part##*/} ($piece_size records at most), exit $piece_status" >> "$work/verify.txt"
-    cat "$part.txt" >> "$work/verify.txt"
-    [ "$piece_status" -eq 0 ] || verified=$piece_status
-    rm -f "$part.jsonl" "$part.txt"
-done
-pieces=$(grep -c '^== piece' "$work/verify.txt" || true)
-# The pieces' summary lines added up (exchanges, each verdict, connection events) and their policy lines.
-summary=$(grep -E '^Summary:' "$work/verify.txt" | awk -v pieces="$pieces" '
-    { for (i = 2; i < NF; i++) { word = $(i + 1); gsub(/[,;]/, "", word); if ($i ~ /^[0-9]+$/ && word != "hop" && word != "hops") total[word] += $i } }
-    END { printf "%d exchanges in %d pieces: %d identical, %d equivalent, %d tolerated, %d modified, %d missing, %d foreign, %d broken; %d connection events.",
-          total["exchanges"], pieces, total["identical"], total["equivalent"], total["tolerated"], total["modified"],
-          total["missing"], total["foreign"], total["broken"], total["connection"] }')
-policy=$(grep -E '^Policy ' "$work/verify.txt" | sort | uniq -c | sed 's/^ *\([0-9]*\) /\1 × /' | tr '\n' ' ' || true)
-if [ "$verified" -eq 0 ] && [ "$pieces" -gt 0 ]; then
+/usr/bin/time -f "%e %M" -o "$work/verify.time" "$intact" verify --quiet "$work/proxy.jsonl" > "$work/verify.txt" 2>&1 || verified=$?
+read -r verify_seconds verify_rss_kib < <(tail -n 1 "$work/verify.time")
+summary=$(grep -E '^Summary:' "$work/verify.txt" || true)
+policy=$(grep -E '^Policy ' "$work/verify.txt" || true)
+echo "soak: intact verify read $records records in $verify_seconds s, peak RSS $((verify_rss_kib / 1024)) MiB (limit $verify_rss_limit_mb MiB)"
+[ "$verify_rss_kib" -le $((verify_rss_limit_mb * 1024)) ] \
+    || fail "intact verify peak RSS $((verify_rss_kib / 1024)) MiB over $verify_rss_limit_mb MiB"
+if [ "$verified" -eq 0 ]; then
     echo "soak: intact verify passed: $summary $policy"
 else
     # Why the first exchanges failed the policy, or the last thing verify said.
     failed=$(grep -E '^ +hop [0-9]+ (broken|modified|missing|foreign)' "$work/verify.txt" | head -n 5 || true)
     [ -n "$failed" ] || failed=$(grep -v '^[[:space:]]*$' "$work/verify.txt" | tail -n 3 || true)
-    fail "intact verify failed: $summary $policy
+    fail "intact verify failed (exit $verified): $summary $policy
 $failed"
 fi
 

@@ -180,6 +180,24 @@ report("two-leg record built (digests, redaction, timings)", iterations: n,
        runs: measure(iterations: n) { sink &+= ExchangeRecord(exchangeID: "d1.1", tap: "proxy",
                                                               legs: [recordedLeg(.downstream, "d1"), recordedLeg(.upstream, "u1")]).legs.count })
 
+// 6b. Reading that line back, one record per op: Intact's own lines through the
+// field-by-field decoder (what `intact verify` reads), and the same lines with one
+// member a newer build might add, which the reader hands to JSONDecoder (the general
+// path, and how every line was read before the fast decoder).
+let headerJSON = String(decoding: try! JSONEncoder().encode(RecordingHeader(toolVersion: "0", tap: "proxy", mode: "reverse",
+                                                                              redaction: redaction)), as: UTF8.self)
+let header = "{\"type\":\"header\"," + headerJSON.dropFirst() + "\n"
+let lines = max(n / 10, 100)
+let ownLine = record.jsonLine()
+let fastFile = Data(header.utf8) + Data(Array(repeating: ownLine, count: lines).joined())
+let newerLine = Array(String(decoding: ownLine, as: UTF8.self)
+    .replacingOccurrences(of: "\"tap\":", with: "\"newerMember\":1,\"tap\":").utf8)
+let generalFile = Data(header.utf8) + Data(Array(repeating: newerLine, count: lines).joined())
+report("recording line read back, fast decoder", iterations: lines, bytesPerIteration: ownLine.count,
+       runs: measure(iterations: 1) { sink &+= (try? RecordingReader.read(fastFile, path: "fast"))?.records.count ?? 0 })
+report("recording line read back, JSONDecoder", iterations: lines, bytesPerIteration: newerLine.count,
+       runs: measure(iterations: 1) { sink &+= (try? RecordingReader.read(generalFile, path: "general"))?.records.count ?? 0 })
+
 // 7. The four heads of a proxied 1 KiB GET, one by one: the request and the response
 // as the benchmark's wrk and nginx send them (each is digested once per leg).
 let getWire = Array(getText.utf8), okWire = Array(okText.utf8)

@@ -113,21 +113,15 @@ public enum RecordingReader {
         return try lines.finish()
     }
 
-    /// Decodes a recording line by line, in file order; one owner, the read
-    /// that made it. Invariant: `header` is set before any record is kept.
+    /// Decodes a recording line by line, in file order, keeping its records;
+    /// one owner, the read that made it.
     private struct LineDecoder {
-        let path: String
-        let decoder: JSONDecoder
-        var header: RecordingHeader?
+        var parser: RecordingLineParser
         var records: [ExchangeRecord] = []
         var warnings: [RecordingWarning] = []
-        var lineNumber = 0
 
         init(path: String) {
-            self.path = path
-            decoder = JSONDecoder()
-            decoder.nonConformingFloatDecodingStrategy = .convertFromString(
-                positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+            parser = RecordingLineParser(path: path)
         }
 
         /// Takes complete lines: `bytes` up to (not including) the newline
@@ -160,40 +154,23 @@ public enum RecordingReader {
         /// Takes one line (without its newline); `terminated` is false for a
         /// last line with no newline. False when reading stopped (a torn last line).
         mutating func take(_ line: Data.SubSequence, terminated: Bool) throws -> Bool {
-            lineNumber += 1
-            let decoded: RecordingLine
-            do {
-                decoded = try decoder.decode(RecordingLine.self, from: line)
-            } catch let unsupported as RecordingLine.UnsupportedFormat {
-                throw RecordingReadError.unsupportedFormat(path: path, found: unsupported.found,
-                                                           supported: RecordingFormat.version)
-            } catch {
-                if !terminated {
-                    warnings.append(RecordingWarning(path: path, line: lineNumber,
-                        message: "skipped a torn last line (\(line.count) bytes, no newline): the writer stopped mid-line"))
-                    return false
-                }
-                let reason = RecordingReader.describe(error)
-                if header == nil { throw RecordingReadError.missingHeader(path: path, reason: reason) }
-                throw RecordingReadError.malformedLine(path: path, line: lineNumber, reason: reason)
-            }
-            switch (decoded, header) {
-            case (.header(let h), nil):
-                header = h
-            case (.exchange(let record), .some):
+            switch try parser.parse(line, terminated: terminated) {
+            case .header: return true
+            case .record(let record):
                 records.append(record)
-            case (.exchange, nil):
-                throw RecordingReadError.missingHeader(path: path, reason: "the first line is an exchange record")
-            case (.header, .some):
-                throw RecordingReadError.malformedLine(path: path, line: lineNumber,
-                                                       reason: "a second header line (two recordings concatenated?)")
+                return true
+            case .torn(let warning):
+                warnings.append(warning)
+                return false
             }
-            return true
         }
 
         func finish() throws -> Recording {
-            guard let header else {
-                if lineNumber == 0 || (lineNumber == 1 && !warnings.isEmpty) { throw RecordingReadError.empty(path: path) }
+            let path = parser.path
+            guard let header = parser.header else {
+                if parser.lineNumber == 0 || (parser.lineNumber == 1 && !warnings.isEmpty) {
+                    throw RecordingReadError.empty(path: path)
+                }
                 throw RecordingReadError.missingHeader(path: path, reason: "no header line")
             }
             return Recording(path: path, header: header, records: records, warnings: warnings)

@@ -27,24 +27,29 @@ public struct CommandContext: Sendable {
 public final class OutputWriter: Sendable {
     private let sink: @Sendable (String) -> Void
     private let byteSink: @Sendable ([UInt8]) -> Void
+    /// True when the text goes to a terminal (what progress lines are for);
+    /// false for a pipe, a file or a buffer.
+    public let isTerminal: Bool
 
     /// Writes through `sink`, which must be safe to call from any thread.
     /// Bytes (`write(_: [UInt8])`) reach it decoded as UTF-8.
-    public init(_ sink: @escaping @Sendable (String) -> Void) {
+    public init(_ sink: @escaping @Sendable (String) -> Void, isTerminal: Bool = false) {
         self.sink = sink
         self.byteSink = { sink(String(decoding: $0, as: UTF8.self)) }
+        self.isTerminal = isTerminal
     }
 
     /// Writes to a file descriptor (unbuffered, retrying short writes;
     /// an error such as a closed pipe drops the rest of the text).
     public convenience init(fileDescriptor: Int32) {
-        self.init(bytes: { bytes in OutputWriter.writeAll(bytes, to: fileDescriptor) })
+        self.init(bytes: { bytes in OutputWriter.writeAll(bytes, to: fileDescriptor) }, isTerminal: isatty(fileDescriptor) != 0)
     }
 
     /// Writes bytes through `byteSink`; text reaches it as UTF-8.
-    public init(bytes byteSink: @escaping @Sendable ([UInt8]) -> Void) {
+    public init(bytes byteSink: @escaping @Sendable ([UInt8]) -> Void, isTerminal: Bool = false) {
         self.byteSink = byteSink
         self.sink = { byteSink(Array($0.utf8)) }
+        self.isTerminal = isTerminal
     }
 
     private static func writeAll(_ all: [UInt8], to fileDescriptor: Int32) {

@@ -131,14 +131,21 @@ final class VerifyCommandTests: XCTestCase {
 
     // MARK: Bad input
 
+    /// A corrupt line in the middle is named (file and line), skipped, and
+    /// fails the policy; the rest of the run is verified.
     func testFileThatIsNotJSONLinesNamesFileAndLine() throws {
         let directory = makeTemporaryDirectory()
         let files = try writeRun(directory)
         try append("this is not json\n{}\n", to: files[1])
         let run = intact(["verify"] + files)
-        XCTAssertEqual(run.status, 2)
-        XCTAssertEqual(run.output, "")
-        XCTAssertEqual(run.error, "intact: \(files[1]):4: malformed record: not JSON\n")
+        XCTAssertEqual(run.status, 1)
+        XCTAssertEqual(run.error, "")
+        XCTAssertTrue(run.output.contains("Warning: \(files[1]):4: skipped a malformed record: not JSON\n"), run.output)
+        XCTAssertTrue(run.output.contains("Warning: \(files[1]):5: skipped a malformed record: missing \"type\""), run.output)
+        XCTAssertTrue(run.output.contains("Problem: 2 lines of the recordings could not be read and were skipped "
+                                          + "(\(files[1]): 2; each is named in the warnings)"), run.output)
+        XCTAssertTrue(run.output.contains("Summary: 2 exchanges over 3 hops: 6 identical"), run.output)
+        XCTAssertTrue(run.output.hasSuffix("Policy strict FAILS: unreadable-lines.\n"), run.output)
 
         let text = directory + "/notes.txt"
         try "hello\nworld\n".write(toFile: text, atomically: true, encoding: .utf8)

@@ -12,7 +12,9 @@ import HTTP
 /// not cross whole in the broken colour). Beside each row, its notes (`HopResult.notes`) list every
 /// difference. Each exchange is a `div` with `id="exchange-N"` and
 /// `data-verdict`; each arrow carries `data-hop`, `data-message` and
-/// `data-verdict`.
+/// `data-verdict`. The page of a streamed run (`VerificationReport.listing`)
+/// shows the exchanges the report kept — the failing ones up to the cap and
+/// a sample of the first — and says so in `id="listing"`.
 public enum HTMLReport {
     public static func render(_ report: VerificationReport) -> String {
         let geometry = Geometry(report.path)
@@ -32,6 +34,10 @@ public enum HTMLReport {
             """
         if let description = report.policy.description {
             html += "<p>Policy <b>\(escaped(report.policy.name))</b>: \(escaped(description))</p>\n"
+        }
+        if let listing = report.listing {
+            // A streamed run: the page shows the summary, the failing exchanges (up to the cap) and a sample.
+            html += "<p id=\"listing\">\(escaped(listing.text)).</p>\n"
         }
         html += list(report.policy.tolerations.map { "tolerates " + $0 }, id: "tolerations")
         html += list(report.problems.map { "Problem: " + $0.message }, id: "problems")

@@ -7,17 +7,7 @@
 /// fault was injected on that hop; `-` means not reached.
 public enum TextReport {
     public static func render(_ report: VerificationReport) -> String {
-        var lines: [String] = []
-        let recordings = report.recordings.count == 1 ? "1 recording" : "\(report.recordings.count) recordings"
-        lines.append("Verified \(recordings) with policy \(report.policy.name)"
-                     + (report.policy.description.map { ": \($0)" } ?? ""))
-        for toleration in report.policy.tolerations { lines.append("  tolerates \(toleration)") }
-        let order = report.path.source == .option ? "as given" : "ordered from the recordings"
-        lines.append("Path (\(order)): " + report.path.taps.map(\.name).joined(separator: " → "))
-        for hop in report.path.hops {
-            let kind = hop.kind == .inside ? "what \(hop.from.tap) itself changed" : "network"
-            lines.append("  hop \(hop.number)  \(hop.label)  (\(kind))")
-        }
+        var lines = preamble(policy: report.policy, recordings: report.recordings.count, path: report.path)
 
         let labelled = report.exchanges.contains { $0.step != nil }
         for group in report.stepGroups {
@@ -26,6 +16,31 @@ public enum TextReport {
             lines.append(contentsOf: table(group.exchanges, report.path.hops))
         }
 
+        lines.append(contentsOf: ending(report))
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The policy, the path and its hops: what comes before the exchanges
+    /// (a streamed report starts the same way, `TextReportStream`).
+    static func preamble(policy: PolicySummary, recordings count: Int, path: VerifiedPath) -> [String] {
+        var lines: [String] = []
+        let recordings = count == 1 ? "1 recording" : "\(count) recordings"
+        lines.append("Verified \(recordings) with policy \(policy.name)" + (policy.description.map { ": \($0)" } ?? ""))
+        for toleration in policy.tolerations { lines.append("  tolerates \(toleration)") }
+        let order = path.source == .option ? "as given" : "ordered from the recordings"
+        lines.append("Path (\(order)): " + path.taps.map(\.name).joined(separator: " → "))
+        for hop in path.hops {
+            let kind = hop.kind == .inside ? "what \(hop.from.tap) itself changed" : "network"
+            lines.append("  hop \(hop.number)  \(hop.label)  (\(kind))")
+        }
+        return lines
+    }
+
+    /// What follows the exchanges: intermediary requests, connection events,
+    /// the legend, problems, warnings, the summary and the policy line (a
+    /// streamed report ends the same way, `TextReportStream`).
+    static func ending(_ report: VerificationReport) -> [String] {
+        var lines: [String] = []
         if let heading = intermediaryHeading(report) {
             lines.append("")
             lines.append(heading)
@@ -48,7 +63,7 @@ public enum TextReport {
         lines.append("")
         lines.append(summaryLine(report.summary))
         lines.append(policyLine(report))
-        return lines.joined(separator: "\n") + "\n"
+        return lines
     }
 
     /// The heading of the intermediary requests section; nil when there are none.
@@ -86,9 +101,12 @@ public enum TextReport {
         if report.policyHolds { return "Policy \(report.policy.name) holds." }
         var reasons: [String] = []
         let failing = report.exchanges.filter { !$0.passes }
-        if !failing.isEmpty {
-            let injected = failing.count { $0.hops.contains { !$0.verdict.passes && !$0.injected.isEmpty } }
-            reasons.append("\(failing.count) of \(report.exchanges.count) exchanges fail"
+        // A streamed report lists only some exchanges; its listing has the counts.
+        let failingCount = report.listing?.failingExchanges ?? failing.count
+        if failingCount > 0 {
+            let injected = report.listing?.failingOnInjectedHops
+                ?? failing.count { $0.hops.contains { !$0.verdict.passes && !$0.injected.isEmpty } }
+            reasons.append("\(failingCount) of \(report.listing?.exchanges ?? report.exchanges.count) exchanges fail"
                            + (injected > 0 ? " (\(injected) on hops with injected faults)" : ""))
         }
         let forbidden = report.intermediaryRequests.forbidden
@@ -134,7 +152,7 @@ public enum TextReport {
         return lines
     }
 
-    private static func clip(_ text: String, _ limit: Int) -> String {
+    static func clip(_ text: String, _ limit: Int) -> String {
         text.count <= limit ? text : String(text.prefix(limit - 3)) + "..."
     }
 }

@@ -36,6 +36,10 @@ public struct VerificationReport: Codable, Hashable, Sendable {
     /// True exactly when there is no problem, at least one exchange was
     /// verified, and every exchange passes the policy on every hop.
     public var policyHolds: Bool
+    /// Set when the run was too large to list every exchange here (a
+    /// streamed verification, `StreamingVerifier`): which exchanges
+    /// `exchanges` holds. Nil when it holds every one.
+    public var listing: ExchangeListing? = nil
 
     public init(policy: PolicySummary, recordings: [RecordingSummary], path: VerifiedPath,
                 exchanges: [VerifiedExchange], intermediaryRequests: IntermediaryRequests = IntermediaryRequests(groups: []),
@@ -500,6 +504,8 @@ public struct VerificationProblem: Codable, Hashable, Sendable, CustomStringConv
         case noExchange = "no-exchange"
         /// The recordings hold requests an intermediary made itself and no exchange of the app.
         case onlyIntermediaryRequests = "only-intermediary-requests"
+        /// Complete lines of a recording that are no valid record (skipped, each named in the warnings).
+        case unreadableLines = "unreadable-lines"
     }
 
     public var kind: Kind

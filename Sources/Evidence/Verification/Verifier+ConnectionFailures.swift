@@ -29,8 +29,8 @@ extension Verifier {
     /// (the app got an intermediary's answer: that stays the verdict, and the
     /// failure says why).
     func pairConnectionFailures(_ events: [[RecordedEvent]], with exchanges: inout [VerifiedExchange],
-                                path: TapPath) -> [TapConnections] {
-        var summaries: [TapConnections] = []
+                                path: TapPath) -> [(tap: Int, entries: [JudgedEvent])] {
+        var summaries: [(tap: Int, entries: [JudgedEvent])] = []
         var taken: Set<Int> = []
         for (tap, list) in events.enumerated() where !list.isEmpty {
             let hop = path.hopTaps.firstIndex { $0.to == tap && $0.from != tap }
@@ -63,7 +63,7 @@ extension Verifier {
                 exchanges[best] = Verifier.attach(item, at: at, tap: tap, hop: hop, to: exchanges[best], path: path)
                 return (item.event, item.failure, exchanges[best].number)
             }
-            summaries.append(TapConnections(tap: path.taps[tap].name, events: entries))
+            summaries.append((tap, entries))
         }
         return summaries
     }

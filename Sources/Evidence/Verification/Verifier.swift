@@ -51,8 +51,39 @@ public struct Verifier: Sendable {
         let path = try TapPath(ClientRecordings.merged(recordings),
                                order: ClientRecordings.order(configuration.path, for: recordings))
         let (chains, unpairedBoundaries) = try ExchangeChain.link(path, maximumAlignmentCells: configuration.maximumAlignmentCells)
-        let judge = MessageJudge(policy: configuration.policy)
+        let judged = judge(chains, in: path, firstNumber: 1)
+        let connections = judged.events.map { TapConnections(tap: path.taps[$0.tap].name, events: $0.entries) }
+        let problems = Verifier.problems(path: path, exchanges: judged.exchanges.count,
+                                         intermediaryRequests: judged.intermediary.total, appChains: judged.appChains,
+                                         crossingChains: judged.crossingChains, unpairedBoundaries: unpairedBoundaries)
+        return VerificationReport(policy: PolicySummary(configuration.policy), recordings: recordings.map(RecordingSummary.init),
+                                  path: path.verifiedPath, exchanges: judged.exchanges, intermediaryRequests: judged.intermediary,
+                                  connections: connections, problems: problems,
+                                  warnings: Verifier.digestKeyWarnings(recordings) + Verifier.http3Warnings(judged.exchanges, path: path)
+                                      + recordings.flatMap { $0.warnings.map(\.description) })
+    }
 
+    /// A connection event of a tap as judged: the event, its failure, and
+    /// the number of the exchange its failed handshake was paired with.
+    typealias JudgedEvent = (event: RequestlessConnection, failure: ExchangeRecord.Failure?, paired: Int?)
+
+    /// What judging a set of chains gives: the app's exchanges (numbered
+    /// from the first number given, ordered by start), the requests
+    /// intermediaries made, each tap's connection events, and how many
+    /// chains were the app's and crossed taps (for `problems`).
+    struct Judged {
+        var exchanges: [VerifiedExchange]
+        var intermediary: IntermediaryRequests
+        var events: [(tap: Int, entries: [JudgedEvent])]
+        var appChains: Int
+        var crossingChains: Int
+    }
+
+    /// Judges linked chains: sorts them into the app's exchanges, the
+    /// intermediaries' own requests and connection events, orders the
+    /// exchanges by start and judges each on every hop.
+    func judge(_ chains: [ExchangeChain], in path: TapPath, firstNumber: Int) -> Judged {
+        let judge = MessageJudge(policy: configuration.policy)
         let sorted = sort(chains, in: path)
         let ordered = sorted.app.map { ($0, start(of: $0, in: path)) }.enumerated().sorted { a, b in
             switch (a.element.1, b.element.1) {
@@ -63,41 +94,42 @@ public struct Verifier: Sendable {
             }
         }.map(\.element)
         var exchanges = ordered.enumerated().map { number, entry in
-            exchange(entry.0, number: number + 1, started: entry.1, path: path, judge: judge)
+            exchange(entry.0, number: firstNumber + number, started: entry.1, path: path, judge: judge)
         }
-        let connections = pairConnectionFailures(sorted.events, with: &exchanges, path: path)
+        let events = pairConnectionFailures(sorted.events, with: &exchanges, path: path)
         Verifier.nameCachedCopies(&exchanges, path: path)
-        let intermediary = intermediaryRequests(sorted.intermediary, path: path)
+        return Judged(exchanges: exchanges, intermediary: intermediaryRequests(sorted.intermediary, path: path),
+                      events: events, appChains: sorted.app.count, crossingChains: sorted.app.count(where: \.crossesTaps))
+    }
 
+    /// Why the recordings as a whole prove nothing, when they do not.
+    static func problems(path: TapPath, exchanges: Int, intermediaryRequests: Int, appChains: Int, crossingChains: Int,
+                         unpairedBoundaries: [Int]) -> [VerificationProblem] {
         var problems: [VerificationProblem] = []
-        if exchanges.isEmpty && intermediary.total > 0 {
+        if exchanges == 0 && intermediaryRequests > 0 {
             problems.append(VerificationProblem(kind: .onlyIntermediaryRequests, message:
-                "the recordings hold \(intermediary.total) request\(intermediary.total == 1 ? "" : "s") an intermediary made "
+                "the recordings hold \(intermediaryRequests) request\(intermediaryRequests == 1 ? "" : "s") an intermediary made "
                 + "itself and no exchange of the app: nothing to verify for the app"))
-        } else if exchanges.isEmpty {
+        } else if exchanges == 0 {
             problems.append(VerificationProblem(kind: .noExchange, message: "the recordings hold no exchange: nothing was verified"))
         }
         if path.hops.isEmpty, let tap = path.taps.first {
             problems.append(VerificationProblem(kind: .noHop, message:
                 "only one observation point (\(tap.name), \(tap.entry.rawValue) leg): add the recording of another tap on the path"))
         }
-        if !unpairedBoundaries.isEmpty && !sorted.app.isEmpty && !sorted.app.contains(where: \.crossesTaps) {
+        if !unpairedBoundaries.isEmpty && appChains > 0 && crossingChains == 0 {
             let names = path.taps.map(\.name).joined(separator: ", ")
             problems.append(VerificationProblem(kind: .nothingPairs, message:
                 "nothing pairs across the taps \(names): no exchange shares a trace id or aligns on method, target "
                 + "and body (recordings of different runs?)"))
-        } else if !sorted.app.isEmpty {
+        } else if appChains > 0 {
             for boundary in unpairedBoundaries {
                 let (a, b) = (path.taps[boundary].name, path.taps[boundary + 1].name)
                 problems.append(VerificationProblem(kind: .nothingPairs, message:
                     "nothing pairs between \(a) and \(b): no exchange \(a) sent was seen by \(b) (recordings of different runs?)"))
             }
         }
-        return VerificationReport(policy: PolicySummary(configuration.policy), recordings: recordings.map(RecordingSummary.init),
-                                  path: path.verifiedPath, exchanges: exchanges, intermediaryRequests: intermediary,
-                                  connections: connections, problems: problems,
-                                  warnings: Verifier.digestKeyWarnings(recordings) + Verifier.http3Warnings(exchanges, path: path)
-                                      + recordings.flatMap { $0.warnings.map(\.description) })
+        return problems
     }
 
     /// Refuses recordings whose digests were not taken with one algorithm
