@@ -86,7 +86,7 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
 
     /// Sends a whole response: the head (with `Content-Length` set when there
     /// are no trailers, it has none, and the status or method allows a body),
-    /// the body, and the end. Called only on the loop.
+    /// the body (none for a HEAD, a 204 or a 304), and the end. Called only on the loop.
     public func respond(_ head: HTTPResponseHead, body: [UInt8] = [], trailers: HTTPFields? = nil) throws(TransportError) {
         var head = head
         let framing: HTTP1Framing?
@@ -100,7 +100,8 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
             if version == .http2 { head.fields.append("content-length", String(body.count)) }
         }
         try sendHead(head, framing: framing)
-        try sendBody(body)
+        // A HEAD (or a 204 or 304) gets no body on either version: an HTTP/2 peer resets a stream whose answer has DATA.
+        if !bodiless { try sendBody(body) }
         try sendEnd(trailers: trailers)
     }
 
