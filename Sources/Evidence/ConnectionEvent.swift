@@ -18,6 +18,10 @@ public struct ConnectionEvent: Codable, Hashable, Sendable {
         /// The TLS handshake failed after the client's ClientHello (a client
         /// rejecting the certificate, a protocol mismatch).
         case handshakeFailed = "handshake-failed"
+        /// The peer sent bytes that are no HTTP request (an HTTP/0.9
+        /// `GET /`, an unparseable request line): answered 400 and closed;
+        /// `received` quotes what came.
+        case unreadableRequest = "unreadable-request"
 
         public var description: String {
             switch self {
@@ -25,6 +29,7 @@ public struct ConnectionEvent: Codable, Hashable, Sendable {
             case .reset: return "reset"
             case .handshakeOnly: return "TLS handshake, no request"
             case .handshakeFailed: return "TLS handshake failed"
+            case .unreadableRequest: return "unreadable request, answered 400"
             }
         }
     }
@@ -36,12 +41,17 @@ public struct ConnectionEvent: Codable, Hashable, Sendable {
     public var at: Timestamp?
     /// The TLS version, when a handshake completed.
     public var tlsVersion: String?
+    /// What the peer sent, quoted (`GET /`; bytes outside printable ASCII as
+    /// `\xNN`), for an `unreadable-request`.
+    public var received: String?
 
-    public init(outcome: Outcome, peer: String? = nil, at: Timestamp? = nil, tlsVersion: String? = nil) {
+    public init(outcome: Outcome, peer: String? = nil, at: Timestamp? = nil, tlsVersion: String? = nil,
+                received: String? = nil) {
         self.outcome = outcome
         self.peer = peer
         self.at = at
         self.tlsVersion = tlsVersion
+        self.received = received
     }
 
     /// The event a record stands for: its `connection` value, else (a

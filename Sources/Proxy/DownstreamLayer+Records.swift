@@ -82,6 +82,22 @@ extension DownstreamLayer {
         return recorder.finish(error: problem)
     }
 
+    /// Bytes that are no request (an HTTP/0.9 `GET /`, an unparseable
+    /// request line), answered `answered` (400) and closed: a connection
+    /// event (`unreadable-request`) quoting what came, since no request
+    /// crossed; the failure says why and what the client was told.
+    func unreadableRequestRecord(_ exchange: ExchangeID, received: String, answered: Int?,
+                                 problem: ProxyError) -> ExchangeRecord {
+        var recorder = makeRecorder(exchange, tls: currentTLS)
+        let time = recorder.now
+        var failure = problem
+        if let answered { failure.failure.message += "; answered \(answered)" }
+        var record = recorder.finish(error: failure)
+        record.connection = ConnectionEvent(outcome: .unreadableRequest, peer: peer, at: time,
+                                            tlsVersion: record.legs.first?.tls?.version, received: received)
+        return record
+    }
+
     private func makeRecorder(_ exchange: ExchangeID, tls: TLSDetails?) -> ExchangeRecorder {
         let leg = LegRecorder(role: .downstream, connectionID: id, tls: tls,
                               bodyStoreLimit: settings.recording.bodyStoreLimit, digests: settings.recording.digests)
@@ -103,5 +119,22 @@ extension TLSDetails {
     /// only, as sent (escaped), and what is wrong with it if anything.
     init(_ hello: ClientHelloSummary) {
         self.init(sni: hello.escapedServerNameSent, sniIssue: hello.serverNameIssue)
+    }
+}
+
+extension HTTP1ParseError {
+    /// What the client sent, quoted, when the error is in the request line
+    /// itself, so no request could be read at all (an HTTP/0.9 `GET /`, a
+    /// binary probe, a line that never ended); nil when a request line was
+    /// read and something later was wrong (those are refused requests,
+    /// recorded as exchanges).
+    var unreadableRequestLine: String? {
+        switch self {
+        case .invalidRequestLine(let line): return line
+        case .invalidMethod(let method): return HTTP1ParseError.quoted(method.utf8)
+        case .invalidVersion(let version), .unsupportedVersion(let version): return HTTP1ParseError.quoted(version.utf8)
+        case .startLineTooLong(let limit): return "(a line longer than \(limit) bytes)"
+        default: return nil
+        }
     }
 }

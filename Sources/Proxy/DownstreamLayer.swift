@@ -298,8 +298,8 @@ public struct DownstreamLayer {
                                                expectsContinue: expectsContinue)
         let context = ExchangeHookContext(id: exchange, request: head, target: route, tap: settings.recording.tap)
         let hooks = settings.addons.compactMap { $0.hook(for: context) }
-        startFlow(ExchangeFlow(id: exchange, target: route, client: client, hooks: hooks, settings: settings.recording),
-                  io) { $0.start(head, wire: wire, io) }
+        startFlow(ExchangeFlow(id: exchange, target: route, client: client, hooks: hooks, settings: settings.recording,
+                               suppliesAuthority: settings.mode.isReverse), io) { $0.start(head, wire: wire, io) }
     }
 
     /// A request for the proxy's own pages: its flow has the site's hook
@@ -406,9 +406,16 @@ public struct DownstreamLayer {
         let problem = ProxyError(.protocolError, at: "downstream request", error.reason, status: .httpRequestError)
         lastSequence += 1
         let exchange = ExchangeID(connection: id, sequence: lastSequence)
-        let record = annotated(malformedRecord(exchange, error: error,
+        let record: ExchangeRecord
+        if let received = error.unreadableRequestLine {
+            // No request at all (an HTTP/0.9 `GET /`, bytes that are no request line): a connection event.
+            record = annotated(unreadableRequestRecord(exchange, received: received, answered: answer?.status,
+                                                       problem: problem))
+        } else {
+            record = annotated(malformedRecord(exchange, error: error,
                                                answer: answer.flatMap { head in wire.map { (head, $0) } },
                                                problem: problem))
+        }
         io.perform(.record(record))
         io.perform(.close)
     }

@@ -86,7 +86,7 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
 
     /// Sends a whole response: the head (with `Content-Length` set when there
     /// are no trailers, it has none, and the status or method allows a body),
-    /// the body (none for a HEAD, a 204 or a 304), and the end. Called only on the loop.
+    /// the body (dropped for a HEAD, a 204 or a 304: `dropsOutboundBody`), and the end. Called only on the loop.
     public func respond(_ head: HTTPResponseHead, body: [UInt8] = [], trailers: HTTPFields? = nil) throws(TransportError) {
         var head = head
         let framing: HTTP1Framing?
@@ -100,9 +100,15 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
             if version == .http2 { head.fields.append("content-length", String(body.count)) }
         }
         try sendHead(head, framing: framing)
-        // A HEAD (or a 204 or 304) gets no body on either version: an HTTP/2 peer resets a stream whose answer has DATA.
-        if !bodiless { try sendBody(body) }
+        try sendBody(body)
         try sendEnd(trailers: trailers)
+    }
+
+    /// A response to HEAD, or a final 204 or 304, carries no body (RFC 9110 §6.4.1).
+    override var dropsOutboundBody: Bool {
+        if request.method == "HEAD" { return true }
+        guard let status = response?.status else { return false }
+        return status == 204 || status == 304
     }
 
     /// The engine's answer to the stream's demand may send `100 Continue`:

@@ -28,6 +28,45 @@ final class ProxyBadInputTests: XCTestCase {
         XCTAssertEqual(record.leg(.downstream)?.response?.status, 400)
     }
 
+    /// A health check with an HTTP/0.9-style or unparseable request line
+    /// (`GET /` then CRLF, as some appliances' default monitors send, or
+    /// bytes that are no request): a clear 400 at once — the client waits
+    /// with the connection open, so nothing may wait for more — recorded as
+    /// a connection event quoting the bytes seen, never an exchange; the
+    /// proxy goes on serving.
+    func testAnHTTP09OrUnparseableRequestLineIsA400AndAConnectionEvent() throws {
+        let origin = try RawSocket.serveLoopback { client in
+            _ = RawSocket.read(client, until: "\r\n\r\n")
+            RawSocket.send(client, Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))
+            close(client)
+        }
+        defer { RawSocket.stopListening(origin.fd) }
+        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .http, host: "127.0.0.1", port: origin.port))
+        let proxy = try ProxyHarness(mode: .reverse(upstream)) { $0.listenPlain = true }
+        for (line, quoted) in [("GET /\r\n", "GET /"), ("\u{01}\u{02}junk\r\n", "\\x01\\x02junk")] {
+            let fd = try XCTUnwrap(RawSocket.connect(port: proxy.port))
+            RawSocket.send(fd, Array(line.utf8))
+            // No shutdown: the answer (and the close) must come while the client still holds the connection open.
+            let answer = String(decoding: RawSocket.readAll(fd), as: UTF8.self)
+            close(fd)
+            XCTAssertTrue(answer.hasPrefix("HTTP/1.1 400 "), answer)
+            XCTAssertTrue(answer.contains("request line \"\(quoted)\""), answer)
+        }
+        XCTAssertTrue(try XCTUnwrap(RawSocket.exchange(port: proxy.port, "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"))
+            .hasPrefix("HTTP/1.1 204"), "the proxy goes on serving")
+        let recording = try proxy.stopAndRead()
+        let events = recording.records.compactMap(\.connection)
+        XCTAssertEqual(events.map(\.outcome), [.unreadableRequest, .unreadableRequest], "\(recording.records)")
+        XCTAssertEqual(events.map(\.received), ["GET /", "\\x01\\x02junk"])
+        let http09 = try XCTUnwrap(recording.records.first { $0.connection?.received == "GET /" })
+        XCTAssertEqual(http09.error?.message,
+                       "request line \"GET /\" is not `method SP target SP version` (an HTTP/0.9 request: "
+                       + "HTTP/1.0 or later is needed); answered 400")
+        XCTAssertTrue(recording.records.filter { $0.connection != nil }.allSatisfy { ConnectionEvent.of($0) != nil })
+        let report = try Verifier().verify([recording])
+        XCTAssertEqual(report.exchanges.count, 1, "only the real request is an exchange")
+    }
+
     /// A port probe's connect-and-close, a reset, a TLS handshake with no
     /// request and a handshake the client rejects: each is recorded as a
     /// connection event with the peer, never as an exchange, and the

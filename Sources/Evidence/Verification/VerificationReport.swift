@@ -376,6 +376,9 @@ public struct Equivalence: Codable, Hashable, Sendable {
         case wireFormatting = "wire-formatting"
         /// The scheme alone changed because a tap chose its upstream scheme (`TapSchemeChoice`).
         case tapScheme = "tap-scheme"
+        /// A reverse tap sent its upstream's authority for a request that
+        /// named none (an HTTP/1.0 health check without `Host`; `TapSuppliedAuthority.swift`).
+        case tapAuthority = "tap-authority"
         /// A request whose body was cut on a hop because the response on the
         /// receiving leg had already completed (`MessageJudge.answeredEarly`).
         case answeredEarly = "answered-early"
