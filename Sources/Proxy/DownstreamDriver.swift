@@ -194,6 +194,10 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
             accept(stream)
         case .malformedRequest(let error, let answer, let wire):
             feed(.malformedRequest(error, answer: answer, wire: wire))
+        case .refusedStream(let streamID, let request, let reason):
+            let exchange = ExchangeID(connection: id, sequence: nextSequence)
+            nextSequence += 1
+            feed(.refusedStream(exchange, streamID: streamID, request: request, reason: reason))
         case .closed(let error):
             // A connection that handed the channel on (to a CONNECT's tunnel) closes unheard.
             guard case .http(let current) = owner, current === server else { return }

@@ -19,6 +19,11 @@ public enum DownstreamEvent: Sendable {
     /// answered with `answer` (the error's status, its reason as the body)
     /// unless a response was under way (nil), and closes the connection.
     case malformedRequest(HTTP1ParseError, answer: HTTPResponseHead?, wire: HeadDigest.WireForm?)
+    /// HTTP/2: the codec refused a request before it became a stream (its
+    /// header list over the limit; RST_STREAM ENHANCE_YOUR_CALM went out).
+    /// `request` is what was kept of its head (pseudo-header fields,
+    /// `Intact-Trace`); the connection goes on. The driver numbers it like a request.
+    case refusedStream(ExchangeID, streamID: Int, request: HTTPRequestHead?, reason: String)
     /// The CONNECT target answered the probe (a TCP connection the driver keeps
     /// for a passthrough tunnel).
     case connectTargetReached

@@ -82,6 +82,24 @@ extension DownstreamLayer {
         return recorder.finish(error: problem)
     }
 
+    /// An HTTP/2 request the codec refused (its header list over the limit,
+    /// reset with ENHANCE_YOUR_CALM): an exchange record, as the HTTP/1.1
+    /// 431 is, with what was kept of the request (pseudo-header fields and
+    /// `Intact-Trace`, marked incomplete) and the refusal, so verification
+    /// reports a request the client sent and the server never got.
+    func refusedStreamRecord(_ exchange: ExchangeID, streamID: Int, request: HTTPRequestHead?,
+                             problem: ProxyError) -> ExchangeRecord {
+        var recorder = makeRecorder(exchange, tls: currentTLS)
+        recorder.downstream.streamID = streamID
+        if let request {
+            recorder.downstream.request.recordRequest(request, wire: .http2(fields: HTTP2FieldMapping.requestList(request)),
+                                                      connectionScheme: currentTLS == nil ? "http" : "https",
+                                                      at: recorder.now)
+            recorder.traceID = ExchangeRecord.traceID(in: request.fields)
+        }
+        return recorder.finish(error: problem)
+    }
+
     /// Bytes that are no request (an HTTP/0.9 `GET /`, an unparseable
     /// request line), answered `answered` (400) and closed: a connection
     /// event (`unreadable-request`) quoting what came, since no request

@@ -172,6 +172,11 @@ public struct DownstreamLayer {
             handle(event, of: exchange, io)
         case let .malformedRequest(error, answer, wire):
             malformedRequest(error, answer: answer, wire: wire, io)
+        case let .refusedStream(exchange, streamID, request, reason):
+            lastSequence = max(lastSequence, exchange.sequence)
+            let problem = ProxyError(.protocolError, at: "downstream request", reason, status: .httpRequestError)
+            io.perform(.record(annotated(refusedStreamRecord(exchange, streamID: streamID, request: request,
+                                                             problem: problem))))
         case .connectTargetReached:
             guard case .probing(let connect) = phase else { return }
             phase = .peeking(connect)
