@@ -22,6 +22,10 @@ public struct ConnectionEvent: Codable, Hashable, Sendable {
         /// `GET /`, an unparseable request line): answered 400 and closed;
         /// `received` quotes what came.
         case unreadableRequest = "unreadable-request"
+        /// A passthrough tunnel (`--passthrough`, or a host outside
+        /// `--intercept`): relayed untouched, its CONNECT and byte counts
+        /// recorded, no request seen.
+        case tunnel
 
         public var description: String {
             switch self {
@@ -30,6 +34,7 @@ public struct ConnectionEvent: Codable, Hashable, Sendable {
             case .handshakeOnly: return "TLS handshake, no request"
             case .handshakeFailed: return "TLS handshake failed"
             case .unreadableRequest: return "unreadable request, answered 400"
+            case .tunnel: return "tunnelled untouched"
             }
         }
     }
@@ -60,6 +65,8 @@ public struct ConnectionEvent: Codable, Hashable, Sendable {
     /// carried a message, and for the client's: a request the client could
     /// not send is still an exchange of the app, failed.
     public static func of(_ record: ExchangeRecord) -> ConnectionEvent? {
+        // A tunnel's record holds the CONNECT that opened it (its target) and nothing the app sent inside.
+        if let event = record.connection, event.outcome == .tunnel { return event }
         guard !record.legs.contains(where: { $0.request != nil || $0.response != nil }) else { return nil }
         if let event = record.connection { return event }
         guard record.traceID == nil, !record.legs.contains(where: { $0.role == .client }) else { return nil }

@@ -32,6 +32,9 @@ enum ProxyCommand {
                 + "intermediaries that speak http:// to their backends)")
         let passthrough = Option.repeatable("passthrough", .string("HOST"),
                                             help: "tunnel this host without interception (repeatable; *.domain allowed)")
+        let intercept = Option.repeatable(
+            "intercept", .string("HOST"),
+            help: "intercept only this host; tunnel (and record as tunnels) every other (repeatable; *.domain allowed)")
         let upstreamCA = Option.optional("upstream-ca", .string("FILE"),
                                          help: "PEM file of the CAs upstream certificates must lead to (default: system store)")
         let insecureUpstream = Option.flag("insecure-upstream",
@@ -163,6 +166,11 @@ enum ProxyCommand {
         }
         if case .forward = configuration.mode { configuration.localSite = try CAPage(authority: authority) }
         configuration.passthroughHosts = arguments[options.passthrough]
+        configuration.interceptHosts = arguments[options.intercept]
+        if !configuration.interceptHosts.isEmpty, configuration.mode.isReverse {
+            throw UsageError("--intercept is for forward mode (a reverse proxy intercepts its one upstream)",
+                             path: arguments.path)
+        }
         configuration.tap = arguments[options.tap]
         configuration.toolVersion = IntactVersion.string
         configuration.loopCount = arguments[options.loops]

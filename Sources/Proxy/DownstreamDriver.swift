@@ -338,9 +338,11 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     }
 
     private func relay(to upstream: ByteChannel, serverStarted: Bool, leftover: [UInt8], target: UpstreamTarget) {
-        let relay = TunnelRelay(client: channel, server: upstream) { [self] error, _ in
+        let relay = TunnelRelay(client: channel, server: upstream,
+                                counting: runtime.layerSettings.value.recording.digests) { [self] error, traffic in
             feed(.tunnelClosed(upstream: ConnectionID(.upstream, upstream.id),
-                               error: error.map { .transport($0, at: "passthrough tunnel to \(target.authority)") }))
+                               error: error.map { .transport($0, at: "passthrough tunnel to \(target.authority)") },
+                               relayed: traffic.map { ($0.downstream, $0.upstream) }))
             finish()
         }
         owner = .relay(relay)

@@ -36,8 +36,10 @@ public enum DownstreamEvent: Sendable {
     /// The client's first bytes were no ClientHello, or the TLS handshake
     /// with it failed (the alert went out).
     case tlsFailed(ProxyError)
-    /// A passthrough tunnel ended; `upstream` names its server connection when one was made.
-    case tunnelClosed(upstream: ConnectionID?, error: ProxyError?)
+    /// A passthrough tunnel ended; `upstream` names its server connection when
+    /// one was made; `relayed` is what it carried on each leg (nil when no relay ran).
+    case tunnelClosed(upstream: ConnectionID?, error: ProxyError?,
+                      relayed: (downstream: RelayedStreams, upstream: RelayedStreams)? = nil)
     /// The client connection closed (nil) or failed.
     case connectionClosed(ProxyError?)
     /// The HTTP connection that held the client's channel closed (nil) or

@@ -57,15 +57,27 @@ extension DownstreamLayer {
         recorder.traceID = nil
     }
 
-    /// A passthrough tunnel: the CONNECT and its 200 on the downstream leg,
-    /// with the TLS details the ClientHello showed (the session itself is
-    /// opaque to the proxy); the upstream leg names the server connection.
+    /// A passthrough tunnel: a connection record (exchange `dN.0`,
+    /// connection outcome `tunnel`), never an exchange, since the proxy saw
+    /// no request in it: the CONNECT and its 200 on the downstream leg (so
+    /// the target shows), with the TLS details the ClientHello showed (the
+    /// session itself is opaque to the proxy) and the bytes relayed each
+    /// way (`relayed`, counted and digested); the upstream leg names the
+    /// server connection and what it carried.
     func tunnelRecord(_ connect: PendingConnect, hello: ClientHelloSummary?, upstream: ConnectionID?,
+                      relayed: (downstream: RelayedStreams, upstream: RelayedStreams)?,
                       error: ProxyError?) -> ExchangeRecord {
-        var recorder = makeRecorder(connect.id, tls: hello.map { TLSDetails($0) })
+        var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: hello.map { TLSDetails($0) })
         Self.recordConnect(connect, into: &recorder)
-        if let upstream { recorder.beginUpstream(connection: upstream, tls: nil) }
-        return recorder.finish(error: error)
+        recorder.downstream.relayed = relayed?.downstream
+        if let upstream {
+            recorder.beginUpstream(connection: upstream, tls: nil)
+            recorder.upstream?.relayed = relayed?.upstream
+        }
+        let time = recorder.now
+        var record = recorder.finish(error: error)
+        record.connection = ConnectionEvent(outcome: .tunnel, peer: peer, at: time)
+        return record
     }
 
     /// A request the codec rejected: no request on the leg, only the codec's

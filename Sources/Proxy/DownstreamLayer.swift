@@ -8,6 +8,10 @@ public struct ProxyLayerSettings: Sendable {
     /// Hosts tunnelled without interception (`--passthrough`), lowercased;
     /// `*.example.com` matches every name under example.com.
     public var passthroughHosts: [String]
+    /// When not empty, the only hosts intercepted (`--intercept`, the
+    /// inverse of `passthroughHosts`, as mitmproxy's `allow_hosts`): every
+    /// other CONNECT is tunnelled. Same patterns, lowercased.
+    public var interceptHosts: [String]
     /// Refuses targets that are the proxy itself.
     public var loopGuard: LoopGuard
     /// Add-ons whose hooks every exchange runs through, in order.
@@ -18,22 +22,36 @@ public struct ProxyLayerSettings: Sendable {
     /// Reverse mode: the client leg is plain HTTP (`--listen-plain`), no TLS to peek at.
     public var listenPlain: Bool
 
-    public init(mode: ProxyMode, passthroughHosts: [String] = [], loopGuard: LoopGuard,
+    public init(mode: ProxyMode, passthroughHosts: [String] = [], interceptHosts: [String] = [], loopGuard: LoopGuard,
                 addons: [any ProxyAddon] = [], recording: RecordingSettings, localSite: (any LocalSite)? = nil,
                 listenPlain: Bool = false) {
         self.localSite = localSite
         self.listenPlain = listenPlain
         self.mode = mode
         self.passthroughHosts = passthroughHosts.map(HTTPField.lowercaseASCII)
+        self.interceptHosts = interceptHosts.map(HTTPField.lowercaseASCII)
         self.loopGuard = loopGuard
         self.addons = addons
         self.recording = recording
     }
 
-    /// True when `host` is to be tunnelled untouched.
+    /// True when `host` is to be tunnelled untouched (`passthroughHosts`).
     func isPassthrough(_ host: String) -> Bool {
-        let host = HTTPField.lowercaseASCII(host)
-        return passthroughHosts.contains { pattern in
+        ProxyLayerSettings.matches(HTTPField.lowercaseASCII(host), passthroughHosts)
+    }
+
+    /// True when a CONNECT to `connectHost` whose ClientHello asks for
+    /// `serverName` is tunnelled: either name is a passthrough host, or
+    /// `interceptHosts` is given and names neither.
+    func tunnels(serverName: String, connectHost: String) -> Bool {
+        if isPassthrough(serverName) || isPassthrough(connectHost) { return true }
+        guard !interceptHosts.isEmpty else { return false }
+        return ![serverName, connectHost].contains { ProxyLayerSettings.matches(HTTPField.lowercaseASCII($0), interceptHosts) }
+    }
+
+    /// True when a pattern names `host` (lowercased): itself, or `*.domain` for every name under domain.
+    private static func matches(_ host: String, _ patterns: [String]) -> Bool {
+        patterns.contains { pattern in
             pattern.hasPrefix("*.") ? host.hasSuffix(pattern.dropFirst()) : host == pattern
         }
     }
@@ -214,10 +232,10 @@ public struct DownstreamLayer {
             phase = .closed
             io.perform(.record(annotated(connectionRecord(connect: connect, hello: hello, error: problem))))
             io.perform(.close)
-        case let .tunnelClosed(upstream, problem):
+        case let .tunnelClosed(upstream, problem, relayed):
             guard case .tunnelling(let connect, let hello) = phase else { return }
             phase = .closed
-            io.perform(.record(tunnelRecord(connect, hello: hello, upstream: upstream, error: problem)))
+            io.perform(.record(tunnelRecord(connect, hello: hello, upstream: upstream, relayed: relayed, error: problem)))
         case .connectionClosed(let problem):
             connectionClosed(problem, io)
         case .clientConnectionEnded(let error):
@@ -349,7 +367,7 @@ public struct DownstreamLayer {
         }
         // Forward mode: the name the client asked for when it is a host name, else the CONNECT's host.
         let name = hello.serverName ?? connect.target.host
-        if settings.isPassthrough(name) || settings.isPassthrough(connect.target.host) {
+        if settings.tunnels(serverName: name, connectHost: connect.target.host) {
             phase = .tunnelling(connect, hello: hello)
             io.perform(.openTunnel(connect.target))
             return

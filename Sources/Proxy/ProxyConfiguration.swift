@@ -62,6 +62,9 @@ public struct ProxyConfiguration: Sendable {
     public var authority: CertificateAuthority
     /// Hosts tunnelled without interception (forward mode).
     public var passthroughHosts: [String] = []
+    /// When not empty, the only hosts intercepted (forward mode, `--intercept`):
+    /// every other CONNECT is tunnelled and recorded as a tunnel.
+    public var interceptHosts: [String] = []
     public var upstreamVerification: UpstreamVerification = .systemStore
     /// Presented when an upstream asks for a client certificate.
     public var upstreamClientIdentity: TLSIdentity?
@@ -124,6 +127,7 @@ public struct ProxyConfiguration: Sendable {
         }
         if !allowedClients.isEmpty { options["allow"] = allowedClients.ranges.map(\.description).joined(separator: ",") }
         if !passthroughHosts.isEmpty { options["passthrough"] = passthroughHosts.joined(separator: ",") }
+        if !interceptHosts.isEmpty { options["intercept"] = interceptHosts.joined(separator: ",") }
         if let recording { options["recordBodies"] = String(recording.bodyStoreLimit) }
         if let identity = upstreamClientIdentity { options["upstreamClientCertificate"] = identity.subject }
         for addon in addons {

@@ -116,6 +116,7 @@ final class ProxyRuntime: Sendable {
         let recording = RecordingSettings(tap: configuration.tap, redaction: redaction,
                                           bodyStoreLimit: configuration.recording?.bodyStoreLimit ?? 0)
         return SharedLayerSettings(ProxyLayerSettings(mode: configuration.mode, passthroughHosts: configuration.passthroughHosts,
+                                                      interceptHosts: configuration.interceptHosts,
                                                       loopGuard: loopGuard, addons: addons, recording: recording,
                                                       localSite: configuration.localSite,
                                                       listenPlain: configuration.listenPlain))
