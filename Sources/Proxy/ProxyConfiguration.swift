@@ -111,6 +111,13 @@ public struct ProxyConfiguration: Sendable {
         self.authority = authority
     }
 
+    /// The origin the recording stands for (the header's `origin`): a
+    /// reverse proxy's upstream; nil in forward mode, which carries any.
+    public var recordedOrigin: String? {
+        guard case .reverse(let upstream) = mode else { return nil }
+        return upstream.description
+    }
+
     /// The options that shape what was recorded, for the recording header.
     public var recordedOptions: [String: String] {
         var options = ["listen": "\(listenHost):\(listenPort)", "mode": mode.description,

@@ -47,7 +47,7 @@ final class ProxyRuntime: Sendable {
             let header = RecordingHeader(toolVersion: configuration.toolVersion, tap: configuration.tap,
                                          mode: ProxyRuntime.modeName(configuration.mode),
                                          options: configuration.recordedOptions,
-                                         redaction: recording.redaction)
+                                         redaction: recording.redaction, origin: configuration.recordedOrigin)
             do {
                 writer = try RecordingWriter(path: recording.path, header: header, replacing: recording.replacing,
                                              queueLimit: recording.queueLimit)
