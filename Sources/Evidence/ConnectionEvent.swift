@@ -6,7 +6,7 @@
 /// policy. A handshake that failed after the client sent its ClientHello is
 /// a connection failure: it is paired with the exchange a neighbouring tap
 /// saw fail at the same time, when one did.
-public struct ConnectionEvent: Codable, Hashable, Sendable {
+public struct RequestlessConnection: Codable, Hashable, Sendable {
     /// How the connection ended.
     public enum Outcome: String, Codable, Hashable, Sendable, CaseIterable, CustomStringConvertible {
         /// The peer connected and closed without sending a byte (a port probe, an L4 health check).
@@ -64,17 +64,17 @@ public struct ConnectionEvent: Codable, Hashable, Sendable {
     /// message whose failure is a connection-level one. Nil for a record that
     /// carried a message, and for the client's: a request the client could
     /// not send is still an exchange of the app, failed.
-    public static func of(_ record: ExchangeRecord) -> ConnectionEvent? {
+    public static func of(_ record: ExchangeRecord) -> RequestlessConnection? {
         // A tunnel's record holds the CONNECT that opened it (its target) and nothing the app sent inside.
         if let event = record.connection, event.outcome == .tunnel { return event }
         guard !record.legs.contains(where: { $0.request != nil || $0.response != nil }) else { return nil }
         if let event = record.connection { return event }
         guard record.traceID == nil, !record.legs.contains(where: { $0.role == .client }) else { return nil }
-        guard let error = record.error else { return ConnectionEvent(outcome: .closed) }
+        guard let error = record.error else { return RequestlessConnection(outcome: .closed) }
         switch error.kind {
-        case .closedEarly: return ConnectionEvent(outcome: .closed)
-        case .reset: return ConnectionEvent(outcome: .reset)
-        case .tls: return ConnectionEvent(outcome: .handshakeFailed)
+        case .closedEarly: return RequestlessConnection(outcome: .closed)
+        case .reset: return RequestlessConnection(outcome: .reset)
+        case .tls: return RequestlessConnection(outcome: .handshakeFailed)
         default: return nil
         }
     }

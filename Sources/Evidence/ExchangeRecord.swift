@@ -23,7 +23,7 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
     /// The sign-in step this exchange was classified as (`AUTH_FLOW.md`).
     public var authFlowStep: Optional<String>
     /// Faults the tap applied to this exchange, in the order applied.
-    public var faults: [AppliedFault]
+    public var faults: [RecordedFault]
     /// Why the exchange broke, when it did.
     public var error: Optional<Failure>
     /// Upstream attempts that failed before the one the upstream leg shows,
@@ -34,11 +34,11 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
     /// Set on a record of a connection that carried no request (its legs hold
     /// no message, or only the CONNECT that opened it): how it ended. Nil on
     /// every exchange.
-    public var connection: Optional<ConnectionEvent>
+    public var connection: Optional<RequestlessConnection>
 
     public init(exchangeID: String, traceID: String? = nil, tap: String, legs: [Leg], authFlowStep: String? = nil,
-                faults: [AppliedFault] = [], error: Failure? = nil, retries: [Failure]? = nil,
-                connection: ConnectionEvent? = nil) {
+                faults: [RecordedFault] = [], error: Failure? = nil, retries: [Failure]? = nil,
+                connection: RequestlessConnection? = nil) {
         self.exchangeID = exchangeID
         self.traceID = traceID
         self.tap = tap
@@ -129,7 +129,7 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
     }
 
     /// A fault the tap applied (see `FAULTS.md`), named as its rule names it.
-    public struct AppliedFault: Codable, Hashable, Sendable {
+    public struct RecordedFault: Codable, Hashable, Sendable {
         /// The fault's name (`strip-header`, `reset-stream`, …).
         public var name: String
         /// What exactly it did (`removed Authorization`), when worth saying.

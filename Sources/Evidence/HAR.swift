@@ -48,7 +48,7 @@ enum HAR {
         var _requestDigest: MessageDigest?
         var _responseDigest: MessageDigest?
         var _tls: TLSDetails?
-        var _faults: [ExchangeRecord.AppliedFault]
+        var _faults: [ExchangeRecord.RecordedFault]
         var _error: ExchangeRecord.Failure?
         /// The exchange's other legs by role (a proxy's `upstream`): what
         /// crossed the tap's far side. Absent for a one-leg record.

@@ -2,7 +2,7 @@
 /// time, whether the connection can carry another, interim responses, a
 /// 101 that switches protocols, and how an exchange fails when the server
 /// closes. Built on `HTTP1Parser` and `HTTP1Serializer`; a driver
-/// (`HTTP1ClientEngine` in Transport) feeds it the connection's events and
+/// (`HTTP1ClientDriver` in Transport) feeds it the connection's events and
 /// carries out what it returns.
 ///
 /// Events in: bytes received (`receive`), the server's end of input

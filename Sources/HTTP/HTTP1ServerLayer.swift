@@ -1,7 +1,7 @@
 /// The server side of one HTTP/1.1 connection, without I/O: which request is
 /// served, whether the connection carries another one, when it closes, and
 /// how a malformed request is refused. Built on `HTTP1Parser` and
-/// `HTTP1Serializer`; a driver (`HTTP1ServerEngine` in Transport) feeds it
+/// `HTTP1Serializer`; a driver (`HTTP1ServerDriver` in Transport) feeds it
 /// the connection's events and carries out what it returns.
 ///
 /// Events in: bytes received (`receive`), the peer's end of input

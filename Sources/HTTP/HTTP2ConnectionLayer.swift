@@ -4,7 +4,7 @@
 /// consumers of streams, GOAWAY received or sent, connection failure (a
 /// flood, a rapid reset, a protocol violation: the session's verdicts), and
 /// the end: lingering after the last frame, closing. Built on
-/// `HTTP2Session`; a driver (`HTTP2ServerEngine`/`HTTP2ClientEngine` in
+/// `HTTP2Session`; a driver (`HTTP2ServerDriver`/`HTTP2ClientDriver` in
 /// Transport) feeds it the connection's events and carries out what comes back.
 ///
 /// Events in: bytes received (`receive`), the peer's end of input

@@ -7,9 +7,9 @@ import TLS
 /// connection, the failed handshake's included).
 public struct ConnectionDirectives: Sendable, Hashable {
     public var tls: DownstreamTLSChanges
-    public var faults: [ExchangeRecord.AppliedFault]
+    public var faults: [ExchangeRecord.RecordedFault]
 
-    public init(tls: DownstreamTLSChanges = DownstreamTLSChanges(), faults: [ExchangeRecord.AppliedFault] = []) {
+    public init(tls: DownstreamTLSChanges = DownstreamTLSChanges(), faults: [ExchangeRecord.RecordedFault] = []) {
         self.tls = tls
         self.faults = faults
     }

@@ -78,7 +78,7 @@ extension DownstreamDriver {
         case .body(let bytes): feed(.exchange(exchange, .requestBody(bytes)))
         case .end(let trailers): feed(.exchange(exchange, .requestEnd(trailers: trailers)))
         case .writable: feed(.exchange(exchange, .clientWritable))
-        case .failed(let error): feed(.exchange(exchange, .clientGone(.transport(error, at: "downstream request"))))
+        case .failed(let error): feed(.exchange(exchange, .clientGone(.transport(error, at: .downstreamRequest))))
         case .interimResponse, .response: break  // server streams receive requests only
         }
     }
@@ -93,7 +93,7 @@ extension DownstreamDriver {
         case .writable: feed(.exchange(exchange, .upstreamWritable))
         case .failed(let error):
             exchanges[exchange]?.upstream = .closed
-            feed(.exchange(exchange, .upstreamFailed(.transport(error, at: "upstream \(target)"))))
+            feed(.exchange(exchange, .upstreamFailed(.transport(error, at: .upstream(target)))))
         }
     }
 
@@ -111,7 +111,7 @@ extension DownstreamDriver {
             do {
                 try stream.sendBody(bytes)
             } catch {
-                return upstreamFailed(streams, error, at: "upstream request body")
+                return upstreamFailed(streams, error, at: .upstreamRequestBody)
             }
             return stream.isWritable ? .done : .full
         case .endRequest(let trailers):
@@ -119,7 +119,7 @@ extension DownstreamDriver {
             do {
                 try stream.sendEnd(trailers: trailers)
             } catch {
-                return upstreamFailed(streams, error, at: "upstream request end")
+                return upstreamFailed(streams, error, at: .upstreamRequestEnd)
             }
         case .sendResponse(let part):
             return sendResponse(part, on: streams.client)
@@ -178,20 +178,20 @@ extension DownstreamDriver {
                 // The record holds the head as the engine wrote it (version, reason, framing fields).
                 return .headSent(stream.lastSentHead ?? head, wire: wire)
             } catch {
-                return .failed(.transport(error, at: "downstream response head"))
+                return .failed(.transport(error, at: .downstreamResponseHead))
             }
         case .body(let bytes):
             do {
                 try stream.sendBody(bytes)
             } catch {
-                return .failed(.transport(error, at: "downstream response body"))
+                return .failed(.transport(error, at: .downstreamResponseBody))
             }
             return stream.isWritable ? .done : .full
         case .end(let trailers):
             do {
                 return .endSent(trailers: try stream.sendEnd(trailers: trailers))
             } catch {
-                return .failed(.transport(error, at: "downstream response end"))
+                return .failed(.transport(error, at: .downstreamResponseEnd))
             }
         }
     }
@@ -232,7 +232,7 @@ extension DownstreamDriver {
         switch result {
         case .failure(let error):
             streams.upstream = .closed
-            feed(.exchange(exchange, .upstreamFailed(.transport(error, at: "upstream \(target)"))))
+            feed(.exchange(exchange, .upstreamFailed(.transport(error, at: .upstream(target)))))
         case .success(let stream):
             guard !abandoned else {
                 stream.reset()
@@ -245,7 +245,7 @@ extension DownstreamDriver {
                 stream.reset()
                 streams.upstream = .closed
                 feed(.exchange(exchange, .upstreamFailed(ProxyError(
-                    .protocolError, at: "upstream \(target)",
+                    .protocolError, at: .upstream(target),
                     "\(target.authority) resolves to \(peer), this proxy's own listen address; refused to avoid a loop",
                     status: .proxyLoopDetected))))
                 return
@@ -282,14 +282,14 @@ extension DownstreamDriver {
               let upstreamConnection = upstreamStream.connection else {
             streams.abandon()
             close()
-            return .failed(ProxyError(.internal, at: "upgrade", "the connections that switched protocols were no longer there",
+            return .failed(ProxyError(.internal, at: .upgrade, "the connections that switched protocols were no longer there",
                                       status: .proxyInternalError))
         }
         streams.upstream = .closed
         let upstreamChannel = upstreamConnection.channel
         let relay = TunnelRelay(client: channel, server: upstreamChannel,
                                 counting: runtime.layerSettings.value.recording.digests) { [self] error, traffic in
-            let problem = error.map { ProxyError.transport($0, at: "upgraded connection") }
+            let problem = error.map { ProxyError.transport($0, at: .upgradedConnection) }
             feed(.exchange(exchange, .upgradeRelayEnded(downstream: traffic?.downstream, upstream: traffic?.upstream,
                                                         error: problem)))
             feed(.connectionClosed(nil))
@@ -306,7 +306,7 @@ extension DownstreamDriver {
             // The flow ends with this outcome; the connection's end waits for its step to be over.
             feed(.connectionClosed(nil))
             finish()
-            return .failed(.transport(error, at: "upgrade"))
+            return .failed(.transport(error, at: .upgrade))
         }
         owner = .relay(relay)
         relay.start(clientStarted: true, serverStarted: true)

@@ -70,7 +70,7 @@ extension DownstreamDriver {
 
     /// Why an exchange that moved no body byte for `--body-timeout` broke.
     private var bodyTimedOut: ProxyError {
-        ProxyError(.timeout, at: "downstream",
+        ProxyError(.timeout, at: .downstream,
                    "no body byte moved for \(deadline.timeouts.body.components.seconds) s (--body-timeout)",
                    status: .connectionTimeout)
     }

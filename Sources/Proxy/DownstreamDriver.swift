@@ -120,7 +120,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     /// `perform` as it issues them and acts on their outcomes in the same step.
     ///
     /// Re-entrancy: a command can make the transport call back at once,
-    /// before the command returns (a reset `HTTP1ClientEngine` fails its
+    /// before the command returns (a reset `HTTP1ClientDriver` fails its
     /// streams before it marks itself closed; a close or an abort can report
     /// the connection closed; a failed takeover for an upgrade relay ends the
     /// connection). The layer is being mutated then, and Swift's exclusivity
@@ -230,7 +230,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
             feed(.clientHello(hello))
         case .closed(let error):
             guard case .channel = owner else { return }
-            feed(.tlsFailed(.transport(error ?? .peerClosed(during: .tlsHandshake), at: "downstream TLS handshake")))
+            feed(.tlsFailed(.transport(error ?? .peerClosed(during: .tlsHandshake), at: .downstreamTLSHandshake)))
             finish()
         case .established, .received, .readEOF, .writable:
             break
@@ -276,7 +276,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
                 if loopGuard.refuses(peerIP: peer.ip, port: Int(peer.port)) {
                     connection.close()
                     feed(.connectTargetFailed(ProxyError(
-                        .protocolError, at: "downstream CONNECT",
+                        .protocolError, at: .downstreamConnect,
                         "\(target.authority) resolves to \(peer), this proxy's own listen address; refused to avoid a loop",
                         status: .proxyLoopDetected)))
                     return
@@ -288,7 +288,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
                 probe = connection
                 feed(.connectTargetReached)
             case .failure(let error):
-                feed(.connectTargetFailed(.connect(error, to: target, location: "upstream connect (CONNECT)")))
+                feed(.connectTargetFailed(.connect(error, to: target, at: .upstreamConnectForCONNECT)))
             }
         }
     }
@@ -305,7 +305,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
             owner = .channel
             return .done
         } catch {
-            return .failed(.transport(error, at: "downstream CONNECT"))
+            return .failed(.transport(error, at: .downstreamConnect))
         }
     }
 
@@ -341,7 +341,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
         let relay = TunnelRelay(client: channel, server: upstream,
                                 counting: runtime.layerSettings.value.recording.digests) { [self] error, traffic in
             feed(.tunnelClosed(upstream: ConnectionID(.upstream, upstream.id),
-                               error: error.map { .transport($0, at: "passthrough tunnel to \(target.authority)") },
+                               error: error.map { .transport($0, at: .passthroughTunnel(to: target.authority)) },
                                relayed: traffic.map { ($0.downstream, $0.upstream) }))
             finish()
         }
@@ -380,7 +380,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     func terminate() -> Int {
         loop.preconditionOnLoop()
         let open = layer.activeExchanges.count
-        feed(.connectionClosed(ProxyError(.internal, at: "proxy", "the proxy stopped before the exchange finished",
+        feed(.connectionClosed(ProxyError(.internal, at: .proxy, "the proxy stopped before the exchange finished",
                                           status: .proxyInternalError)))
         for streams in exchanges.values {
             streams.abandon()

@@ -14,7 +14,7 @@ extension DownstreamLayer {
     func connectionRecord(connect: PendingConnect?, hello: ClientHelloSummary?, error: ProxyError) -> ExchangeRecord {
         var recorder = makeRecorder(connect?.id ?? ExchangeID(connection: id, sequence: 0), tls: hello.map { TLSDetails($0) })
         if let connect { Self.recordConnect(connect, into: &recorder) }
-        let outcome: ConnectionEvent.Outcome
+        let outcome: RequestlessConnection.Outcome
         if hello != nil {
             outcome = .handshakeFailed
         } else {
@@ -22,7 +22,7 @@ extension DownstreamLayer {
         }
         let time = recorder.now
         var record = recorder.finish(error: error)
-        record.connection = ConnectionEvent(outcome: outcome, peer: peer, at: time)
+        record.connection = RequestlessConnection(outcome: outcome, peer: peer, at: time)
         return record
     }
 
@@ -34,13 +34,13 @@ extension DownstreamLayer {
         var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: tls)
         let time = recorder.now
         var record = recorder.finish(error: error)
-        let outcome: ConnectionEvent.Outcome
+        let outcome: RequestlessConnection.Outcome
         if tls != nil {
             outcome = .handshakeOnly
         } else {
             outcome = error?.failure.kind == .reset ? .reset : .closed
         }
-        record.connection = ConnectionEvent(outcome: outcome, peer: peer, at: time,
+        record.connection = RequestlessConnection(outcome: outcome, peer: peer, at: time,
                                             tlsVersion: record.legs.first?.tls?.version)
         return record
     }
@@ -76,12 +76,12 @@ extension DownstreamLayer {
         }
         let time = recorder.now
         var record = recorder.finish(error: error)
-        record.connection = ConnectionEvent(outcome: .tunnel, peer: peer, at: time)
+        record.connection = RequestlessConnection(outcome: .tunnel, peer: peer, at: time)
         return record
     }
 
     /// A request the codec rejected: no request on the leg, only the codec's
-    /// answer (its body is `"<status> <reason>\n"`, as `HTTP1ServerEngine` writes it).
+    /// answer (its body is `"<status> <reason>\n"`, as `HTTP1ServerDriver` writes it).
     func malformedRecord(_ exchange: ExchangeID, error: HTTP1ParseError,
                          answer: (head: HTTPResponseHead, wire: HeadDigest.WireForm)?, problem: ProxyError) -> ExchangeRecord {
         var recorder = makeRecorder(exchange, tls: currentTLS)
@@ -123,7 +123,7 @@ extension DownstreamLayer {
         var failure = problem
         if let answered { failure.failure.message += "; answered \(answered)" }
         var record = recorder.finish(error: failure)
-        record.connection = ConnectionEvent(outcome: .unreadableRequest, peer: peer, at: time,
+        record.connection = RequestlessConnection(outcome: .unreadableRequest, peer: peer, at: time,
                                             tlsVersion: record.legs.first?.tls?.version, received: received)
         return record
     }

@@ -133,7 +133,7 @@ public struct DownstreamLayer {
     let directives: ConnectionDirectives
     /// The connection's faults once they took effect (the proxy's TLS
     /// handshake began with its changes), written into every later record.
-    var appliedConnectionFaults: [ExchangeRecord.AppliedFault] = []
+    var appliedConnectionFaults: [ExchangeRecord.RecordedFault] = []
 
     /// Asks every add-on about the new connection (`ProxyAddon.connectionAccepted`).
     public init(id: ConnectionID, localIP: String, settings: ProxyLayerSettings) {
@@ -192,7 +192,7 @@ public struct DownstreamLayer {
             malformedRequest(error, answer: answer, wire: wire, io)
         case let .refusedStream(exchange, streamID, request, reason):
             lastSequence = max(lastSequence, exchange.sequence)
-            let problem = ProxyError(.protocolError, at: "downstream request", reason, status: .httpRequestError)
+            let problem = ProxyError(.protocolError, at: .downstreamRequest, reason, status: .httpRequestError)
             io.perform(.record(annotated(refusedStreamRecord(exchange, streamID: streamID, request: request,
                                                              problem: problem))))
         case .connectTargetReached:
@@ -241,9 +241,9 @@ public struct DownstreamLayer {
         case .clientConnectionEnded(let error):
             if case .handshaking = phase {
                 let problem = error ?? .peerClosed(during: .tlsHandshake)
-                return handle(.tlsFailed(.transport(problem, at: "downstream TLS handshake")), io)
+                return handle(.tlsFailed(.transport(problem, at: .downstreamTLSHandshake)), io)
             }
-            connectionClosed(error.map { .transport($0, at: "downstream connection") }, io)
+            connectionClosed(error.map { .transport($0, at: .downstreamConnection) }, io)
         }
     }
 
@@ -392,7 +392,7 @@ public struct DownstreamLayer {
     }
 
     private func loopError(_ target: UpstreamTarget) -> ProxyError {
-        ProxyError(.protocolError, at: "downstream request",
+        ProxyError(.protocolError, at: .downstreamRequest,
                    "the target \(target.authority) is this proxy's own listen address "
                    + "\(settings.loopGuard.listenIP):\(settings.loopGuard.port); refused to avoid a loop",
                    status: .proxyLoopDetected)
@@ -402,7 +402,7 @@ public struct DownstreamLayer {
     private mutating func refuse(_ exchange: ExchangeID, _ head: HTTPRequestHead, wire: HeadDigest.WireForm,
                                  streamID: Int?, status: Int, _ kind: ExchangeRecord.Failure.Kind,
                                  _ reason: String, _ io: any DownstreamActions) {
-        let problem = ProxyError(kind, at: "downstream request", reason,
+        let problem = ProxyError(kind, at: .downstreamRequest, reason,
                                  status: kind == .internal ? .proxyInternalError : .httpRequestError)
         refuse(exchange, head, wire: wire, target: nil, status: status, problem, streamID: streamID, io)
     }
@@ -426,7 +426,7 @@ public struct DownstreamLayer {
 
     private mutating func malformedRequest(_ error: HTTP1ParseError, answer: HTTPResponseHead?,
                                            wire: HeadDigest.WireForm?, _ io: any DownstreamActions) {
-        let problem = ProxyError(.protocolError, at: "downstream request", error.reason, status: .httpRequestError)
+        let problem = ProxyError(.protocolError, at: .downstreamRequest, error.reason, status: .httpRequestError)
         lastSequence += 1
         let exchange = ExchangeID(connection: id, sequence: lastSequence)
         let record: ExchangeRecord
@@ -450,7 +450,7 @@ public struct DownstreamLayer {
             return
         }
         phase = .closed
-        let gone = problem ?? ProxyError(.closedEarly, at: "downstream", "the client closed the connection",
+        let gone = problem ?? ProxyError(.closedEarly, at: .downstream, "the client closed the connection",
                                          status: .connectionTerminated)
         for exchange in activeExchanges {
             handle(.clientGone(gone), of: exchange, io)

@@ -22,7 +22,7 @@ extension ExchangeFlow {
         while true {
             if case .discarding = requestLeg { return requestPacer.discard() }
             guard let step = requestPacer.next() else { return }
-            if let output = step.output, let forwarded = act(on: output, leg: "request", io) {
+            if let output = step.output, let forwarded = act(on: output, leg: .request, io) {
                 emitRequest(forwarded, io)
             }
             if let wait = step.wait { io.perform(.startTimer(.request, after: wait), for: id) }
@@ -58,7 +58,7 @@ extension ExchangeFlow {
         switch (requestLeg, part) {
         case (.awaitingHead, .head(let head)):
             guard let target else {
-                fail(ProxyError(.internal, at: "proxy", "the request has no upstream target",
+                fail(ProxyError(.internal, at: .proxy, "the request has no upstream target",
                                 status: .proxyConfigurationError), status: 502, io)
                 return
             }

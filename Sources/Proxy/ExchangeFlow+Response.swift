@@ -11,7 +11,7 @@ extension ExchangeFlow {
         }
         if head.status == 101 && !upgradeRequested {
             recorder.upstream?.response.recordResponse(head, wire: wire, at: clock())
-            return upstreamFailed(ProxyError(.protocolError, at: "upstream response",
+            return upstreamFailed(ProxyError(.protocolError, at: .upstreamResponse,
                                              "101 Switching Protocols to a request that asked for no upgrade",
                                              status: .httpProtocolError), io)
         }
@@ -83,7 +83,7 @@ extension ExchangeFlow {
             case .sent, .broken, .stalled: return responsePacer.discard()
             }
             guard let step = responsePacer.next() else { return }
-            if let output = step.output, let forwarded = act(on: output, leg: "response", io) {
+            if let output = step.output, let forwarded = act(on: output, leg: .response, io) {
                 sendToClient(forwarded, io)
             }
             if let wait = step.wait { io.perform(.startTimer(.response, after: wait), for: id) }

@@ -85,7 +85,7 @@ extension ExchangeFlow {
         tunnel = .refused
         stopTunnelRequest()
         abandonUpstream(io)
-        fail(ProxyError(.protocolError, at: "upstream response", reason, status: .httpProtocolError),
+        fail(ProxyError(.protocolError, at: .upstreamResponse, reason, status: .httpProtocolError),
              status: 502, io)
     }
 }

@@ -9,7 +9,7 @@ import HTTP
 /// the next hop how the body is framed (an HTTP/2 leg drops them itself).
 enum HopByHop {
     /// The fixed connection-specific names, lowercased, except the framing ones.
-    static let names: Set<String> = HeadDigest.hopByHopFieldNames.subtracting(HeadDigest.framingFieldNames)
+    static let names: Set<String> = HopByHopFieldNames.fixed.subtracting(HopByHopFieldNames.framing)
     /// `names` as a list, walked for every field of every head both ways.
     private static let nameList = Array(names)
     /// Bit n set when one of `names` is n bytes long (all are under 64): most
@@ -101,7 +101,7 @@ enum HopByHop {
                 named.insert(HTTPField.lowercaseASCII(token.trimmingSpaces))
             }
         }
-        if !named.isEmpty { named.subtract(HeadDigest.framingFieldNames) }
+        if !named.isEmpty { named.subtract(HopByHopFieldNames.framing) }
         // A nested function over a constant copy, not a closure over the
         // variable: a captured variable is boxed (an allocation per head).
         let connectionNamed = named

@@ -64,7 +64,7 @@ public struct FaultsAddon: ProxyAddon {
                 changes.presentsUntrustedCertificate = true
             }
         }
-        return ConnectionDirectives(tls: changes, faults: faults.applied.map(ExchangeRecord.AppliedFault.init))
+        return ConnectionDirectives(tls: changes, faults: faults.applied.map(ExchangeRecord.RecordedFault.init))
     }
 
     public var mayPresentUntrustedCertificates: Bool {
@@ -104,7 +104,7 @@ final class FaultsHook: ExchangeHook {
     }
 
     public func finish(_ record: inout ExchangeRecord) {
-        record.faults += faults.applied.map(ExchangeRecord.AppliedFault.init)
+        record.faults += faults.applied.map(ExchangeRecord.RecordedFault.init)
     }
 }
 
@@ -124,7 +124,7 @@ extension HookOutput {
     }
 }
 
-extension ExchangeRecord.AppliedFault {
+extension ExchangeRecord.RecordedFault {
     /// A fault as records carry it: the rule's name, and what its action did where.
     init(_ fault: Faults.AppliedFault) {
         self.init(name: fault.rule, detail: "\(fault.action) on the \(fault.leg?.rawValue ?? "connection"): \(fault.change)")

@@ -7,7 +7,7 @@ import Wire
 /// stream's calls, and carries out what comes back: writes, reading paused
 /// or resumed, closing; response parts go to the `HTTPClientStream` of the
 /// exchange in progress.
-final class HTTP1ClientEngine: HTTP1Engine, HTTPClientEngine, @unchecked Sendable {
+final class HTTP1ClientDriver: HTTP1Driver, HTTPClientDriver, @unchecked Sendable {
     private unowned let connection: HTTPClientConnection
     private var layer: HTTP1ClientLayer
     /// The stream of the layer's exchange; kept (released) after it ends

@@ -11,7 +11,7 @@ import HTTP
 ///
 /// `@unchecked Sendable`: touched only on the channel's loop (it is captured
 /// by loop closures that run there).
-class HTTP1Engine: HTTPStreamDriver, @unchecked Sendable {
+class HTTP1Driver: HTTPStreamDriver, @unchecked Sendable {
     let channel: ByteChannel
     private var pumpScheduled = false
     /// True while `pump` runs the layer: a change made meanwhile is seen by its next step.

@@ -7,7 +7,7 @@ import Wire
 /// stream's calls, and carries out what comes back: writes, reading paused
 /// or resumed, the linger timer, closing; request parts go to the
 /// `HTTPServerStream` of the exchange in progress.
-final class HTTP1ServerEngine: HTTP1Engine, HTTPConnectionEngine, HTTPServerStreamDriver, @unchecked Sendable {
+final class HTTP1ServerDriver: HTTP1Driver, HTTPConnectionDriver, HTTPServerStreamDriver, @unchecked Sendable {
     private unowned let connection: HTTPServerConnection
     private var layer: HTTP1ServerLayer
     /// The stream of the layer's exchange, the `activeStream` while the layer has

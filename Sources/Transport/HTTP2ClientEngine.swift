@@ -3,8 +3,8 @@ import HTTP
 /// HTTP/2 on the client side of a channel: each `open` is a new stream on
 /// the shared session. After the server's GOAWAY, streams it did not process
 /// fail with `.goAway` and no new stream opens. The connection logic is
-/// `HTTP2ConnectionLayer`'s (see `HTTP2Engine`).
-final class HTTP2ClientEngine: HTTP2Engine, HTTPClientEngine, @unchecked Sendable {
+/// `HTTP2ConnectionLayer`'s (see `HTTP2Driver`).
+final class HTTP2ClientDriver: HTTP2Driver, HTTPClientDriver, @unchecked Sendable {
     private unowned let connection: HTTPClientConnection
 
     init(connection: HTTPClientConnection) {

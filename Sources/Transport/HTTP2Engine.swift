@@ -13,7 +13,7 @@ import HTTP
 /// is what lets the peer send more.
 ///
 /// `@unchecked Sendable`: touched only on the channel's loop.
-class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
+class HTTP2Driver: HTTPStreamDriver, @unchecked Sendable {
     let layer: HTTP2ConnectionLayer
     let channel: ByteChannel
     /// The objects of the streams open in the layer.
@@ -48,7 +48,7 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
     /// owner's call, so the announcement may go at once.
     func streamRemoved(inStep: Bool) {}
 
-    // MARK: Channel side (`HTTPConnectionEngine`)
+    // MARK: Channel side (`HTTPConnectionDriver`)
 
     func start(leftover: [UInt8]) {
         layer.receive(leftover)
@@ -144,7 +144,7 @@ class HTTP2Engine: HTTPStreamDriver, @unchecked Sendable {
                 for stream in streams.values { stream.writabilityMayHaveChanged() }
             case .shutdownAndLinger:
                 channel.shutdownWrite()
-                channel.loop.schedule(after: HTTP2Engine.lingerTimeout) { [self] in
+                channel.loop.schedule(after: HTTP2Driver.lingerTimeout) { [self] in
                     if layer.lingerTimerFired(), channel.isOpen { channel.close() }
                 }
             case .close:

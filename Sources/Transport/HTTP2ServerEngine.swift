@@ -4,8 +4,8 @@ import HTTP
 /// becomes an `HTTPServerStream`, delivered concurrently. A paused consumer
 /// holds the client at its stream window without stalling sibling streams.
 /// After a complete response, request DATA nobody reads is consumed and
-/// dropped. The connection logic is `HTTP2ConnectionLayer`'s (see `HTTP2Engine`).
-final class HTTP2ServerEngine: HTTP2Engine, HTTPConnectionEngine, HTTPServerStreamDriver, @unchecked Sendable {
+/// dropped. The connection logic is `HTTP2ConnectionLayer`'s (see `HTTP2Driver`).
+final class HTTP2ServerDriver: HTTP2Driver, HTTPConnectionDriver, HTTPServerStreamDriver, @unchecked Sendable {
     private unowned let connection: HTTPServerConnection
 
     init(connection: HTTPServerConnection) {

@@ -70,7 +70,7 @@ public final class HTTPClientConnection: HTTPConnection, @unchecked Sendable {
 
     /// Whether `openStream` would succeed now: ready, and (HTTP/1.1) idle and
     /// kept alive, or (HTTP/2) not going away. Read only on the loop.
-    public var canOpenStream: Bool { clientEngine?.canOpenStream ?? false }
+    public var canOpenStream: Bool { clientDriver?.canOpenStream ?? false }
 
     /// Sends a request head and returns its stream; `handler` receives the
     /// response parts. `framing` is the HTTP/1.1 body framing (nil: from the
@@ -84,8 +84,8 @@ public final class HTTPClientConnection: HTTPConnection, @unchecked Sendable {
     public func openStream(_ head: HTTPRequestHead, framing: HTTP1Framing? = nil,
                            handler: @escaping (HTTPStreamEvent) -> Void) throws(TransportError) -> HTTPClientStream {
         loop.preconditionOnLoop()
-        guard let engine = clientEngine else { throw .invalidState("the connection is not ready") }
-        return try engine.open(head, framing: framing, handler: handler)
+        guard let driver = clientDriver else { throw .invalidState("the connection is not ready") }
+        return try driver.open(head, framing: framing, handler: handler)
     }
 
     /// HTTP/1.1, after a 101 ended the current stream: hands the channel
@@ -96,10 +96,10 @@ public final class HTTPClientConnection: HTTPConnection, @unchecked Sendable {
     /// resumes. Called only on the loop.
     public func detachForTunnel(handler: @escaping (ChannelEvent) -> Void) throws(TransportError) -> [UInt8] {
         loop.preconditionOnLoop()
-        guard let engine = engine as? HTTP1ClientEngine else {
+        guard let driver = driver as? HTTP1ClientDriver else {
             throw .invalidState("only an HTTP/1.1 connection switches protocols")
         }
-        let (leftover, peerEnded) = try engine.detachForTunnel()
+        let (leftover, peerEnded) = try driver.detachForTunnel()
         let readEnd = readEnd
         detach()
         let owner = self.handler
@@ -125,13 +125,13 @@ public final class HTTPClientConnection: HTTPConnection, @unchecked Sendable {
     }
 
     /// Tells the owner a stream slot is free: at once from one of the
-    /// engine's own steps (`inStep`, never inside an owner's call), else on a
+    /// driver's own steps (`inStep`, never inside an owner's call), else on a
     /// later loop turn.
     func announceAvailable(inStep: Bool) {
         if inStep { deliver(.available) } else { deliverLater(.available) }
     }
 
-    private var clientEngine: (any HTTPClientEngine)? { engine?.asClientEngine }
+    private var clientDriver: (any HTTPClientDriver)? { driver?.asClientDriver }
 
     override func announceReady(_ version: HTTPVersion) {
         handler?(.ready(version))
@@ -143,16 +143,16 @@ public final class HTTPClientConnection: HTTPConnection, @unchecked Sendable {
         handler?(.closed(error))
     }
 
-    override func makeEngine(_ version: HTTPVersion) -> any HTTPConnectionEngine {
+    override func makeDriver(_ version: HTTPVersion) -> any HTTPConnectionDriver {
         switch version {
-        case .http2: return HTTP2ClientEngine(connection: self)
-        case .http1_0, .http1_1: return HTTP1ClientEngine(connection: self)
+        case .http2: return HTTP2ClientDriver(connection: self)
+        case .http1_0, .http1_1: return HTTP1ClientDriver(connection: self)
         }
     }
 }
 
 /// Client-role engines also open streams.
-protocol HTTPClientEngine: HTTPConnectionEngine {
+protocol HTTPClientDriver: HTTPConnectionDriver {
     var canOpenStream: Bool { get }
     func open(_ head: HTTPRequestHead, framing: HTTP1Framing?,
               handler: @escaping (HTTPStreamEvent) -> Void) throws(TransportError) -> HTTPClientStream

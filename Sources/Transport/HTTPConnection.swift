@@ -3,13 +3,13 @@ import TLS
 import Wire
 
 /// What `HTTPServerConnection` and `HTTPClientConnection` share: the channel,
-/// routing its events to the engine chosen once it is established (by ALPN
+/// routing its events to the driver chosen once it is established (by ALPN
 /// or a forced version), closing, and keeping itself alive from
 /// `start`/`adopt` until `.closed`. Not made directly.
 ///
 /// The connection is the channel's handler itself: each channel event goes
-/// straight to `channelEvent`, which hands it to the engine; the role's
-/// subclass makes the engine (`makeEngine`) and tells its owner
+/// straight to `channelEvent`, which hands it to the driver; the role's
+/// subclass makes the driver (`makeDriver`) and tells its owner
 /// (`announceReady`, `announceClosed`).
 ///
 /// `@unchecked Sendable`: `channel` and `choice` are immutable; everything
@@ -17,9 +17,9 @@ import Wire
 public class HTTPConnection: @unchecked Sendable {
     /// Where the connection is with its channel.
     enum State {
-        /// Waiting for `.established`; `leftover` goes to the engine first.
+        /// Waiting for `.established`; `leftover` goes to the driver first.
         case awaitingChannel(leftover: [UInt8])
-        case running(any HTTPConnectionEngine)
+        case running(any HTTPConnectionDriver)
         /// The owner took the channel back (a tunnel); its events are no longer ours.
         case detached
         case closed
@@ -44,7 +44,7 @@ public class HTTPConnection: @unchecked Sendable {
 
     // MARK: What each role provides
 
-    func makeEngine(_ version: HTTPVersion) -> any HTTPConnectionEngine {
+    func makeDriver(_ version: HTTPVersion) -> any HTTPConnectionDriver {
         preconditionFailure("HTTPConnection is used only through its server and client subclasses")
     }
 
@@ -53,9 +53,9 @@ public class HTTPConnection: @unchecked Sendable {
 
     // MARK: Shared
 
-    /// The engine, once the channel is established and until it closes or is detached.
-    var engine: (any HTTPConnectionEngine)? {
-        if case .running(let engine) = state { return engine }
+    /// The driver, once the channel is established and until it closes or is detached.
+    var driver: (any HTTPConnectionDriver)? {
+        if case .running(let driver) = state { return driver }
         return nil
     }
 
@@ -76,7 +76,7 @@ public class HTTPConnection: @unchecked Sendable {
         if channel.isEstablished { established(channel.tlsInfo) }
     }
 
-    /// The owner takes the channel back; no further events reach the engine,
+    /// The owner takes the channel back; no further events reach the driver,
     /// and the connection no longer keeps itself alive.
     func detach() {
         state = .detached
@@ -88,17 +88,17 @@ public class HTTPConnection: @unchecked Sendable {
     /// Called only on the loop.
     public func close() {
         loop.preconditionOnLoop()
-        if let engine { engine.closeGracefully() } else { channel.close() }
+        if let driver { driver.closeGracefully() } else { channel.close() }
     }
 
     /// Resets the connection at once; open streams fail with `.cancelled`. Called only on the loop.
     public func abort() {
         loop.preconditionOnLoop()
-        if let engine { engine.abort() } else { channel.abort() }
+        if let driver { driver.abort() } else { channel.abort() }
     }
 
     /// Exchanges (HTTP/1.1) or streams (HTTP/2) not yet finished. Read only on the loop.
-    public var activeStreamCount: Int { engine?.activeStreamCount ?? 0 }
+    public var activeStreamCount: Int { driver?.activeStreamCount ?? 0 }
 
     // MARK: Channel events
 
@@ -107,15 +107,15 @@ public class HTTPConnection: @unchecked Sendable {
         switch event {
         case .received(let bytes):
             switch state {
-            case .running(let engine): engine.received(bytes)
+            case .running(let driver): driver.received(bytes)
             case .awaitingChannel(let leftover): state = .awaitingChannel(leftover: leftover + bytes)
             case .detached, .closed: break
             }
         case .writable:
-            engine?.channelWritable()
+            driver?.channelWritable()
         case .readEOF(let end):
             readEnd = end
-            engine?.readEnded()
+            driver?.readEnded()
         case .clientHello:
             // Owners that pick a context by SNI handle the hello before handing the channel over.
             channel.continueHandshake()
@@ -124,7 +124,7 @@ public class HTTPConnection: @unchecked Sendable {
         case .closed(let error):
             let reported: TransportError?
             switch state {
-            case .running(let engine): reported = engine.channelClosed(error)
+            case .running(let driver): reported = driver.channelClosed(error)
             case .awaitingChannel: reported = error ?? .peerClosed(during: .tlsHandshake)
             case .detached, .closed: return
             }
@@ -141,11 +141,11 @@ public class HTTPConnection: @unchecked Sendable {
             channel.abort()
             finish(error)
         case .success(let version):
-            let engine = makeEngine(version)
-            state = .running(engine)
+            let driver = makeDriver(version)
+            state = .running(driver)
             self.version = version
             announceReady(version)
-            if case .running = state { engine.start(leftover: leftover) }
+            if case .running = state { driver.start(leftover: leftover) }
         }
     }
 

@@ -1,7 +1,7 @@
 /// An HTTP/1.1 or HTTP/2 engine running on an established channel, as
 /// its `HTTPConnection` drives it. Every method runs on the channel's loop,
 /// from a channel event or a scheduled turn.
-protocol HTTPConnectionEngine: AnyObject {
+protocol HTTPConnectionDriver: AnyObject {
     /// The engine takes over; `leftover` holds application bytes already read.
     func start(leftover: [UInt8])
     func received(_ bytes: [UInt8])
@@ -20,15 +20,15 @@ protocol HTTPConnectionEngine: AnyObject {
     /// Exchanges (HTTP/1.1) or streams (HTTP/2) not yet finished.
     var activeStreamCount: Int { get }
     /// This engine as a client-role engine; nil for a server's. A witness
-    /// call, where `as? any HTTPClientEngine` asks the runtime for the
+    /// call, where `as? any HTTPClientDriver` asks the runtime for the
     /// conformance (a cache lookup) each time a stream is opened.
-    var asClientEngine: (any HTTPClientEngine)? { get }
+    var asClientDriver: (any HTTPClientDriver)? { get }
 }
 
-extension HTTPConnectionEngine {
-    var asClientEngine: (any HTTPClientEngine)? { nil }
+extension HTTPConnectionDriver {
+    var asClientDriver: (any HTTPClientDriver)? { nil }
 }
 
-extension HTTPClientEngine {
-    var asClientEngine: (any HTTPClientEngine)? { self }
+extension HTTPClientDriver {
+    var asClientDriver: (any HTTPClientDriver)? { self }
 }

@@ -119,10 +119,10 @@ public final class HTTPServerConnection: HTTPConnection, @unchecked Sendable {
     /// resumes. No `.closed` event follows on this connection. Called only on the loop.
     public func detachForTunnel(handler: @escaping (ChannelEvent) -> Void) throws(TransportError) -> [UInt8] {
         loop.preconditionOnLoop()
-        guard let engine = engine as? HTTP1ServerEngine else {
+        guard let driver = driver as? HTTP1ServerDriver else {
             throw .invalidState("tunnels are opened on HTTP/1.1 connections only")
         }
-        let leftover = try engine.detachForTunnel()
+        let leftover = try driver.detachForTunnel()
         detach()
         self.handler = nil
         channel.setHandler(handler)
@@ -135,8 +135,8 @@ public final class HTTPServerConnection: HTTPConnection, @unchecked Sendable {
     /// `.malformedRequest` and closes; HTTP/2 closes gracefully (GOAWAY).
     /// Called only on the loop, while no exchange is in progress.
     public func requestHeadTimedOut(after seconds: Int) {
-        if let engine = engine as? HTTP1ServerEngine {
-            engine.parseFailed(.headTimeout(seconds: seconds))
+        if let driver = driver as? HTTP1ServerDriver {
+            driver.parseFailed(.headTimeout(seconds: seconds))
         } else {
             close()
         }
@@ -156,10 +156,10 @@ public final class HTTPServerConnection: HTTPConnection, @unchecked Sendable {
         handler?(.closed(error))
     }
 
-    override func makeEngine(_ version: HTTPVersion) -> any HTTPConnectionEngine {
+    override func makeDriver(_ version: HTTPVersion) -> any HTTPConnectionDriver {
         switch version {
-        case .http2: return HTTP2ServerEngine(connection: self)
-        case .http1_0, .http1_1: return HTTP1ServerEngine(connection: self)
+        case .http2: return HTTP2ServerDriver(connection: self)
+        case .http1_0, .http1_1: return HTTP1ServerDriver(connection: self)
         }
     }
 }

@@ -37,11 +37,11 @@ final class ExchangeRecordLineTests: XCTestCase {
         var event = SampleRecords.record(7, redaction: redaction)
         event.legs = [ExchangeRecord.Leg(role: .downstream, connectionID: "c-7",
                                          tls: TLSDetails(version: "TLSv1.3", sni: "1.2.3.4", alpn: "h2", sniIssue: "an IP address"))]
-        event.connection = ConnectionEvent(outcome: .handshakeOnly, peer: "127.0.0.1:5555",
+        event.connection = RequestlessConnection(outcome: .handshakeOnly, peer: "127.0.0.1:5555",
                                            at: Timestamp(millisecondsSince1970: 1_700_000_000_001.25), tlsVersion: "TLSv1.3")
         kinds.append(event)
         kinds.append(ExchangeRecord(exchangeID: "ex-reset", tap: "t", legs: [],
-                                    connection: ConnectionEvent(outcome: .reset)))
+                                    connection: RequestlessConnection(outcome: .reset)))
 
         var interim = SampleRecords.record(8, redaction: redaction)
         let continueHead = HTTPResponseHead(status: 100, reason: "Continue", fields: [:])
@@ -72,7 +72,7 @@ final class ExchangeRecordLineTests: XCTestCase {
             single.legs[0].role = role
             single.legs[0].streamID = 7
             single.legs[0].tls = TLSDetails(version: "TLSv1.3", alpn: "h2", clientCertificateSubject: "CN=app,O=Ä Ltd")
-            single.faults = [ExchangeRecord.AppliedFault(name: "reset-stream")]
+            single.faults = [ExchangeRecord.RecordedFault(name: "reset-stream")]
             kinds.append(single)
         }
 

@@ -52,7 +52,7 @@ enum ReportSamples {
         }
         scenario.decorate = { tap, exchange, record in
             guard tap == "proxy-a" else { return }
-            if exchange == 2 { record.faults = [ExchangeRecord.AppliedFault(name: "strip-set-cookie", detail: "removed 1 Set-Cookie")] }
+            if exchange == 2 { record.faults = [ExchangeRecord.RecordedFault(name: "strip-set-cookie", detail: "removed 1 Set-Cookie")] }
             if exchange == 3 {
                 record.error = ExchangeRecord.Failure(kind: .reset, location: "upstream response head", message: "connection reset by peer")
             }

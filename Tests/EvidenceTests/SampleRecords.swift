@@ -61,7 +61,7 @@ enum SampleRecords {
         }
         return ExchangeRecord(exchangeID: "ex-\(index)", traceID: ExchangeRecord.traceID(in: requestHead.fields), tap: "proxy-a",
                               legs: [leg(.downstream, "c-\(index)"), leg(.upstream, "u-\(index)")],
-                              authFlowStep: "login-submit", faults: [ExchangeRecord.AppliedFault(name: "add-header", detail: "Via: 1.1 lb")])
+                              authFlowStep: "login-submit", faults: [ExchangeRecord.RecordedFault(name: "add-header", detail: "Via: 1.1 lb")])
     }
 
 }

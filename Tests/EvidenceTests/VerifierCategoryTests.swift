@@ -106,7 +106,7 @@ final class VerifierCategoryTests: XCTestCase {
 
     // MARK: Connection events
 
-    private func connectionRecord(_ number: Int, _ event: ConnectionEvent, error: ExchangeRecord.Failure? = nil) -> ExchangeRecord {
+    private func connectionRecord(_ number: Int, _ event: RequestlessConnection, error: ExchangeRecord.Failure? = nil) -> ExchangeRecord {
         ExchangeRecord(exchangeID: "d\(number).0", tap: "proxy-b",
                        legs: [ExchangeRecord.Leg(role: .downstream, connectionID: "d\(number)")], error: error, connection: event)
     }
@@ -116,10 +116,10 @@ final class VerifierCategoryTests: XCTestCase {
         let closed = ExchangeRecord.Failure(kind: .closedEarly, location: "downstream TLS handshake", message: "peer closed")
         for number in 0..<3000 {
             let at = Timestamp(millisecondsSince1970: 1_700_000_000_000 + Double(number))
-            recordings[2].records.append(connectionRecord(number, ConnectionEvent(outcome: .closed, peer: "127.0.0.1:\(40000 + number % 7)",
+            recordings[2].records.append(connectionRecord(number, RequestlessConnection(outcome: .closed, peer: "127.0.0.1:\(40000 + number % 7)",
                                                                                  at: at), error: closed))
         }
-        recordings[2].records.append(connectionRecord(5000, ConnectionEvent(outcome: .handshakeOnly, peer: "127.0.0.1:1")))
+        recordings[2].records.append(connectionRecord(5000, RequestlessConnection(outcome: .handshakeOnly, peer: "127.0.0.1:1")))
         let report = try verify(recordings)
         XCTAssertEqual(report.exchanges.count, 1)
         XCTAssertTrue(report.policyHolds)
@@ -165,7 +165,7 @@ final class VerifierCategoryTests: XCTestCase {
         let failure = ExchangeRecord.Failure(kind: .tls, location: "downstream TLS handshake", message: "alert unknown_ca")
         recordings[1].records.append(ExchangeRecord(
             exchangeID: "d1.0", tap: "proxy-a", legs: [ExchangeRecord.Leg(role: .downstream, connectionID: "d1")], error: failure,
-            connection: ConnectionEvent(outcome: .handshakeFailed, peer: "127.0.0.1:5000",
+            connection: RequestlessConnection(outcome: .handshakeFailed, peer: "127.0.0.1:5000",
                                         at: Timestamp(millisecondsSince1970: 1_700_000_000_004))))
         let report = try Verifier().verify(recordings)
         XCTAssertEqual(report.exchanges.count, 1, "the handshake failure is not an exchange of its own")

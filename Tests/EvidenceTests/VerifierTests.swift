@@ -334,7 +334,7 @@ final class VerifierTests: XCTestCase {
             if place.tap == "client" || place.leg == .downstream { _ = view.response?.fields.remove("Set-Cookie") }
         }
         scenario.decorate = { tap, _, record in
-            if tap == "proxy-a" { record.faults = [ExchangeRecord.AppliedFault(name: "strip-set-cookie", detail: "removed 1 Set-Cookie")] }
+            if tap == "proxy-a" { record.faults = [ExchangeRecord.RecordedFault(name: "strip-set-cookie", detail: "removed 1 Set-Cookie")] }
         }
         let report = try verify(scenario)
         let exchange = try XCTUnwrap(report.exchanges.first)
@@ -351,7 +351,7 @@ final class VerifierTests: XCTestCase {
     func testClientAndServerFaultsShowOnTheirNeighbouringHop() throws {
         var scenario = S([S.exchange("/a", trace: "t1")])
         scenario.decorate = { tap, _, record in
-            if tap != "proxy-a" { record.faults = [ExchangeRecord.AppliedFault(name: "latency-\(tap)")] }
+            if tap != "proxy-a" { record.faults = [ExchangeRecord.RecordedFault(name: "latency-\(tap)")] }
         }
         let exchange = try XCTUnwrap(try verify(scenario).exchanges.first)
         XCTAssertEqual(exchange.hops.map { $0.injected.map(\.name) }, [["latency-client"], [], ["latency-server"]])

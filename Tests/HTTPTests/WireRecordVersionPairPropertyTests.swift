@@ -84,7 +84,7 @@ final class WireRecordVersionPairPropertyTests: XCTestCase {
 
     // MARK: HTTP/1.1 leg
 
-    /// Sends a request the way `HTTP1ClientEngine.open` does; returns the record and the bytes.
+    /// Sends a request the way `HTTP1ClientDriver.open` does; returns the record and the bytes.
     static func sendHTTP1(_ head: HTTPRequestHead, body: [[UInt8]], trailers: HTTPFields?) throws -> (Seen, [UInt8]) {
         var head = head
         if head.version == .http2 { head.version = .http1_1 }
@@ -105,7 +105,7 @@ final class WireRecordVersionPairPropertyTests: XCTestCase {
                      body: sent, trailers: carried), wire)
     }
 
-    /// Sends a response the way `HTTP1ServerEngine.sendHead` does, answering `method` over HTTP/1.1.
+    /// Sends a response the way `HTTP1ServerDriver.sendHead` does, answering `method` over HTTP/1.1.
     static func sendHTTP1(_ head: HTTPResponseHead, answering method: String, body: [[UInt8]],
                           trailers: HTTPFields?) throws -> (Seen, [UInt8]) {
         let translated = head.version == .http2
@@ -164,7 +164,7 @@ final class WireRecordVersionPairPropertyTests: XCTestCase {
     static func overHTTP2(request: HTTPRequestHead, requestBody: [[UInt8]], requestTrailers: HTTPFields?,
                           answer: (head: HTTPResponseHead, body: [[UInt8]], trailers: HTTPFields?)?) throws -> (Seen, Seen) {
         let pair = HTTP2Pair()
-        // HTTP2ClientEngine.open
+        // HTTP2ClientDriver.open
         var head = request
         head.version = .http2
         head.fields = head.fields.collapsingContentLengthList
@@ -209,7 +209,7 @@ final class WireRecordVersionPairPropertyTests: XCTestCase {
                 case .streamEnded(_, let trailers):
                     decodedRequest?.trailers = trailers
                     guard let answer else { break }
-                    // HTTP2ServerEngine.sendHead, then the body and the end as HTTP2Engine sends them.
+                    // HTTP2ServerDriver.sendHead, then the body and the end as HTTP2Driver sends them.
                     var response = answer.head
                     response.version = .http2
                     response.reason = ""

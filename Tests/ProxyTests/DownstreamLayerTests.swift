@@ -92,7 +92,7 @@ final class DownstreamLayerTests: XCTestCase {
         // A connection record, as the format promises: exchange dN.0, outcome tunnel, never an exchange.
         XCTAssertEqual(record.exchangeID, "\(Script.client).0")
         XCTAssertEqual(record.connection?.outcome, .tunnel)
-        XCTAssertEqual(ConnectionEvent.of(record)?.outcome, .tunnel)
+        XCTAssertEqual(RequestlessConnection.of(record)?.outcome, .tunnel)
     }
 
     /// `--intercept`: only the hosts named are intercepted; every other CONNECT is tunnelled.
@@ -114,7 +114,7 @@ final class DownstreamLayerTests: XCTestCase {
         var layer = layer()
         let connect = connectHead("127.0.0.1:1")
         _ = layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil, bodyFraming: .none))
-        let refused = ProxyError(.connectionRefused, at: "upstream connect", "connection refused (127.0.0.1:1)",
+        let refused = ProxyError(.connectionRefused, at: .upstreamConnect, "connection refused (127.0.0.1:1)",
                                  status: .connectionRefused)
         _ = layer.handle(.exchange(Script.exchange(1), .requestEnd(trailers: nil)))
         let commands = layer.handle(.connectTargetFailed(refused))
@@ -192,7 +192,7 @@ final class DownstreamLayerTests: XCTestCase {
     func testAFailedClientHandshakeIsRecordedAsExchangeZero() throws {
         var layer = layer(.reverse(Script.origin))
         _ = layer.handle(.clientHello(hello("app.test", alpn: ["spdy/3"])))
-        let problem = ProxyError(.tls, at: "downstream TLS handshake", "no application protocol in common",
+        let problem = ProxyError(.tls, at: .downstreamTLSHandshake, "no application protocol in common",
                                  status: .tlsProtocolError)
         let commands = layer.handle(.tlsFailed(problem))
         XCTAssertEqual(commands.last, .close)

@@ -76,7 +76,7 @@ final class ExchangeFlowTests: XCTestCase {
         var script = FlowScript(framing: .contentLength(10))
         script.start(Script.post(length: 10))
         XCTAssertEqual(script.send(.requestBody(Script.bytes(5))), [.pauseRequestBody])
-        let refused = ProxyError(.connectionRefused, at: "upstream connect", "connection refused (127.0.0.1:1)",
+        let refused = ProxyError(.connectionRefused, at: .upstreamConnect, "connection refused (127.0.0.1:1)",
                                  status: .connectionRefused)
         let commands = script.send(.upstreamFailed(refused))
         let head = try XCTUnwrap(script.clientHeads.first)
@@ -119,7 +119,7 @@ final class ExchangeFlowTests: XCTestCase {
         script.start(Script.post(length: 10_000))
         script.open()
         script.send(.requestBody(Script.bytes(2000)))
-        let gone = ProxyError(.closedEarly, at: "downstream", "the client closed the connection",
+        let gone = ProxyError(.closedEarly, at: .downstream, "the client closed the connection",
                               status: .connectionTerminated)
         let commands = script.send(.clientGone(gone))
         XCTAssertEqual(commands.first, .abandonUpstream)
@@ -266,7 +266,7 @@ final class ExchangeFlowTests: XCTestCase {
         script.start(Script.get())
         script.send(.requestEnd(trailers: nil))
         script.open()
-        let reset = ProxyError(.reset, at: "downstream response head", "stream reset by peer",
+        let reset = ProxyError(.reset, at: .downstreamResponseHead, "stream reset by peer",
                                status: .connectionTerminated)
         script.io.failClient = reset
         let commands = script.send(.responseHead(Script.ok(length: 5), wire: Script.wire(Script.ok(length: 5))))
@@ -285,7 +285,7 @@ final class ExchangeFlowTests: XCTestCase {
         var script = FlowScript(framing: .contentLength(10))
         script.start(Script.post(length: 10))
         script.open()
-        let reset = ProxyError(.reset, at: "upstream request body", "connection reset by peer",
+        let reset = ProxyError(.reset, at: .upstreamRequestBody, "connection reset by peer",
                                status: .connectionTerminated)
         script.io.failUpstream = reset
         let commands = script.send(.requestBody(Script.bytes(5)))

@@ -36,7 +36,7 @@ final class ExchangeHookTests: XCTestCase {
 
         func finish(_ record: inout ExchangeRecord) {
             finished += 1
-            record.faults.append(ExchangeRecord.AppliedFault(name: "rewriter"))
+            record.faults.append(ExchangeRecord.RecordedFault(name: "rewriter"))
         }
     }
 

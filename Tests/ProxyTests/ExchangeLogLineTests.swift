@@ -30,7 +30,7 @@ final class ExchangeLogLineTests: XCTestCase {
         var script = FlowScript()
         script.start(Script.get())
         script.send(.requestEnd(trailers: nil))
-        script.send(.upstreamFailed(ProxyError(.resolution, at: "upstream connect", "host name 'x' not found", status: .dnsError)))
+        script.send(.upstreamFailed(ProxyError(.resolution, at: .upstreamConnect, "host name 'x' not found", status: .dnsError)))
         let record = try XCTUnwrap(script.record)
         let json = ExchangeLogLine(record).rendered(.json)
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])

@@ -60,7 +60,7 @@ final class ExchangePacingTests: XCTestCase {
     func testATimerFiringLateAfterTheExchangeIsIgnored() {
         var script = opened(BeforeResponseHead([.delay(.seconds(1))]))
         script.send(.responseHead(Script.ok(length: 0), wire: Script.wire(Script.ok(length: 0))))
-        script.send(.clientGone(ProxyError(.closedEarly, at: "downstream", "gone", status: .connectionTerminated)))
+        script.send(.clientGone(ProxyError(.closedEarly, at: .downstream, "gone", status: .connectionTerminated)))
         XCTAssertNotNil(script.record)
         XCTAssertEqual(script.send(.timerFired(.response)), [])
     }
@@ -114,7 +114,7 @@ final class ExchangePacingTests: XCTestCase {
         script.send(.requestEnd(trailers: nil))
         XCTAssertNil(script.record, "a stalled exchange stays open")
         XCTAssertTrue(script.clientHeads.isEmpty)
-        script.send(.clientGone(ProxyError(.closedEarly, at: "downstream", "the client timed out", status: .connectionTerminated)))
+        script.send(.clientGone(ProxyError(.closedEarly, at: .downstream, "the client timed out", status: .connectionTerminated)))
         let record = try XCTUnwrap(script.record)
         XCTAssertEqual(record.error?.kind, .timeout, "the stall is the recorded cause, not the client leaving")
         XCTAssertEqual(record.error?.message, "stalled by a test")
@@ -127,7 +127,7 @@ final class ExchangePacingTests: XCTestCase {
         XCTAssertEqual(commands, [.abandonUpstream])
         XCTAssertEqual(script.send(.responseBody(Array("abc".utf8))), [])
         XCTAssertNil(script.record)
-        script.send(.clientGone(ProxyError(.timeout, at: "downstream", "gone", status: .connectionTimeout)))
+        script.send(.clientGone(ProxyError(.timeout, at: .downstream, "gone", status: .connectionTimeout)))
         let record = try XCTUnwrap(script.record)
         XCTAssertEqual(record.leg(.upstream)?.response?.status, 200, "what the server sent is recorded")
         XCTAssertNil(record.leg(.downstream)?.response, "nothing reached the client")

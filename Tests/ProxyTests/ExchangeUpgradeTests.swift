@@ -77,7 +77,7 @@ final class ExchangeUpgradeTests: XCTestCase {
         script.send(.requestEnd(trailers: nil))
         script.open()
         script.send(.responseHead(Self.switching, wire: Script.wire(Self.switching)))
-        script.send(.clientGone(ProxyError(.closedEarly, at: "downstream", "gone", status: .connectionTerminated)))
+        script.send(.clientGone(ProxyError(.closedEarly, at: .downstream, "gone", status: .connectionTerminated)))
         XCTAssertEqual(script.send(.responseEnd(trailers: nil)), [])
         XCTAssertEqual(try XCTUnwrap(script.record).error?.kind, .closedEarly)
     }

@@ -50,7 +50,7 @@ final class FaultsAddonTests: XCTestCase {
                           try XCTUnwrap(commands.firstIndex(of: .resetClientStream)), "the bytes go out before the reset")
         let record = try XCTUnwrap(script.record)
         XCTAssertEqual(record.error?.kind, .reset)
-        XCTAssertEqual(record.faults, [ExchangeRecord.AppliedFault(name: "cut", detail: "reset on the response: connection reset after 4 body bytes")])
+        XCTAssertEqual(record.faults, [ExchangeRecord.RecordedFault(name: "cut", detail: "reset on the response: connection reset after 4 body bytes")])
     }
 
     func testLatencyDelaysEveryResponseWithinItsJitterAndRecordsTheDrawnDelay() throws {
@@ -128,7 +128,7 @@ final class FaultsAddonTests: XCTestCase {
         XCTAssertEqual(layer.handle(.clientHello(hello)),
                        [.startTLS(certificateName: "origin.test",
                                   changes: DownstreamTLSChanges(requiredClientCertificate: .proxyAuthority))])
-        let failed = layer.handle(.tlsFailed(ProxyError(.tls, at: "downstream TLS handshake", "certificate required",
+        let failed = layer.handle(.tlsFailed(ProxyError(.tls, at: .downstreamTLSHandshake, "certificate required",
                                                         status: .tlsProtocolError)))
         guard case .record(let record)? = failed.first else { return XCTFail("no record: \(failed)") }
         XCTAssertEqual(record.faults.map(\.name), ["client-cert-required"])

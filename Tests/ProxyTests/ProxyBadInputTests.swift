@@ -62,7 +62,7 @@ final class ProxyBadInputTests: XCTestCase {
         XCTAssertEqual(http09.error?.message,
                        "request line \"GET /\" is not `method SP target SP version` (an HTTP/0.9 request: "
                        + "HTTP/1.0 or later is needed); answered 400")
-        XCTAssertTrue(recording.records.filter { $0.connection != nil }.allSatisfy { ConnectionEvent.of($0) != nil })
+        XCTAssertTrue(recording.records.filter { $0.connection != nil }.allSatisfy { RequestlessConnection.of($0) != nil })
         let report = try Verifier().verify([recording])
         XCTAssertEqual(report.exchanges.count, 1, "only the real request is an exchange")
     }
@@ -80,7 +80,7 @@ final class ProxyBadInputTests: XCTestCase {
         XCTAssertEqual(run.output, "reset 11\nnext 502\n", "ENHANCE_YOUR_CALM (0xb), then the connection goes on")
         let recording = try proxy.stopAndRead()
         let record = try XCTUnwrap(recording.records.first { $0.traceID == "t-big" }, "\(recording.records)")
-        XCTAssertNil(ConnectionEvent.of(record), "an exchange, not a connection event")
+        XCTAssertNil(RequestlessConnection.of(record), "an exchange, not a connection event")
         XCTAssertEqual(record.traceID, "t-big")
         XCTAssertEqual(record.leg(.downstream)?.streamID, 1)
         XCTAssertEqual(record.leg(.downstream)?.request?.method, "GET")
@@ -157,7 +157,7 @@ final class ProxyBadInputTests: XCTestCase {
         let failed = try XCTUnwrap(recording.records.first { $0.connection?.outcome == .handshakeFailed })
         XCTAssertEqual(failed.error?.side, .client)
         XCTAssertEqual(failed.error?.stage, .tls)
-        XCTAssertTrue(recording.records.allSatisfy { ConnectionEvent.of($0) != nil })
+        XCTAssertTrue(recording.records.allSatisfy { RequestlessConnection.of($0) != nil })
 
         let report = try Verifier().verify([recording])
         XCTAssertEqual(report.exchanges, [], "no connection event is an exchange")

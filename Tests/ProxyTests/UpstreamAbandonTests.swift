@@ -10,7 +10,7 @@ import XCTest
 /// (`ExchangeFlowTests` checks the reason on an upload cut by the client, an
 /// early answer and an upstream reset.)
 final class UpstreamAbandonTests: XCTestCase {
-    static let clientClosed = ProxyError(.closedEarly, at: "downstream request", "the client closed the connection",
+    static let clientClosed = ProxyError(.closedEarly, at: .downstreamRequest, "the client closed the connection",
                                          status: .connectionTerminated)
 
     func testClientLeavingWhileTheUpstreamOpensRecordsAnUnconnectedBrokenLeg() throws {
@@ -36,7 +36,7 @@ final class UpstreamAbandonTests: XCTestCase {
     func testMalformedRequestBodyWhileTheUpstreamOpensNamesTheClientsRequest() throws {
         var script = FlowScript(framing: .chunked)
         script.start(Script.post(length: 10))
-        let malformed = ProxyError(.protocolError, at: "downstream request", "invalid chunk size",
+        let malformed = ProxyError(.protocolError, at: .downstreamRequest, "invalid chunk size",
                                    status: .httpProtocolError)
         script.send(.clientGone(malformed))
         let up = try XCTUnwrap(script.record?.leg(.upstream))

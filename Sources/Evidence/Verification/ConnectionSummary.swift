@@ -1,4 +1,4 @@
-/// The connection events one tap recorded (`ConnectionEvent`): connections
+/// The connection events one tap recorded (`RequestlessConnection`): connections
 /// that carried no request. Summarised, never listed one by one, so a tap
 /// probed thousands of times keeps a readable report; only connection
 /// failures (a handshake that failed after the client spoke) are listed, up
@@ -13,7 +13,7 @@ public struct TapConnections: Codable, Hashable, Sendable {
     public var tap: String
     public var total: Int
     /// Per outcome, how many.
-    public var outcomes: [ConnectionEvent.Outcome: Int]
+    public var outcomes: [RequestlessConnection.Outcome: Int]
     /// Up to `listedPeerLimit` distinct peer addresses, in order of first appearance.
     public var peers: [String]
     /// How many distinct peers in all.
@@ -26,10 +26,10 @@ public struct TapConnections: Codable, Hashable, Sendable {
     public var unlistedFailures: Int
 
     /// Summarises `events` of `tap`, in recording order.
-    init(tap: String, events: [(event: ConnectionEvent, failure: ExchangeRecord.Failure?, paired: Int?)]) {
+    init(tap: String, events: [(event: RequestlessConnection, failure: ExchangeRecord.Failure?, paired: Int?)]) {
         self.tap = tap
         total = events.count
-        var outcomes: [ConnectionEvent.Outcome: Int] = [:]
+        var outcomes: [RequestlessConnection.Outcome: Int] = [:]
         var seen: Set<String> = []
         var peers: [String] = []
         var failures: [ConnectionFailure] = []
@@ -61,7 +61,7 @@ public struct TapConnections: Codable, Hashable, Sendable {
     /// `tap-b: 1520 connections without a request (1519 connected and closed, 1 TLS handshake failed) from 1 peer (127.0.0.1:…), 14:02:01.120–14:02:09.800`,
     /// then one line per listed failure.
     public var lines: [String] {
-        let counts = ConnectionEvent.Outcome.allCases.compactMap { outcome in
+        let counts = RequestlessConnection.Outcome.allCases.compactMap { outcome in
             outcomes[outcome].map { "\($0) \(outcome)" }
         }
         var line = "\(tap): \(total) connection\(total == 1 ? "" : "s") without a request (" + counts.joined(separator: ", ") + ")"
@@ -103,4 +103,4 @@ public struct ConnectionFailure: Codable, Hashable, Sendable {
     }
 }
 
-extension ConnectionEvent.Outcome: CodingKeyRepresentable {}
+extension RequestlessConnection.Outcome: CodingKeyRepresentable {}

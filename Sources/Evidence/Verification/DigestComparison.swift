@@ -97,10 +97,10 @@ extension DigestComparison {
         }.sorted()
         if !caseNames.isEmpty { reasons.append(.fieldNameCase(names: caseNames)) }
 
-        let framing = HeadDigest.framingFieldNames.filter { a.fields[$0] != b.fields[$0] }.sorted()
+        let framing = HopByHopFieldNames.framing.filter { a.fields[$0] != b.fields[$0] }.sorted()
         if !framing.isEmpty { reasons.append(.framing(names: framing)) }
 
-        let hopByHop = Set(a.hopByHop).union(b.hopByHop).subtracting(HeadDigest.framingFieldNames).filter {
+        let hopByHop = Set(a.hopByHop).union(b.hopByHop).subtracting(HopByHopFieldNames.framing).filter {
             !a.semanticallyIncludes($0) && !b.semanticallyIncludes($0) && a.fields[$0] != b.fields[$0]
         }.sorted()
         if !hopByHop.isEmpty { reasons.append(.hopByHop(names: hopByHop)) }

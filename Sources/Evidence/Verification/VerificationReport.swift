@@ -272,12 +272,12 @@ public struct HopResult: Codable, Hashable, Sendable {
     public var response: MessageResult
     /// Faults a tap on this hop applied on purpose (an intermediary's faults
     /// show on its inside hop; a client's or server's on the hop next to it).
-    public var injected: [ExchangeRecord.AppliedFault]
+    public var injected: [ExchangeRecord.RecordedFault]
     /// Failures recorded by the taps on either side of the hop.
     public var failures: [RecordedFailure]
 
     public init(hop: Int, verdict: HopVerdict, pairing: Pairing?, request: MessageResult, response: MessageResult,
-                injected: [ExchangeRecord.AppliedFault], failures: [RecordedFailure]) {
+                injected: [ExchangeRecord.RecordedFault], failures: [RecordedFailure]) {
         self.hop = hop
         self.verdict = verdict
         self.pairing = pairing

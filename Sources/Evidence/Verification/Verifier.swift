@@ -126,7 +126,7 @@ public struct Verifier: Sendable {
     // MARK: What is not an exchange of the app
 
     /// A connection event, with the failure its record holds.
-    typealias RecordedEvent = (event: ConnectionEvent, failure: ExchangeRecord.Failure?, record: ExchangeRecord)
+    typealias RecordedEvent = (event: RequestlessConnection, failure: ExchangeRecord.Failure?, record: ExchangeRecord)
 
     /// The chains sorted into the app's exchanges, requests intermediaries
     /// made themselves (tap index and record), and connection events per tap.
@@ -146,7 +146,7 @@ public struct Verifier: Sendable {
         for chain in chains {
             let members = records(chain, in: path)
             guard let first = members.first else { continue }
-            if members.count == 1, let event = ConnectionEvent.of(first.record) {
+            if members.count == 1, let event = RequestlessConnection.of(first.record) {
                 events[first.tap].append((event, first.record.error, first.record))
                 continue
             }
@@ -209,7 +209,7 @@ public struct Verifier: Sendable {
         var taken: Set<Int> = []
         for (tap, list) in events.enumerated() where !list.isEmpty {
             let hop = path.hopTaps.firstIndex { $0.to == tap && $0.from != tap }
-            let entries = list.map { item -> (event: ConnectionEvent, failure: ExchangeRecord.Failure?, paired: Int?) in
+            let entries = list.map { item -> (event: RequestlessConnection, failure: ExchangeRecord.Failure?, paired: Int?) in
                 guard item.event.outcome == .handshakeFailed, let hop, let at = item.event.at else {
                     return (item.event, item.failure, nil)
                 }
