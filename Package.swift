@@ -4,20 +4,21 @@
 // (RepositoryTests checks it, and that README.md repeats this list).
 //   1. C libraries:       COpenSSL, CNGHTTP2, CZlib, CEpoll, CLibFuzzer
 //   2. foundations:       Wire, Hashing, Compression, ConfigurationFile
-//   3. protocol engines:  TLS, HTTP
-//   4. shared models:     Transport, Evidence, AuthFlow
-//   5. flow pieces:       Faults, SignIn, Scenarios
-//   6. the proxy:         Proxy
-//   7. proxy add-ons:     ProxyAddons
-//   8. the demo:          Demo
-//   9. the command line:  IntactCLI
-//   10. executables:      intact, intact-microbench
+//   3. codecs:            Codecs
+//   4. protocol engines:  TLS, HTTP
+//   5. shared models:     Transport, Evidence, AuthFlow
+//   6. flow pieces:       Faults, SignIn, Scenarios
+//   7. the proxy:         Proxy
+//   8. proxy add-ons:     ProxyAddons
+//   9. the demo:          Demo
+//   10. the command line: IntactCLI
+//   11. executables:      intact, intact-microbench
 // Proxy imports neither AuthFlow nor Faults: the sign-in flow's add-ons plug
 // into it from ProxyAddons through the hook protocol.
 // Protocol logic is sans-io (events in, commands out; tested without sockets):
 // ChannelSecurityLayer (TLS), HTTP1ServerLayer/HTTP1ClientLayer, HTTP2ConnectionLayer,
 // DownstreamLayer/ExchangeFlow (the proxy). Their drivers, per client connection:
-// ByteChannel (socket, TLS) -> HTTPConnection and its HTTP engine (called
+// ByteChannel (socket, TLS) -> HTTPConnection and its HTTP driver (called
 // directly) -> stream handlers -> DownstreamDriver. Wire's EventPoller holds a loop's sockets.
 import PackageDescription
 
@@ -35,38 +36,41 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
 
-        // Layer 1: bytes, event loops, sockets, connections. No C library but Glibc and its epoll (CEpoll).
+        // Foundations. Wire: bytes, event loops, sockets, connections; no C library but Glibc and its epoll (CEpoll).
         .systemLibrary(name: "CEpoll"),
         .target(name: "Wire", dependencies: ["CEpoll"]),
-        // SHA-256 over OpenSSL's EVP, hex and base64url, secure random bytes.
+        // SHA-256 over OpenSSL's EVP and its 32-byte digest value, hex and base64url, secure random bytes.
         .target(name: "Hashing", dependencies: ["COpenSSL"]),
         // JSON configuration files read with line and column: fault rules, policies, scenario.json.
         .target(name: "ConfigurationFile"),
         // gzip, zlib and raw DEFLATE both ways over zlib: streaming, bounded output, precise errors.
         .target(name: "Compression", dependencies: ["CZlib"]),
 
-        // Layer 2: protocol engines (sans-io).
+        // Codecs: the JSON writer of recording lines and the HTML escaping of every page Intact writes.
+        .target(name: "Codecs", dependencies: ["Hashing"]),
+
+        // Protocol engines (sans-io).
         // TLS contexts, the sans-io engine, ClientHello peek, key log, the development CA, PKCS#12.
         .target(name: "TLS", dependencies: ["COpenSSL", "Hashing"]),
         // Version-neutral HTTP model, HTTP/1.1 codec and its sans-io connection layers (server and
-        // client: events in, commands out), HTTP/2 session, message digests.
+        // client: events in, commands out), HTTP/2 session, message digests (their values, not their encoding).
         .target(name: "HTTP", dependencies: ["CNGHTTP2", "Hashing"]),
 
-        // Layer 3: what the proxy, the mock server and the client share.
+        // Shared models: what the proxy, the mock server and the client share.
         // A byte channel over a connection (plaintext or TLS) and HTTP/1.1 or HTTP/2 on it, both roles
-        // (the HTTP/1.1 engines only drive HTTP's connection layers).
+        // (its HTTP/1.1 and HTTP/2 drivers only drive HTTP's connection layers).
         .target(name: "Transport", dependencies: ["Wire", "TLS", "HTTP"]),
-        // Exchange records, recordings, HAR, the verifier and its reports.
-        .target(name: "Evidence", dependencies: ["HTTP", "Hashing", "TLS", "Compression", "ConfigurationFile"]),
+        // Exchange records, recordings (and the digests' encoding in them), HAR, the verifier and its reports.
+        .target(name: "Evidence", dependencies: ["HTTP", "Hashing", "Codecs", "TLS", "Compression", "ConfigurationFile"]),
         // The mobile sign-in flow with no I/O: mock server, client flow, step classifier, diagnoses.
-        .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing", "Compression", "ConfigurationFile"]),
-        // The fault engine: rules, presets and their effect on messages, as outputs for the proxy.
-        .target(name: "Faults", dependencies: ["HTTP", "AuthFlow", "Compression", "ConfigurationFile"]),
+        .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing", "Codecs", "Compression", "ConfigurationFile"]),
 
-        // Layer 4: the programs.
+        // Flow pieces, the proxy, its add-ons, the demo.
+        // The fault engine: rules, presets and their effect on messages, as outputs for the proxy.
+        .target(name: "Faults", dependencies: ["HTTP", "AuthFlow", "Codecs", "Compression", "ConfigurationFile"]),
         // The intercepting proxy: sans-io layers (mode, TLS, HTTP, exchange) and their driver on Transport.
         // It knows no add-on by name: they plug in through `ProxyAddon`/`ExchangeHook`.
-        .target(name: "Proxy", dependencies: ["Wire", "Hashing", "TLS", "HTTP", "Evidence", "Transport"]),
+        .target(name: "Proxy", dependencies: ["Wire", "Hashing", "Codecs", "TLS", "HTTP", "Evidence", "Transport"]),
         // The sign-in flow's add-ons to the proxy: the auth-step labeller and the fault engine.
         .target(name: "ProxyAddons", dependencies: ["Proxy", "AuthFlow", "Faults", "Evidence", "HTTP", "TLS"]),
         // The sign-in flow on real connections: the mock server host and the client runner, both recording.
@@ -76,7 +80,7 @@ let package = Package(
         // Load balancer scenarios: real nginx/HAProxy between two taps, run and judged end to end.
         .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow", "ConfigurationFile"]),
 
-        // Layer 5: the command line, as a library so tests can drive it, and the executable.
+        // The command line, as a library so tests can drive it, and the executable.
         .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "Evidence", "AuthFlow", "Faults", "Proxy",
                                                   "ProxyAddons", "SignIn", "Demo", "Scenarios", "ConfigurationFile"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
@@ -96,12 +100,13 @@ let package = Package(
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "ConfigurationFileTests", dependencies: ["ConfigurationFile"]),
         .testTarget(name: "CompressionTests", dependencies: ["Compression", "IntactTestSupport"]),
+        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Hashing"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Hashing"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "TLSTests", dependencies: ["IntactTestSupport", "TLS", "Hashing"]),
         .testTarget(name: "IntactCLITests", dependencies: ["IntactTestSupport", "IntactCLI", "Evidence", "HTTP", "SignIn", "AuthFlow", "Proxy", "ProxyAddons", "Wire"]),
-        .testTarget(name: "EvidenceTests", dependencies: ["IntactTestSupport", "Evidence", "HTTP", "Hashing", "Compression", "ConfigurationFile"]),
-        .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Compression", "ConfigurationFile"]),
+        .testTarget(name: "EvidenceTests", dependencies: ["IntactTestSupport", "Evidence", "HTTP", "Hashing", "Codecs", "Compression", "ConfigurationFile"]),
+        .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Codecs", "Compression", "ConfigurationFile"]),
         .testTarget(name: "TransportTests", dependencies: ["IntactTestSupport", "Transport", "Wire", "TLS", "HTTP", "Hashing"]),
         .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow", "Compression", "ConfigurationFile"]),
         .testTarget(name: "ScenariosTests", dependencies: ["IntactTestSupport", "Scenarios", "IntactCLI", "Evidence", "AuthFlow", "Transport", "TLS", "HTTP", "Wire"]),
@@ -112,18 +117,16 @@ let package = Package(
                                                              "Evidence", "SignIn", "TLS", "Hashing", "HTTP"]),
         // The repository itself: no committed private key, dependencies as imported, the layer list true, links that lead somewhere.
         .testTarget(name: "RepositoryTests", dependencies: ["IntactTestSupport"]),
-        .testTarget(name: "SignInTests", dependencies: ["IntactTestSupport", "SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Wire"]),
+        .testTarget(name: "SignInTests", dependencies: ["IntactTestSupport", "SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Hashing", "Wire"]),
     ],
     swiftLanguageModes: [.v6]
 )
 
-// Release builds check exclusive access at compile time only. Each dynamic check
-// (`swift_beginAccess` on a class's stored property, a global, an escaping
-// capture) costs a thread-local lookup and an access-set insert; a proxied
-// request made ~270 of them, ~4 % of its instructions (Benchmarks/README.md,
-// "Ninth pass"). Debug builds, which `make test` runs, keep the dynamic checks,
-// so an overlapping access still fails there; and the drivers that could be
-// re-entered guard that themselves (`DownstreamDriver.isHandling`).
+// Release builds check exclusive access at compile time only (why: about 4 % of a
+// proxied request's instructions, Docs/performance.md#exclusivity-checks-off-in-release-builds).
+// Debug builds, which `make test` runs, keep the dynamic checks, so an overlapping
+// access still fails there; and the drivers that could be re-entered guard that
+// themselves (`DownstreamDriver.isHandling`).
 for target in package.targets where target.type == .regular || target.type == .executable {
     target.swiftSettings = (target.swiftSettings ?? [])
         + [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]

@@ -1,3 +1,4 @@
+import ConfigurationFile
 import Foundation
 import HTTP
 
@@ -101,8 +102,30 @@ enum JSONBody {
         return Array(data)
     }
 
+    /// The body as a JSON object, read by the one JSON reader of Intact's
+    /// configuration files (`LocatedJSON`): strings as `String`, numbers as
+    /// `Double`, booleans as `Bool`, null as `NSNull`, nested objects and
+    /// arrays alike. Nil for an empty body, a syntax error, a key given twice
+    /// in one object (ambiguous: RFC 8259 §4 leaves its meaning open), or a
+    /// document that is not an object.
     static func decodeObject(_ body: [UInt8]) -> [String: Any]? {
-        guard !body.isEmpty else { return nil }
-        return (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+        guard !body.isEmpty, let document = try? LocatedJSON.parse(body),
+              case .object = document.value else { return nil }
+        return plain(document) as? [String: Any]
+    }
+
+    /// A located value without its positions.
+    private static func plain(_ json: LocatedJSON) -> Any {
+        switch json.value {
+        case .object(let members):
+            var object: [String: Any] = [:]
+            for member in members { object[member.key] = plain(member.value) } // keys are unique (the parser's rule)
+            return object
+        case .array(let items): return items.map(plain)
+        case .string(let text): return text
+        case .number(let number): return number
+        case .bool(let flag): return flag
+        case .null: return NSNull()
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Codecs
 import HTTP
 
 /// The recording line of an exchange record, written with `JSONWriter`
@@ -25,18 +26,15 @@ extension ExchangeRecord {
     /// whole lines only (or nothing): how a batch of lines is built in one
     /// reused buffer.
     ///
-    /// The walk retains nothing it reads (a copy of a leg or a field would
-    /// retain and release every string it holds): it has no closures and no
-    /// generic thunks (containers are opened and closed around their
-    /// members; optionals are unwrapped in place by always-inlined members);
-    /// legs and messages are written by methods kept out of line, which get
-    /// them by address; and what it calls releases nothing its caller holds
-    /// (the writers in other modules and the out-of-line ones here are
-    /// `@_effects(releasenone)`: they release only temporaries of their own,
-    /// such as an enum's `rawValue`), so the optimizer need not retain a
-    /// leg, a field or a name around the call that writes it. A writer added
-    /// to the walk must keep that promise, or the walk goes back to copying
-    /// (`make microbench` shows it).
+    /// Invariant of the walk: it has no closures and no generic thunks
+    /// (containers are opened and closed around their members; optionals
+    /// are unwrapped in place), legs and messages are written by methods
+    /// kept out of line that get them by address, and everything it calls
+    /// is `@_effects(releasenone)` and releases nothing its caller holds
+    /// (only temporaries of its own, such as an enum's `rawValue`). A writer
+    /// added to the walk must keep that promise; why, and what it bought:
+    /// Docs/performance.md#the-recording-line (`make microbench` shows a
+    /// break).
     public func writeLine(to json: inout JSONWriter) {
         writeLine(to: &json, repeatingValues: true)
     }

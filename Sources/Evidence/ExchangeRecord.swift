@@ -128,7 +128,9 @@ public struct ExchangeRecord: Codable, Hashable, Sendable {
         }
     }
 
-    /// A fault the tap applied (see `FAULTS.md`), named as its rule names it.
+    /// A fault the tap applied (see `FAULTS.md`), as a record carries it: the
+    /// rule's name and what it did, in words. The fault engine's own value is
+    /// `Faults.AppliedFault`; `ProxyAddons` turns one into the other.
     public struct RecordedFault: Codable, Hashable, Sendable {
         /// The fault's name (`strip-header`, `reset-stream`, …).
         public var name: String

@@ -1,12 +1,13 @@
+import Codecs
 import HTTP
 
 /// Recording lines one producer (an event loop) encodes for a
 /// `RecordingWriter`, gathered in one buffer of its own and handed to the
 /// writer a batch at a time (`RecordingWriter.offer(_:)`).
 ///
-/// Why: encoding straight into a buffer that is kept from batch to batch
-/// allocates nothing per record, and the writer's lock is taken once per
-/// batch instead of once per record.
+/// Encoding into a buffer kept from batch to batch allocates nothing per
+/// record, and the writer's lock is taken once per batch
+/// (Docs/performance.md#recording-batches).
 ///
 /// Invariants: the buffer holds whole lines only (each `add` writes one
 /// line, `\n` included), and `records` is the number of lines in it. Owned

@@ -1,4 +1,5 @@
 import HTTP
+import Hashing
 
 /// The two byte streams of a connection that switched protocols (HTTP/1.1
 /// `Upgrade` answered `101 Switching Protocols`), as they crossed one leg

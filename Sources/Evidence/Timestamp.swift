@@ -1,3 +1,4 @@
+import Codecs
 import Foundation
 
 /// A wall-clock instant, written in records as milliseconds since the Unix

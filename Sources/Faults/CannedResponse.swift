@@ -1,3 +1,4 @@
+import Codecs
 import HTTP
 
 /// A response an intermediary sends on its own: a gateway's redirect, a

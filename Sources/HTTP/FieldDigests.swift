@@ -1,3 +1,5 @@
+import Hashing
+
 /// The per-field digests of a head (`HeadDigest.fields`): one digest per
 /// lowercased field name, held as one array sorted by name, so a head builds
 /// it with one allocation and the recording line writes it in name order with

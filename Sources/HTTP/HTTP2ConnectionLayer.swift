@@ -37,9 +37,8 @@
 /// - `phase` only moves forward: open → lingering (the session finished:
 ///   our FIN goes out after the last frame, the peer's is awaited) → closed.
 /// - `streams` is changed only with `updateValue`/`removeValue`, never
-///   through `streams[id]?.field = …` (a get and a set of the whole value;
-///   with the dictionary it used to be, a coroutine frame that malloc'd on
-///   every call: two per request, measured).
+///   through `streams[id]?.field = …`, which gets and sets the whole value
+///   (Docs/performance.md#http2-stream-state-changed-in-place).
 /// - Not thread-safe: one owner, one queue. A class because it owns its
 ///   session (an nghttp2 object that cannot be copied).
 public final class HTTP2ConnectionLayer {

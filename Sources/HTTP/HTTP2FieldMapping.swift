@@ -9,8 +9,8 @@
 /// - `:authority` is the head's authority, else the value of its `Host` field;
 ///   `Host` itself is never sent (`:authority` carries it);
 /// - connection-specific fields are dropped: `Connection` and every field it
-///   names, `Keep-Alive`, `Proxy-Connection`, `Transfer-Encoding`, `Upgrade`,
-///   `HTTP2-Settings`, and `TE` unless its value is `trailers`;
+///   names, the rest of `HopByHopFieldNames.fixed` (`Keep-Alive`,
+///   `Transfer-Encoding`, …), and `TE` unless its value is `trailers`;
 /// - a `Content-Length` list whose elements agree (`5, 5`) becomes one value
 ///   (`ContentLengthList`): HTTP/2 carries one;
 /// - everything else (cookie crumbs included) keeps its order and value.
@@ -18,14 +18,12 @@
 /// Receiving: nghttp2 has already validated the list (lowercase names, pseudo
 /// fields first and once, no connection-specific fields); this only splits it.
 public enum HTTP2FieldMapping {
-    /// Lowercased names that never travel in HTTP/2 (`te` is handled apart).
-    /// A list, compared byte for byte (`HTTPField.hasName(lowercased:)`)
-    /// only for a name whose length one of them has (`connectionSpecificLengths`):
-    /// a `Set` would hash every field's name, and need it lowercased as a new
-    /// `String` first.
-    private static let connectionSpecific: [String] = [
-        "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "http2-settings", "host",
-    ]
+    /// Lowercased names that never travel in HTTP/2: the hop-by-hop ones
+    /// (`HopByHopFieldNames.fixed`) but `te`, which is handled apart, and
+    /// `host`. A list, compared byte for byte (`HTTPField.hasName(lowercased:)`)
+    /// only for a name whose length one of them has (`connectionSpecificLengths`;
+    /// why not a `Set`: Docs/performance.md#http2-header-lists).
+    private static let connectionSpecific: [String] = HopByHopFieldNames.fixed.subtracting(["te"]).sorted() + ["host"]
     /// Bit `n` set when a name of `connectionSpecific` has `n` UTF-8 bytes (all are under 64).
     private static let connectionSpecificLengths: UInt64 = connectionSpecific.reduce(0) { $0 | 1 << UInt64($1.utf8.count) }
 
@@ -87,8 +85,7 @@ public enum HTTP2FieldMapping {
             }
         }
         // One copy of each field, used for every check and for the field
-        // that goes out: reading `fields[index]` for each check copies it
-        // each time (measured: six retains a field instead of one).
+        // that goes out (reading `fields[index]` per check copies it each time).
         for field in fields.collapsingContentLengthList {
             if isConnectionSpecific(field) { continue }
             if !named.isEmpty, named.contains(where: { field.hasName(lowercased: $0) }) { continue }

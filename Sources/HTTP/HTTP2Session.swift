@@ -70,10 +70,9 @@ public final class HTTP2Session {
 
     /// Runs `body` on the state of stream `id` in place when the session
     /// knows the stream; nil otherwise. The way to change one stream's state:
-    /// `streams[id]?.field = value` would copy the state out and back (and
-    /// with a `Dictionary` ran its optional `modify` coroutine, whose frame
-    /// is allocated on the heap: three mallocs per call, measured); this
-    /// does one lookup and no allocation.
+    /// `streams[id]?.field = value` would copy the state out and back; this
+    /// does one lookup and no allocation
+    /// (Docs/performance.md#http2-stream-state-changed-in-place).
     @inline(__always)
     @discardableResult
     func withStream<Result>(_ id: HTTP2StreamID, _ body: (inout HTTP2StreamState) -> Result) -> Result? {

@@ -1,10 +1,9 @@
 /// The open streams of one HTTP/2 connection, each with a value: what the
 /// session, the connection layer and the engines keep per stream.
 ///
-/// Two arrays in step, sorted by stream id, searched by bisection. A
-/// `Dictionary` hashes the id with SipHash on every lookup (a few hundred
-/// instructions, several lookups per stream event, measured at about 1 % of
-/// a proxied request); a connection has few streams (at most
+/// Two arrays in step, sorted by stream id, searched by bisection (not a
+/// `Dictionary`: Docs/performance.md#http2-stream-state-changed-in-place);
+/// a connection has few streams (at most
 /// `HTTP2Configuration.maxConcurrentStreams`), and a new stream's id is
 /// above every earlier one (RFC 9113 §5.1.1), so an insertion is an append.
 /// Changing a value in place goes through `values[index]` (an array
@@ -14,10 +13,8 @@
 /// `values[i]` belongs to stream `ids[i]`. Iteration (`keys`, `values`)
 /// is in ascending id order.
 ///
-/// `@inlinable`: the engines in Transport hold one of stream objects, and
-/// a generic type used across modules without its bodies runs unspecialised
-/// (metadata lookups and witness calls on every lookup, measured slower
-/// than the dictionary it replaces).
+/// `@inlinable`, so that the drivers in Transport, which hold one of stream
+/// objects, get it specialised.
 public struct HTTP2StreamMap<Value> {
     @usableFromInline var ids: [HTTP2StreamID] = []
     /// The values, `values[i]` for stream `keys[i]`. Mutable in place; its

@@ -35,8 +35,8 @@ public struct HTTPField: Hashable, Sendable, CustomStringConvertible {
     /// are lowercased (on both sides, or only on `a`'s when `b` is known to
     /// be lowercase). Lengths first (O(1) for native strings), then one loop
     /// over both strings' UTF-8 borrowed as spans: no iterator, no `String`,
-    /// and no retain of either string's storage (which a
-    /// `withContiguousStorageIfAvailable` closure costs, measured).
+    /// and no retain of either string's storage
+    /// (Docs/performance.md#http2-header-lists).
     @inline(__always)
     static func utf8EqualIgnoringASCIICase(_ a: String, _ b: String, secondIsLowercase: Bool) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }

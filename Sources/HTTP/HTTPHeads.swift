@@ -26,11 +26,11 @@ public enum RequestTargetForm: String, Hashable, Sendable, Codable {
 /// from its pseudo-fields. `fields` holds the regular fields only, never
 /// pseudo-fields; for HTTP/1.1 it includes `Host` as it appeared.
 ///
-/// A value with copy-on-write storage: a head is handed from the codec
-/// through the proxy's exchange, its record, its retry copy and the upstream
-/// codec, about a dozen copies per request, each of them one reference
-/// rather than one of each string and of the fields. A change to a copy
-/// that shares its storage copies the storage first.
+/// A value with copy-on-write storage: each copy of a head (the codec's, the
+/// proxy's exchange, its record, its retry copy, the upstream codec's) is
+/// one reference, not a copy of each string and of the fields
+/// (Docs/performance.md#head-handling). A change to a copy that shares its
+/// storage copies the storage first.
 public struct HTTPRequestHead: Hashable, Sendable {
     /// What a head holds; copies of a head share one of these (`Storage`).
     private struct Values: Hashable {

@@ -33,9 +33,9 @@ import Hashing
 ///   order within one name kept.
 /// - Left out entirely: `host` (carried by `authority`), `content-length`
 ///   (framing; the body digest covers the length), and hop-by-hop fields:
-///   `connection`, `keep-alive`, `proxy-connection`, `te`,
-///   `transfer-encoding`, `upgrade`, `http2-settings`, and every name listed
-///   in a `Connection` value (comma-separated tokens, trimmed, lowercased).
+///   `HopByHopFieldNames.fixed` (`connection`, `keep-alive`, `te`, …) and
+///   every name listed in a `Connection` value (comma-separated tokens,
+///   trimmed, lowercased).
 /// - `cookie`: all values joined with "; " into one value (V = 1), so HTTP/2
 ///   cookie crumbs and a single HTTP/1.1 `Cookie` line compare equal.
 ///
@@ -43,14 +43,6 @@ import Hashing
 /// as above (also for the names the semantic form leaves out), and the target
 /// digest is the digest of `item(scheme) item(authority) item(path)`.
 extension HeadDigest {
-    /// Fields that concern one connection only (RFC 9110 §7.6.1, RFC 9113 §8.2.2).
-    public static let hopByHopFieldNames: Set<String> = [
-        "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade", "http2-settings",
-    ]
-
-    /// Fields about framing that the semantic form leaves to the body digest.
-    public static let framingFieldNames: Set<String> = ["content-length", "transfer-encoding"]
-
     /// The lowercased names the semantic form leaves out besides hop-by-hop
     /// ones: `host` (carried by `authority`) and `content-length` (framing).
     static let leftOutFieldNames: [String] = ["host", "content-length"]
@@ -230,7 +222,7 @@ extension HeadDigest {
 
     private static let connectionName = Array("connection".utf8)
     private static let onlyConnection = ["connection"]
-    private static let hopByHopNameBytes = hopByHopFieldNames.map { Array($0.utf8) }
+    private static let hopByHopNameBytes = HopByHopFieldNames.fixed.map { Array($0.utf8) }
     private static let hopByHopLengths = hopByHopNameBytes.reduce(0) { $0 | lengthBit($1.count) }
     private static let leftOutNameBytes = leftOutFieldNames.map { Array($0.utf8) }
     private static let leftOutLengths = leftOutNameBytes.reduce(0) { $0 | lengthBit($1.count) }

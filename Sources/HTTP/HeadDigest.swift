@@ -1,3 +1,5 @@
+import Hashing
+
 /// The digests of one message head (request or response), as `VERIFY.md`
 /// defines them, plus the little context a comparison needs to explain a
 /// difference without seeing any field value.

@@ -3,12 +3,10 @@ import Glibc
 /// glibc's malloc arenas, capped for a server whose allocating threads are its event loops.
 ///
 /// Dispatch runs a loop's serial queue on whichever worker thread is free, and
-/// glibc gives each new thread an arena of its own (up to eight per core), so
-/// without a cap one loop's allocations spread over many arenas whose free
-/// memory is not shared between them: the recording proxy peaked at 52–56 MiB
-/// under 50 concurrent 1 MiB responses against 44 MiB with one arena
-/// (`make bench`, h1_1m_c50). The loops are the threads that allocate at
-/// once, so one arena per loop keeps lock contention where it was.
+/// glibc gives each new thread an arena of its own, so without a cap one
+/// loop's allocations spread over many arenas whose free memory is not
+/// shared; one arena per loop, the threads that allocate at once
+/// (Docs/performance.md#malloc-arenas).
 enum MallocArenas {
     /// `mallopt(M_ARENA_MAX, …)`; `<malloc.h>` is not in Swift's Glibc module.
     private static let arenaMaxParameter: Int32 = -8

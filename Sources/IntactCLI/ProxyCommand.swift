@@ -22,7 +22,7 @@ enum ProxyCommand {
                                   default: HostPort(host: "127.0.0.1", port: 8080)!)
         let listenFD = InheritedListener.option()
         let allow = Option.repeatable("allow", .addressRange,
-                                      help: "only clients in this range may connect (repeatable; e.g. 192.0.2.0/24)")
+                                      help: "only clients in this range may connect (e.g. 127.0.0.0/8 or ::1)")
         let caDirectory = CADirectoryOptions()
         let mode = Option.value("mode", .proxyMode, help: "forward, or reverse:https://HOST:PORT", default: .forward,
                                 shownDefault: "forward")
@@ -31,10 +31,10 @@ enum ProxyCommand {
             help: "reverse mode: take plain HTTP/1.x from clients instead of TLS (for Varnish and other "
                 + "intermediaries that speak http:// to their backends)")
         let passthrough = Option.repeatable("passthrough", .string("HOST"),
-                                            help: "tunnel this host without interception (repeatable; *.domain allowed)")
+                                            help: "tunnel this host without interception (*.domain allowed)")
         let intercept = Option.repeatable(
             "intercept", .string("HOST"),
-            help: "intercept only this host; tunnel (and record as tunnels) every other (repeatable; *.domain allowed)")
+            help: "intercept only this host; tunnel (and record as tunnels) every other (*.domain allowed)")
         let upstreamCA = Option.optional("upstream-ca", .string("FILE"),
                                          help: "PEM file of the CAs upstream certificates must lead to (default: system store)")
         let insecureUpstream = Option.flag("insecure-upstream",
@@ -50,7 +50,7 @@ enum ProxyCommand {
                 + "(default: $HTTPS_PROXY, minus $NO_PROXY)")
         let noUpstreamProxy = Option.repeatable(
             "no-upstream-proxy", .string("HOST"),
-            help: "reach this host directly (repeatable; .domain suffixes, IP literals, * for all)")
+            help: "reach this host directly (.domain suffixes, IP literals, * for all)")
         let keyLog = Option.optional("keylog", .string("FILE"),
                                      help: "write both legs' TLS secrets for Wireshark (default: $SSLKEYLOGFILE)")
         let record = Option.optional("record", .string("FILE.jsonl"),
@@ -283,7 +283,7 @@ extension ValueParser where T == AddressRange {
     /// An address or CIDR block, no host bits set past the prefix.
     static var addressRange: ValueParser<AddressRange> {
         ValueParser(valueName: "CIDR",
-                    expected: "an address or CIDR block such as 192.0.2.0/24 or ::1/128 (no host bits past the prefix)") {
+                    expected: "an address or CIDR block such as 127.0.0.0/8 or ::1/128 (no host bits past the prefix)") {
             AddressRange($0)
         }
     }

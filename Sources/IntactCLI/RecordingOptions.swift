@@ -9,7 +9,7 @@ struct RecordingOptions: OptionGroup {
         help: "key of the HMAC digests of secrets and of every message, shared by the taps of a setup "
             + "(default: \(DigestKeyFile.fileName) beside the CA; made if missing: 32 bytes, mode 0600)")
     let secretNames = Option.repeatable("secret-name", .string("NAME"),
-                                        help: "also digest this header field, query parameter or form field (repeatable)")
+                                        help: "also digest this header field, query parameter or form field")
 
     /// The policy the options ask for. Loads (or makes) the digest key, also
     /// when secrets are recorded in clear: every digest of message content is

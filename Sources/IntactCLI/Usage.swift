@@ -43,7 +43,9 @@ enum Usage {
         return short + option.synopsis
     }
 
-    private static func right(of option: CommandOption) -> String {
+    /// The help column of an option: its help, then what the parser adds
+    /// (default, required, repeatable), each said once.
+    static func right(of option: CommandOption) -> String {
         var text = option.help
         if let shown = option.shownDefault { text += " (default: \(shown))" }
         if option.isRequired { text += " (required)" }

@@ -29,11 +29,9 @@ public struct ClientTimeouts: Hashable, Sendable {
 /// expires it; over HTTP/2 each stream's progress is its own, and a stalled
 /// stream is reported (`stalled`) and forgotten while its siblings go on.
 ///
-/// Instants are kept as `Time`, the `Duration` since `origin`: `Duration` has
-/// a layout fixed at compile time, while `ContinuousClock.Instant` is a
-/// resilient standard-library type, so a state holding instants was copied
-/// and destroyed through its value witnesses (a type-metadata lookup each
-/// time) on every event of every exchange.
+/// Instants are kept as `Time`, the `Duration` since `origin`, a type of
+/// fixed layout (not the resilient `ContinuousClock.Instant`:
+/// Docs/performance.md#one-timer-source-per-loop).
 struct ConnectionDeadline {
     typealias Instant = ContinuousClock.Instant
     /// An instant as the time since `origin`.

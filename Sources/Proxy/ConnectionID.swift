@@ -59,10 +59,8 @@ public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Hashes the side as one bit with the number, not as the side's raw
-    /// value: a raw-valued enum hashes its `String`, which cost more than the
-    /// rest of a lookup, and exchange and connection ids key dictionaries
-    /// that are read several times per request. Equal ids hash equally, and
-    /// the two sides of one number feed the hasher different values.
+    /// `String` (Docs/performance.md#head-handling). Equal ids hash equally,
+    /// and the two sides of one number feed the hasher different values.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(number &<< 1 | (side == .upstream ? 1 : 0))
     }

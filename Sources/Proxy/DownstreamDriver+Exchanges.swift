@@ -197,7 +197,7 @@ extension DownstreamDriver {
     }
 
     /// An upstream send failed: lets go of the stream; the flow hears it as the send's outcome.
-    private func upstreamFailed(_ streams: ExchangeStreams, _ error: TransportError, at what: String) -> CommandOutcome {
+    private func upstreamFailed(_ streams: ExchangeStreams, _ error: TransportError, at what: ProxyError.Place) -> CommandOutcome {
         streams.abandon()
         return .failed(.transport(error, at: what))
     }

@@ -9,7 +9,7 @@ extension DownstreamLayer {
     /// hold what the ClientHello said, if it came. After a CONNECT the record
     /// is that exchange's, with the CONNECT and its 200 (so the target shows);
     /// in reverse mode it is exchange 0 of the connection. A connection event
-    /// (`ConnectionEvent`) either way: closed or reset before a ClientHello,
+    /// (`RequestlessConnection`) either way: closed or reset before a ClientHello,
     /// else a handshake that failed after the client spoke.
     func connectionRecord(connect: PendingConnect?, hello: ClientHelloSummary?, error: ProxyError) -> ExchangeRecord {
         var recorder = makeRecorder(connect?.id ?? ExchangeID(connection: id, sequence: 0), tls: hello.map { TLSDetails($0) })

@@ -31,8 +31,8 @@ extension ExchangeFlow {
 
     /// Carries out a hook output other than `.forward`; returns the part a
     /// `.forward` passes on. `leg` names the message in recorded failures.
-    mutating func act<Part>(on output: HookOutput<Part>, leg: String, _ io: any ExchangeActions) -> Part? {
-        let location = "proxy hook on the \(leg)"
+    mutating func act<Part>(on output: HookOutput<Part>, leg: ProxyError.Place.Message, _ io: any ExchangeActions) -> Part? {
+        let location = ProxyError.Place.hook(on: leg)
         switch output {
         case .forward(let part):
             return part

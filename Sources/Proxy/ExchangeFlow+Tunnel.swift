@@ -66,7 +66,7 @@ extension ExchangeFlow {
     /// Once the answer to a refused extended CONNECT went out whole, the
     /// exchange waits no more for the client's stream, which it keeps open
     /// for a tunnel that will not come (RFC 9113 §8.1: a complete response
-    /// may precede the request's end; the HTTP/2 engine drops what still
+    /// may precede the request's end; the HTTP/2 driver drops what still
     /// comes on it). The request is recorded as it came: unfinished. No
     /// RST_STREAM: submitted now, it would discard the response not yet sent.
     mutating func dropRefusedTunnel() {

@@ -1,10 +1,11 @@
 import TLS
 import Transport
+import Wire
 
 extension ProxyError {
-    /// A transport failure at `location` (`upstream TLS handshake`,
-    /// `downstream request body`, …), with the Proxy-Status type it maps to.
-    static func transport(_ error: TransportError, at location: String) -> ProxyError {
+    /// A transport failure at `location` (`.upstream(target)`,
+    /// `.downstreamRequest`, …), with the Proxy-Status type it maps to.
+    static func transport(_ error: TransportError, at location: Place) -> ProxyError {
         let message = error.description
         switch error {
         case .connect(let wire):
@@ -50,11 +51,36 @@ extension ProxyError {
     /// `received-status`). A 407 means Intact's credentials are missing or
     /// wrong: a configuration error; anything else leaves the destination
     /// unavailable through that proxy.
-    static func upstreamProxyRefused(proxy: String, status: Int, reason: String, at location: String) -> ProxyError {
+    static func upstreamProxyRefused(proxy: String, status: Int, reason: String, at location: Place) -> ProxyError {
         let message = "upstream proxy \(proxy) refused CONNECT: \(status) \(reason)"
             + (status == 407 ? " (give credentials with --upstream-proxy http://USER:PASSWORD@HOST:PORT)" : "")
         return ProxyError(.connectionRefused, at: location, message,
                           status: status == 407 ? .proxyConfigurationError : .destinationUnavailable,
                           nextHop: proxy, receivedStatus: status)
+    }
+}
+
+extension ProxyError {
+    /// Opening a TCP connection to `target` failed.
+    static func connect(_ error: WireError, to target: UpstreamTarget, at location: Place = .upstreamConnect) -> ProxyError {
+        connectError(error, message: "connecting to \(target.authority) failed: \(error)", at: location)
+    }
+
+    /// A connect failure with its message, mapped by what went wrong.
+    static func connectError(_ error: WireError, message: String, at location: Place) -> ProxyError {
+        switch error {
+        case .connectionRefused:
+            return ProxyError(.connectionRefused, at: location, message, status: .connectionRefused)
+        case .unreachable:
+            return ProxyError(.connectionRefused, at: location, message, status: .destinationNotFound)
+        case .nameNotFound, .invalidHostName, .resolutionFailed:
+            return ProxyError(.resolution, at: location, message, status: .dnsError)
+        case .timedOut:
+            return ProxyError(.timeout, at: location, message, status: .connectionTimeout)
+        case .connectionReset, .brokenPipe:
+            return ProxyError(.reset, at: location, message, status: .connectionTerminated)
+        case .addressInUse, .addressNotAvailable, .notListening, .system:
+            return ProxyError(.internal, at: location, message, status: .proxyInternalError)
+        }
     }
 }

@@ -22,7 +22,7 @@ final class UpstreamTunnel: @unchecked Sendable {
     private let target: UpstreamTarget
     private let proxy: HTTPProxyAddress
     private let loop: EventLoop
-    private let location = "upstream connect (CONNECT via upstream proxy)"
+    private let location = ProxyError.Place.upstreamConnectViaProxy
     private var completion: ((Result<Opened, ProxyError>) -> Void)?
     private var timer: LoopTimer?
 

@@ -4,12 +4,10 @@ import Synchronization
 /// plaintext out at its exact size, kept between reads and shared by every
 /// engine of the process (`shared`).
 ///
-/// Why: a read must offer OpenSSL room for everything that may come out (the
+/// A read must offer OpenSSL room for everything that may come out (the
 /// ciphertext pending plus a whole record, so 16 KiB more than the bytes
-/// fed). Allocating that room per read, then copying a small request head
-/// out of it to its size, cost two heap allocations of ~17 KiB or more per
-/// read, which glibc serves from its main arena (with consolidation), not its
-/// per-thread caches. A borrowed buffer costs one uncontended lock each way.
+/// fed); a borrowed buffer costs one uncontended lock each way instead of
+/// that room allocated per read (Docs/performance.md#body-copies).
 ///
 /// Invariants: a buffer is lent to one caller at a time, for the duration of
 /// `withBuffer`'s body only; the pool keeps at most `keptBuffers` buffers, each

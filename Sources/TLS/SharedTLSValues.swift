@@ -2,10 +2,9 @@ import Glibc
 
 /// Values most TLS connections carry alike (the usual ALPN offers, version
 /// lists and cipher names), handed out as one shared instance each instead
-/// of a fresh array or string per connection: an idle keep-alive connection
-/// keeps them for as long as it lives (its `ClientHelloSummary` and
-/// `TLSConnectionInfo`), ~0.2 KiB with the allocations' overhead. A value
-/// not in the tables is returned as it is; the answer always equals the input.
+/// of a fresh array or string per connection, which an idle keep-alive
+/// connection would keep for as long as it lives (Docs/performance.md#idle-connections).
+/// A value not in the tables is returned as it is; the answer always equals the input.
 enum SharedTLSValues {
     static let alpnOffers: [[String]] = [["h2", "http/1.1"], ["http/1.1"], ["h2"], ["http/1.1", "h2"]]
     static let versionLists: [[UInt16]] = [[0x0304, 0x0303], [0x0304], [0x0303], [0x0304, 0x0303, 0x0302, 0x0301]]

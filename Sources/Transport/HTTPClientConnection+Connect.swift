@@ -24,7 +24,7 @@ extension HTTPClientConnection {
 }
 
 /// One dial in progress: TCP, then CONNECT through a proxy, then TLS, then
-/// the HTTP engine; completes once, when the connection is ready or fails.
+/// the HTTP driver; completes once, when the connection is ready or fails.
 /// Keeps itself alive through the closures it hands out until then.
 ///
 /// `@unchecked Sendable`: created and used only on `loop`.

@@ -151,7 +151,7 @@ public final class HTTPClientConnection: HTTPConnection, @unchecked Sendable {
     }
 }
 
-/// Client-role engines also open streams.
+/// Client-role drivers also open streams.
 protocol HTTPClientDriver: HTTPConnectionDriver {
     var canOpenStream: Bool { get }
     func open(_ head: HTTPRequestHead, framing: HTTP1Framing?,

@@ -24,7 +24,7 @@ public final class HTTPClientStream: HTTPStream, @unchecked Sendable {
                    requestWire: requestWire, driver: driver)
     }
 
-    /// The engine received the final response head.
+    /// The driver received the final response head.
     func receiveResponse(_ head: HTTPResponseHead, wire: HeadDigest.WireForm) {
         response = head
         responseWire = wire

@@ -30,19 +30,19 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
     /// answering a CONNECT); nil once it is gone.
     public private(set) weak var connection: HTTPServerConnection?
 
-    /// The final response head as the engine wrote it (HTTP/1.1: version,
+    /// The final response head as the driver wrote it (HTTP/1.1: version,
     /// reason and fields of the serialized status line and field lines;
     /// HTTP/2: no reason), once sent. Read only on the loop.
     public private(set) var response: HTTPResponseHead?
     /// The final response head's wire form as sent. Read only on the loop.
     public private(set) var responseWire: HeadDigest.WireForm?
 
-    /// The last response head (interim or final) as the engine wrote it. Read only on the loop.
+    /// The last response head (interim or final) as the driver wrote it. Read only on the loop.
     public private(set) var lastSentHead: HTTPResponseHead?
 
-    /// The engine as the server-role driver it was made with, so a response
+    /// The stream's driver as the server-role protocol it conforms to, so a response
     /// head needs no `as? any HTTPServerStreamDriver` (a runtime conformance
-    /// lookup each time). Weak: `driver` alone holds the engine, and drops
+    /// lookup each time). Weak: `driver` alone holds the object, and drops
     /// it when the stream is released; used only while `driver` is set.
     private weak var serverDriver: (any HTTPServerStreamDriver)?
 
@@ -72,7 +72,7 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
         loop.preconditionOnLoop()
         _ = try writableDriver("response head")
         guard response == nil else { throw .invalidState("a second final response head") }
-        guard let serverDriver else { throw .invalidState("the stream's engine is gone") }
+        guard let serverDriver else { throw .invalidState("the stream's driver is gone") }
         let interim = head.isInformational && head.status != 101
         let (sent, wire) = try serverDriver.sendHead(head, framing: framing, on: self)
         continueOwed = false
@@ -111,12 +111,12 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
         return status == 204 || status == 304
     }
 
-    /// The engine's answer to the stream's demand may send `100 Continue`:
+    /// The driver's answer to the stream's demand may send `100 Continue`:
     /// never inside the owner's call, which may still pause or answer first.
     override var defersInboundWanted: Bool { continueOwed }
 
     /// Sends `100 Continue` if the client waits for it and no response head
-    /// went out. Called by engines when the stream starts wanting its body.
+    /// went out. Called by drivers when the stream starts wanting its body.
     func answerContinueIfOwed(automatic: Bool) {
         guard automatic, wantsInbound else { return }
         sendContinueIfOwed()

@@ -12,7 +12,7 @@ import Wire
 /// DATA without reporting it consumed, so the peer stops at its window. A
 /// stream that has no handler yet counts as paused.
 ///
-/// Invariant: an `.end` that the engine already parsed is never held by a
+/// Invariant: an `.end` that the driver already parsed is never held by a
 /// pause once every event before it was delivered. It carries no body, so
 /// holding it relieves no pressure; it would only part the end of a message
 /// from its last bytes, and a consumer relaying the message (the proxy)
@@ -46,15 +46,15 @@ public class HTTPStream: @unchecked Sendable {
     /// How far one direction of the exchange got.
     enum Progress {
         case open
-        /// The message ended (the peer's, as the protocol engine read it; or ours, as sent).
+        /// The message ended (the peer's, as the protocol driver read it; or ours, as sent).
         case ended
     }
 
-    /// The peer's message, as the engine parsed it (events may still be held).
+    /// The peer's message, as the driver parsed it (events may still be held).
     var inbound = Progress.open
     /// Our message.
     var outbound = Progress.open
-    /// The engine; nil once the stream finished (breaks the reference cycle).
+    /// The driver; nil once the stream finished (breaks the reference cycle).
     var driver: (any HTTPStreamDriver)?
     var handler: ((HTTPStreamEvent) -> Void)?
     /// Inbound events not yet delivered (paused, no handler yet, or a drain pending).
@@ -137,7 +137,7 @@ public class HTTPStream: @unchecked Sendable {
     /// Sends body bytes of our message (empty input does nothing, whatever
     /// the state; nor does a message that has no body by rule,
     /// `dropsOutboundBody`: a response to HEAD, a 204 or a 304). Throws
-    /// `.invalidState` after the end or a failure, and the engine's error
+    /// `.invalidState` after the end or a failure, and the driver's error
     /// when the bytes break the message's framing. Called only on the loop.
     public func sendBody(_ bytes: [UInt8]) throws(TransportError) {
         loop.preconditionOnLoop()
@@ -180,10 +180,10 @@ public class HTTPStream: @unchecked Sendable {
         return driver
     }
 
-    // MARK: Engine's side
+    // MARK: Driver's side
 
-    /// An inbound part from the engine: delivered now if the consumer takes
-    /// it, else held. Called by engines from channel events or their own
+    /// An inbound part from the driver: delivered now if the consumer takes
+    /// it, else held. Called by drivers from channel events or their own
     /// loop turns, never inside an owner's call.
     func receive(_ event: HTTPStreamEvent) {
         guard !hasFailed else { return }
@@ -205,7 +205,7 @@ public class HTTPStream: @unchecked Sendable {
 
     var wantsInbound: Bool { handler != nil && !inboundPaused && held.isEmpty && !hasFailed }
 
-    /// The engine marks our message ended (it wrote the end, or the head ended it).
+    /// The driver marks our message ended (it wrote the end, or the head ended it).
     func outboundEnded() {
         outbound = .ended
         finishIfComplete()
@@ -236,7 +236,7 @@ public class HTTPStream: @unchecked Sendable {
         handler?(.failed(error))
     }
 
-    /// Called by an engine when writing may have become possible again.
+    /// Called by a driver when writing may have become possible again.
     func writabilityMayHaveChanged() {
         guard awaitingWritable, outbound == .open, let driver, driver.isWritable(self) else { return }
         awaitingWritable = false
@@ -249,7 +249,7 @@ public class HTTPStream: @unchecked Sendable {
         if case .end = event { finishIfComplete() }
     }
 
-    /// Whether the engine must hear of the consumer's demand only on a later
+    /// Whether the driver must hear of the consumer's demand only on a later
     /// turn, after the owner's call finished: a server stream that owes a
     /// `100 Continue` (the owner may still pause or answer first).
     var defersInboundWanted: Bool { false }
@@ -262,7 +262,7 @@ public class HTTPStream: @unchecked Sendable {
 
     /// Drains held events on a later loop turn (they must not reach the
     /// handler inside the owner's call). With nothing held and nothing
-    /// deferred there is nothing to deliver, so the engine hears at once
+    /// deferred there is nothing to deliver, so the driver hears at once
     /// that the consumer wants more: `inboundWanted` then never delivers
     /// inline (it schedules), and a loop turn per stream is saved.
     private func scheduleDrain() {
@@ -276,7 +276,7 @@ public class HTTPStream: @unchecked Sendable {
     }
 
     /// Delivers held events while the consumer takes them, then tells the
-    /// engine it wants more.
+    /// driver it wants more.
     private func drain() {
         drainScheduled = false
         // An `.end` is always the last held event: first means nothing is left before it.
@@ -286,12 +286,12 @@ public class HTTPStream: @unchecked Sendable {
         if wantsInbound, let driver { driver.inboundWanted(self) }
     }
 
-    /// Drops the engine and the handler once nothing more can happen.
+    /// Drops the driver and the handler once nothing more can happen.
     private func finishIfComplete() {
         if inbound == .ended && outbound == .ended && held.isEmpty { release() }
     }
 
-    /// Ends the stream silently: no event follows (the engine is done with it,
+    /// Ends the stream silently: no event follows (the driver is done with it,
     /// for example after handing the connection over to a tunnel).
     func release() {
         driver = nil

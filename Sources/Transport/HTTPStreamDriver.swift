@@ -1,6 +1,6 @@
 import HTTP
 
-/// The protocol engine behind a stream (HTTP/1.1 or HTTP/2, server or client
+/// The protocol driver behind a stream (HTTP/1.1 or HTTP/2, server or client
 /// role), as the stream calls it. Every method runs on the stream's loop,
 /// inside a call the stream's owner made, so none may deliver events
 /// synchronously (they schedule instead).
@@ -25,10 +25,10 @@ protocol HTTPStreamDriver: AnyObject {
     func consumed(_ stream: HTTPStream, bytes: Int)
 }
 
-/// Server-role engines also send response heads.
+/// Server-role drivers also send response heads.
 protocol HTTPServerStreamDriver: HTTPStreamDriver {
     /// Writes a response head (interim or final) and returns it as the
-    /// engine wrote it (version, reason and fields as on the wire, framing
+    /// driver wrote it (version, reason and fields as on the wire, framing
     /// fields the serializer added included) with its wire form.
     func sendHead(_ head: HTTPResponseHead, framing: HTTP1Framing?,
                   on stream: HTTPServerStream) throws(TransportError) -> (sent: HTTPResponseHead, wire: HeadDigest.WireForm)

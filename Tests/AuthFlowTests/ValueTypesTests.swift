@@ -1,7 +1,8 @@
+@testable import AuthFlow
+import Codecs
 import ConfigurationFile
 import Foundation
 import XCTest
-@testable import AuthFlow
 
 /// URLs, form encoding, the login form reader and the users file.
 final class ValueTypesTests: XCTestCase {

@@ -1,6 +1,7 @@
-import XCTest
 import Evidence
 import HTTP
+import Hashing
+import XCTest
 
 /// Heads for one request as HTTP/1.1 and HTTP/2 would carry it, built by hand
 /// so these tests do not depend on the codecs.

@@ -1,8 +1,9 @@
-import Foundation
-import XCTest
+import Codecs
 @testable import Evidence
+import Foundation
 import HTTP
 import Hashing
+import XCTest
 
 /// The second leg's copies of what the first leg wrote (`JSONRepeat`): a
 /// value is copied exactly when both legs write it as the same bytes, and a

@@ -1,3 +1,4 @@
+import Codecs
 import Evidence
 import Foundation
 import XCTest

@@ -1,4 +1,5 @@
 @testable import HTTP
+import Hashing
 import XCTest
 
 /// The item encoding's buffer and the name grouping under the head digests:

@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import Hashing
 import XCTest
 
 /// The per-field digests of a head: a sorted array that reads and encodes

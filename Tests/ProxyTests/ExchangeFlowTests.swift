@@ -1,7 +1,8 @@
 import Evidence
 import HTTP
-import XCTest
+import Hashing
 @testable import Proxy
+import XCTest
 
 /// `ExchangeFlow` driven by scripted events, asserting the exact commands.
 final class ExchangeFlowTests: XCTestCase {
@@ -100,7 +101,7 @@ final class ExchangeFlowTests: XCTestCase {
         script.open(streamID: 5)
         script.send(.responseHead(Script.ok(length: 5000), wire: Script.wire(Script.ok(length: 5000))))
         script.send(.responseBody(Script.bytes(100)))
-        let reset = ProxyError(.reset, at: "upstream response body", "connection reset by peer",
+        let reset = ProxyError(.reset, at: .upstream(Script.origin), "connection reset by peer",
                                status: .connectionTerminated)
         let commands = script.send(.upstreamFailed(reset))
         XCTAssertEqual(commands.first, .resetClientStream)
@@ -111,7 +112,7 @@ final class ExchangeFlowTests: XCTestCase {
         XCTAssertEqual(record.leg(.upstream)?.response?.complete, false)
         XCTAssertEqual(record.leg(.downstream)?.response?.complete, false)
         XCTAssertEqual(record.leg(.downstream)?.response?.digest.body.length, 100)
-        XCTAssertEqual(record.leg(.upstream)?.broken, "upstream response body: connection reset by peer")
+        XCTAssertEqual(record.leg(.upstream)?.broken, "upstream https://origin.test:8443: connection reset by peer")
     }
 
     func testClientLeavingMidUploadAbandonsTheUpstream() throws {

@@ -1,9 +1,10 @@
 import AuthFlow
 import Evidence
 import HTTP
+import Hashing
+@testable import Proxy
 import ProxyAddons
 import XCTest
-@testable import Proxy
 
 /// Hooks in a scripted exchange: what they change is sent and recorded on
 /// the upstream leg; answers, failures and resets take the exchange's place.

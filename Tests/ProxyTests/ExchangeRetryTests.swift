@@ -7,8 +7,8 @@ import XCTest
 /// with no sockets: what goes upstream again, when it does not, and what the
 /// record and the client see.
 final class ExchangeRetryTests: XCTestCase {
-    static let goAway = ProxyError.transport(.goAway(lastStreamID: 1, code: .noError), at: "upstream origin.test")
-    static let reusedClose = ProxyError.transport(.peerClosed(during: .responseOnReusedConnection), at: "upstream origin.test")
+    static let goAway = ProxyError.transport(.goAway(lastStreamID: 1, code: .noError), at: .upstream(Script.origin))
+    static let reusedClose = ProxyError.transport(.peerClosed(during: .responseOnReusedConnection), at: .upstream(Script.origin))
 
     func testAGetAboveTheGoAwayIsSentAgainAndRecordedOnce() throws {
         var script = FlowScript()

@@ -193,8 +193,11 @@ final class HealthCheckThroughTapTests: XCTestCase {
         for line in lines.dropFirst() {
             let cells = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             guard cells.count > max(checkStatus, checkCode), cells[1] != "BACKEND", cells[1] != "FRONTEND" else { continue }
-            let check = cells[checkStatus].trimmingCharacters(in: CharacterSet(charactersIn: "* "))
-            guard !check.isEmpty, !check.hasPrefix("INI") else { continue }
+            // `* L7OK`: a check in progress (its code not filled yet); `INI`: none done.
+            let check = cells[checkStatus].trimmingCharacters(in: .whitespaces)
+            guard !check.isEmpty, !check.hasPrefix("INI"), !check.hasPrefix("*") else { continue }
+            // An HTTP check's result without its status code is not settled yet.
+            if check.hasPrefix("L7") && ["", "0"].contains(cells[checkCode]) { continue }
             results[cells[0], default: [:]][cells[1]] = "\(check) \(cells[checkCode])"
         }
         return results

@@ -50,7 +50,7 @@ final class UpstreamTargetTests: XCTestCase {
     }
 
     func testLocalResponsesNameTheErrorInProxyStatus() {
-        let error = ProxyError(.tls, at: "upstream TLS handshake", "certificate \"x\" untrusted\u{1}",
+        let error = ProxyError(.tls, at: .upstream(UpstreamTarget(scheme: .https, host: "x", port: 443)!), "certificate \"x\" untrusted\u{1}",
                                status: .tlsCertificateError)
         let answer = LocalResponse(status: 502, error: error)
         XCTAssertEqual(answer.head.fields["Proxy-Status"],

@@ -82,20 +82,45 @@ final class DocumentationLinksTests: XCTestCase {
         XCTAssertEqual(broken, [], broken.joined(separator: "\n"))
     }
 
+    /// The sources (and Package.swift) name documentation files that exist,
+    /// and headings in them that exist (`Docs/performance.md#digests`).
     func testTheDocumentationFilesTheSourcesNameExist() throws {
-        let mention = try NSRegularExpression(pattern: #"(?:Docs|Examples)/[\w./-]+\.(?:md|txt)"#)
+        let mention = try NSRegularExpression(pattern: #"((?:Docs|Examples)/[\w./-]+\.(?:md|txt))(?:#([\w-]+))?"#)
         var missing: [String] = []
-        for path in try RepositoryFiles.tracked() where path.hasPrefix("Sources/") && path.hasSuffix(".swift") {
+        var anchored = 0
+        for path in try RepositoryFiles.tracked()
+        where path == "Package.swift" || (path.hasPrefix("Sources/") && path.hasSuffix(".swift")) {
             let text = try String(contentsOf: RepositoryFiles.root.appendingPathComponent(path), encoding: .utf8)
             for match in mention.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
-                guard let range = Range(match.range, in: text) else { continue }
+                guard let range = Range(match.range(at: 1), in: text) else { continue }
                 let named = String(text[range])
-                if !FileManager.default.fileExists(atPath: RepositoryFiles.root.appendingPathComponent(named).path) {
+                let file = RepositoryFiles.root.appendingPathComponent(named)
+                guard FileManager.default.fileExists(atPath: file.path) else {
                     missing.append("\(path) names \(named)")
+                    continue
+                }
+                if let anchorRange = Range(match.range(at: 2), in: text) {
+                    anchored += 1
+                    let heading = String(text[anchorRange])
+                    if !Self.anchors(in: try String(contentsOf: file, encoding: .utf8)).contains(heading) {
+                        missing.append("\(path) names \(named)#\(heading) (no such heading)")
+                    }
                 }
             }
         }
+        XCTAssertGreaterThan(anchored, 5, "the links to Docs/performance.md were found")
         XCTAssertEqual(missing, [], missing.joined(separator: "\n"))
+    }
+
+    /// Benchmarks/README.md says how to run the bench, what each row means and
+    /// the latest table; the history of passes lives in git, not in it.
+    func testTheBenchmarksREADMEStaysShort() throws {
+        let text = try String(contentsOf: RepositoryFiles.root.appendingPathComponent("Benchmarks/README.md"), encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count
+        XCTAssertLessThan(lines, 300, "Benchmarks/README.md has \(lines) lines: move measurements to Docs/performance.md or git history")
+        for heading in ["how-to-run", "what-each-row-means", "latest-results"] {
+            XCTAssertTrue(Self.anchors(in: text).contains(heading), "Benchmarks/README.md lacks ## \(heading)")
+        }
     }
 
     func testTheAnchorAndLinkReadersMatchGitHub() throws {

@@ -103,8 +103,22 @@ final class PackageDependencyTests: XCTestCase {
         XCTAssertEqual(problems, [], problems.joined(separator: "\n"))
         XCTAssertGreaterThanOrEqual(lines.count, 8)
         let readme = try String(contentsOf: RepositoryFiles.root.appendingPathComponent("README.md"), encoding: .utf8)
-        for line in lines {
-            XCTAssertTrue(readme.contains(line), "README.md lacks the layer line:\n\(line)")
-        }
+        XCTAssertEqual(try Self.readmeLayers(readme), lines, "README.md's Layout repeats Package.swift's layer list, line for line")
+    }
+
+    /// The numbered lines of the first code block of README.md's "## Layout" section.
+    static func readmeLayers(_ readme: String) throws -> [String] {
+        let section = try XCTUnwrap(readme.range(of: "\n## Layout\n"), "README.md has a Layout section")
+        let rest = readme[section.upperBound...]
+        let open = try XCTUnwrap(rest.range(of: "```\n"), "the Layout section has a code block")
+        let close = try XCTUnwrap(rest[open.upperBound...].range(of: "```"), "the code block ends")
+        return rest[open.upperBound..<close.lowerBound].split(separator: "\n")
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { $0.first?.isNumber == true }
+    }
+
+    func testTheREADMELayerReaderReadsTheBlock() throws {
+        let readme = "x\n## Layout\n\ntext\n```\n  1. a:  A, B\n  2. b:  C\n```\n## Next\n```\n  3. c: D\n```\n"
+        XCTAssertEqual(try Self.readmeLayers(readme), ["1. a:  A, B", "2. b:  C"])
     }
 }

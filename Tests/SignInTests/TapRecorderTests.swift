@@ -1,9 +1,10 @@
 import Evidence
 import Foundation
 import HTTP
+import Hashing
 import IntactTestSupport
-import XCTest
 @testable import SignIn
+import XCTest
 
 final class TapRecorderTests: XCTestCase {
     func testRecordsOneLegPerExchangeWithDigestsFromTheWireFormAndRedactedSecrets() throws {

@@ -1,4 +1,5 @@
 import HTTP
+import Hashing
 
 /// One exchange followed across the taps of a path: at most one record per
 /// tap, and how each consecutive pair of records was matched.

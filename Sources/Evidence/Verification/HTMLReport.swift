@@ -1,3 +1,4 @@
+import Codecs
 import HTTP
 /// Renders a report as one self-contained HTML page: inline CSS and SVG, no
 /// script, no network, no external asset, so it opens in any browser and can

@@ -1,3 +1,6 @@
+import Codecs
+import HTTP
+
 /// The recording-line encoding of the digests (`JSONWriter`), member for
 /// member what their `Codable` conformance writes, so `JSONDecoder` reads
 /// them back equal. Keep these beside the types: a stored property added to
@@ -103,21 +106,17 @@ extension FieldDigests {
     /// True when `other` is written as the same bytes: the same names (same
     /// bytes) with the same digests, in the same order.
     func writesSameBytes(as other: FieldDigests) -> Bool {
-        guard entries.count == other.entries.count else { return false }
-        for index in entries.indices {
-            guard entries[index].value == other.entries[index].value,
-                  JSONWriter.sameBytes(entries[index].key, other.entries[index].key) else { return false }
-        }
-        return true
+        guard count == other.count else { return false }
+        return elementsEqual(other) { $0.value == $1.value && JSONWriter.sameBytes($0.key, $1.key) }
     }
 
     /// The object of name → digest, in name order (so a line is the same
     /// bytes for the same head).
     func write(to json: inout JSONWriter) {
         json.openObject()
-        for index in entries.indices {
-            json.key(escaping: entries[index].key)
-            json.hex(entries[index].value)
+        for (name, digest) in self {
+            json.key(escaping: name)
+            json.hex(digest)
         }
         json.closeObject()
     }

@@ -1,9 +1,9 @@
 import HTTP
 
-/// What the HTTP/1.1 server and client engines share: the channel, the
+/// What the HTTP/1.1 server and client drivers share: the channel, the
 /// demand-driven pump, and what the stream of the exchange in progress asks
-/// of its engine. The connection logic lives in the role's sans-io layer
-/// (`HTTP1ServerLayer`, `HTTP1ClientLayer`); an engine only feeds it the
+/// of its driver. The connection logic lives in the role's sans-io layer
+/// (`HTTP1ServerLayer`, `HTTP1ClientLayer`); a driver only feeds it the
 /// channel's and the stream's events and carries out what it returns.
 ///
 /// Reading follows demand: the layer is asked for its next step only while

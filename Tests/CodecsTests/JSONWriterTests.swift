@@ -1,5 +1,6 @@
 import Foundation
-import HTTP
+import Codecs
+import Hashing
 import XCTest
 
 /// The recording lines' JSON writer: strings escaped exactly where JSON
@@ -325,14 +326,5 @@ final class JSONWriterLiteralTests: XCTestCase {
         json.closeArray()
         XCTAssertEqual(String(decoding: json.bytes, as: UTF8.self),
                        #"{"a":"","b":"x","c":"HTTP/1.1","d":"a literal longer than sixteen bytes"},["y","z"]"#)
-    }
-
-    func testEveryEnumLiteralIsItsRawValue() {
-        for version in [HTTPVersion.http1_0, .http1_1, .http2] {
-            XCTAssertEqual(version.literal.description, version.rawValue)
-        }
-        for form in [RequestTargetForm.origin, .absolute, .authority, .asterisk] {
-            XCTAssertEqual(form.literal.description, form.rawValue)
-        }
     }
 }

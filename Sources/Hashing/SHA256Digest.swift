@@ -1,5 +1,3 @@
-import Hashing
-
 /// A digest of 32 bytes, written in records as 64 lowercase hexadecimal
 /// digits: SHA-256, or HMAC-SHA-256 under the recording's digest key, as
 /// the `DigestFunction` that took it (named in the recording's header).
@@ -9,8 +7,8 @@ import Hashing
 /// rejects any other text with a precise error.
 public struct SHA256Digest: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The 32 bytes, inline: a digest costs no allocation and copying one no
-    /// reference counting (a head has a dozen of them, an exchange four heads).
-    private(set) var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    /// reference counting (Docs/performance.md#digests).
+    @usableFromInline private(set) var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
 
     /// The 32 digest bytes, as a new array.
     public var bytes: [UInt8] {
@@ -18,6 +16,7 @@ public struct SHA256Digest: Hashable, Sendable, Codable, CustomStringConvertible
     }
 
     /// Calls `body` with the 32 digest bytes, without copying them.
+    @inlinable
     public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try Swift.withUnsafeBytes(of: words, body)
     }
@@ -40,7 +39,7 @@ public struct SHA256Digest: Hashable, Sendable, Codable, CustomStringConvertible
     }
 
     /// The digest of `buffer` with `function`, in one update.
-    init(digesting buffer: UnsafeRawBufferPointer, using function: DigestFunction) {
+    public init(digesting buffer: UnsafeRawBufferPointer, using function: DigestFunction) {
         Swift.withUnsafeMutableBytes(of: &words) { function.digest(buffer, into: $0.baseAddress!) }
     }
 

@@ -1,9 +1,9 @@
 import HTTP
 
-/// What the HTTP/2 server and client engines share: a thin driver of
+/// What the HTTP/2 server and client drivers share: a thin driver of
 /// `HTTP2ConnectionLayer`, which holds the connection logic (flushing,
 /// backpressure, flow control, GOAWAY, failures, lingering close). The
-/// engine feeds it the channel's events and the streams' calls, and carries
+/// driver feeds it the channel's events and the streams' calls, and carries
 /// out its steps: writes, stream events to the `HTTPStream` objects, the
 /// linger timer, closing. Subclasses open the role's streams.
 ///

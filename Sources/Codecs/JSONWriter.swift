@@ -1,7 +1,9 @@
+import Hashing
+
 /// Writes compact JSON (RFC 8259) straight into a byte buffer: the encoder of
-/// recording lines, which sit on the hot path of every recorded exchange and
-/// so do not go through `JSONEncoder` (about 30 times slower, and it
-/// allocates a tree per value).
+/// recording lines, which sit on the hot path of every recorded exchange
+/// (why not `JSONEncoder`, and what each trick below bought:
+/// Docs/performance.md#the-recording-line).
 ///
 /// The output is what `JSONDecoder` reads back to the same values:
 /// - strings: `"` and `\` escaped, control characters below U+0020 as `\n`,
@@ -26,16 +28,13 @@
 /// `used` bytes of `base` are the output.
 ///
 /// The members every value goes through (`reserve`, `put`, `key` with a
-/// literal, the containers, `member`) are `@inlinable`, so that in the
-/// encoders of other modules a literal key becomes a few stores of known
-/// length and a container's body is no closure call.
+/// literal, the containers, `member`) are `@inlinable`.
 ///
-/// The value writers that stay out of line (`string`, `int`, `double`,
-/// `bool`, `hex`, `key(escaping:)`, the arrays) are `@_effects(releasenone)`:
-/// they release nothing their caller holds (the only objects they free are
-/// temporaries of their own, such as a double's `description`), which lets
-/// an encoder in another module pass them a value it reads from a record
-/// without retaining it around the call.
+/// Contract of the value writers that stay out of line (`string`, `int`,
+/// `double`, `bool`, `hex`, `key(escaping:)`, the arrays): they are
+/// `@_effects(releasenone)` and must stay true to it, releasing nothing
+/// their caller holds (they free only temporaries of their own, such as a
+/// double's `description`).
 public struct JSONWriter: ~Copyable {
     @usableFromInline var base: UnsafeMutablePointer<UInt8>
     @usableFromInline var capacity: Int
@@ -229,7 +228,7 @@ public struct JSONWriter: ~Copyable {
         reserve(67)
         separate()
         put(UInt8(ascii: "\""))
-        let (first, second) = Swift.withUnsafeBytes(of: digest.words) { bytes in
+        let (first, second) = digest.withUnsafeBytes { bytes in
             (bytes.loadUnaligned(as: SIMD16<UInt8>.self),
              bytes.loadUnaligned(fromByteOffset: 16, as: SIMD16<UInt8>.self))
         }
