@@ -20,6 +20,11 @@ enum VerifyCommand {
                                   default: "strict")
         let path = Option.optional("path", .list("TAP,...", expected: "tap names separated by commas"),
                                    help: "the taps in path order, client side first")
+        let origin = Option.optional(
+            "origin", .string("URL"),
+            help: "the origin the path verifies (https://HOST[:PORT]); exchanges to others are counted as "
+                + "\"other origins, not on this path\", never judged (default: the last recording's origin, "
+                + "when a forward tap is on the path)")
     }
 
     static let options = Options()
@@ -58,7 +63,8 @@ enum VerifyCommand {
             let policyName = arguments[options.policy]
             let policy = policyName == "strict" ? VerificationPolicy.strict : try VerificationPolicy.load(path: policyName)
             let recordings = try files.map(RecordingReader.read(path:))
-            report = try Verifier(Verifier.Configuration(policy: policy, path: order)).verify(recordings)
+            report = try Verifier(Verifier.Configuration(policy: policy, path: order, origin: arguments[options.origin]))
+                .verify(recordings)
         } catch let error as RecordingReadError {
             return inputError(error, context)
         } catch let error as ConfigurationError {

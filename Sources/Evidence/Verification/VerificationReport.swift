@@ -27,6 +27,8 @@ public struct VerificationReport: Codable, Hashable, Sendable {
     public var intermediaryRequests: IntermediaryRequests
     /// Per tap that recorded any, its connections that carried no request.
     public var connections: [TapConnections]
+    /// Exchanges to origins other than the path's, counted and never judged; nil when none.
+    public var otherOrigins: OtherOrigins?
     /// Counts over every exchange and hop.
     public var summary: VerificationSummary
     /// Why the recordings as a whole could not prove anything, when they could not.

@@ -26,12 +26,17 @@ public struct Verifier: Sendable {
         /// The largest table sequence alignment may fill between two taps,
         /// in cells of 4 bytes ((records + 1) × (records + 1) of the unpaired ones).
         public var maximumAlignmentCells: Int
+        /// The origin the path verifies (`intact verify --origin URL`); nil:
+        /// the last recording header's `origin`. Exchanges to other origins
+        /// are counted apart, never judged (`OtherOrigins`).
+        public var origin: String?
 
         public init(policy: VerificationPolicy = .strict, path: [String]? = nil,
-                    maximumAlignmentCells: Int = 25_000_000) {
+                    maximumAlignmentCells: Int = 25_000_000, origin: String? = nil) {
             self.policy = policy
             self.path = path
             self.maximumAlignmentCells = maximumAlignmentCells
+            self.origin = origin
         }
     }
 
@@ -52,7 +57,8 @@ public struct Verifier: Sendable {
         let (chains, unpairedBoundaries) = try ExchangeChain.link(path, maximumAlignmentCells: configuration.maximumAlignmentCells)
         let judge = MessageJudge(policy: configuration.policy)
 
-        let sorted = sort(chains, in: path)
+        let (onPath, otherOrigins) = splitOtherOrigins(chains, in: path)
+        let sorted = sort(onPath, in: path)
         let ordered = sorted.app.map { ($0, start(of: $0, in: path)) }.enumerated().sorted { a, b in
             switch (a.element.1, b.element.1) {
             case let (ta?, tb?) where ta != tb: return ta < tb
@@ -91,10 +97,12 @@ public struct Verifier: Sendable {
                     "nothing pairs between \(a) and \(b): no exchange \(a) sent was seen by \(b) (recordings of different runs?)"))
             }
         }
-        return VerificationReport(policy: PolicySummary(configuration.policy), recordings: recordings.map(RecordingSummary.init),
-                                  path: path.verifiedPath, exchanges: exchanges, intermediaryRequests: intermediary,
-                                  connections: connections, problems: problems,
-                                  warnings: Verifier.digestKeyWarnings(recordings) + recordings.flatMap { $0.warnings.map(\.description) })
+        var report = VerificationReport(policy: PolicySummary(configuration.policy), recordings: recordings.map(RecordingSummary.init),
+                                        path: path.verifiedPath, exchanges: exchanges, intermediaryRequests: intermediary,
+                                        connections: connections, problems: problems,
+                                        warnings: Verifier.digestKeyWarnings(recordings) + recordings.flatMap { $0.warnings.map(\.description) })
+        report.otherOrigins = otherOrigins
+        return report
     }
 
     /// Refuses recordings whose digests were not taken with one algorithm
@@ -258,7 +266,7 @@ public struct Verifier: Sendable {
     }
 
     /// The records of a chain in path order, with their tap indices.
-    private func records(_ chain: ExchangeChain, in path: TapPath) -> [(tap: Int, record: ExchangeRecord)] {
+    func records(_ chain: ExchangeChain, in path: TapPath) -> [(tap: Int, record: ExchangeRecord)] {
         path.taps.indices.compactMap { index in record(chain, tap: index, in: path).map { (index, $0) } }
     }
 
