@@ -37,6 +37,9 @@ enum ProxyCommand {
             help: "intercept only this host; tunnel (and record as tunnels) every other (*.domain allowed)")
         let upstreamCA = Option.optional("upstream-ca", .string("FILE"),
                                          help: "PEM file of the CAs upstream certificates must lead to (default: system store)")
+        let upstreamCAAdds = Option.flag(
+            "upstream-ca-adds",
+            help: "with --upstream-ca: trust the system store too, the file's CAs besides (a TLS-inspecting proxy's CA)")
         let insecureUpstream = Option.flag("insecure-upstream",
                                            help: "do not verify upstream certificates (recorded, and warned about)")
         let upstreamClientCertificate = Option.optional("upstream-client-cert", .string("FILE.p12"),
@@ -185,7 +188,9 @@ enum ProxyCommand {
             guard !insecure else {
                 throw UsageError("--upstream-ca and --insecure-upstream contradict each other", path: arguments.path)
             }
-            configuration.upstreamVerification = .caFile(caFile)
+            configuration.upstreamVerification = arguments[options.upstreamCAAdds] ? .systemStoreAndCAFile(caFile) : .caFile(caFile)
+        } else if arguments[options.upstreamCAAdds] {
+            throw UsageError("--upstream-ca-adds needs --upstream-ca FILE", path: arguments.path)
         } else if insecure {
             configuration.upstreamVerification = .insecure
             context.standardError.line("intact proxy: WARNING: upstream certificates are NOT verified (--insecure-upstream); "

@@ -11,6 +11,9 @@ public struct ProxyConfiguration: Sendable {
         case systemStore
         /// The certificates in this PEM file (`--upstream-ca`).
         case caFile(String)
+        /// The system's roots and the certificates in this PEM file
+        /// (`--upstream-ca FILE --upstream-ca-adds`: a TLS-inspecting proxy's CA besides the public ones).
+        case systemStoreAndCAFile(String)
         /// No check at all (`--insecure-upstream`); the outcome is still recorded.
         case insecure
     }
@@ -126,6 +129,7 @@ public struct ProxyConfiguration: Sendable {
         switch upstreamVerification {
         case .systemStore: options["upstreamVerification"] = "system"
         case .caFile(let path): options["upstreamVerification"] = "ca-file:\(path)"
+        case .systemStoreAndCAFile(let path): options["upstreamVerification"] = "system+ca-file:\(path)"
         case .insecure: options["upstreamVerification"] = "insecure"
         }
         if let upstreamProxy {

@@ -201,6 +201,23 @@ final class ProxyBadInputTests: XCTestCase {
         let record = try onlyRecord(proxy)
         XCTAssertEqual(record.error?.kind, .tls)
         XCTAssertNil(record.leg(.upstream), "no upstream connection was made")
+        // The error names who issued the certificate and what to do (a TLS-inspecting proxy's CA is the usual cause).
+        let message = record.error?.message ?? ""
+        XCTAssertTrue(message.contains("(issued by \(origin.authority.subject))"), message)
+        XCTAssertTrue(message.contains("trust that CA with --upstream-ca FILE (with --upstream-ca-adds to keep the system store too)"),
+                      message)
+    }
+
+    /// `--upstream-ca FILE --upstream-ca-adds`: the file's CA besides the system store.
+    func testAnAddedUpstreamCAIsTrustedBesidesTheSystemStore() throws {
+        let origin = try NginxOrigin()
+        defer { origin.stop() }
+        try origin.serve("file", size: 10)
+        let proxy = try ProxyHarness { $0.upstreamVerification = .systemStoreAndCAFile(origin.caFile) }
+        let run = try ToolRun.curl(["-x", proxy.proxyURL, "--cacert", proxy.caFile, "-o", "/dev/null", "-w", "%{http_code}",
+                                    origin.url("/file")])
+        XCTAssertEqual(run.output, "200", run.error)
+        XCTAssertEqual(proxy.server.configuration.recordedOptions["upstreamVerification"], "system+ca-file:\(origin.caFile)")
     }
 
     func testAnUpstreamResetMidBodyCutsTheClientAndIsRecordedAsBroken() throws {
