@@ -50,6 +50,11 @@ public struct SignInFlow: Sendable {
         /// stacks of mobile apps send them. A gzip answer the app asked for
         /// is decoded before it is checked.
         public var requestFields: [HTTPField]
+        /// The app presents a client certificate and reaches the server
+        /// through a forward proxy (`intact client --client-cert … --proxy …`):
+        /// a TLS-intercepting proxy can neither ask for nor relay it, so a
+        /// `client-cert-required` says where the certificate must go instead.
+        public var clientCertificateThroughForwardProxy = false
 
         /// What a mobile HTTP stack sends on every request unless told otherwise.
         public static let defaultRequestFields = [HTTPField(name: "Accept-Encoding", value: "gzip"),

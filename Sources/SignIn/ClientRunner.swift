@@ -57,7 +57,9 @@ public final class ClientRunner: @unchecked Sendable {
         self.loop = loop ?? EventLoop(label: "intact.client")
         tls = try HTTPClientTLS(trustRoots: configuration.trust, identity: configuration.clientIdentity,
                                 protocols: configuration.protocols.choice)
-        flow = SignInFlow(configuration: configuration.flow)
+        var flowConfiguration = configuration.flow
+        flowConfiguration.clientCertificateThroughForwardProxy = configuration.proxy != nil && configuration.clientIdentity != nil
+        flow = SignInFlow(configuration: flowConfiguration)
     }
 
     /// Runs the flow; `onStep` gets each exchange's result as it completes,
