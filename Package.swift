@@ -6,7 +6,7 @@
 //   2. foundations:       Wire, Hashing, Compression, ConfigurationFile
 //   3. codecs:            Codecs
 //   4. protocol engines:  TLS, HTTP
-//   5. shared models:     Transport, Evidence, AuthFlow
+//   5. shared models:     Transport, Evidence, AuthFlow, Browser
 //   6. flow pieces:       Faults, SignIn, Scenarios
 //   7. the proxy:         Proxy
 //   8. proxy add-ons:     ProxyAddons
@@ -64,6 +64,9 @@ let package = Package(
         .target(name: "Evidence", dependencies: ["HTTP", "Hashing", "Codecs", "TLS", "Compression", "ConfigurationFile"]),
         // The mobile sign-in flow with no I/O: mock server, client flow, step classifier, diagnoses.
         .target(name: "AuthFlow", dependencies: ["HTTP", "Hashing", "Codecs", "Compression", "ConfigurationFile"]),
+        // A real browser for steps 6–8: Chromium over the DevTools pipe (framer, messages, the sans-io
+        // sign-in state machine) and its process driver, with a fresh profile per run.
+        .target(name: "Browser", dependencies: ["Codecs", "ConfigurationFile"]),
 
         // Flow pieces, the proxy, its add-ons, the demo.
         // The fault engine: rules, presets and their effect on messages, as outputs for the proxy.
@@ -74,14 +77,14 @@ let package = Package(
         // The sign-in flow's add-ons to the proxy: the auth-step labeller and the fault engine.
         .target(name: "ProxyAddons", dependencies: ["Proxy", "AuthFlow", "Faults", "Evidence", "HTTP", "TLS"]),
         // The sign-in flow on real connections: the mock server host and the client runner, both recording.
-        .target(name: "SignIn", dependencies: ["AuthFlow", "Evidence", "Hashing", "Transport", "TLS", "HTTP", "Wire"]),
+        .target(name: "SignIn", dependencies: ["AuthFlow", "Browser", "Evidence", "Hashing", "Transport", "TLS", "HTTP", "Wire"]),
         // The whole sign-in flow in one process (CA, mock server, proxy, client), then verified: `intact demo`.
         .target(name: "Demo", dependencies: ["AuthFlow", "Evidence", "Proxy", "ProxyAddons", "SignIn", "TLS", "Wire"]),
         // Load balancer scenarios: real nginx/HAProxy between two taps, run and judged end to end.
         .target(name: "Scenarios", dependencies: ["TLS", "Evidence", "AuthFlow", "ConfigurationFile"]),
 
         // The command line, as a library so tests can drive it, and the executable.
-        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "Evidence", "AuthFlow", "Faults", "Proxy",
+        .target(name: "IntactCLI", dependencies: ["Wire", "TLS", "Evidence", "AuthFlow", "Browser", "Faults", "Proxy",
                                                   "ProxyAddons", "SignIn", "Demo", "Scenarios", "ConfigurationFile"]),
         .executableTarget(name: "intact", dependencies: ["IntactCLI"]),
         // Parse throughput and digest cost per message: `make microbench` (a tool, not a test).
@@ -104,7 +107,7 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Hashing"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
         .testTarget(name: "TLSTests", dependencies: ["IntactTestSupport", "TLS", "Hashing"]),
-        .testTarget(name: "IntactCLITests", dependencies: ["IntactTestSupport", "IntactCLI", "Evidence", "HTTP", "SignIn", "AuthFlow", "Proxy", "ProxyAddons", "Wire"]),
+        .testTarget(name: "IntactCLITests", dependencies: ["IntactTestSupport", "IntactCLI", "Browser", "Evidence", "HTTP", "SignIn", "AuthFlow", "Proxy", "ProxyAddons", "Wire"]),
         .testTarget(name: "EvidenceTests", dependencies: ["IntactTestSupport", "Evidence", "HTTP", "Hashing", "Codecs", "Compression", "ConfigurationFile"]),
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Codecs", "Compression", "ConfigurationFile"]),
         .testTarget(name: "TransportTests", dependencies: ["IntactTestSupport", "Transport", "Wire", "TLS", "HTTP", "Hashing"]),
@@ -113,10 +116,11 @@ let package = Package(
         .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Wire", "Hashing", "AuthFlow", "Faults", "ProxyAddons", "SignIn"]),
         // Flow-level tests across modules: the demo's whole flow in one process (DemoRig), every fault
         // preset through it (the client's diagnosis and the verifier's verdict), `intact demo --keep`.
-        .testTarget(name: "IntegrationTests", dependencies: ["IntactTestSupport", "Demo", "Proxy", "ProxyAddons", "Faults", "AuthFlow",
+        .testTarget(name: "IntegrationTests", dependencies: ["IntactTestSupport", "Browser", "Demo", "Wire", "Proxy", "ProxyAddons", "Faults", "AuthFlow",
                                                              "Evidence", "SignIn", "TLS", "Hashing", "HTTP"]),
         // The repository itself: no committed private key, dependencies as imported, the layer list true, links that lead somewhere.
         .testTarget(name: "RepositoryTests", dependencies: ["IntactTestSupport"]),
+        .testTarget(name: "BrowserTests", dependencies: ["IntactTestSupport", "Browser", "ConfigurationFile"]),
         .testTarget(name: "SignInTests", dependencies: ["IntactTestSupport", "SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Hashing", "Wire"]),
     ],
     swiftLanguageModes: [.v6]

@@ -12,13 +12,15 @@ public struct Diagnosis: Hashable, Sendable, Codable {
     /// What the client observed (`"401 with Content-Type text/html; no contextUrl"`).
     public var evidence: String
 
-    /// A diagnosis quoting `sentence`, or the mode's own sentence when nil.
-    public init(mode: FailureMode, step: FlowStep, evidence: String, sentence: DocumentSentence? = nil) {
+    /// A diagnosis quoting `sentence`, or the mode's own sentence when nil,
+    /// advising `advice`, or the mode's own advice when nil.
+    public init(mode: FailureMode, step: FlowStep, evidence: String, sentence: DocumentSentence? = nil,
+                advice: String? = nil) {
         self.mode = mode
         self.step = step
         self.sentence = sentence ?? mode.sentence
         self.quote = self.sentence.text
-        self.advice = mode.advice
+        self.advice = advice ?? mode.advice
         self.evidence = evidence
     }
 }

@@ -18,6 +18,9 @@ public enum DocumentSentence: String, Hashable, Sendable, Codable, CaseIterable 
     case onlyAppianResponses = "only-appian-responses"
     case certificateGateway = "certificate-gateway"
     case clientCertificateImport = "client-certificate-import"
+    case vpn = "vpn"
+    case perAppVPN = "per-app-vpn"
+    case step5Browser = "step-5-browser"
 
     /// The sentence, verbatim.
     public var text: String {
@@ -52,6 +55,12 @@ public enum DocumentSentence: String, Hashable, Sendable, Codable, CaseIterable 
             return "The Appian server can be secured behind a network gateway that issues certificate challenges."
         case .clientCertificateImport:
             return "Appian Mobile allows users to import a client certificate to be used whenever a certificate challenge is received."
+        case .vpn:
+            return "Appian Mobile can connect to a VPN-protected server as long as the mobile device is connected to the VPN."
+        case .perAppVPN:
+            return "Mobile devices can connect to a VPN at the operating system level or with a per-app VPN configured through MDM."
+        case .step5Browser:
+            return "It then prompts the user to sign in by opening the login URL in the user's web browser."
         }
     }
 }

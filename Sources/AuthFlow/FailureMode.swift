@@ -26,12 +26,30 @@ public enum FailureMode: String, Hashable, Sendable, Codable, CaseIterable {
     case tokenExpired = "token-expired"
     case csrfRejected = "csrf-rejected"
     case transportFailure = "transport-failure"
+    /// An intermediary served the server's answer to another request again
+    /// (its trace echo names that request): a cache.
+    case cachedResponse = "cached-response"
+
+    // What only a real browser shows (`intact client --browser chromium`), and the app/browser split.
+    /// The browser refused a cookie (its attributes, as they arrived).
+    case browserCookieRefused = "browser-cookie-refused"
+    /// The page's Content-Security-Policy blocked the redirect to the callback.
+    case browserCSPBlocked = "browser-csp-blocked"
+    /// HSTS made the browser use https where it was sent to http.
+    case browserHSTS = "browser-hsts"
+    /// The browser's path (not the app's) does not reach the server: per-app VPN.
+    case browserOffPath = "browser-off-path"
+    /// A gateway challenged the browser, which holds no client certificate (the app does).
+    case browserClientCert = "browser-client-cert"
+    /// The browser crashed, hung, showed no form, or its form lacked a field.
+    case browserFailed = "browser-failed"
 
     /// True for the names of `FAULTS.md` presets.
     public var isPreset: Bool {
         switch self {
         case .unexpectedResponse, .modifiedResponse, .credentialsRejected, .loginURLRejected, .tokenReplayed,
-             .tokenExpired, .csrfRejected, .transportFailure:
+             .tokenExpired, .csrfRejected, .transportFailure, .browserCookieRefused, .browserCSPBlocked, .browserHSTS,
+             .browserOffPath, .browserClientCert, .browserFailed, .cachedResponse:
             return false
         default:
             return true
@@ -43,7 +61,7 @@ public enum FailureMode: String, Hashable, Sendable, Codable, CaseIterable {
         switch self {
         case .authRedirect, .unexpectedResponse, .tokenExpired, .transportFailure: return .directCommunication
         case .html401: return .step4Keys
-        case .foreignResponse: return .onlyAppianResponses
+        case .foreignResponse, .cachedResponse: return .onlyAppianResponses
         case .gatewayCookie: return .noAuthenticationCookies
         case .stripSetCookie: return .step11Bootstrap
         case .rewriteSetCookie, .stripCookie, .rewriteURLs, .alterTokenPost, .compress, .tokenReplayed, .csrfRejected,
@@ -52,7 +70,11 @@ public enum FailureMode: String, Hashable, Sendable, Codable, CaseIterable {
         case .dropChallenge, .loginURLRejected: return .step5LoginURL
         case .clientCertRequired: return .clientCertificateImport
         case .resetTokenPost: return .step10Session
-        case .credentialsRejected: return .step6SignIn
+        case .credentialsRejected, .browserFailed, .browserHSTS: return .step6SignIn
+        case .browserCookieRefused: return .unmodified
+        case .browserCSPBlocked: return .step7Callback
+        case .browserOffPath: return .perAppVPN
+        case .browserClientCert: return .certificateGateway
         }
     }
 
@@ -101,6 +123,20 @@ public enum FailureMode: String, Hashable, Sendable, Codable, CaseIterable {
             return "Make sure the X-APPIAN-CSRF-TOKEN field reaches the server unchanged."
         case .transportFailure:
             return "The connection failed: check reachability, proxy settings and TLS trust."
+        case .cachedResponse:
+            return "Turn off caching for the Appian server on the intermediary (its answers are per user and per request): a cache serving one request's answer to another can hand out another user's session."
+        case .browserCookieRefused:
+            return "Stop the intermediary changing the cookie's attributes (Secure, SameSite, Domain, Path): a browser refuses what a simple HTTP client keeps."
+        case .browserCSPBlocked:
+            return "Remove the Content-Security-Policy (form-action) the intermediary adds to the sign-in page, or let it allow the app's callback scheme."
+        case .browserHSTS:
+            return "Keep the sign-in page's URLs https end to end: the intermediary sends the browser to http, which HSTS turns back into https."
+        case .browserOffPath:
+            return "Put the browser on the VPN too (an OS-level VPN, or add the system browser to the per-app VPN), or make the sign-in page reachable from where the browser is."
+        case .browserClientCert:
+            return "The sign-in page opens in the browser, not in the app: install the client certificate where the browser finds it, or do not challenge the sign-in page."
+        case .browserFailed:
+            return "Look at what the browser did last (above): its net error, the page it showed, or the field it could not find."
         }
     }
 }

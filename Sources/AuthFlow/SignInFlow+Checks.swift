@@ -9,6 +9,8 @@ extension SignInFlow {
         let mode: FailureMode
         let evidence: String
         var sentence: DocumentSentence? = nil
+        /// What to check, when the evidence says more than the mode's own advice.
+        var advice: String? = nil
     }
 
     /// The checks made on one response, in order.
@@ -105,13 +107,24 @@ extension SignInFlow {
         if let failure = intermediaryAnswer(r) { throw failure }
         let knowsServer = configuration.expectsTraceEcho || serverEvidence.echoes
         if knowsServer, let trace = r.request.traceID {
-            guard ServerEvidence.echoed(r) else { throw foreign(r, why: "without the echo of \(SignInFlow.traceFieldName): \(trace)") }
+            guard ServerEvidence.echoed(r) else {
+                if let copy = cachedCopy(r) { throw copy }
+                if let page = errorPageFor401(r) { throw page }
+                throw foreign(r, why: "without the echo of \(SignInFlow.traceFieldName): \(trace)")
+            }
             log.pass("response came from the server (trace echoed)")
         }
         try checkCoding(r, knowsServer: knowsServer, log: &log)
+        if let alternative = r.head.fields["Alt-Svc"], AltSvc.advertisesHTTP3(alternative) {
+            let who = knowsServer ? "the intermediary advertises HTTP/3 (the mock server never does)" : "the answer advertises HTTP/3"
+            log.note("WARNING: Alt-Svc: \(alternative): \(who): clients may leave this path (QUIC over UDP, past every TCP tap "
+                     + "and TCP intermediary policy)")
+        }
     }
 
-    /// A coding the app did not ask for was added on the way; one it asked
+    /// A coding the app did not ask for was added on the way; a coding the
+    /// server says it applied (`Intact-Content-Encoding`) that did not
+    /// arrive was removed on the way; one the app asked
     /// for is the server's when the server says so (`Intact-Content-Encoding`,
     /// the mock server's statement), added on the way when a server known to
     /// be the mock server does not say so, and cannot be told otherwise.
@@ -119,7 +132,13 @@ extension SignInFlow {
         let field = MockServer.contentEncodingFieldName
         switch r.coding {
         case .identity:
-            return
+            // The other way round: the server says it encoded the body, and it arrived unencoded.
+            guard let stated = r.head.fields[field]?.trimmingCharacters(in: .whitespaces),
+                  !stated.isEmpty, HTTPField.lowercaseASCII(stated) != "identity" else { return }
+            throw FlowFailure(mode: .compress,
+                              evidence: "the server sent its body \(stated)-encoded (\(field): \(stated)) but it arrived "
+                                  + "unencoded (no Content-Encoding): it was decoded on the way (an intermediary that asked "
+                                  + "the server for \(stated) on the app's behalf?)")
         case .notAccepted(let coding):
             let asked = r.request.head.fields["Accept-Encoding"].map { "accepts only \($0)" } ?? "asked for no encoding"
             throw FlowFailure(mode: .compress, evidence: "response has Content-Encoding: \(coding) although the app \(asked)")
@@ -137,6 +156,22 @@ extension SignInFlow {
             }
             log.pass("body \(coding)-encoded by the server itself (\(field)), decoded")
         }
+    }
+
+    /// Step 1 answered 401 without the step-3 JSON and without the echo: an
+    /// intermediary's own error page where the server's 401 JSON belongs
+    /// (Apache `ProxyErrorOverride`, nginx `error_page 401`), whether it
+    /// replaced the server's answer or answered in its place; diagnosed as
+    /// `html-401` with or without the echo expected, as `verify` sees the
+    /// same 401 with its body changed.
+    func errorPageFor401(_ r: Received) -> FlowFailure? {
+        guard r.request.step == .protectedRequest, r.status == 401, !(r.isJSON && JSONBody.decodeObject(r.body) != nil),
+              let trace = r.request.traceID else { return nil }
+        let who = serverEvidence.answerer(of: r).map { "; it came from \($0)" } ?? ""
+        return FlowFailure(mode: .html401,
+                           evidence: "401 with \(r.contentType ?? "no Content-Type") and a body that is not a JSON object "
+                               + "(\(r.body.count) bytes), without the echo of \(SignInFlow.traceFieldName): \(trace): an "
+                               + "intermediary's own error page in place of the server's 401 JSON\(who)")
     }
 
     /// An answer the server did not send, naming what sent it when the answer says.
@@ -169,7 +204,8 @@ extension SignInFlow {
 
     /// A redirect where the server never redirects: something in front of it demands its own sign-in.
     func gatewayRedirect(_ r: Received) -> FlowFailure {
-        FlowFailure(mode: .gatewayCookie, evidence: "\(r.request.head.method) \(r.request.url.path) answered \(r.brief): something in front of the server demands its own sign-in")
+        if let same = sameResourceRedirect(r) { return same }
+        return FlowFailure(mode: .gatewayCookie, evidence: "\(r.request.head.method) \(r.request.url.path) answered \(r.brief): something in front of the server demands its own sign-in")
     }
 
     /// Steps 10–11: the three session cookies arrived as separate fields with their attributes, and will be sent back.

@@ -55,6 +55,7 @@ extension SignInFlow {
         if let status = ProxyStatus(r.head.fields), let entry = status.error, let error = entry.error {
             return proxyError(r, entry: entry, error: error)
         }
+        if let failure = squidError(r) { return failure }
         if let echoed = r.request.traceID, r.head.fields[SignInFlow.traceFieldName] == echoed {
             return nil  // the server's own answer, whatever it says
         }

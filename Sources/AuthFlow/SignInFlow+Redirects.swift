@@ -8,6 +8,7 @@ extension SignInFlow {
     /// own or, against the mock server (which echoes the trace field), by an
     /// answer without the echo: the server never saw the request.
     func redirectInsteadOfChallenge(_ r: Received) -> FlowFailure {
+        if let same = sameResourceRedirect(r) { return same }
         if !r.head.fields.values("Set-Cookie").isEmpty {
             return FlowFailure(mode: .gatewayCookie, evidence: "\(r.brief), setting a cookie of its own, instead of the server's 401")
         }

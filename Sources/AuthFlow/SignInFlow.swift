@@ -50,6 +50,11 @@ public struct SignInFlow: Sendable {
         /// stacks of mobile apps send them. A gzip answer the app asked for
         /// is decoded before it is checked.
         public var requestFields: [HTTPField]
+        /// True when the app holds a client certificate to present (the
+        /// driver sets it: `ClientRunner` from its identity). An
+        /// intermediary's answer that its own TLS connection onward failed
+        /// then points at a certificate that cannot cross it.
+        public var holdsClientCertificate = false
         /// The app presents a client certificate and reaches the server
         /// through a forward proxy (`intact client --client-cert … --proxy …`):
         /// a TLS-intercepting proxy can neither ask for nor relay it, so a
@@ -134,6 +139,11 @@ public struct SignInFlow: Sendable {
     var sequence = 0
     /// What the server's own answers so far showed of it (`ServerEvidence`).
     var serverEvidence = ServerEvidence()
+    /// The answers of the run so far, by their request's trace id, so a copy
+    /// of one served again (a cache) is named (`SignInFlow+CachedCopies`).
+    var answered: [String: AnsweredRequest] = [:]
+    /// When the answer being checked arrived.
+    var receivedAt = Date(timeIntervalSince1970: 0)
 
     public init(configuration: Configuration) {
         self.configuration = configuration
@@ -159,6 +169,8 @@ public struct SignInFlow: Sendable {
             : browserJar.receive(head, from: request.url, now: now)
         let received = Received(request: request, head: head, wireBody: body, cookieDecisions: decisions)
         var log = CheckLog()
+        receivedAt = now
+        remember(received)
         var next: State?
         var diagnosis: Diagnosis?
         do throws(FlowFailure) {
@@ -166,7 +178,8 @@ public struct SignInFlow: Sendable {
             serverEvidence.learn(from: received)
         } catch {
             log.fail(error.evidence)
-            diagnosis = Diagnosis(mode: error.mode, step: request.step, evidence: error.evidence, sentence: error.sentence)
+            diagnosis = Diagnosis(mode: error.mode, step: request.step, evidence: error.evidence, sentence: error.sentence,
+                                  advice: error.advice)
         }
         results.append(StepResult(step: request.step, label: classifier.classify(request.head, response: head),
                                   agent: request.agent, traceID: request.traceID, request: summary(of: request),
@@ -231,7 +244,7 @@ public struct SignInFlow: Sendable {
         return FlowRequest(step: step, agent: agent, url: url, head: head, body: body, traceID: traceID)
     }
 
-    private func summary(of request: FlowRequest) -> StepResult.RequestSummary {
+    func summary(of request: FlowRequest) -> StepResult.RequestSummary {
         StepResult.RequestSummary(method: request.head.method, url: request.url.serialized,
                                   cookieNames: CookieJar.parseCookieHeader(request.head.fields).map(\.name),
                                   bodyBytes: request.body.count)

@@ -37,8 +37,10 @@ public final class DemoRig: @unchecked Sendable {
         let serverRecorder: TapRecorder
         let proxy: ProxyServer
         let endpoints: DemoEndpoints
-        /// The client certificate the client presents, when the configuration asks for one.
+        /// The client certificate the app presents, when the configuration asks for one.
         let clientIdentity: TLSIdentity?
+        /// The certificate issued for the client (the app's or the browser's).
+        let issued: TLSIdentity?
 
         /// Stops the proxy (draining in-flight exchanges), the mock server and
         /// its recording, and removes the temporary CA.
@@ -97,8 +99,9 @@ public final class DemoRig: @unchecked Sendable {
         } catch {
             throw DemoError.certificateAuthority("\(error)")
         }
-        let clientIdentity = configuration.presentsClientCertificate
+        let issued = configuration.presentsClientCertificate || configuration.browserPresentsClientCertificate == true
             ? try DemoRig.importedClientIdentity(from: authority) : nil
+        let clientIdentity = configuration.presentsClientCertificate ? issued : nil
 
         let proxySocket: ListeningSocket
         do {
@@ -155,7 +158,8 @@ public final class DemoRig: @unchecked Sendable {
             resourceURL: publicOrigin.serialized + "/" + configuration.contextPath + "/rest/tempo/feed",
             caCertificatePath: authority.certificatePath)
         return Running(certificateDirectory: certificates, authority: authority, server: server,
-                       serverRecorder: serverRecorder, proxy: proxy, endpoints: endpoints, clientIdentity: clientIdentity)
+                       serverRecorder: serverRecorder, proxy: proxy, endpoints: endpoints, clientIdentity: clientIdentity,
+                       issued: issued)
     }
 
     /// Runs the client simulator through the proxy and returns the flow's
@@ -169,14 +173,21 @@ public final class DemoRig: @unchecked Sendable {
         // The mock server echoes Intact-Trace: a response without the echo came from something else.
         flow.expectsTraceEcho = true
         let recorder = try recorder(files.clientRecording, tap: "client", role: .client, mode: "client")
+        var client = ClientRunner.Configuration(flow: flow, trust: .caFile(running.endpoints.caCertificatePath),
+                                                clientIdentity: running.clientIdentity, protocols: configuration.protocols,
+                                                exchangeTimeout: configuration.exchangeTimeout, browser: configuration.browser)
+        client.browserPath = configuration.browserPath
+        switch configuration.browserPresentsClientCertificate {
+        case nil:
+            break
+        case false?:
+            client.browserIdentity = .none
+        case true?:
+            if let issued = running.issued { client.browserIdentity = .identity(issued) }
+        }
         let runner: ClientRunner
         do {
-            runner = try ClientRunner(
-                configuration: ClientRunner.Configuration(flow: flow, trust: .caFile(running.endpoints.caCertificatePath),
-                                                          clientIdentity: running.clientIdentity,
-                                                          protocols: configuration.protocols,
-                                                          exchangeTimeout: configuration.exchangeTimeout),
-                recorder: recorder)
+            runner = try ClientRunner(configuration: client, recorder: recorder)
         } catch {
             _ = recorder.close()
             throw DemoError.client("\(error)")
@@ -247,10 +258,13 @@ public final class DemoRig: @unchecked Sendable {
         }
     }
 
+    /// The password of the client certificate's PKCS#12 file.
+    static let clientCertificatePassword = "intact-demo"
+
     /// A client certificate from the demo CA, imported from its PKCS#12 form
     /// as a user imports one into the app. Blocks on key generation.
     static func importedClientIdentity(from authority: CertificateAuthority) throws -> TLSIdentity {
-        let password = "intact-demo"
+        let password = clientCertificatePassword
         do {
             let issued = try authority.issueClient(commonName: "intact demo client", password: password)
             return try PKCS12.importIdentity(issued.pkcs12, password: password)
@@ -287,6 +301,13 @@ public struct DemoConfiguration: Sendable {
     public var presentsClientCertificate: Bool
     /// The most one exchange of the client may take; a stalled exchange ends there.
     public var exchangeTimeout: Duration
+    /// Who plays the browser of steps 6–8 (Chromium trusts the demo CA, straight to the proxy).
+    public var browser: ClientRunner.BrowserChoice = .simulated
+    /// The browser's own path when it is not the app's (per-app VPN).
+    public var browserPath: ClientRunner.BrowserPath = .sameAsApp
+    /// Whether the simulated browser holds the client certificate too; nil:
+    /// it shares the app's. Chromium never holds one (`ChromiumProfile`).
+    public var browserPresentsClientCertificate: Bool?
     /// The policy the verification applies (strict: the document's rule).
     public var policy: VerificationPolicy
     public var contextPath: String

@@ -15,8 +15,9 @@ public struct RequestlessConnection: Codable, Hashable, Sendable {
         case reset
         /// The TLS handshake completed; the connection closed with no request.
         case handshakeOnly = "handshake-only"
-        /// The TLS handshake failed after the client's ClientHello (a client
-        /// rejecting the certificate, a protocol mismatch).
+        /// The TLS handshake failed after the client spoke: after its
+        /// ClientHello (a client rejecting the certificate, a protocol
+        /// mismatch), or on bytes that are not TLS (plain HTTP to a TLS port).
         case handshakeFailed = "handshake-failed"
         /// The peer sent bytes that are no HTTP request (an HTTP/0.9
         /// `GET /`, an unparseable request line): answered 400 and closed;
@@ -68,7 +69,15 @@ public struct RequestlessConnection: Codable, Hashable, Sendable {
         // A tunnel's record holds the CONNECT that opened it (its target) and nothing the app sent inside.
         if let event = record.connection, event.outcome == .tunnel { return event }
         guard !record.legs.contains(where: { $0.request != nil || $0.response != nil }) else { return nil }
-        if let event = record.connection { return event }
+        if var event = record.connection {
+            // A peer that spoke, but not TLS (plain HTTP to a TLS port), was recorded as "closed"
+            // by builds that looked only for a ClientHello: its handshake failed, and says why.
+            if event.outcome == .closed, let error = record.error, error.kind == .tls,
+               FailureExplanation.clause(forMessage: error.message) != nil {
+                event.outcome = .handshakeFailed
+            }
+            return event
+        }
         guard record.traceID == nil, !record.legs.contains(where: { $0.role == .client }) else { return nil }
         guard let error = record.error else { return RequestlessConnection(outcome: .closed) }
         switch error.kind {

@@ -1,4 +1,5 @@
 import AuthFlow
+import Browser
 import Foundation
 import SignIn
 import Synchronization
@@ -43,6 +44,8 @@ enum ClientCommand {
                 + "(defaults: Accept-Encoding: gzip, a User-Agent)")
         let json = Option.flag("json", help: "print the steps and the diagnosis as JSON")
         let tokenPost = SignInOptions.TokenPostGroup()
+        let browser = BrowserOptions.Group()
+        let split = BrowserOptions.SplitGroup()
         let recording = SignInOptions.RecordingGroup(defaultTap: "client")
     }
 
@@ -67,6 +70,20 @@ enum ClientCommand {
             variable (NO_PROXY honoured), connections go through a forward proxy with CONNECT.
             A client certificate from --client-cert is presented whenever a server or gateway
             asks for one.
+
+            With --browser chromium, steps 6-8 run in headless Chromium (Debian package
+            chromium; certutil from libnss3-tools for the CA trust): Intact starts it with a fresh
+            profile in a temporary directory (removed afterwards), trusting --ca, on the
+            browser's path, opens the login URL, fills the form the page shows, submits it and
+            catches the redirect to the callback scheme; the app steps stay in Intact. The
+            browser's view goes to NAME.browser.json beside --record. What only a browser shows
+            is diagnosed: a cookie it refused, a Content-Security-Policy that blocked the
+            callback, a net error, a crash or a hang (--browser-timeout).
+
+            --app-proxy and --browser-proxy put the app and the browser on different paths
+            (a per-app VPN: the app on it, the browser not); --browser-client-cert gives the
+            browser its own client certificate (or none). A failure on the browser's path names
+            the split and the document's sentence (VPN; client certificates).
 
             \(SignInOptions.syntheticNote)
             """,
@@ -103,6 +120,8 @@ enum ClientCommand {
         if !json {
             var line = "intact client: \(configuration.flow.resourceURL)"
             if let proxy = configuration.proxy { line += " through proxy \(proxy)" }
+            if case .chromium(let settings) = configuration.browser { line += ", the browser in Chromium (\(settings.executable))" }
+            if configuration.browserPath != .sameAsApp { line += ", the browser \(configuration.browserPath)" }
             if let trace = configuration.flow.traceRunID { line += " (trace run \(trace))" }
             output.line(line)
             output.line()
@@ -122,7 +141,13 @@ enum ClientCommand {
                 context.standardError.line("intact: recording: \(problem)")
                 return ExitStatus.failure
             }
-            if !json { output.line("Recorded \(outcome.steps.count) exchanges to \(recorder.path).") }
+            if !json {
+                output.line("Recorded \(outcome.steps.count) exchanges to \(recorder.path).")
+                let view = ClientRunner.browserViewPath(forRecording: recorder.path)
+                if case .chromium = configuration.browser, FileManager.default.fileExists(atPath: view) {
+                    output.line("The browser's own view (every request, as DevTools reported it): \(view).")
+                }
+            }
         }
         return outcome.succeeded ? ExitStatus.success : ExitStatus.failure
     }
@@ -140,7 +165,8 @@ enum ClientCommand {
             throw UsageError("give --http1 or --http2, not both (neither offers both)", path: path)
         }
         let timeout = arguments[options.timeout]
-        let proxy = try self.proxy(arguments, environment: environment, target: url)
+        let proxy = try arguments[options.split.appProxy].map { $0.forwardProxy }
+            ?? self.proxy(arguments, environment: environment, target: url)
         var identity: TLSIdentity?
         if let file = arguments[options.clientCertificate] {
             do {
@@ -159,10 +185,33 @@ enum ClientCommand {
         flow.requestFields = RequestFieldSetting.apply(arguments[options.requestField], to: flow.requestFields)
         let protocols: ClientRunner.Protocols = arguments[options.http1] ? .http1Only
             : arguments[options.http2] ? .http2Only : .http2OrHTTP1
-        return ClientRunner.Configuration(flow: flow, proxy: proxy,
-                                          trust: arguments[options.ca].map { .caFile($0) } ?? .systemStore,
-                                          clientIdentity: identity, protocols: protocols,
-                                          exchangeTimeout: .milliseconds(Int64(timeout * 1000)))
+        var configuration = ClientRunner.Configuration(flow: flow, proxy: proxy,
+                                                       trust: arguments[options.ca].map { .caFile($0) } ?? .systemStore,
+                                                       clientIdentity: identity, protocols: protocols,
+                                                       exchangeTimeout: .milliseconds(Int64(timeout * 1000)))
+        configuration.browser = try BrowserOptions.choice(arguments, options.browser, environment: environment)
+        if let path = arguments[options.split.browserProxy] {
+            configuration.browserPath = path.forwardProxy.map { .proxy($0) } ?? .direct
+        }
+        if let file = arguments[options.split.browserClientCertificate] {
+            let password = arguments[options.clientCertificatePassword]
+            if file == "none" {
+                configuration.browserIdentity = .none
+            } else {
+                do {
+                    configuration.browserIdentity = .identity(try PKCS12.importIdentity(file: file, password: password))
+                } catch {
+                    throw CommandFailure("cannot use browser client certificate \(file): \(error)")
+                }
+                if case .chromium = configuration.browser {
+                    throw UsageError("--browser-client-cert FILE needs the simulated browser: headless Chromium cannot present a "
+                                     + "client certificate without a person to pick it", path: arguments.path)
+                }
+            }
+        } else if case .simulated = configuration.browser {
+            configuration.browserIdentity = .sameAsApp
+        }
+        return configuration
     }
 
     /// `--proxy`, else `HTTPS_PROXY`/`https_proxy` unless `NO_PROXY`/`no_proxy` exempts the target's host.

@@ -21,6 +21,11 @@ enum DemoCommand {
         let keep = Option.flag("keep", help: "afterwards keep a mock server and proxy running for curl, until Ctrl-C")
         let clientCertificate = Option.flag("client-cert",
                                             help: "the client presents a client certificate from the demo CA when asked")
+        let browser = BrowserOptions.Group()
+        let split = Option.optional("split", .choice(DemoSplit.allCases, "NAME"),
+                                    help: "put the app and the browser on different paths: per-app-vpn-browser-off or client-cert-app-only")
+        let browserClientCertificate = Option.flag("browser-client-cert",
+                                                   help: "with --split client-cert-app-only: the browser holds the certificate too")
         let faults = FaultOptions.Group()
     }
 
@@ -42,6 +47,18 @@ enum DemoCommand {
             started in the same second took that name): client.jsonl, proxy.jsonl,
             server.jsonl (the recordings), proxy.har (HAR 1.2), report.html (the
             verification as a sequence diagram), report.json.
+
+            With --browser chromium, steps 6-8 run in headless Chromium (Debian package
+            chromium, and libnss3-tools for certutil): a fresh profile trusting the demo CA,
+            straight to the proxy; it fills and submits the sign-in form and Intact catches the
+            redirect to the callback. Its view is in client.browser.json.
+
+            With --split, the app and the browser take different paths, the trap of each of the
+            document's restrictions: per-app-vpn-browser-off (the app on the VPN, the browser
+            not: its path reaches nothing; fixed by putting the browser on the VPN, i.e. no
+            split) and client-cert-app-only (the proxy asks for a client certificate; the app
+            holds one, the browser none; --browser-client-cert gives the browser one and the
+            flow passes). The diagnosis names the split and the document's sentence.
 
             With --keep, after the run a fresh mock server and proxy keep running (recording
             to OUT/keep/) and the command prints curl commands that walk through the flow by
@@ -77,6 +94,17 @@ enum DemoCommand {
         var configuration = DemoConfiguration(directory: directory, protocols: protocols,
                                               presentsClientCertificate: arguments[options.clientCertificate],
                                               toolVersion: IntactVersion.string)
+        configuration.browser = try BrowserOptions.choice(arguments, options.browser,
+                                                          environment: context.environment)
+        let split = arguments[options.split]
+        try split?.apply(to: &configuration, browserHasCertificate: arguments[options.browserClientCertificate])
+        if split == nil && arguments[options.browserClientCertificate] {
+            throw UsageError("--browser-client-cert goes with --split client-cert-app-only", path: arguments.path)
+        }
+        if arguments[options.browserClientCertificate], case .chromium = configuration.browser {
+            throw UsageError("--browser-client-cert needs the simulated browser: headless Chromium cannot present a "
+                             + "client certificate without a person to pick it", path: arguments.path)
+        }
         if let faults { configuration.proxyAddons = [try faults.addon(contextPath: configuration.contextPath)] }
         let out = context.standardOutput
         let rig = DemoRig(configuration: configuration)
@@ -87,9 +115,13 @@ enum DemoCommand {
         } catch {
             throw CommandFailure("\(error)")
         }
-        describe(endpoints, protocols: protocols, to: out)
+        describe(endpoints, protocols: protocols, browser: configuration.browser, to: out)
         if let faults {
             out.line("The proxy injects faults: \(faults.summary)")
+            out.line()
+        }
+        if let split {
+            out.line("Split paths (\(split.rawValue)): \(split.summary)")
             out.line()
         }
 
@@ -153,7 +185,8 @@ enum DemoCommand {
         out.line("Stopped; your exchanges are in \(configuration.directory).")
     }
 
-    private static func describe(_ endpoints: DemoEndpoints, protocols: ClientRunner.Protocols, to out: OutputWriter) {
+    private static func describe(_ endpoints: DemoEndpoints, protocols: ClientRunner.Protocols,
+                                 browser: ClientRunner.BrowserChoice, to out: OutputWriter) {
         let offer: String
         switch protocols {
         case .http1Only: offer = "HTTP/1.1"
@@ -164,6 +197,9 @@ enum DemoCommand {
         out.line("  mock server  https://\(endpoints.server)  (tap server; names \(endpoints.publicOrigin) as its URL)")
         out.line("  proxy        https://\(endpoints.proxy) → mock server  (tap proxy, the stand-in for a load balancer)")
         out.line("  client       \(endpoints.resourceURL)  (tap client, offering \(offer))")
+        if case .chromium(let settings) = browser {
+            out.line("  browser      headless Chromium (\(settings.executable)) for steps 6-8, trusting the demo CA")
+        }
         out.line()
     }
 

@@ -13,7 +13,7 @@ import Foundation
 enum VerifyCommand {
     /// The options of `intact verify`, in `--help` order.
     struct Options: OptionGroup {
-        let json = Option.flag("json", help: "print the report as JSON (schema intact-verify/1, see Docs/verify-json.md)")
+        let json = Option.flag("json", help: "print the report as JSON (schema \(VerificationReport.schemaName), see Docs/verify-json.md)")
         let html = Option.optional("html", .string("FILE"), help: "also write the report as one self-contained HTML page")
         let policy = Option.value("policy", .string("POLICY"),
                                   help: "strict, or a JSON policy file of tolerated fields (Examples/policies)",

@@ -78,6 +78,10 @@ public struct Scenario: Hashable, Sendable {
     /// Changes to the fields the client sends on every request (its defaults:
     /// `Accept-Encoding: gzip` and a `User-Agent`), in order.
     public var clientRequestFields: [RequestFieldSetting] = []
+    /// Who plays the browser (`client.browser`: `simulated` or `chromium`) and
+    /// the browser's own path (`client.browserProxy`: `direct` or a proxy URL),
+    /// as `intact client` options.
+    public var clientBrowserArguments: [String] = []
     /// Whether the mock server gzip-encodes its answers to clients that accept gzip (`intact server --gzip`).
     public var serverGzips = false
     public var expectation: ScenarioExpectation
@@ -133,7 +137,7 @@ private struct ScenarioManifestReader {
 
     static let scenarioFields = ["summary", "loadBalancer", "config", "breaks", "policy", "tapA", "tapB", "client", "server",
                                  "expect"]
-    static let clientSettingsFields = ["requestFields"]
+    static let clientSettingsFields = ["requestFields", "browser", "browserProxy"]
     static let serverSettingsFields = ["gzip"]
     static let tapAFields = ["clientCertificate", "plainHTTP", "recordSecrets", "faults", "faultRules"]
     static let tapBFields = ["recordSecrets", "faults", "faultRules"]
@@ -155,7 +159,13 @@ private struct ScenarioManifestReader {
         var tapA = try tapOptions(tapAReader)
         tapA.plainHTTP = try tapAReader?.bool("plainHTTP") ?? false
         let tapB = try tapOptions(top.object("tapB", allowed: Self.tapBFields))
-        let requestFields = try top.object("client", allowed: Self.clientSettingsFields).map(requestFieldSettings) ?? []
+        let clientReader = try top.object("client", allowed: Self.clientSettingsFields)
+        let requestFields = try clientReader.map(requestFieldSettings) ?? []
+        var browserArguments: [String] = []
+        if let browser = try clientReader?.choice("browser", among: ["simulated", "chromium"].map(ScenarioBrowser.init)) {
+            browserArguments += ["--browser", browser.rawValue]
+        }
+        if let path = try clientReader?.name("browserProxy") { browserArguments += ["--browser-proxy", path] }
         let serverGzips = try top.object("server", allowed: Self.serverSettingsFields)?.bool("gzip") ?? false
         let expect = try object(top, "expect", Self.expectFields)
         let expectation = ScenarioExpectation(client: try clientOutcome(object(expect, "client", Self.clientFields)),
@@ -163,7 +173,8 @@ private struct ScenarioManifestReader {
         return Scenario(name: "", directory: directory, summary: summary, breaks: try top.name("breaks"),
                         loadBalancer: kind, configFile: resolve(config), policyFile: policy.map(resolve),
                         tapAPresentsClientCertificate: presentsCertificate, tapA: tapA, tapB: tapB,
-                        clientRequestFields: requestFields, serverGzips: serverGzips, expectation: expectation)
+                        clientRequestFields: requestFields, clientBrowserArguments: browserArguments,
+                        serverGzips: serverGzips, expectation: expectation)
     }
 
     /// `client.requestFields`: each a `RequestFieldSetting` (`NAME: VALUE`, or `NAME:` to send none).
@@ -287,5 +298,14 @@ public struct ScenarioTapOptions: Hashable, Sendable {
     var proxyArguments: [String] {
         (recordSecrets ? ["--record-secrets"] : []) + faults.flatMap { ["--fault", $0] }
             + (faultRules.map { ["--faults", $0] } ?? [])
+    }
+}
+
+/// `client.browser`'s values.
+private struct ScenarioBrowser: RawRepresentable {
+    let rawValue: String
+
+    init(rawValue: String) {
+        self.rawValue = rawValue
     }
 }

@@ -118,7 +118,7 @@ extension ScenarioExpectation {
                 let differences = [("request", result.request), ("response", result.response)].flatMap { side, message in
                     message.differences.filter { $0.toleratedBy == nil }.map { "\(side) \($0.text)" }
                 }
-                let failures = result.failures.map(\.description)
+                let failures = result.failures.map { $0.explanation ?? $0.description }
                 let details = (differences + failures).joined(separator: "; ")
                 lines.append("\(exchange.step?.rawValue ?? "exchange \(exchange.number)") on \(label): \(result.verdict.rawValue)"
                              + (details.isEmpty ? "" : " (\(details))"))

@@ -153,7 +153,8 @@ public struct ScenarioPlan: Hashable, Sendable {
         services = [server, tapB, loadBalancer, tapA]
         client = ProcessCommand(role: .client, executable: intactExecutable, arguments: [
             "client", origin + Self.resourcePath, "--ca", files.caCertificate, "--json",
-        ] + scenario.clientRequestFields.flatMap { ["--request-field", $0.description] } + recordingOptions("client"))
+        ] + scenario.clientRequestFields.flatMap { ["--request-field", $0.description] } + scenario.clientBrowserArguments
+            + recordingOptions("client"))
         verify = ProcessCommand(role: .verify, executable: intactExecutable, arguments:
             ["verify"] + Self.tapNames.compactMap { files.recordings[$0] }
             + ["--path", Self.tapNames.joined(separator: ","), "--html", files.reportHTML]

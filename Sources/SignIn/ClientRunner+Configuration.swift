@@ -1,4 +1,5 @@
 import AuthFlow
+import Browser
 import TLS
 import Transport
 
@@ -33,16 +34,55 @@ extension ClientRunner {
         public var protocols: Protocols
         /// The most one exchange may take, from connecting to the response's end.
         public var exchangeTimeout: Duration
+        /// Who plays the browser of steps 6–8: Intact's own HTTP requests, or Chromium.
+        public var browser: BrowserChoice = .simulated
+        /// The browser's own path when it differs from the app's (`proxy`): per-app VPN.
+        public var browserPath: BrowserPath = .sameAsApp
+        /// The simulated browser's client certificate when it differs from the app's.
+        public var browserIdentity: BrowserIdentity = .sameAsApp
 
         public init(flow: SignInFlow.Configuration, proxy: ForwardProxy? = nil, trust: TLSTrustRoots = .systemStore,
                     clientIdentity: TLSIdentity? = nil, protocols: Protocols = .http2OrHTTP1,
-                    exchangeTimeout: Duration = .seconds(10)) {
+                    exchangeTimeout: Duration = .seconds(10), browser: BrowserChoice = .simulated) {
             self.flow = flow
             self.proxy = proxy
             self.trust = trust
             self.clientIdentity = clientIdentity
             self.protocols = protocols
             self.exchangeTimeout = exchangeTimeout
+            self.browser = browser
         }
+    }
+}
+
+extension ClientRunner {
+    /// Who plays the browser.
+    public enum BrowserChoice: Sendable {
+        /// The flow's own requests, with the browser's own cookie jar and connections (fast, no dependency).
+        case simulated
+        /// Headless Chromium driven over DevTools (`ChromiumBrowser`).
+        case chromium(ChromiumSettings)
+    }
+
+    /// Where the browser's connections go, relative to the app's.
+    public enum BrowserPath: Hashable, Sendable, CustomStringConvertible {
+        case sameAsApp
+        case direct
+        case proxy(ForwardProxy)
+
+        public var description: String {
+            switch self {
+            case .sameAsApp: return "the app's path"
+            case .direct: return "direct"
+            case .proxy(let proxy): return "proxy \(proxy)"
+            }
+        }
+    }
+
+    /// The client certificate the simulated browser presents.
+    public enum BrowserIdentity: Sendable {
+        case sameAsApp
+        case none
+        case identity(TLSIdentity)
     }
 }

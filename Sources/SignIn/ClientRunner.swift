@@ -1,4 +1,5 @@
 import AuthFlow
+import Browser
 import Dispatch
 import Evidence
 import Foundation
@@ -30,13 +31,17 @@ public final class ClientRunner: @unchecked Sendable {
     public let recorder: TapRecorder?
     public let loop: EventLoop
     private let tls: HTTPClientTLS
-    private var flow: SignInFlow
+    /// The simulated browser's TLS (its own client certificate, or none), when it differs from the app's.
+    private let browserTLS: HTTPClientTLS?
+    var flow: SignInFlow
+    /// Chromium while it plays steps 6–8 (`ClientRunner+Browser`).
+    var realBrowser: ChromiumBrowser?
     /// Each agent's HTTP client (its connections); the browser's closes at step 8.
     private var clients: [FlowAgent: HTTPClient] = [:]
     private var lastAgent: FlowAgent?
     private var inFlight: InFlight?
-    private var exchangeNumber = 0
-    private var onStep: (@Sendable (StepResult) -> Void)?
+    var exchangeNumber = 0
+    var onStep: (@Sendable (StepResult) -> Void)?
     private var completion: (@Sendable (FlowOutcome) -> Void)?
 
     /// The exchange waiting for its response.
@@ -57,7 +62,14 @@ public final class ClientRunner: @unchecked Sendable {
         self.loop = loop ?? EventLoop(label: "intact.client")
         tls = try HTTPClientTLS(trustRoots: configuration.trust, identity: configuration.clientIdentity,
                                 protocols: configuration.protocols.choice)
+        switch configuration.browserIdentity {
+        case .sameAsApp: browserTLS = nil
+        case .none: browserTLS = try HTTPClientTLS(trustRoots: configuration.trust, protocols: configuration.protocols.choice)
+        case .identity(let identity):
+            browserTLS = try HTTPClientTLS(trustRoots: configuration.trust, identity: identity, protocols: configuration.protocols.choice)
+        }
         var flowConfiguration = configuration.flow
+        flowConfiguration.holdsClientCertificate = configuration.clientIdentity != nil
         flowConfiguration.clientCertificateThroughForwardProxy = configuration.proxy != nil && configuration.clientIdentity != nil
         flow = SignInFlow(configuration: flowConfiguration)
     }
@@ -96,10 +108,11 @@ public final class ClientRunner: @unchecked Sendable {
 
     // MARK: On the loop
 
-    private func sendNext() {
+    func sendNext() {
         loop.assertOnLoop()
         switch flow.next() {
-        case .finished(let outcome):
+        case .finished(let finished):
+            let outcome = BrowserSteps.attributingToSplit(finished, paths: paths)
             for client in clients.values { client.close() }
             clients = [:]
             let completion = self.completion
@@ -117,11 +130,15 @@ public final class ClientRunner: @unchecked Sendable {
             clients.removeValue(forKey: .browser)?.close()
         }
         lastAgent = request.agent
+        if request.agent == .browser, case .chromium(let settings) = configuration.browser, flow.awaitsBrowserLoginPage {
+            return runRealBrowser(settings, for: request)
+        }
         let client = clients[request.agent] ?? HTTPClient(loop: loop)
         clients[request.agent] = client
         let origin = request.url.origin
-        let endpoint = HTTPEndpoint(host: origin.host, port: UInt16(origin.port ?? 443), tls: tls,
-                                    proxy: configuration.proxy.map { HTTPProxyAddress(host: $0.host, port: UInt16($0.port)) },
+        let endpoint = HTTPEndpoint(host: origin.host, port: UInt16(origin.port ?? 443),
+                                    tls: request.agent == .browser ? browserTLS ?? tls : tls,
+                                    proxy: proxy(for: request.agent).map { HTTPProxyAddress(host: $0.host, port: UInt16($0.port)) },
                                     protocolChoice: configuration.protocols.choice)
         exchangeNumber += 1
         let number = exchangeNumber
@@ -161,12 +178,12 @@ public final class ClientRunner: @unchecked Sendable {
         stepDone()
     }
 
-    private func stepDone() {
+    func stepDone() {
         if let result = flow.results.last { onStep?(result) }
         sendNext()
     }
 
-    private func seconds(since start: ContinuousClock.Instant) -> TimeInterval {
+    func seconds(since start: ContinuousClock.Instant) -> TimeInterval {
         let duration = ContinuousClock.now - start
         return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }

@@ -178,10 +178,13 @@ public final class MockServerHost: Sendable {
                              error: ExchangeRecord.Failure(kind: .protocolError, location: "server HTTP/2 request",
                                                            message: "request" + what + ": " + reason))
         case .closed(.tlsHandshake(let error)?):
-            // A refused handshake (no client certificate, an untrusted one) is a broken exchange at this tap.
+            // A refused handshake (no client certificate, an untrusted one) is a connection event with its
+            // failure, peer and time, as a proxy records one: verify pairs it with the exchange it broke.
             exchangeFinished()
             recorder?.record(traceID: nil, step: nil, connectionID: connectionID, tls: nil, request: nil, response: nil,
-                             error: TransportError.tlsHandshake(error).recordedFailure(at: "server TLS handshake"))
+                             error: TransportError.tlsHandshake(error).recordedFailure(at: "server TLS handshake"),
+                             connection: RequestlessConnection(outcome: .handshakeFailed,
+                                                         peer: connection.channel.remoteAddress.description, at: .now()))
         case .ready, .closed:
             break
         }

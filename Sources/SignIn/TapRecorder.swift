@@ -80,12 +80,13 @@ extension TapRecorder {
     ///   - step: the auth-flow step label (`AuthStep` raw value).
     ///   - request: nil when no request crossed this leg; `response` likewise.
     ///   - error: why the exchange broke, when it did.
+    ///   - connection: for a connection that carried no request (a refused handshake), what happened to it.
     public func record(traceID: String?, step: String?, connectionID: String, streamID: Int? = nil,
                        tls: TLSDetails?, request: RecordedMessage?, response: RecordedMessage?,
-                       error: ExchangeRecord.Failure? = nil) {
+                       error: ExchangeRecord.Failure? = nil, connection: RequestlessConnection? = nil) {
         let leg = ExchangeRecord.Leg(role: settings.role, connectionID: connectionID, streamID: streamID, tls: tls,
                                      request: request, response: response)
         record(ExchangeRecord(exchangeID: nextExchangeID(), traceID: traceID, tap: settings.tap, legs: [leg],
-                              authFlowStep: step, error: error))
+                              authFlowStep: step, error: error, connection: connection))
     }
 }

@@ -171,10 +171,11 @@ final class VerifierPairingTests: XCTestCase {
         XCTAssertThrowsError(try Verifier().verify([recordings[1], recordings[1]])) { error in
             XCTAssertEqual(error as? VerificationInputError, .duplicateTap(tap: "proxy-a", paths: ["proxy-a.jsonl", "proxy-a.jsonl"]))
         }
-        var secondClient = recordings[0]
-        secondClient.header.tap = "browser"
-        XCTAssertThrowsError(try Verifier().verify([recordings[0], secondClient])) { error in
-            XCTAssertEqual(error as? VerificationInputError, .severalEnds(kind: .client, taps: ["client", "browser"]))
+        // Several clients are verified together (VerifierSeveralClientsTests); several servers are not one path.
+        var secondServer = recordings[2]
+        secondServer.header.tap = "server-2"
+        XCTAssertThrowsError(try Verifier().verify([recordings[2], secondServer])) { error in
+            XCTAssertEqual(error as? VerificationInputError, .severalEnds(kind: .server, taps: ["server", "server-2"]))
         }
         var mixed = recordings[1]
         mixed.records[0].legs.append(ExchangeRecord.Leg(role: .server, connectionID: "s"))

@@ -237,7 +237,7 @@ final class FaultRuleFileTests: XCTestCase {
         let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../Examples/faults").standardized
         let files = try FileManager.default.contentsOfDirectory(atPath: examples.path).filter { $0.hasSuffix(".json") }.sorted()
-        XCTAssertEqual(files, ["bodies.json", "cookies.json", "gateway.json", "network.json", "tls.json", "urls.json"])
+        XCTAssertEqual(files, ["bodies.json", "browser.json", "cookies.json", "gateway.json", "network.json", "tls.json", "urls.json"])
         var kinds = Set<FaultActionKind>()
         for file in files {
             let bytes = try Array(Data(contentsOf: examples.appendingPathComponent(file)))

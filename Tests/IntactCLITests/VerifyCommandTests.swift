@@ -177,7 +177,7 @@ final class VerifyCommandTests: XCTestCase {
         let run = intact(["verify", files[1]])
         XCTAssertEqual(run.status, 1, run.error)
         XCTAssertTrue(run.output.contains("hop 1  inside proxy-a"), run.output)
-        XCTAssertTrue(run.output.contains("hop 1 request modified: target changed (https://app.test/suite/rest/a → https://internal.test/suite/rest/a)"),
+        XCTAssertTrue(run.output.contains("hop 1 request modified: Host changed (app.test → internal.test)"),
                       run.output)
     }
 
@@ -222,5 +222,6 @@ final class VerifyCommandTests: XCTestCase {
         XCTAssertEqual(help.status, 0)
         XCTAssertTrue(help.output.hasPrefix("Usage: intact verify"), help.output)
         XCTAssertTrue(help.output.contains("--html FILE"), help.output)
+        XCTAssertTrue(help.output.contains("(schema \(VerificationReport.schemaName), see"), "the schema --json prints: \(help.output)")
     }
 }

@@ -16,25 +16,34 @@ struct FaultFlowRun {
     var report: VerificationReport
     /// The proxy's records, connection-level ones (failed handshakes) included.
     var proxyRecords: [ExchangeRecord]
+    /// The client's records (the browser's page exchanges included when Chromium played it).
+    var clientRecords: [ExchangeRecord] = []
+    /// `client.browser.json`, when Chromium played the browser.
+    var browserView: String?
 
     /// Runs the flow with `rules` in the proxy. Blocks; takes milliseconds
     /// (plus whatever delays and timeouts the rules cause).
     static func run(_ rules: [FaultRule], protocols: ClientRunner.Protocols = .http1Only, clientCertificate: Bool = false,
-                    exchangeTimeout: Duration = .seconds(5), seed: UInt64 = 1) throws -> FaultFlowRun {
+                    exchangeTimeout: Duration = .seconds(5), seed: UInt64 = 1,
+                    _ edit: (inout DemoConfiguration) -> Void = { _ in }) throws -> FaultFlowRun {
         let work = TemporaryDirectory.create(prefix: "intact-faultflow")
         defer { try? FileManager.default.removeItem(atPath: work) }
         let directory = work + "/out"
         let addons: [any ProxyAddon] = rules.isEmpty ? [] : [try FaultsAddon(engine: FaultEngine(rules: rules, seed: seed))]
-        let configuration = DemoConfiguration(directory: directory, protocols: protocols, proxyAddons: addons,
+        var configuration = DemoConfiguration(directory: directory, protocols: protocols, proxyAddons: addons,
                                               presentsClientCertificate: clientCertificate,
                                               exchangeTimeout: exchangeTimeout, toolVersion: "test")
+        edit(&configuration)
         let rig = DemoRig(configuration: configuration)
         defer { rig.stopServers() }
         _ = try rig.start()
         let outcome = try rig.runClient()
         let report = try rig.finish()
         let proxy = try RecordingReader.read(path: rig.files.proxyRecording)
-        return FaultFlowRun(outcome: outcome, report: report, proxyRecords: proxy.records)
+        let client = try RecordingReader.read(path: rig.files.clientRecording)
+        let browserView = try? String(contentsOfFile: ClientRunner.browserViewPath(forRecording: rig.files.clientRecording), encoding: .utf8)
+        return FaultFlowRun(outcome: outcome, report: report, proxyRecords: proxy.records, clientRecords: client.records,
+                            browserView: browserView)
     }
 
     static func run(preset specification: String, protocols: ClientRunner.Protocols = .http1Only,
@@ -43,8 +52,9 @@ struct FaultFlowRun {
     }
 
     static func run(rules json: String, protocols: ClientRunner.Protocols = .http1Only,
-                    exchangeTimeout: Duration = .seconds(5)) throws -> FaultFlowRun {
-        try run(try FaultRuleFile.parse(Array(json.utf8)), protocols: protocols, exchangeTimeout: exchangeTimeout)
+                    exchangeTimeout: Duration = .seconds(5),
+                    _ edit: (inout DemoConfiguration) -> Void = { _ in }) throws -> FaultFlowRun {
+        try run(try FaultRuleFile.parse(Array(json.utf8)), protocols: protocols, exchangeTimeout: exchangeTimeout, edit)
     }
 
     /// The verifier's exchanges where `fault` shows as injected on some hop.

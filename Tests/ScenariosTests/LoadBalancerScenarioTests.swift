@@ -15,13 +15,13 @@ final class LoadBalancerScenarioTests: XCTestCase {
     /// The scenarios this file runs; `testEveryExampleIsRun` keeps it complete.
     static let covered: Set<String> = [
         "nginx/good", "nginx/hide-set-cookie", "nginx/error-page-401", "nginx/sub-filter", "nginx/proxy-redirect",
-        "nginx/auth-request", "nginx/maintenance-return", "nginx/client-cert", "nginx/client-cert-missing",
+        "nginx/auth-request", "nginx/maintenance-return", "nginx/plain-to-tls-port", "nginx/client-cert", "nginx/client-cert-missing",
         "nginx/forwarding-fields", "nginx/forwarding-fields-strict", "nginx/proxy-cookie-path",
         "haproxy/good", "haproxy/del-set-cookie", "haproxy/html-401", "haproxy/compression",
         "haproxy/compression-by-server", "haproxy/plain-http", "haproxy/replace-location",
         "haproxy/cookie-gate", "haproxy/maintenance-return", "haproxy/client-cert", "haproxy/client-cert-missing",
         "haproxy/forwarding-fields", "haproxy/forwarding-fields-strict", "haproxy/ip-allowlist",
-        "haproxy/health-check", "haproxy/sticky-cookie",
+        "haproxy/health-check", "haproxy/sticky-cookie", "haproxy/redirect-scheme-https",
     ]
 
     /// The options of a run with the built `intact`. Skips the test while
@@ -70,6 +70,20 @@ final class LoadBalancerScenarioTests: XCTestCase {
     func testNginxProxyRedirect() throws { try run("nginx/proxy-redirect") }
     func testNginxAuthRequest() throws { try run("nginx/auth-request") }
     func testNginxMaintenanceReturn() throws { try run("nginx/maintenance-return") }
+
+    /// nginx's `proxy_pass http://` to tap B's TLS port: tap B's refused
+    /// handshake is listed beside the exchange nginx answered itself, in
+    /// words that name the cause, and counted as a failed handshake.
+    func testNginxPlainHTTPToATLSPortNamesTapBsRefusal() throws {
+        let result = try run("nginx/plain-to-tls-port")
+        let exchange = try XCTUnwrap(result.report.exchanges.first)
+        let hop = try XCTUnwrap(exchange.hops.first { $0.verdict == .foreign })
+        let explanation = try XCTUnwrap(hop.failures.first?.explanation, "\(hop.failures)")
+        XCTAssertTrue(explanation.hasPrefix("tap-b refused plain HTTP on its TLS port at "), explanation)
+        XCTAssertTrue(explanation.hasSuffix(": the intermediary in front of it speaks http:// to it"), explanation)
+        XCTAssertEqual(result.report.connections.first?.outcomes, [.handshakeFailed: 1])
+        XCTAssertEqual(result.report.connections.first?.failures.first?.pairedExchange, exchange.number)
+    }
     func testNginxClientCert() throws { try run("nginx/client-cert") }
     func testNginxClientCertMissing() throws { try run("nginx/client-cert-missing") }
     func testNginxForwardingFields() throws { try run("nginx/forwarding-fields") }
@@ -119,6 +133,14 @@ final class LoadBalancerScenarioTests: XCTestCase {
     }
     func testHAProxyReplaceLocation() throws { try run("haproxy/replace-location") }
     func testHAProxyCookieGate() throws { try run("haproxy/cookie-gate") }
+    /// `http-request redirect scheme https` behind a TLS terminator: the
+    /// redirect to the app's own resource is HAProxy answering itself.
+    func testHAProxyRedirectSchemeHTTPSIsAForeignRedirectToTheSameResource() throws {
+        let result = try run("haproxy/redirect-scheme-https")
+        let evidence = try XCTUnwrap(result.client.outcome?.diagnosis?.evidence)
+        XCTAssertTrue(evidence.contains(": a redirect to the very URL requested (a loop: "), evidence)
+    }
+
     func testHAProxyMaintenanceReturn() throws { try run("haproxy/maintenance-return") }
     func testHAProxyClientCert() throws { try run("haproxy/client-cert") }
     func testHAProxyClientCertMissing() throws { try run("haproxy/client-cert-missing") }

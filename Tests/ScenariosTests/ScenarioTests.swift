@@ -184,6 +184,18 @@ final class ScenarioTests: XCTestCase {
         assertThrows(.configMissing(file: directory + "/nginx.conf")) { try Scenario.load(from: directory) }
     }
 
+    func testTheClientsBrowserAndItsPathBecomeClientOptions() throws {
+        let directory = try makeScenarioDirectory(["scenario.json": #"""
+            {"summary": "s", "loadBalancer": "nginx", "client": {"browser": "chromium", "browserProxy": "direct"},
+             "expect": {"client": {"succeeds": true}, "verify": {"holds": true}}}
+            """#, "nginx.conf": "# x\n"])
+        XCTAssertEqual(try Scenario.load(from: directory).clientBrowserArguments, ["--browser", "chromium", "--browser-proxy", "direct"])
+        let wrong = try makeScenarioDirectory(["scenario.json": #"{"summary": "s", "loadBalancer": "nginx", "client": {"browser": "firefox"}, "expect": {}}"#,
+                                               "nginx.conf": "# x\n"])
+        guard case let .manifest(error)? = scenarioError({ try Scenario.load(from: wrong) }) else { return XCTFail("accepted firefox") }
+        XCTAssertTrue(error.description.contains("firefox"), error.description)
+    }
+
     func testManifestMistakesNameTheLineColumnFieldAndWhatIsWrong() throws {
         let cases: [(String, String)] = [
             ("not json", "1:2: not valid JSON: "),
@@ -194,7 +206,7 @@ final class ScenarioTests: XCTestCase {
             (#"{"summary": "s", "loadBalancer": "nginx", "client": {"requestFields": [1]}, "expect": {}}"#,
              #"1:72: at client.requestFields[0]: expected a string, found a number"#),
             (#"{"summary": "s", "loadBalancer": "nginx", "client": {"headers": []}, "expect": {}}"#,
-             #"1:54: at client: unknown field "headers" (allowed: requestFields)"#),
+             #"1:54: at client: unknown field "headers" (allowed: requestFields, browser, browserProxy)"#),
             (#"{"summary": "s", "loadBalancer": "nginx", "server": {"gzip": "yes"}, "expect": {}}"#,
              #"1:62: at server.gzip: expected true or false, found a string"#),
             (#"{"summary": "s", "loadBalancer": "traefik", "expect": {}}"#,

@@ -49,6 +49,13 @@ final class ClientCertificateTests: XCTestCase {
         let recording = try server.serverRecordingRead()
         XCTAssertFalse(recording.records.isEmpty)
         XCTAssertTrue(recording.records.allSatisfy { $0.error?.kind == .tls }, "\(recording.records.map(\.error))")
+        // Each is a connection event with its outcome, peer and time, so verify pairs it by time.
+        for record in recording.records {
+            let event = try XCTUnwrap(record.connection, "\(record)")
+            XCTAssertEqual(event.outcome, .handshakeFailed)
+            XCTAssertEqual(event.peer?.hasPrefix("127.0.0.1:"), true, "\(event)")
+            XCTAssertNotNil(event.at)
+        }
     }
 
     func testACertificateFromAnotherCAIsRefusedWithTheSameDiagnosis() throws {

@@ -1,7 +1,8 @@
 /// The connection events one tap recorded (`RequestlessConnection`): connections
 /// that carried no request. Summarised, never listed one by one, so a tap
 /// probed thousands of times keeps a readable report; only connection
-/// failures (a handshake that failed after the client spoke) are listed, up
+/// failures (`Verifier.lists`: a handshake that failed after the client spoke,
+/// any failure but a probe's silent close or reset) are listed, up
 /// to `listedFailureLimit`, each paired with the exchange a neighbouring tap
 /// saw fail at the same time when there is one. Never fails a policy.
 public struct TapConnections: Codable, Hashable, Sendable {
@@ -20,7 +21,8 @@ public struct TapConnections: Codable, Hashable, Sendable {
     public var distinctPeers: Int
     public var first: Timestamp?
     public var last: Timestamp?
-    /// Handshakes that failed after the client spoke, the first `listedFailureLimit`.
+    /// Failures the tap recorded (handshakes that failed after the client
+    /// spoke, and any failure but a probe's silent close or reset), the first `listedFailureLimit`.
     public var failures: [ConnectionFailure]
     /// Failures beyond those listed.
     public var unlistedFailures: Int
@@ -39,10 +41,10 @@ public struct TapConnections: Codable, Hashable, Sendable {
             if let peer = event.peer, seen.insert(peer).inserted, peers.count < TapConnections.listedPeerLimit {
                 peers.append(peer)
             }
-            guard event.outcome == .handshakeFailed else { continue }
+            guard Verifier.lists(event, failure: failure) else { continue }
             if failures.count < TapConnections.listedFailureLimit {
                 failures.append(ConnectionFailure(at: event.at, peer: event.peer,
-                                                  failure: failure.map { RecordedFailure(tap: tap, failure: $0) },
+                                                  failure: failure.map { RecordedFailure(tap: tap, failure: $0, at: event.at) },
                                                   pairedExchange: paired))
             } else {
                 unlisted += 1
@@ -72,11 +74,14 @@ public struct TapConnections: Codable, Hashable, Sendable {
         if let first { line += ", " + first.clockText + (last.map { $0 == first ? "" : "–" + $0.clockText } ?? "") }
         var lines = [line]
         for failure in failures {
-            var text = "  handshake failed"
+            var text = "  " + (failure.failure?.stage == .tls || failure.failure == nil ? "handshake failed" : "failed")
             if let at = failure.at { text += " at " + at.clockText }
             if let peer = failure.peer { text += " from \(peer)" }
             if let recorded = failure.failure {
                 text += ": " + recorded.description
+                if let clause = FailureExplanation.clause(forMessage: recorded.message), recorded.side != .upstream {
+                    text += " — \(tap) \(clause.what): \(clause.cause)"
+                }
             }
             if let number = failure.pairedExchange { text += " (the same attempt as exchange \(number))" }
             lines.append(text)
@@ -86,7 +91,8 @@ public struct TapConnections: Codable, Hashable, Sendable {
     }
 }
 
-/// A TLS handshake that failed after the client sent its ClientHello.
+/// A connection failure: a TLS handshake that failed after the client spoke
+/// (a ClientHello, or bytes that are not TLS), or another failure the tap recorded.
 public struct ConnectionFailure: Codable, Hashable, Sendable {
     public var at: Timestamp?
     public var peer: String?

@@ -68,7 +68,8 @@ public enum HTMLReport {
         let inferred = zip(exchange.hops, hops).filter { $0.0.pairing == .inferred }.map { String($0.1.number) }
         let pairing = inferred.isEmpty ? "" : "<p class=\"trace\">hop\(inferred.count == 1 ? "" : "s") "
             + inferred.joined(separator: ", ") + " paired by sequence alignment (no shared trace id)</p>"
-        let title = "#\(exchange.number) \(exchange.method) \(exchange.target)"
+        let title = "#\(exchange.number) " + (exchange.client.map { "\($0): " } ?? "")
+            + RequestLabel.line(exchange.method, exchange.target)
         return """
             <div class="row exchange" id="exchange-\(exchange.number)" data-verdict="\(exchange.verdict.rawValue)">
             \(geometry.diagram(exchange, hops))

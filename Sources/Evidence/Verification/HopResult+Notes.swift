@@ -9,7 +9,8 @@ extension HopResult {
         if let note = HopResult.note("request", request, leaves: near, reaches: far) { notes.append(note) }
         if let note = HopResult.note("response", response, leaves: far, reaches: near) { notes.append(note) }
         for failure in failures {
-            notes.append((verdict == .broken ? "broken: " : "failure recorded: ") + failure.description)
+            let said = failure.explanation.map { "\($0) (\(failure.description))" } ?? failure.description
+            notes.append((verdict == .broken ? "broken: " : "failure recorded: ") + said)
         }
         for fault in injected {
             notes.append("injected on purpose: \(fault.name)" + (fault.detail.map { " (\($0))" } ?? ""))
@@ -37,6 +38,7 @@ extension HopResult {
             let what = result.before.map(describe) ?? kind
             return "\(kind) missing: \(what) left \(leaves), never reached \(reaches)"
         case .foreign:
+            if let copy = result.cachedCopy { return "\(kind) foreign: \(copy.text)" }
             let what = result.after.map(describe) ?? kind
             let who = kind == "response" ? "an intermediary answered in the server's place"
                 : "an intermediary sent a request the client did not"

@@ -21,7 +21,7 @@ public struct IntermediaryRequests: Codable, Hashable, Sendable {
     /// `12 × GET /health at tap-b, 14:02:01.120–14:02:03.840, answered 200, allowed`.
     public var lines: [String] {
         groups.map { group in
-            var line = "\(group.count) × \(group.method) \(group.target) at \(group.tap)"
+            var line = "\(group.count) × \(RequestLabel.line(group.method, group.target)) at \(group.tap)"
             if let first = group.first {
                 line += ", " + first.clockText + (group.last.map { $0 == first ? "" : "–" + $0.clockText } ?? "")
             }

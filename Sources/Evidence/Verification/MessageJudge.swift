@@ -71,23 +71,27 @@ struct MessageJudge {
             return MessageDifference(kind: .methodChanged, before: from, after: to, text: change.description)
         case .targetChanged:
             let (from, to) = (MessageJudge.target(before), MessageJudge.target(after))
+            // Only the authority differs: the Host an intermediary sent (Apache ProxyPreserveHost Off, nginx's default).
+            if before.scheme == after.scheme, before.path == after.path, let a = before.authority, let b = after.authority, a != b {
+                return MessageDifference(kind: .targetChanged, before: from, after: to, text: "Host changed (\(a) → \(b))")
+            }
             return MessageDifference(kind: .targetChanged, before: from, after: to, text: "target changed (\(from) → \(to))")
         case .fieldAdded(let name):
             let values = FieldValues(after, name)
             return MessageDifference(kind: .fieldAdded, field: name, after: values.joined,
-                              text: "\(values.spelling ?? name) added" + values.shown,
+                              text: "\(values.spelling ?? FieldDisplayName.of(name)) added" + values.shown,
                               toleratedBy: tolerance(.added, of: name, kind))
         case .fieldRemoved(let name):
             let values = FieldValues(before, name)
             return MessageDifference(kind: .fieldRemoved, field: name, before: values.joined,
-                              text: "\(values.spelling ?? name) removed" + values.shown,
+                              text: "\(values.spelling ?? FieldDisplayName.of(name)) removed" + values.shown,
                               toleratedBy: tolerance(.removed, of: name, kind))
         case .fieldChanged(let name):
             let old = FieldValues(before, name), new = FieldValues(after, name)
             let shown = old.isRedacted || new.isRedacted
                 ? " (secret values differ)" : " (\(FieldValues.clip(old.joined ?? "")) → \(FieldValues.clip(new.joined ?? "")))"
             return MessageDifference(kind: .fieldChanged, field: name, before: old.joined, after: new.joined,
-                              text: "\(new.spelling ?? old.spelling ?? name) changed" + shown,
+                              text: "\(new.spelling ?? old.spelling ?? FieldDisplayName.of(name)) changed" + shown,
                               toleratedBy: tolerance(.changed, of: name, kind))
         case .bodyChanged(let from, let to):
             return MessageDifference(kind: .bodyChanged, before: String(from), after: String(to), text: change.description)
@@ -161,7 +165,7 @@ struct MessageJudge {
 /// The recorded values of one field name in one message.
 private struct FieldValues {
     let values: [String]
-    /// The name as first spelled in the message.
+    /// The name as the reports spell it (`FieldDisplayName`), from its first spelling in the message.
     let spelling: String?
     let isRedacted: Bool
 
@@ -171,7 +175,7 @@ private struct FieldValues {
     init(_ message: RecordedMessage, _ lowercasedName: String) {
         let fields = message.fields.filter { HTTPField.lowercaseASCII($0.name) == lowercasedName }
         values = fields.map(\.value)
-        spelling = fields.first?.name
+        spelling = fields.first.map { FieldDisplayName.of($0.name) }
         isRedacted = fields.contains(where: \.isRedacted)
         var cookies: [CookieParts]? = []
         for field in fields {

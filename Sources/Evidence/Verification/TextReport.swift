@@ -114,9 +114,13 @@ public enum TextReport {
     }
 
     private static func table(_ exchanges: [VerifiedExchange], _ hops: [HopInfo]) -> [String] {
-        let header = ["#", "method", "target"] + hops.map { "hop \($0.number)" }
+        // Several clients verified together: a column says whose each exchange is.
+        let clients = exchanges.contains { $0.client != nil }
+        let header = ["#"] + (clients ? ["client"] : []) + ["method", "target"] + hops.map { "hop \($0.number)" }
         let rows = exchanges.map { exchange in
-            [String(exchange.number), exchange.method, clip(exchange.target, 40)] + exchange.hops.map(cell)
+            [String(exchange.number)] + (clients ? [exchange.client ?? "-"] : [])
+                + [RequestLabel.method(exchange.method), clip(RequestLabel.target(exchange.target), 40)]
+                + exchange.hops.map(cell)
         }
         var widths = header.map(\.count)
         for row in rows {

@@ -233,6 +233,8 @@ public struct VerifiedExchange: Codable, Hashable, Sendable {
     public var verdict: HopVerdict
     /// One result per hop of the path, in path order.
     public var hops: [HopResult]
+    /// The client that sent it, when several clients' recordings were verified together.
+    public var client: String?
 
     public init(number: Int, traceID: String?, step: StepLabel?, method: String, target: String, authority: String?,
                 started: Timestamp?, records: [RecordReference], hops: [HopResult]) {
@@ -301,20 +303,27 @@ public struct RecordedFailure: Codable, Hashable, Sendable, CustomStringConverti
     public var side: ExchangeRecord.Failure.Side?
     /// The stage it failed at, when known.
     public var stage: ExchangeRecord.Failure.Stage?
+    /// When the tap saw it, for a connection failure (its event's time).
+    public var at: Timestamp?
+    /// What it means for the path, when `FailureExplanation` knows
+    /// (`tap-b refused plain HTTP on its TLS port at …: the intermediary in front of it speaks http:// to it`).
+    public var explanation: String?
 
-    public init(tap: String, failure: ExchangeRecord.Failure) {
+    public init(tap: String, failure: ExchangeRecord.Failure, at: Timestamp? = nil) {
         self.tap = tap
         self.kind = failure.kind
         self.location = failure.location
         self.message = failure.message
         self.side = failure.side
         self.stage = failure.stage
+        self.at = at
+        explanation = FailureExplanation.sentence(self)
     }
 
     public var description: String { "\(tap), \(location): \(kind.rawValue): \(message)" }
 
     private enum CodingKeys: String, CodingKey {
-        case tap, kind, location = "where", message, side, stage
+        case tap, kind, location = "where", message, side, stage, at, explanation
     }
 }
 
@@ -335,6 +344,9 @@ public struct MessageResult: Codable, Hashable, Sendable {
     public var reasons: [Equivalence]
     /// Semantic differences, each marked when tolerated.
     public var differences: [MessageDifference]
+    /// For a foreign response: the server's answer to another exchange,
+    /// served again by an intermediary (a cache), when its trace echo says so.
+    public var cachedCopy: CachedCopy?
 
     public init(outcome: HopVerdict, before: MessageSummary?, after: MessageSummary?, reasons: [Equivalence] = [],
                 differences: [MessageDifference] = []) {

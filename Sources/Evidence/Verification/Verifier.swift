@@ -53,7 +53,8 @@ public struct Verifier: Sendable {
     /// `policyHolds` is false.
     public func verify(_ recordings: [Recording]) throws -> VerificationReport {
         try Verifier.checkDigests(recordings)
-        let path = try TapPath(recordings, order: configuration.path)
+        let path = try TapPath(ClientRecordings.merged(recordings),
+                               order: ClientRecordings.order(configuration.path, for: recordings))
         let (chains, unpairedBoundaries) = try ExchangeChain.link(path, maximumAlignmentCells: configuration.maximumAlignmentCells)
         let judge = MessageJudge(policy: configuration.policy)
 
@@ -71,6 +72,7 @@ public struct Verifier: Sendable {
             exchange(entry.0, number: number + 1, started: entry.1, path: path, judge: judge)
         }
         let connections = pairConnectionFailures(sorted.events, with: &exchanges, path: path)
+        Verifier.nameCachedCopies(&exchanges, path: path)
         let intermediary = intermediaryRequests(sorted.intermediary, path: path)
 
         var problems: [VerificationProblem] = []
@@ -100,7 +102,8 @@ public struct Verifier: Sendable {
         var report = VerificationReport(policy: PolicySummary(configuration.policy), recordings: recordings.map(RecordingSummary.init),
                                         path: path.verifiedPath, exchanges: exchanges, intermediaryRequests: intermediary,
                                         connections: connections, problems: problems,
-                                        warnings: Verifier.digestKeyWarnings(recordings) + recordings.flatMap { $0.warnings.map(\.description) })
+                                        warnings: Verifier.digestKeyWarnings(recordings) + Verifier.http3Warnings(exchanges, path: path)
+                                            + recordings.flatMap { $0.warnings.map(\.description) })
         report.otherOrigins = otherOrigins
         return report
     }
@@ -180,7 +183,7 @@ public struct Verifier: Sendable {
         for (tap, record) in list {
             let leg = record.leg(path.taps[tap].entry)
             guard let request = leg?.request else { continue }
-            let (method, target) = (request.method ?? "", request.path ?? "")
+            let (method, target) = (request.method ?? "", RequestLabel.recordedTarget(request))
             let key = "\(tap) \(method) \(target)"
             let time = request.timings.earliest
             var group = groups[key] ?? IntermediaryRequestGroup(
@@ -198,65 +201,6 @@ public struct Verifier: Sendable {
             groups[key] = group
         }
         return IntermediaryRequests(groups: order.compactMap { groups[$0] })
-    }
-
-    /// How far apart (milliseconds) a tap's handshake failure and an exchange's
-    /// start may be and still be paired as one attempt.
-    static let connectionPairingWindow = 10_000.0
-
-    /// Summarises each tap's connection events, pairing each handshake
-    /// failure with the exchange whose request left the tap in front of it
-    /// and never arrived (missing or broken on the hop into the tap), nearest
-    /// in time — or, for an exchange with no time (the client could not send
-    /// its request), one whose hop already shows a TLS or connect failure:
-    /// the other side's view of the same handshake. That hop then shows the
-    /// failure and is broken.
-    private func pairConnectionFailures(_ events: [[RecordedEvent]], with exchanges: inout [VerifiedExchange],
-                                        path: TapPath) -> [TapConnections] {
-        var summaries: [TapConnections] = []
-        var taken: Set<Int> = []
-        for (tap, list) in events.enumerated() where !list.isEmpty {
-            let hop = path.hopTaps.firstIndex { $0.to == tap && $0.from != tap }
-            let entries = list.map { item -> (event: RequestlessConnection, failure: ExchangeRecord.Failure?, paired: Int?) in
-                guard item.event.outcome == .handshakeFailed, let hop, let at = item.event.at else {
-                    return (item.event, item.failure, nil)
-                }
-                // How far from the event an exchange started; untimed ones rank last.
-                func distance(_ index: Int) -> Double {
-                    exchanges[index].started.map { abs($0.milliseconds(until: at)) } ?? .infinity
-                }
-                let candidates = exchanges.indices.filter { index in
-                    let result = exchanges[index].hops[hop]
-                    guard !taken.contains(index), [.missing, .broken].contains(result.verdict) else { return false }
-                    if exchanges[index].started == nil {
-                        return result.failures.contains { $0.stage == .tls || $0.stage == .connect }
-                    }
-                    return distance(index) <= Verifier.connectionPairingWindow
-                }
-                guard let best = candidates.min(by: { distance($0) < distance($1) }) else { return (item.event, item.failure, nil) }
-                taken.insert(best)
-                var hops = exchanges[best].hops
-                let recorded = item.failure.map { RecordedFailure(tap: path.taps[tap].name, failure: $0) }
-                if let recorded {
-                    hops[hop].failures.append(recorded)
-                    hops[hop].verdict = .broken
-                }
-                // Faults the tap applied to the connection (a client certificate it demanded)
-                // show on its own hop, broken by the same failure, as for any exchange of the tap.
-                if !item.record.faults.isEmpty, let own = path.ownHop(ofTap: tap) {
-                    hops[own].injected += item.record.faults
-                    if let recorded, !hops[own].failures.contains(recorded) {
-                        hops[own].failures.append(recorded)
-                        hops[own].verdict = .broken
-                    }
-                }
-                exchanges[best].hops = hops
-                exchanges[best].verdict = hops.map(\.verdict).max() ?? .notReached
-                return (item.event, item.failure, exchanges[best].number)
-            }
-            summaries.append(TapConnections(tap: path.taps[tap].name, events: entries))
-        }
-        return summaries
     }
 
     // MARK: One exchange
@@ -284,12 +228,14 @@ public struct Verifier: Sendable {
         }.first
         var hops = path.hops.indices.map { hopResult(chain, hop: $0, path: path, judge: judge) }
         placeUnplacedFailures(members, in: &hops, path: path)
-        return VerifiedExchange(
+        var exchange = VerifiedExchange(
             number: number, traceID: members.lazy.compactMap(\.record.traceID).first,
             step: members.lazy.compactMap(\.record.authFlowStep).first.map(StepLabel.init(rawValue:)),
-            method: request?.method ?? "", target: request?.path ?? "", authority: request?.authority,
+            method: request?.method ?? "", target: RequestLabel.recordedTarget(request), authority: request?.authority,
             started: started, records: members.map { RecordReference(tap: path.taps[$0.tap].name, exchangeID: $0.record.exchangeID) },
             hops: hops)
+        exchange.client = members.first.flatMap { ClientRecordings.client(of: $0.record, tap: path.taps[$0.tap].name) }
+        return exchange
     }
 
     private func hopResult(_ chain: ExchangeChain, hop index: Int, path: TapPath, judge: MessageJudge) -> HopResult {

@@ -1,0 +1,73 @@
+import AuthFlow
+import Browser
+import Foundation
+import IntactTestSupport
+import SignIn
+import XCTest
+@testable import IntactCLI
+
+final class BrowserOptionsTests: XCTestCase {
+    private let url = "https://127.0.0.1:8443/suite/rest/whatever"
+
+    func testTheSimulatedBrowserOnTheAppsPathIsTheDefault() throws {
+        let configuration = try ClientCommand.runnerConfiguration(parsed(["client", url]), environment: [:])
+        guard case .simulated = configuration.browser else { return XCTFail("\(configuration.browser)") }
+        XCTAssertEqual(configuration.browserPath, .sameAsApp)
+        guard case .sameAsApp = configuration.browserIdentity else { return XCTFail() }
+    }
+
+    func testChromiumMissingNamesThePackage() {
+        XCTAssertThrowsError(try ClientCommand.runnerConfiguration(parsed(["client", url, "--browser", "chromium"]),
+                                                                   environment: ["PATH": "/nonexistent"])) { error in
+            XCTAssertTrue("\(error)".contains("install the Debian package chromium (apt-get install chromium)"), "\(error)")
+        }
+    }
+
+    func testChromiumAndItsTimeoutReachTheRunner() throws {
+        let directory = makeTemporaryDirectory()
+        let fake = directory + "/chromium"
+        FileManager.default.createFile(atPath: fake, contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o755])
+        let configuration = try ClientCommand.runnerConfiguration(
+            parsed(["client", url, "--browser", "chromium", "--browser-timeout", "5s"]), environment: ["PATH": directory])
+        guard case .chromium(let settings) = configuration.browser else { return XCTFail("\(configuration.browser)") }
+        XCTAssertEqual(settings.executable, fake)
+        XCTAssertEqual(settings.timeout, .seconds(5))
+    }
+
+    func testTheAppAndTheBrowserTakeTheirOwnPaths() throws {
+        let configuration = try ClientCommand.runnerConfiguration(parsed([
+            "client", url, "--app-proxy", "http://127.0.0.1:3128", "--browser-proxy", "direct", "--browser-client-cert", "none",
+        ]), environment: ["HTTPS_PROXY": "http://127.0.0.1:9"])
+        XCTAssertEqual(configuration.proxy, ForwardProxy(host: "127.0.0.1", port: 3128), "--app-proxy wins over HTTPS_PROXY")
+        XCTAssertEqual(configuration.browserPath, .direct)
+        guard case .none = configuration.browserIdentity else { return XCTFail() }
+        let direct = try ClientCommand.runnerConfiguration(parsed(["client", url, "--app-proxy", "direct", "--browser-proxy",
+                                                                   "http://127.0.0.1:8080"]),
+                                                           environment: ["HTTPS_PROXY": "http://127.0.0.1:9"])
+        XCTAssertNil(direct.proxy)
+        XCTAssertEqual(direct.browserPath, .proxy(ForwardProxy(host: "127.0.0.1", port: 8080)))
+    }
+
+    func testABadPathIsAUsageError() {
+        let run = intact(["client", url, "--browser-proxy", "socks5://h:1"])
+        XCTAssertEqual(run.status, 2)
+        XCTAssertTrue(run.error.contains("expects http://HOST:PORT or direct"), run.error)
+    }
+
+    func testDemoRefusesABrowserCertificateForChromiumAndWithoutTheSplit() {
+        let alone = intact(["demo", "--browser-client-cert"])
+        XCTAssertEqual(alone.status, 2)
+        XCTAssertTrue(alone.error.contains("--browser-client-cert goes with --split client-cert-app-only"), alone.error)
+    }
+
+    func testHelpNamesTheBrowserOptions() {
+        let client = intact(["client", "--help"])
+        for option in ["--browser simulated|chromium", "--chromium PATH", "--browser-timeout", "--app-proxy URL|direct",
+                       "--browser-proxy URL|direct", "--browser-client-cert FILE|none"] {
+            XCTAssertTrue(client.output.contains(option), "\(option) missing")
+        }
+        let demo = intact(["demo", "--help"])
+        XCTAssertTrue(demo.output.contains("--split NAME"), demo.output)
+        XCTAssertTrue(demo.output.contains("per-app-vpn-browser-off"), demo.output)
+    }
+}
