@@ -9,7 +9,7 @@ BUILD_PACKAGES := pkg-config libssl-dev libnghttp2-dev zlib1g-dev
 # WebSocket client of the upgrade tests), python3-h2 (the HTTP/2 extended CONNECT
 # client: nghttp cannot send one) and util-linux (prlimit, setpriv, mount
 # for the recording's disk-full and read-only cases).
-TEST_PACKAGES := openssl curl nghttp2-client chromium libnss3-tools nginx haproxy python3 python3-h2 util-linux wrk
+TEST_PACKAGES := openssl curl nghttp2-client chromium libnss3-tools nginx haproxy python3 python3-h2 socat util-linux wrk
 
 .PHONY: deps test-deps build release demo test microbench bench-deps bench fuzz-build fuzz soak clean
 
