@@ -70,7 +70,9 @@ public final class MockServerHost: Sendable {
     public func start() throws(StartError) -> Started {
         let certificate: ServerCertificateSource.Loaded
         do {
-            certificate = try configuration.certificate.load(defaultNames: configuration.certificateNames)
+            let host = configuration.externalOriginFollowsListener ? configuration.listenAddress.ip
+                                                                   : configuration.server.externalOrigin.host
+            certificate = try configuration.certificate.load(defaultName: host)
         } catch {
             throw .certificate(error)
         }
