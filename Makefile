@@ -5,11 +5,15 @@ SWIFT ?= swift
 # Debian packages the build needs (the C libraries behind COpenSSL, CNGHTTP2 and CZlib).
 BUILD_PACKAGES := pkg-config libssl-dev libnghttp2-dev zlib1g-dev
 # What the tests drive besides: real peers (openssl, curl, nghttp, h2load), the HTML
-# report's browser (chromium), the load balancers of the scenarios, python3 (the
+# report's browser (chromium), the intermediaries of the scenarios (nginx, HAProxy,
+# Apache httpd, Caddy, Traffic Server, Varnish and hitch, nghttpx, Squid with
+# ssl-bump, tinyproxy; their services are never used: the runner starts each
+# in the foreground on loopback ports), python3 (the
 # WebSocket client of the upgrade tests), python3-h2 (the HTTP/2 extended CONNECT
 # client: nghttp cannot send one) and util-linux (prlimit, setpriv, mount
 # for the recording's disk-full and read-only cases).
-TEST_PACKAGES := openssl curl nghttp2-client chromium libnss3-tools nginx haproxy python3 python3-h2 socat util-linux wrk
+TEST_PACKAGES := openssl curl nghttp2-client chromium libnss3-tools nginx haproxy apache2 caddy trafficserver varnish hitch nghttp2-proxy \
+	squid-openssl tinyproxy python3 python3-h2 socat util-linux wrk
 
 .PHONY: deps test-deps build release demo test microbench bench-deps bench fuzz-build fuzz soak clean
 

@@ -98,8 +98,9 @@ let package = Package(
         .executableTarget(name: "intact-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], path: "Tests/Fuzz/Driver"),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
 
-        // Helpers shared by test targets: child processes (intact, curl), tool runs.
-        .target(name: "IntactTestSupport", path: "Tests/IntactTestSupport"),
+        // Helpers shared by test targets: child processes (intact, curl), tool runs, the proxy playbook
+        // (the whole proxy in memory on an embedded loop), a seeded random generator.
+        .target(name: "IntactTestSupport", dependencies: ["Wire", "TLS", "Evidence", "Proxy"], path: "Tests/IntactTestSupport"),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "ConfigurationFileTests", dependencies: ["ConfigurationFile"]),
         .testTarget(name: "CompressionTests", dependencies: ["Compression", "IntactTestSupport"]),
@@ -113,7 +114,7 @@ let package = Package(
         .testTarget(name: "TransportTests", dependencies: ["IntactTestSupport", "Transport", "Wire", "TLS", "HTTP", "Hashing"]),
         .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow", "Compression", "ConfigurationFile"]),
         .testTarget(name: "ScenariosTests", dependencies: ["IntactTestSupport", "Scenarios", "IntactCLI", "Evidence", "AuthFlow", "Transport", "TLS", "HTTP", "Wire"]),
-        .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Wire", "Hashing", "AuthFlow", "Faults", "ProxyAddons", "SignIn"]),
+        .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Transport", "Wire", "Hashing", "AuthFlow", "Faults", "ProxyAddons", "SignIn"]),
         // Flow-level tests across modules: the demo's whole flow in one process (DemoRig), every fault
         // preset through it (the client's diagnosis and the verifier's verdict), `intact demo --keep`.
         .testTarget(name: "IntegrationTests", dependencies: ["IntactTestSupport", "Browser", "Demo", "Wire", "Proxy", "ProxyAddons", "Faults", "AuthFlow",

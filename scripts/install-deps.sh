@@ -14,5 +14,16 @@ if [[ $(id -u) -ne 0 ]]; then
   exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
+# The intermediaries the tests drive (apache2, squid, varnish, tinyproxy, trafficserver)
+# would start their system services on install, on ports 80, 3128, 6081, 8888 and 8080.
+# The tests run each product themselves, on loopback ports, so keep the services from
+# starting during this install with a policy-rc.d that says "not now" (exit 101),
+# unless the machine already has a policy of its own.
+policy=/usr/sbin/policy-rc.d
+if [[ ! -e $policy ]]; then
+  printf '#!/bin/sh\n# Written by Intact scripts/install-deps.sh for the length of one install.\nexit 101\n' > "$policy"
+  chmod 0755 "$policy"
+  trap 'rm -f "$policy"' EXIT
+fi
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"

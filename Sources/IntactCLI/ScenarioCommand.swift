@@ -10,18 +10,20 @@ import Scenarios
 enum ScenarioCommand {
     static let command = Command(
         name: "scenario",
-        summary: "Run load balancer scenarios: client → tap A → nginx or HAProxy → tap B → mock server.",
+        summary: "Run intermediary scenarios: client → tap A → a real load balancer or proxy → tap B → mock server.",
         discussion: """
             A scenario is a directory with scenario.json (what it shows and the outcome it must
-            give) and a load balancer configuration template (nginx.conf or haproxy.cfg) whose
-            {{PLACEHOLDERS}} the runner fills with loopback ports and run files. See
-            Examples/loadbalancers/README.md.
+            give) and the intermediary's configuration template whose {{PLACEHOLDERS}} the runner
+            fills with loopback ports and run files. Kinds: \(IntermediaryKind.names.joined(separator: ", "))
+            (squid and tinyproxy are forward proxies: tap A runs as the client's proxy and tunnels
+            through them). See Docs/load-balancers.md and Docs/scenario-format.md.
             """,
         subcommands: [runCommand, prepareCommand, listCommand])
 
     static let basePort = Option.optional(
-        "base-port", .integer(in: 1024...65532, "PORT"),
-        help: "use PORT (tap A), PORT+1 (load balancer), PORT+2 (tap B), PORT+3 (server) instead of free ephemeral ports")
+        "base-port", .integer(in: 1024...65531, "PORT"),
+        help: "use PORT (tap A), PORT+1 (intermediary), PORT+2 (tap B), PORT+3 (server), PORT+4 (the intermediary's "
+            + "inner port) instead of free ephemeral ports")
 
     /// The options of `intact scenario run`, in `--help` order.
     struct RunOptions: OptionGroup {
@@ -97,8 +99,10 @@ enum ScenarioCommand {
 
         var unexpected: [String] = []
         for scenario in scenarios {
+            defer { if let signal = runner.interruptedBy { exit(128 + signal) } }
             do {
                 let result = try runner.run(scenario)
+                if let signal = runner.interruptedBy { exit(128 + signal) }
                 output.write(result.summary)
                 if arguments[given.report] {
                     output.write((try? String(contentsOfFile: result.plan.files.reportText, encoding: .utf8)) ?? "")
@@ -143,18 +147,22 @@ enum ScenarioCommand {
         }
         let plan = try ScenarioRunner(options: options).prepare(scenario, runDirectory: absolute)
         let output = context.standardOutput
-        output.line("Prepared \(scenario.name) in \(plan.runDirectory); \(scenario.loadBalancer.displayName) accepts the configuration.")
+        output.line("Prepared \(scenario.name) in \(plan.runDirectory); \(scenario.intermediary.displayName) accepts the configuration.")
         output.line("Run each of these in its own terminal, in this order (each keeps running):")
+        if !plan.setup.isEmpty {
+            output.line("(The setup of \(scenario.intermediary.displayName) ran already: "
+                        + plan.setup.map(\.description).joined(separator: "; ") + ")")
+        }
         for (index, service) in plan.services.enumerated() {
-            let name = service.role == .loadBalancer ? scenario.loadBalancer.displayName : service.role.displayName
-            output.line("  \(index + 1). \(name), listening on 127.0.0.1:\(plan.port(of: service.role) ?? 0):")
+            output.line("  \(index + 1). \(service.displayName), listening on 127.0.0.1:\(plan.port(of: service.role) ?? 0):")
             output.line("     \(service)")
         }
         var client = plan.client
         client.arguments.removeAll { $0 == "--json" }
+        let step = plan.services.count + 1
         output.line("Then sign in through tap A, and verify the four recordings:")
-        output.line("  5. \(client)")
-        output.line("  6. stop tap A, \(scenario.loadBalancer.displayName), tap B and the server (Ctrl-C), then:")
+        output.line("  \(step). \(client)")
+        output.line("  \(step + 1). stop tap A, \(scenario.intermediary.displayName), tap B and the server (Ctrl-C), then:")
         output.line("     \(plan.verify)")
         output.line("Expected: " + expectationText(scenario))
         return ExitStatus.success
@@ -221,11 +229,11 @@ private final class SignalStopper {
     private let sources: [DispatchSourceSignal]
 
     init(runner: ScenarioRunner) {
-        sources = [SIGINT, SIGTERM].map { number in
+        sources = [SIGINT, SIGTERM, SIGHUP].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                runner.stopAll()
+                runner.interrupt(signal: number)
                 exit(128 + number)
             }
             source.resume()
@@ -238,5 +246,6 @@ private final class SignalStopper {
         for source in sources { source.cancel() }
         signal(SIGINT, SIG_DFL)
         signal(SIGTERM, SIG_DFL)
+        signal(SIGHUP, SIG_DFL)
     }
 }

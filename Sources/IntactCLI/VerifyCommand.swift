@@ -1,6 +1,7 @@
 import ConfigurationFile
 import Evidence
 import Foundation
+import Scenarios
 
 /// `intact verify`: reads the recordings of the taps on a path and proves,
 /// exchange by exchange and hop by hop, that requests and responses crossed
@@ -25,6 +26,10 @@ enum VerifyCommand {
             help: "the origin the path verifies (https://HOST[:PORT]); exchanges to others are counted as "
                 + "\"other origins, not on this path\", never judged (default: the last recording's origin, "
                 + "when a forward tap is on the path)")
+        let intermediary = Option.optional(
+            "intermediary", .string("KIND"),
+            help: "the product between the taps (\(IntermediaryKind.names.filter { $0 != IntermediaryKind.commandKindName }.joined(separator: ", "))): "
+                + "name the likely cause and fix of each change on its hop (default: the product seen in Server or Via)")
     }
 
     static let options = Options()
@@ -58,6 +63,11 @@ enum VerifyCommand {
         let files = arguments.arguments("RECORDING")
         guard !files.isEmpty else { throw UsageError("give at least one recording", path: arguments.path) }
         let order = arguments[options.path]
+        let product = arguments[options.intermediary]
+        if let product, IntermediaryKind.named(product) == nil {
+            let known = IntermediaryKind.builtIn.map(\.name).joined(separator: ", ")
+            throw UsageError("--intermediary expects one of \(known), got '\(product)'", path: arguments.path)
+        }
         let report: VerificationReport
         do {
             let policyName = arguments[options.policy]
@@ -78,6 +88,9 @@ enum VerifyCommand {
             context.standardOutput.write(try report.jsonBytes())
         } else {
             context.standardOutput.write(TextReport.render(report))
+            if let causes = IntermediaryDirective.section(for: report, product: product) {
+                context.standardOutput.write("\n" + causes)
+            }
         }
         if let file = arguments[options.html] {
             do {

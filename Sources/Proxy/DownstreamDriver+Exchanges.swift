@@ -64,7 +64,7 @@ extension DownstreamDriver {
         let exchange = ExchangeID(connection: id, sequence: nextSequence)
         nextSequence += 1
         exchanges[exchange] = ExchangeStreams(client: stream, pool: loopState.pool)
-        deadline.exchangeStarted(exchange, at: .now)
+        deadline.exchangeStarted(exchange, at: loop.now)
         checkDeadline()
         stream.setHandler { [self] event in clientEvent(event, exchange) }
         feed(.requestHead(exchange, stream.request, wire: stream.requestWire,
@@ -73,7 +73,7 @@ extension DownstreamDriver {
     }
 
     private func clientEvent(_ event: HTTPStreamEvent, _ exchange: ExchangeID) {
-        deadline.progress(exchange, at: .now)
+        deadline.progress(exchange, at: loop.now)
         switch event {
         case .body(let bytes): feed(.exchange(exchange, .requestBody(bytes)))
         case .end(let trailers): feed(.exchange(exchange, .requestEnd(trailers: trailers)))
@@ -84,7 +84,7 @@ extension DownstreamDriver {
     }
 
     fileprivate func upstreamEvent(_ event: HTTPStreamEvent, _ exchange: ExchangeID, target: UpstreamTarget) {
-        deadline.progress(exchange, at: .now)
+        deadline.progress(exchange, at: loop.now)
         switch event {
         case .interimResponse(let head, let wire), .response(let head, let wire):
             feed(.exchange(exchange, .responseHead(head, wire: wire)))
@@ -154,7 +154,7 @@ extension DownstreamDriver {
             // The table keeps its storage (a few words per entry): a keep-alive
             // connection does not make a new one per request.
             exchanges[exchange] = nil
-            deadline.exchangeFinished(exchange, at: .now, receivedBytes: channel.receivedByteCount)
+            deadline.exchangeFinished(exchange, at: loop.now, receivedBytes: channel.receivedByteCount)
             checkDeadline()
             runtime.sink.record(record, on: loopState)
         }

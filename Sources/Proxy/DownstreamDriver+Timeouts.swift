@@ -19,7 +19,7 @@ extension DownstreamDriver {
     /// asks Dispatch nothing more.
     func checkDeadline() {
         if case .finished = owner { return cancelDeadlineTimer() }
-        let now = ContinuousClock.Instant.now
+        let now = loop.now
         switch deadline.check(at: now, receivedBytes: channel.receivedByteCount) {
         case .checkAgain(let instant):
             rearmDeadline(at: instant, now: now)

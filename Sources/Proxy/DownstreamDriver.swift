@@ -93,7 +93,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
         channel = ByteChannel(connection: connection, security: security)
         id = ConnectionID(.downstream, channel.id)
         layer = DownstreamLayer(id: id, localIP: connection.localAddress.ip, shared: runtime.layerSettings)
-        deadline = ConnectionDeadline(timeouts: runtime.configuration.clientTimeouts, now: .now, receivedBytes: 0)
+        deadline = ConnectionDeadline(timeouts: runtime.configuration.clientTimeouts, now: connection.loop.now, receivedBytes: 0)
         layer.peer = connection.remoteAddress.description
     }
 
@@ -185,7 +185,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
         switch event {
         case .ready(let version):
             // Plain HTTP serves at once; TLS after the handshake. Either way the timeouts start here.
-            deadline.connectionReady(at: .now, http2: version == .http2)
+            deadline.connectionReady(at: loop.now, http2: version == .http2)
             checkDeadline()
             // The layer takes it while it handshakes (a plain connection has no TLS to report).
             guard case .http(let current) = owner, current === server, let info = channel.tlsInfo else { return }

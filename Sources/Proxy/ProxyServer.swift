@@ -59,37 +59,11 @@ public final class ProxyServer: Sendable {
             let addresses: [SocketAddress]
             if let socket { addresses = [socket.localAddress] } else { addresses = try listenAddresses() }
             let requested = addresses[0]
-            var untrusted: CertificateAuthority?
-            if configuration.addons.contains(where: \.mayPresentUntrustedCertificates) {
-                do {
-                    untrusted = try TLSContexts.throwawayAuthority()
-                } catch {
-                    throw ProxyStartError.untrustedAuthority("\(error)")
-                }
-            }
-            let contexts: TLSContexts
-            do throws(TLSError) {
-                contexts = try TLSContexts(authority: configuration.authority, keyLog: configuration.keyLog,
-                                           verification: configuration.upstreamVerification,
-                                           clientIdentity: configuration.upstreamClientIdentity,
-                                           untrustedAuthority: untrusted)
-            } catch {
-                throw ProxyStartError.tls(error)
-            }
             let group = EventLoopGroup(loopCount: max(1, configuration.loopCount), label: "intact.proxy")
-            let runtime = try ProxyRuntime(configuration: configuration, contexts: contexts, loops: group.loops,
-                                           requested: requested)
-            let allowed = configuration.allowedClients
-            let refusedLog = configuration.refusedClientLog
+            let runtime = try makeRuntime(loops: group.loops, requested: requested)
             var listeners: [Listener] = []
             do throws(WireError) {
-                let accept: @Sendable (Connection) -> Void = { connection in
-                    guard allowed.admits(connection.remoteAddress) else {
-                        refusedLog?(connection.remoteAddress)
-                        return connection.abort()
-                    }
-                    runtime.accept(connection)
-                }
+                let accept = acceptor(runtime)
                 if let socket {
                     listeners.append(try Listener(adopting: socket, on: group.loops[0], connectionLoops: group,
                                                   onAccept: accept))
@@ -111,6 +85,65 @@ public final class ProxyServer: Sendable {
             state = .running(listeners, runtime)
             boundAddresses.withLock { $0 = listeners.map(\.localAddress) }
             return listeners[0].localAddress
+        }
+    }
+
+    /// As `start()`, on an embedded loop's in-memory network (for tests:
+    /// the proxy runs whole, stepped by hand, with no socket): one loop,
+    /// `network.loop`, whatever `loopCount` says; the proxy listens on
+    /// `listenHost:listenPort` (an IP literal) of `network`, and its
+    /// upstream connections dial into `network`. Call it on the loop.
+    public func start(on network: EmbeddedNetwork) throws -> SocketAddress {
+        network.loop.preconditionOnLoop()
+        return try state.withLock { state in
+            guard case .idle = state else { throw ProxyStartError.alreadyStarted }
+            let text = "\(configuration.listenHost):\(configuration.listenPort)"
+            guard (0...65535).contains(configuration.listenPort),
+                  let address = SocketAddress(ip: configuration.listenHost, port: UInt16(configuration.listenPort)) else {
+                throw ProxyStartError.badListenAddress(text)
+            }
+            let runtime = try makeRuntime(loops: [network.loop], requested: address)
+            network.listen(on: address, acceptor(runtime))
+            runtime.bound(to: [address])
+            state = .running([], runtime)
+            boundAddresses.withLock { $0 = [address] }
+            return address
+        }
+    }
+
+    /// The TLS contexts and the runtime on `loops`. Blocks on disk I/O (the recording's header).
+    private func makeRuntime(loops: [EventLoop], requested: SocketAddress) throws(ProxyStartError) -> ProxyRuntime {
+        var untrusted: CertificateAuthority?
+        if configuration.addons.contains(where: \.mayPresentUntrustedCertificates) {
+            do {
+                untrusted = try TLSContexts.throwawayAuthority()
+            } catch {
+                throw ProxyStartError.untrustedAuthority("\(error)")
+            }
+        }
+        let contexts: TLSContexts
+        do throws(TLSError) {
+            contexts = try TLSContexts(authority: configuration.authority, keyLog: configuration.keyLog,
+                                       verification: configuration.upstreamVerification,
+                                       clientIdentity: configuration.upstreamClientIdentity,
+                                       untrustedAuthority: untrusted)
+        } catch {
+            throw ProxyStartError.tls(error)
+        }
+        return try ProxyRuntime(configuration: configuration, contexts: contexts, loops: loops, requested: requested)
+    }
+
+    /// What a listener does with a client connection: refuses an address the
+    /// allow-list does not admit, hands the rest to `runtime`.
+    private func acceptor(_ runtime: ProxyRuntime) -> @Sendable (Connection) -> Void {
+        let allowed = configuration.allowedClients
+        let refusedLog = configuration.refusedClientLog
+        return { connection in
+            guard allowed.admits(connection.remoteAddress) else {
+                refusedLog?(connection.remoteAddress)
+                return connection.abort()
+            }
+            runtime.accept(connection)
         }
     }
 

@@ -4,8 +4,10 @@
 /// `}}`, an unterminated `{{`, or a name the runner does not define is an
 /// error naming the line, raised before anything starts.
 public struct ConfigTemplate: Sendable {
-    /// The placeholders a runner defines, with what each stands for (shown by `--help` and the README).
-    public static let placeholders: [(name: String, meaning: String)] = [
+    /// The placeholders every kind's templates may use, with what each stands
+    /// for (shown by `--help` and the docs); a kind adds its own
+    /// (`IntermediaryKind.extraPlaceholders`, meanings in `kindPlaceholders`).
+    public static let commonPlaceholders: [(name: String, meaning: String)] = [
         ("LISTEN", "where the load balancer listens: fd@3 for HAProxy under the runner (the socket it hands over), "
             + "else LISTEN_ADDRESS:LISTEN_PORT"),
         ("LISTEN_ADDRESS", "the address the load balancer listens on (127.0.0.1)"),
@@ -22,6 +24,15 @@ public struct ConfigTemplate: Sendable {
         ("CA", "the run's CA certificate (PEM): trust it for tap B, and for client certificates"),
         ("RUNDIR", "the run directory (logs, pid and temporary files)"),
         ("SCENARIO_DIR", "the scenario's own directory (error pages and other files it ships)"),
+        ("WORKDIR", "the product's own directory in the run directory (RUNDIR/<kind>): its pid, logs, cache and state"),
+        ("CONFIG", "the rendered configuration file (in commands: nginx -c {{CONFIG}})"),
+    ]
+
+    /// The placeholders only some kinds define, with what each stands for.
+    public static let kindPlaceholders: [(name: String, meaning: String)] = [
+        ("INNER_PORT", "varnish: Varnish's own port behind hitch (hitch forwards plain HTTP to it)"),
+        ("BUMP_CA_CERT", "squid: the CA certificate Squid signs bumped connections' certificates with (tap A trusts it)"),
+        ("BUMP_CA_KEY", "squid: that CA's private key"),
     ]
 
     public let file: String
@@ -53,8 +64,8 @@ public struct ConfigTemplate: Sendable {
                                       reason: "'{{\(name)}}' is not a placeholder (names are upper case, digits and '_')")
             }
             guard let value = values[name] else {
-                let known = Self.placeholders.map(\.name).joined(separator: ", ")
-                throw .configTemplate(file: file, line: line, reason: "unknown placeholder {{\(name)}} (known: \(known))")
+                let known = values.keys.sorted().joined(separator: ", ")
+                throw .configTemplate(file: file, line: line, reason: "unknown placeholder {{\(name)}} (known here: \(known))")
             }
             output += value
             rest = afterOpen[close.upperBound...]

@@ -7,6 +7,10 @@ public struct ProcessCommand: Hashable, Sendable, CustomStringConvertible {
     /// The part the process plays in a scenario.
     public enum Role: String, Hashable, Sendable, CaseIterable {
         case server, tapB = "tap-b", loadBalancer = "load-balancer", tapA = "tap-a", client
+        /// A process of the intermediary behind the one tap A reaches (Varnish behind hitch).
+        case innerIntermediary = "inner-intermediary"
+        /// A command that prepares the intermediary's files (Squid's certificate database).
+        case setup
         case configCheck = "config-check", verify
 
         /// How messages name the role.
@@ -15,6 +19,8 @@ public struct ProcessCommand: Hashable, Sendable, CustomStringConvertible {
             case .server: return "the mock server"
             case .tapB: return "tap B"
             case .loadBalancer: return "the load balancer"
+            case .innerIntermediary: return "the intermediary's inner process"
+            case .setup: return "the intermediary's setup"
             case .tapA: return "tap A"
             case .client: return "the client"
             case .configCheck: return "the configuration check"
@@ -36,15 +42,21 @@ public struct ProcessCommand: Hashable, Sendable, CustomStringConvertible {
     /// True when the child expects the runner's reserved listening socket at
     /// `listenerDescriptor` instead of binding its port itself.
     public var inheritsListener: Bool
+    /// How messages name the process when its role does not say enough (`Apache httpd`, `hitch`).
+    public var name: String?
 
     public init(role: Role, executable: String, arguments: [String], environment: [String: String] = [:],
-                inheritsListener: Bool = false) {
+                inheritsListener: Bool = false, name: String? = nil) {
         self.role = role
         self.executable = executable
         self.arguments = arguments
         self.environment = environment
         self.inheritsListener = inheritsListener
+        self.name = name
     }
+
+    /// `Apache httpd`, `tap B`: its name, else its role's.
+    public var displayName: String { name ?? role.displayName }
 
     /// The command as a POSIX shell line, each word quoted when it needs it,
     /// after its environment assignments.

@@ -1,7 +1,7 @@
 import Glibc
 import Synchronization
 
-/// The four listening sockets of a run, one per listener on the path,
+/// The listening sockets of a run, one per listener on the path,
 /// reserved once (bound and listening on 127.0.0.1) before anything starts
 /// and handed to the child that serves each: `intact server|proxy
 /// --listen-fd 3`, HAProxy's `bind fd@3`, nginx's `NGINX="3;"`. A port is
@@ -41,7 +41,7 @@ public final class ReservedListeners: Sendable {
             try LoopbackSocket.localPort(reserved[role] ?? -1)
         }
         ports = ScenarioPorts(tapA: try port(.tapA), loadBalancer: try port(.loadBalancer),
-                              tapB: try port(.tapB), server: try port(.server))
+                              tapB: try port(.tapB), server: try port(.server), inner: try port(.innerIntermediary))
         descriptors = Mutex(reserved)
         success = true
     }

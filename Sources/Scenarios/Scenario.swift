@@ -12,8 +12,12 @@ import Foundation
 ///
 ///     {
 ///       "summary": "nginx hides Set-Cookie",
-///       "loadBalancer": "nginx",                 // or "haproxy"
-///       "config": "nginx.conf",                  // optional: nginx.conf / haproxy.cfg
+///       "intermediary": "nginx",                 // a kind of `IntermediaryKind.names` ("loadBalancer" is the same key)
+///       "config": "nginx.conf",                  // optional: the kind's default file name
+///       "files": ["remap.config"],               // optional: more templates, rendered next to the configuration
+///       "command": {"run": ["envoy", "-c", "{{CONFIG}}"], // only for "command": the product's own commands
+///                   "check": ["envoy", "--mode", "validate", "-c", "{{CONFIG}}"],
+///                   "name": "Envoy", "packages": ["envoy"], "forward": false, "plainUpstream": false},
 ///       "breaks": "Step 11 … (the sentence)",    // optional: what it breaks
 ///       "policy": "policy.json",                 // optional: verify policy (default strict)
 ///       "tapA": {"clientCertificate": true,      // optional: tap A presents a client certificate,
@@ -65,9 +69,14 @@ public struct Scenario: Hashable, Sendable {
     public var summary: String
     /// The sentence of the document the configuration breaks, and how; nil for a good configuration.
     public var breaks: String?
-    public var loadBalancer: LoadBalancerKind
+    /// The product between the taps, and how to run it.
+    public var intermediary: IntermediaryKind
     /// Absolute path of the configuration template.
     public var configFile: String
+    /// Absolute paths of the scenario's other templates, rendered next to the configuration.
+    public var files: [String] = []
+    /// Whether the configuration template uses `{{LISTEN}}` (HAProxy then takes the runner's socket as `fd@3`).
+    public var configBindsListen = false
     /// Absolute path of the verification policy; nil for `strict`.
     public var policyFile: String?
     /// Whether tap A presents a client certificate issued by the run's CA to the load balancer.
@@ -108,9 +117,11 @@ public struct Scenario: Hashable, Sendable {
         } catch {
             throw .manifest(error)
         }
-        guard FileManager.default.fileExists(atPath: scenario.configFile) else {
-            throw .configMissing(file: scenario.configFile)
+        for file in [scenario.configFile] + scenario.files where !FileManager.default.fileExists(atPath: file) {
+            throw .configMissing(file: file)
         }
+        scenario.configBindsListen = (try? String(contentsOfFile: scenario.configFile, encoding: .utf8))?
+            .contains("{{LISTEN}}") ?? false
         for rules in [scenario.tapA.faultRules, scenario.tapB.faultRules].compactMap({ $0 })
             where !FileManager.default.fileExists(atPath: rules) {
             throw .configMissing(file: rules)
@@ -135,13 +146,14 @@ public struct Scenario: Hashable, Sendable {
 private struct ScenarioManifestReader {
     let directory: String
 
-    static let scenarioFields = ["summary", "loadBalancer", "config", "breaks", "policy", "tapA", "tapB", "client", "server",
-                                 "expect"]
+    static let scenarioFields = ["summary", "intermediary", "loadBalancer", "config", "files", "command", "breaks", "policy",
+                                 "tapA", "tapB", "client", "server", "expect"]
+    static let commandFields = ["name", "packages", "check", "run", "forward", "plainUpstream"]
     static let clientSettingsFields = ["requestFields", "browser", "browserProxy"]
     static let serverSettingsFields = ["gzip"]
     static let tapAFields = ["clientCertificate", "plainHTTP", "recordSecrets", "faults", "faultRules"]
     static let tapBFields = ["recordSecrets", "faults", "faultRules"]
-    static let expectFields = ["client", "verify"]
+    static let expectFields = ["client", "verify", "tls"]
     static let clientFields = ["succeeds", "diagnosis", "step"]
     static let verifyFields = ["holds", "tolerated", "intermediaryRequests", "exchange", "verdict", "difference", "differences"]
     static let differenceFields = ["message", "kind", "field", "cookie", "text"]
@@ -149,10 +161,10 @@ private struct ScenarioManifestReader {
     func scenario(_ json: LocatedJSON) throws(ConfigurationError) -> Scenario {
         let top = try JSONFieldReader(json, path: "", allowed: Self.scenarioFields)
         let summary = try top.required("summary", top.name)
-        let kind = try top.required("loadBalancer") { (key: String) throws(ConfigurationError) in
-            try top.choice(key, LoadBalancerKind.self)
-        }
+        let kind = try intermediary(top)
         let config = try top.name("config") ?? kind.defaultConfigFileName
+        let files = try top.strings("files") ?? []
+        guard !files.contains(where: \.isEmpty) else { throw top.error(.invalid("expected file names"), "files") }
         let policy = try top.name("policy")
         let tapAReader = try top.object("tapA", allowed: Self.tapAFields)
         let presentsCertificate = try tapAReader?.bool("clientCertificate") ?? false
@@ -168,13 +180,55 @@ private struct ScenarioManifestReader {
         if let path = try clientReader?.name("browserProxy") { browserArguments += ["--browser-proxy", path] }
         let serverGzips = try top.object("server", allowed: Self.serverSettingsFields)?.bool("gzip") ?? false
         let expect = try object(top, "expect", Self.expectFields)
+        let tls = try expect.choice("tls", ScenarioExpectation.TLSOutcome.self)
+        if tls != nil && kind.topology != .forward {
+            throw expect.error(.inconsistent("\"tls\" is for a forward intermediary (squid, tinyproxy)"), "tls")
+        }
         let expectation = ScenarioExpectation(client: try clientOutcome(object(expect, "client", Self.clientFields)),
-                                              verify: try verifyOutcome(object(expect, "verify", Self.verifyFields)))
+                                              verify: try verifyOutcome(object(expect, "verify", Self.verifyFields)), tls: tls)
         return Scenario(name: "", directory: directory, summary: summary, breaks: try top.name("breaks"),
-                        loadBalancer: kind, configFile: resolve(config), policyFile: policy.map(resolve),
+                        intermediary: kind, configFile: resolve(config), files: files.map(resolve),
+                        policyFile: policy.map(resolve),
                         tapAPresentsClientCertificate: presentsCertificate, tapA: tapA, tapB: tapB,
                         clientRequestFields: requestFields, clientBrowserArguments: browserArguments,
                         serverGzips: serverGzips, expectation: expectation)
+    }
+
+    /// `intermediary` (or its older name `loadBalancer`): a built-in kind, or
+    /// `command` with the `command` object stating the product's commands.
+    private func intermediary(_ top: JSONFieldReader) throws(ConfigurationError) -> IntermediaryKind {
+        let key = top.has("intermediary") ? "intermediary" : "loadBalancer"
+        if top.has("intermediary") && top.has("loadBalancer") {
+            throw top.error(.inconsistent("give \"intermediary\" or its older name \"loadBalancer\", not both"), "loadBalancer")
+        }
+        let names = IntermediaryKind.names
+        let name = try top.required(key) { (key: String) throws(ConfigurationError) in
+            try top.choice(key, among: names.map(KindName.init(rawValue:)).compactMap { $0 })
+        }.rawValue
+        guard name == IntermediaryKind.commandKindName else {
+            if top.has("command") {
+                throw top.error(.inconsistent("\"command\" is only for \"\(key)\": \"command\""), "command")
+            }
+            return IntermediaryKind.named(name)!
+        }
+        let command = try object(top, "command", Self.commandFields)
+        let run = try commandLine(command, "run")
+        guard let run else { throw command.error(.missingField("run")) }
+        let packages = try command.strings("packages") ?? []
+        return .command(displayName: try command.name("name") ?? (run.program as NSString).lastPathComponent,
+                        packages: packages, check: try commandLine(command, "check"), run: run,
+                        topology: try command.bool("forward") ?? false ? .forward : .reverse,
+                        upstreamTLS: !(try command.bool("plainUpstream") ?? false),
+                        configFileName: "intermediary.conf")
+    }
+
+    /// A command line: a non-empty array of strings, the program first.
+    private func commandLine(_ reader: JSONFieldReader, _ key: String) throws(ConfigurationError) -> CommandTemplate? {
+        guard let words = try reader.strings(key) else { return nil }
+        guard let program = words.first, !program.isEmpty else {
+            throw reader.error(.invalid("expected the program, then its arguments"), key)
+        }
+        return CommandTemplate(program, Array(words.dropFirst()))
     }
 
     /// `client.requestFields`: each a `RequestFieldSetting` (`NAME: VALUE`, or `NAME:` to send none).
@@ -273,6 +327,12 @@ private struct ScenarioManifestReader {
             : URL(fileURLWithPath: directory).appendingPathComponent(relative)
         return url.standardizedFileURL.path
     }
+}
+
+/// A kind's name as `JSONFieldReader.choice` reads it.
+private struct KindName: RawRepresentable {
+    let rawValue: String
+    init?(rawValue: String) { self.rawValue = rawValue }
 }
 
 /// How one tap of a scenario runs, beyond recording.

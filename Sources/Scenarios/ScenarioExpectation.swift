@@ -86,12 +86,32 @@ public struct ScenarioExpectation: Hashable, Sendable {
         }
     }
 
+    /// How TLS must cross a forward intermediary (`expect.tls`).
+    public enum TLSOutcome: String, Hashable, Sendable, CaseIterable {
+        /// Tap A's sessions reach tap B unopened.
+        case tunnel
+        /// The intermediary terminates them with certificates it mints, and opens its own.
+        case reoriginated
+    }
+
     public var client: ClientOutcome
     public var verify: VerifyOutcome
+    /// Nil: not checked (a reverse intermediary).
+    public var tls: TLSOutcome?
 
-    public init(client: ClientOutcome, verify: VerifyOutcome) {
+    public init(client: ClientOutcome, verify: VerifyOutcome, tls: TLSOutcome? = nil) {
         self.client = client
         self.verify = verify
+        self.tls = tls
+    }
+
+    /// `expect.tls` against what the run showed.
+    static func tlsMismatches(expected: TLSOutcome, observed: IntermediaryTLS?) -> [String] {
+        switch (expected, observed) {
+        case (.tunnel, .tunnel?), (.reoriginated, .reoriginated?): return []
+        case (_, nil): return ["tls: expected \(expected.rawValue), but tap A recorded no upstream TLS session"]
+        case (_, let observed?): return ["tls: expected \(expected.rawValue), got \(observed)"]
+        }
     }
 
     /// True when the scenario shows a configuration that keeps the document's rules.

@@ -1,3 +1,4 @@
+import Foundation
 import TLS
 
 /// Everything a scenario run does, as data: the files it writes in the run
@@ -6,14 +7,19 @@ import TLS
 /// I/O, so it can be printed for a user to repeat by hand
 /// (`intact scenario prepare`) and tested without starting anything.
 ///
-/// Topology, all on 127.0.0.1:
+/// Topologies, all on 127.0.0.1 (`IntermediaryKind.Topology`):
 ///
-///     client → tap A (reverse proxy) → load balancer → tap B (reverse proxy) → mock server
+///     reverse: client → tap A (reverse proxy) → intermediary → tap B (reverse proxy) → mock server
+///     forward: client → tap A (forward proxy, --upstream-proxy the intermediary) → intermediary → tap B → mock server
 ///
-/// The server's external URL is tap A's origin, which is what the client
-/// sees, so `contextUrl` and `tokenUrl` match the client's requests. The
-/// load balancer presents a certificate for 127.0.0.1 issued by the run's CA
-/// and verifies tap B's certificate (minted by the same CA) against it.
+/// Reverse: the server's external URL is tap A's origin, which is what the
+/// client sees, so `contextUrl` and `tokenUrl` match the client's requests;
+/// the intermediary presents a certificate for 127.0.0.1 issued by the run's
+/// CA and verifies tap B's certificate (minted by the same CA) against it.
+/// Forward: the client asks tap A, as its proxy, for tap B's origin (the
+/// server's external URL); tap A tunnels through the intermediary with
+/// CONNECT and trusts the run's CA and, for a TLS-inspecting intermediary,
+/// the intermediary's own CA (`Files.tapATrust`).
 public struct ScenarioPlan: Hashable, Sendable {
     /// The host the client uses, and the load balancer's and taps' addresses.
     public static let loopbackHost = "127.0.0.1"
@@ -39,6 +45,14 @@ public struct ScenarioPlan: Hashable, Sendable {
         public var clientCertificate: String
         /// The configuration with its placeholders filled.
         public var renderedConfig: String
+        /// The scenario's other templates (`Scenario.files`), rendered: template path → rendered path.
+        public var renderedFiles: [String: String]
+        /// The intermediary's own directory (`{{WORKDIR}}`).
+        public var workDirectory: String
+        /// The CA a TLS-inspecting intermediary signs with (`{{BUMP_CA_CERT}}` is its `ca-cert.pem`); nil otherwise.
+        public var bumpCADirectory: String?
+        /// What tap A trusts upstream: the run's CA, plus the bumping intermediary's CA.
+        public var tapATrust: String
         /// One recording per tap, by tap name.
         public var recordings: [String: String]
         /// What the client printed with `--json`.
@@ -70,16 +84,21 @@ public struct ScenarioPlan: Hashable, Sendable {
     public var files: Files
     /// The values of the configuration template's placeholders.
     public var placeholderValues: [String: String]
-    /// `nginx -t …` or `haproxy -c …` on the rendered configuration.
-    public var configCheck: ProcessCommand
-    /// Server, tap B, load balancer, tap A: each keeps running and listens on its port.
+    /// `nginx -t …` or `haproxy -c …` on the rendered configuration; nil for a product without a check.
+    public var configCheck: ProcessCommand?
+    /// Commands that prepare the intermediary's files before the check (Squid's certificate database).
+    public var setup: [ProcessCommand]
+    /// Server, tap B, the intermediary's processes, tap A: each keeps running and listens on its port.
     public var services: [ProcessCommand]
     public var client: ProcessCommand
     /// The `intact verify` command equivalent to the verification the runner does.
     public var verify: ProcessCommand
 
-    /// `https://127.0.0.1:PORT`: what the client sees, tap A's origin.
-    public var publicOrigin: String { "https://\(Self.loopbackHost):\(ports.tapA)" }
+    /// `https://127.0.0.1:PORT`: the origin the client asks for: tap A's
+    /// (reverse), or tap B's, reached through tap A as the client's proxy (forward).
+    public var publicOrigin: String {
+        "https://\(Self.loopbackHost):\(scenario.intermediary.topology == .forward ? ports.tapB : ports.tapA)"
+    }
 
     /// The URL the client requests first.
     public var clientURL: String { publicOrigin + Self.resourcePath }
@@ -90,18 +109,41 @@ public struct ScenarioPlan: Hashable, Sendable {
     }
 
     /// Lays out a run of `scenario` on `ports` in `runDirectory` (absolute),
-    /// running `intact` from `intactExecutable` and the load balancer from
-    /// `loadBalancerExecutable`, each service listening as `listening` says.
+    /// running `intact` from `intactExecutable` and every program of the
+    /// intermediary from `executable` (a test's stand-in), each service
+    /// listening as `listening` says.
     public init(scenario: Scenario, ports: ScenarioPorts, runDirectory: String, intactExecutable: String,
-                loadBalancerExecutable: String, listening: Listening = .bindOwnPorts) {
+                loadBalancerExecutable executable: String, listening: Listening = .bindOwnPorts) {
+        let programs = Dictionary(uniqueKeysWithValues: scenario.intermediary.programs.map { ($0, executable) })
+        // Every template was checked when the scenario loaded: rendering the commands cannot fail.
+        try! self.init(scenario: scenario, ports: ports, runDirectory: runDirectory, intactExecutable: intactExecutable,
+                       executables: programs, listening: listening)
+    }
+
+    /// Lays out a run of `scenario` on `ports` in `runDirectory` (absolute),
+    /// running `intact` from `intactExecutable` and each program of the
+    /// intermediary from `executables` (program name → absolute path), each
+    /// service listening as `listening` says. Throws `.configTemplate` for
+    /// a command with an unknown placeholder (a `command` scenario's).
+    public init(scenario: Scenario, ports: ScenarioPorts, runDirectory: String, intactExecutable: String,
+                executables: [String: String], listening: Listening = .bindOwnPorts) throws(ScenarioError) {
         let run = runDirectory.hasSuffix("/") ? String(runDirectory.dropLast()) : runDirectory
+        let kind = scenario.intermediary
         let caDirectory = run + "/ca"
+        let work = run + "/" + kind.name
+        let directoryValues = ["RUNDIR": run, "WORKDIR": work]
+        let configDirectory = (try? ConfigTemplate(file: "", text: kind.configDirectory).render(directoryValues)) ?? run
+        let rendered = { (template: String) in configDirectory + "/" + (template as NSString).lastPathComponent }
+        let bumpCA = kind.bumpsTLS ? work + "/bump-ca" : nil
         let files = Files(
             caDirectory: caDirectory, caCertificate: caDirectory + "/ca-cert.pem",
             loadBalancerCertificate: run + "/lb-cert.pem",
             loadBalancerKey: caDirectory + "/" + CertificateAuthority.leafKeyFileName,
             loadBalancerBundle: run + "/lb-bundle.pem", clientCertificate: run + "/tap-a-client.p12",
-            renderedConfig: run + "/" + scenario.loadBalancer.defaultConfigFileName,
+            renderedConfig: rendered(scenario.configFile),
+            renderedFiles: Dictionary(uniqueKeysWithValues: scenario.files.map { ($0, rendered($0)) }),
+            workDirectory: work, bumpCADirectory: bumpCA,
+            tapATrust: bumpCA == nil ? caDirectory + "/ca-cert.pem" : run + "/tap-a-trust.pem",
             recordings: Dictionary(uniqueKeysWithValues: Self.tapNames.map { ($0, run + "/\($0).jsonl") }),
             clientOutput: run + "/client.json", reportText: run + "/report.txt", reportHTML: run + "/report.html",
             reportJSON: run + "/report.json")
@@ -112,24 +154,50 @@ public struct ScenarioPlan: Hashable, Sendable {
         self.files = files
 
         let host = Self.loopbackHost
-        let origin = "https://\(host):\(ports.tapA)"
-        let kind = scenario.loadBalancer
+        let forward = kind.topology == .forward
+        let origin = "https://\(host):\(forward ? ports.tapB : ports.tapA)"
         let inherited = listening == .inheritReserved ? ProcessCommand.listenerDescriptor : nil
-        placeholderValues = [
-            "LISTEN": kind.listenPlaceholder(host: host, port: ports.loadBalancer, inheritedDescriptor: inherited),
+        let publicProcess = kind.processes.last
+        let publicInherits = inherited != nil && publicProcess.map { Self.inherits($0.listening, scenario: scenario) } == true
+        var values: [String: String] = [
+            "LISTEN": publicInherits && publicProcess?.listening == .inheritsSocketWhereTemplateSaysListen
+                ? "fd@\(ProcessCommand.listenerDescriptor)" : "\(host):\(ports.loadBalancer)",
             "LISTEN_ADDRESS": host, "LISTEN_PORT": String(ports.loadBalancer),
             "UPSTREAM_ADDRESS": host, "UPSTREAM_PORT": String(ports.tapB), "UPSTREAM_NAME": Self.upstreamName,
-            "PUBLIC_HOST": host, "PUBLIC_PORT": String(ports.tapA), "PUBLIC_ORIGIN": origin,
+            "PUBLIC_HOST": host, "PUBLIC_PORT": String(forward ? ports.tapB : ports.tapA), "PUBLIC_ORIGIN": origin,
             "CERT": files.loadBalancerCertificate, "KEY": files.loadBalancerKey, "CERT_BUNDLE": files.loadBalancerBundle,
-            "CA": files.caCertificate, "RUNDIR": run, "SCENARIO_DIR": scenario.directory,
+            "CA": kind.workUser == nil ? files.caCertificate : work + "/ca-cert.pem",
+            "RUNDIR": run, "SCENARIO_DIR": scenario.directory,
+            "WORKDIR": work, "CONFIG": files.renderedConfig,
         ]
+        if kind.usesInnerPort { values["INNER_PORT"] = String(ports.inner) }
+        if let bumpCA {
+            values["BUMP_CA_CERT"] = bumpCA + "/ca-cert.pem"
+            values["BUMP_CA_KEY"] = bumpCA + "/ca-key.pem"
+        }
+        placeholderValues = values
 
-        // The load balancer's environment and its check's: HAProxy's check
-        // reads `fd@3` too, and nginx's finds its port held by the runner.
-        let balancerEnvironment = inherited.map(kind.inheritanceEnvironment(descriptor:)) ?? [:]
-        configCheck = ProcessCommand(role: .configCheck, executable: loadBalancerExecutable,
-                                     arguments: kind.checkArguments(config: files.renderedConfig, runDirectory: run),
-                                     environment: balancerEnvironment, inheritsListener: inherited != nil)
+        let commandsOrigin = "the \(kind.displayName) commands of \(scenario.directory)/\(Scenario.manifestFileName)"
+        // The check runs where the public process runs: HAProxy's reads `fd@3` too, and nginx's finds its port held.
+        let publicEnvironment = publicInherits ? publicProcess.map(Self.environment) ?? [:] : [:]
+        configCheck = try kind.check?.rendered(role: .configCheck, name: kind.displayName, executables: executables,
+                                               values: values, origin: commandsOrigin, inheritsListener: publicInherits,
+                                               extraEnvironment: publicEnvironment)
+        var setup: [ProcessCommand] = []
+        for command in kind.setup {
+            setup.append(try command.rendered(role: .setup, name: kind.displayName, executables: executables,
+                                              values: values, origin: commandsOrigin))
+        }
+        self.setup = setup
+        var intermediary: [ProcessCommand] = []
+        for process in kind.processes {
+            let inherits = inherited != nil && Self.inherits(process.listening, scenario: scenario)
+            intermediary.append(try process.command.rendered(
+                role: process.listensOnPublicPort ? .loadBalancer : .innerIntermediary, name: process.name,
+                executables: executables, values: values, origin: commandsOrigin, inheritsListener: inherits,
+                extraEnvironment: inherits ? Self.environment(process) : [:]))
+        }
+
         let recordingOptions = { (tap: String) in ["--record", files.recordings[tap] ?? "", "--tap", tap] }
         let listenOptions = { (port: Int) in
             inherited.map { ["--listen-fd", "\($0)"] } ?? ["--listen", "\(host):\(port)"]
@@ -138,26 +206,38 @@ public struct ScenarioPlan: Hashable, Sendable {
             "server"] + listenOptions(ports.server) + ["--external-url", origin, "--ca-dir", caDirectory,
         ] + (scenario.serverGzips ? ["--gzip"] : []) + recordingOptions("server"), inheritsListener: inherited != nil)
         let tapB = ProcessCommand(role: .tapB, executable: intactExecutable, arguments: [
-            "proxy"] + listenOptions(ports.tapB) + ["--mode", "reverse:https://\(host):\(ports.server)",
-            "--ca-dir", caDirectory, "--upstream-ca", files.caCertificate,
+            "proxy"] + listenOptions(ports.tapB) + (kind.upstreamTLS ? [] : ["--listen-plain"])
+            + ["--mode", "reverse:https://\(host):\(ports.server)", "--ca-dir", caDirectory, "--upstream-ca", files.caCertificate,
         ] + scenario.tapB.proxyArguments + recordingOptions("tap-b"), inheritsListener: inherited != nil)
-        let loadBalancer = ProcessCommand(role: .loadBalancer, executable: loadBalancerExecutable,
-                                          arguments: kind.runArguments(config: files.renderedConfig, runDirectory: run),
-                                          environment: balancerEnvironment, inheritsListener: inherited != nil)
+        let tapAMode = forward ? ["--mode", "forward", "--upstream-proxy", "http://\(host):\(ports.loadBalancer)"]
+            : ["--mode", "reverse:\(scenario.tapA.plainHTTP ? "http" : "https")://\(host):\(ports.loadBalancer)"]
         let tapA = ProcessCommand(role: .tapA, executable: intactExecutable, arguments: [
-            "proxy"] + listenOptions(ports.tapA) + [
-            "--mode", "reverse:\(scenario.tapA.plainHTTP ? "http" : "https")://\(host):\(ports.loadBalancer)",
-            "--ca-dir", caDirectory, "--upstream-ca", files.caCertificate,
+            "proxy"] + listenOptions(ports.tapA) + tapAMode + ["--ca-dir", caDirectory, "--upstream-ca", files.tapATrust,
         ] + (scenario.tapAPresentsClientCertificate ? ["--upstream-client-cert", files.clientCertificate] : [])
             + scenario.tapA.proxyArguments + recordingOptions("tap-a"), inheritsListener: inherited != nil)
-        services = [server, tapB, loadBalancer, tapA]
+        services = [server, tapB] + intermediary + [tapA]
         client = ProcessCommand(role: .client, executable: intactExecutable, arguments: [
             "client", origin + Self.resourcePath, "--ca", files.caCertificate, "--json",
-        ] + scenario.clientRequestFields.flatMap { ["--request-field", $0.description] } + scenario.clientBrowserArguments
+        ] + (forward ? ["--proxy", "http://\(host):\(ports.tapA)"] : [])
+            + scenario.clientRequestFields.flatMap { ["--request-field", $0.description] } + scenario.clientBrowserArguments
             + recordingOptions("client"))
         verify = ProcessCommand(role: .verify, executable: intactExecutable, arguments:
             ["verify"] + Self.tapNames.compactMap { files.recordings[$0] }
             + ["--path", Self.tapNames.joined(separator: ","), "--html", files.reportHTML]
-            + (scenario.policyFile.map { ["--policy", $0] } ?? []))
+            + (scenario.policyFile.map { ["--policy", $0] } ?? []) + ["--intermediary", kind.name])
+    }
+
+    /// Whether a process listening as `listening` takes the runner's socket for `scenario`.
+    static func inherits(_ listening: IntermediaryKind.Listening, scenario: Scenario) -> Bool {
+        switch listening {
+        case .inheritsSocket: return true
+        case .inheritsSocketWhereTemplateSaysListen: return scenario.configBindsListen
+        case .bindsItsPort: return false
+        }
+    }
+
+    private static func environment(_ process: IntermediaryKind.Process) -> [String: String] {
+        if case let .inheritsSocket(environment) = process.listening { return environment }
+        return [:]
     }
 }

@@ -1,33 +1,37 @@
 import Foundation
 import Glibc
 
-/// The four loopback ports of a scenario, one per listener on the path
-/// `client → tap A → load balancer → tap B → server`. Everything listens on
-/// 127.0.0.1 only.
+/// The loopback ports of a scenario, one per listener on the path
+/// `client → tap A → intermediary → tap B → server`, and one for an
+/// intermediary's inner process (Varnish behind hitch). Everything listens
+/// on 127.0.0.1 only.
 public struct ScenarioPorts: Hashable, Sendable {
     public var tapA: Int
     public var loadBalancer: Int
     public var tapB: Int
     public var server: Int
+    /// The intermediary's inner port (`{{INNER_PORT}}`), behind `loadBalancer`.
+    public var inner: Int
 
-    public init(tapA: Int, loadBalancer: Int, tapB: Int, server: Int) {
+    public init(tapA: Int, loadBalancer: Int, tapB: Int, server: Int, inner: Int? = nil) {
         self.tapA = tapA
         self.loadBalancer = loadBalancer
         self.tapB = tapB
         self.server = server
+        self.inner = inner ?? max(tapA, loadBalancer, tapB, server) + 1
     }
 
-    /// `base` for tap A, then the load balancer, tap B and the server on the next three ports.
+    /// `base` for tap A, then the load balancer, tap B, the server and the inner port on the next four.
     public init(base: Int) {
-        self.init(tapA: base, loadBalancer: base + 1, tapB: base + 2, server: base + 3)
+        self.init(tapA: base, loadBalancer: base + 1, tapB: base + 2, server: base + 3, inner: base + 4)
     }
 
     /// The listeners in start order (server first) with the role each serves.
     public var listeners: [(role: ProcessCommand.Role, port: Int)] {
-        [(.server, server), (.tapB, tapB), (.loadBalancer, loadBalancer), (.tapA, tapA)]
+        [(.server, server), (.tapB, tapB), (.innerIntermediary, inner), (.loadBalancer, loadBalancer), (.tapA, tapA)]
     }
 
-    /// Four distinct ports the kernel reports free now (bound together to port 0, then released),
+    /// Five distinct ports the kernel reports free now (bound together to port 0, then released),
     /// for a run a user starts by hand (`intact scenario prepare`), whose
     /// services bind their own ports. Another process could take one
     /// meanwhile; the runner never uses this, it reserves sockets (`ReservedListeners`).
@@ -35,12 +39,12 @@ public struct ScenarioPorts: Hashable, Sendable {
         var descriptors: [Int32] = []
         defer { descriptors.forEach { _ = close($0) } }
         var ports: [Int] = []
-        for _ in 0..<4 {
+        for _ in 0..<5 {
             let descriptor = try LoopbackSocket.bound(port: 0)
             descriptors.append(descriptor)
             ports.append(try LoopbackSocket.localPort(descriptor))
         }
-        return ScenarioPorts(tapA: ports[0], loadBalancer: ports[1], tapB: ports[2], server: ports[3])
+        return ScenarioPorts(tapA: ports[0], loadBalancer: ports[1], tapB: ports[2], server: ports[3], inner: ports[4])
     }
 
     /// Throws `.portInUse` naming the first port something already listens on

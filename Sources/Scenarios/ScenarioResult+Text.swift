@@ -10,8 +10,13 @@ extension ScenarioResult {
         let ports = plan.ports
         var lines = ["Scenario \(scenario.name): \(scenario.summary)"]
         if let breaks = scenario.breaks { lines.append("  breaks:   \(breaks)") }
-        lines.append("  path:     client → tap A :\(ports.tapA) → \(scenario.loadBalancer.displayName) :\(ports.loadBalancer)"
-                     + " → tap B :\(ports.tapB) → server :\(ports.server) (127.0.0.1)")
+        let kind = scenario.intermediary
+        let inner = kind.usesInnerPort ? " → \(kind.processes.first?.name ?? "") :\(ports.inner)" : ""
+        let product = kind.processes.count > 1 ? (kind.processes.last?.name ?? kind.displayName) : kind.displayName
+        let tapA = kind.topology == .forward ? "tap A (forward proxy) :\(ports.tapA)" : "tap A :\(ports.tapA)"
+        lines.append("  path:     client → \(tapA) → \(product) :\(ports.loadBalancer)\(inner)"
+                     + " → tap B\(kind.upstreamTLS ? "" : " (plain HTTP)") :\(ports.tapB) → server :\(ports.server) (127.0.0.1)")
+        if let tls = tlsLine { lines.append("  tls:      " + tls) }
         lines.append("  client:   " + (client.succeeded ? "signed in, follow-up request succeeded" : "FAILED, \(client)"))
         if let quote = client.outcome?.diagnosis?.quote { lines.append("            breaks: \"\(quote)\"") }
         if report.policyHolds {
@@ -19,6 +24,8 @@ extension ScenarioResult {
         } else {
             lines.append("  verify:   policy \(report.policy.name) FAILS")
             lines += ScenarioExpectation.failures(in: report).map { "            \($0)" }
+            let hints = IntermediaryDirective.hints(in: report, product: scenario.intermediary.name)
+            lines += hints.map { "  fix:      \($0)" }
         }
         let tolerated = report.exchanges.flatMap(\.hops).flatMap { $0.request.differences + $0.response.differences }
             .filter { $0.toleratedBy != nil }.map(\.text)

@@ -28,6 +28,9 @@ public final class ScenarioRunner: Sendable {
         public var clientTimeout: Double
         /// Seconds a service gets to exit after SIGTERM before SIGKILL.
         public var stopGrace: Double
+        /// Seconds a service gets to start serving (an intact service to say
+        /// so, a product that binds its port to listen) before the run stops.
+        public var startTimeout: Int = 30
 
         public init(intactExecutable: String, runParent: String = NSTemporaryDirectory() + "intact-scenarios",
                     ports: ScenarioPorts? = nil, loadBalancerDown: Bool = false,
@@ -47,6 +50,12 @@ public final class ScenarioRunner: Sendable {
     /// The children of the run in progress, in start order.
     private let children = Mutex<[ChildProcess]>([])
     private let runDirectory = Mutex<String?>(nil)
+    /// Held for the whole of `stopAll`, so that a second caller (the run
+    /// ending while a signal handler stops everything) waits until every
+    /// child is stopped instead of returning, and exiting, with some still running.
+    private let stopping = NSLock()
+    /// The signal that interrupted the run (set by `interrupt(signal:)`), nil otherwise.
+    private let interruption = Mutex<Int32?>(nil)
 
     public init(options: Options, progress: @escaping @Sendable (String) -> Void = { _ in }) {
         self.options = options
@@ -84,34 +93,42 @@ public final class ScenarioRunner: Sendable {
     private func prepare(_ scenario: Scenario, ports: ScenarioPorts, listening: ScenarioPlan.Listening,
                          reserved: ReservedListeners?, runDirectory: String?) throws(ScenarioError) -> ScenarioPlan {
         self.runDirectory.withLock { $0 = nil }
-        let loadBalancer = try scenario.loadBalancer.locate()
+        let executables = try scenario.intermediary.locatePrograms()
         var directory = runDirectory ?? ""
         if runDirectory == nil {
             directory = try ScenarioWorkspace.makeRunDirectory(for: scenario, under: options.runParent)
         }
         self.runDirectory.withLock { $0 = directory }
         progress("run directory \(directory)")
-        let plan = ScenarioPlan(scenario: scenario, ports: ports, runDirectory: directory,
-                                intactExecutable: options.intactExecutable, loadBalancerExecutable: loadBalancer,
-                                listening: listening)
+        let plan = try ScenarioPlan(scenario: scenario, ports: ports, runDirectory: directory,
+                                    intactExecutable: options.intactExecutable, executables: executables,
+                                    listening: listening)
         // Render first: a template error is the scenario's, reported before any file is written.
         _ = try ScenarioWorkspace.renderConfig(plan)
         try ScenarioWorkspace.prepare(plan)
-        try checkConfig(plan, reserved: reserved)
+        for command in plan.setup { try runToEnd(command, plan: plan, reserved: nil, role: .setup) }
+        try ScenarioWorkspace.handOverWorkDirectory(plan)
+        if let check = plan.configCheck { try runToEnd(check, plan: plan, reserved: reserved, role: .configCheck) }
         return plan
     }
 
-    /// Runs `nginx -t` / `haproxy -c` on the rendered configuration, with
-    /// the load balancer's reserved socket when it inherits one (HAProxy
-    /// reads `fd@3` while checking); the runner keeps its own copy.
-    private func checkConfig(_ plan: ScenarioPlan, reserved: ReservedListeners?) throws(ScenarioError) {
-        let log = plan.files.log(.configCheck, in: plan.runDirectory)
-        let check = try ChildProcess.spawn(plan.configCheck, outputFile: log, errorFile: log,
-                                           listener: reserved?.descriptor(.loadBalancer))
-        let ended = check.wait(timeout: 30) ?? check.stop(grace: 0)
+    /// Runs a setup command or the configuration check (`nginx -t`,
+    /// `haproxy -c`) to its end, with the public process's reserved socket
+    /// when it inherits one (HAProxy reads `fd@3` while checking); the
+    /// runner keeps its own copy. A failure is `.configRejected` naming the
+    /// product, the template and the command, with the end of its output.
+    private func runToEnd(_ command: ProcessCommand, plan: ScenarioPlan, reserved: ReservedListeners?,
+                          role: ProcessCommand.Role) throws(ScenarioError) {
+        let log = plan.files.log(role, in: plan.runDirectory)
+        let listener = command.inheritsListener ? reserved?.descriptor(.loadBalancer) : nil
+        var command = command
+        if listener == nil { command.inheritsListener = false }
+        let child = try ChildProcess.spawn(command, outputFile: log, errorFile: log, listener: listener)
+        let ended = child.wait(timeout: 30) ?? child.stop(grace: 0)
         guard ended == .exited(0) else {
-            throw .configRejected(tool: plan.scenario.loadBalancer.displayName, file: plan.scenario.configFile,
-                                  output: Self.tail(of: log, lines: 30))
+            let what = role == .setup ? "its setup command failed (\(ended))" : "rejected the configuration (\(ended))"
+            throw .configRejected(tool: plan.scenario.intermediary.displayName, file: plan.scenario.configFile,
+                                  output: "\(what): \(command)\n" + Self.tail(of: log, lines: 30))
         }
     }
 
@@ -124,29 +141,50 @@ public final class ScenarioRunner: Sendable {
         let plan = try prepare(scenario, reserved: reserved)
         defer { stopAll() }
         for service in plan.services {
-            if service.role == .loadBalancer && options.loadBalancerDown {
+            if Self.intermediaryRoles.contains(service.role) && options.loadBalancerDown {
                 // Nothing serves the port, so it must refuse connections rather than queue them.
-                reserved.handedOver(.loadBalancer)
-                progress("left \(scenario.loadBalancer.displayName) stopped (--load-balancer-down)")
+                reserved.handedOver(service.role)
+                progress("left \(service.displayName) stopped (--load-balancer-down)")
                 continue
             }
             try start(service, plan: plan, reserved: reserved)
             // What starts next may use it at once (HAProxy health-checks tap B as it starts).
-            try waitUntilServing(service.role, plan: plan)
+            try waitUntilServing(service, plan: plan, seconds: options.startTimeout)
         }
+        // The inner port of a kind without an inner process: nothing of the run listens there.
+        reserved.handedOver(.innerIntermediary)
         try checkServicesRun(plan)
         let client = try runClient(plan)
         try checkServicesRun(plan)
         stopAll()
         let report = try verify(plan)
-        let mismatches = options.loadBalancerDown ? nil : scenario.expectation.mismatches(client: client, report: report)
-        return ScenarioResult(plan: plan, client: client, report: report, mismatches: mismatches)
+        let tls = (try? RecordingReader.read(path: plan.files.recordings["tap-a"] ?? "")).flatMap {
+            IntermediaryTLS.observe(plan: plan, tapA: $0)
+        }
+        var mismatches = options.loadBalancerDown ? nil : scenario.expectation.mismatches(client: client, report: report)
+        if let expected = scenario.expectation.tls, !options.loadBalancerDown {
+            mismatches?.append(contentsOf: ScenarioExpectation.tlsMismatches(expected: expected, observed: tls))
+        }
+        return ScenarioResult(plan: plan, client: client, report: report, mismatches: mismatches, intermediaryTLS: tls)
     }
+
+    /// Called from a signal handler: records `signal`, then stops every
+    /// child. A run returning meanwhile (its own `stopAll` waits for this
+    /// one) sees `interruptedBy` set and must not go on.
+    public func interrupt(signal: Int32) {
+        interruption.withLock { $0 = signal }
+        stopAll()
+    }
+
+    /// The signal that interrupted the run, nil when none did.
+    public var interruptedBy: Int32? { interruption.withLock { $0 } }
 
     /// Stops every child still running, newest first (tap A before the load
     /// balancer before tap B before the server), each with SIGTERM then,
     /// after the grace period, SIGKILL.
     public func stopAll() {
+        stopping.lock()
+        defer { stopping.unlock() }
         let running = children.withLock { list in
             defer { list.removeAll() }
             return list
@@ -161,43 +199,66 @@ public final class ScenarioRunner: Sendable {
     /// its role, and closes the runner's copy only once the child holds its
     /// own: the port listens without a gap from the reservation on, and
     /// connections wait in the backlog until the child accepts them.
+    ///
+    /// A product that binds its port itself (`IntermediaryKind.Listening.bindsItsPort`)
+    /// gets no socket: the runner closes its reservation just before the
+    /// start, and `waitUntilServing` waits for the port to listen.
     func start(_ command: ProcessCommand, plan: ScenarioPlan, reserved: ReservedListeners) throws(ScenarioError) {
-        guard let port = plan.port(of: command.role), let socket = reserved.descriptor(command.role) else {
-            preconditionFailure("\(command.role) is not a listening role with a reserved socket")
+        guard let port = plan.port(of: command.role) else {
+            preconditionFailure("\(command.role) is not a listening role")
         }
         let log = plan.files.log(command.role, in: plan.runDirectory)
-        let child = try ChildProcess.spawn(command, outputFile: log, errorFile: log, listener: socket)
-        reserved.handedOver(command.role)
+        let child: ChildProcess
+        if command.inheritsListener {
+            guard let socket = reserved.descriptor(command.role) else {
+                preconditionFailure("\(command.role) has no reserved socket")
+            }
+            child = try ChildProcess.spawn(command, outputFile: log, errorFile: log, listener: socket)
+            reserved.handedOver(command.role)
+        } else {
+            reserved.handedOver(command.role)
+            child = try ChildProcess.spawn(command, outputFile: log, errorFile: log)
+        }
         children.withLock { $0.append(child) }
-        progress("started \(name(of: command.role, plan: plan)) (pid \(child.pid)) on \(ScenarioPlan.loopbackHost):\(port)")
+        progress("started \(command.displayName) (pid \(child.pid)) on \(ScenarioPlan.loopbackHost):\(port)")
     }
 
-    /// Waits until the `intact` service (server or tap) in `role` has said
-    /// "listening on" in its log: it then has its recording open and its
-    /// signal handlers installed. Called as each service starts, so the next
-    /// one starts only once it serves: its socket accepts from the
-    /// reservation on, and without this wait a load balancer's health checks
-    /// could time out in tap B's backlog and mark the server down (HAProxy
-    /// answering 503), or a fast run could stop a tap before it wrote its
-    /// recording. Returns at once for other roles. Throws
+    /// The roles of the intermediary's processes.
+    static let intermediaryRoles: Set<ProcessCommand.Role> = [.loadBalancer, .innerIntermediary]
+
+    /// Waits until `command`, just started, serves. An `intact` service
+    /// (server or tap) must have said "listening on" in its log: it then has
+    /// its recording open and its signal handlers installed. A product that
+    /// binds its port itself must have the port listening. Called as each
+    /// service starts, so the next one starts only once it serves: without
+    /// this wait a load balancer's health checks could time out in tap B's
+    /// backlog and mark the server down (HAProxy answering 503), a fast run
+    /// could stop a tap before it wrote its recording, or tap A could find
+    /// the product's port closed. Returns at once for a product that
+    /// inherited its socket (it accepts from the reservation on). Throws
     /// `.exitedBeforeReady` for a service that ends first and `.notServing`
-    /// for one that never says it.
-    private func waitUntilServing(_ role: ProcessCommand.Role, plan: ScenarioPlan,
-                                  seconds: Int = 30) throws(ScenarioError) {
+    /// for one that never serves.
+    private func waitUntilServing(_ command: ProcessCommand, plan: ScenarioPlan, seconds: Int) throws(ScenarioError) {
         let intactRoles: Set<ProcessCommand.Role> = [.server, .tapB, .tapA]
-        guard intactRoles.contains(role),
+        let role = command.role
+        let isIntact = intactRoles.contains(role)
+        guard isIntact || !command.inheritsListener, let port = plan.port(of: role),
               let child = children.withLock({ $0 }).last(where: { $0.command.role == role }) else { return }
         let deadline = Date().addingTimeInterval(Double(seconds))
         let log = plan.files.log(role, in: plan.runDirectory)
-        while !((try? String(contentsOfFile: log, encoding: .utf8))?.contains("listening on") ?? false) {
+        func serves() -> Bool {
+            isIntact ? (try? String(contentsOfFile: log, encoding: .utf8))?.contains("listening on") ?? false
+                : LoopbackSocket.isListening(port: port)
+        }
+        while !serves() {
             if let ended = child.termination {
-                let address = plan.port(of: role).map { "\(ScenarioPlan.loopbackHost):\($0)" } ?? "?"
-                throw .exitedBeforeReady(role: name(of: role, plan: plan), address: address, termination: ended,
-                                         logTail: Self.tail(of: log, lines: 20))
+                throw .exitedBeforeReady(role: name(of: command, plan: plan), address: "\(ScenarioPlan.loopbackHost):\(port)",
+                                         termination: ended, logTail: logTail(of: command, plan: plan))
             }
             if Date() > deadline {
-                throw .notServing(role: name(of: role, plan: plan), seconds: seconds,
-                                  logTail: Self.tail(of: log, lines: 20))
+                throw .notServing(role: name(of: command, plan: plan)
+                                    + (isIntact ? "" : " (nothing listens on \(ScenarioPlan.loopbackHost):\(port))"),
+                                  seconds: seconds, logTail: logTail(of: command, plan: plan))
             }
             usleep(20_000)
         }
@@ -214,21 +275,36 @@ public final class ScenarioRunner: Sendable {
             let role = child.command.role
             guard let port = plan.port(of: role) else { continue }
             let address = "\(ScenarioPlan.loopbackHost):\(port)"
-            let log = plan.files.log(role, in: plan.runDirectory)
             if let ended = child.termination {
-                throw .exitedBeforeReady(role: name(of: role, plan: plan), address: address, termination: ended,
-                                         logTail: Self.tail(of: log, lines: 20))
+                throw .exitedBeforeReady(role: name(of: child.command, plan: plan), address: address, termination: ended,
+                                         logTail: logTail(of: child.command, plan: plan))
             }
             if !LoopbackSocket.isListening(port: port) {
-                throw .droppedListener(role: name(of: role, plan: plan), address: address,
-                                       logTail: Self.tail(of: log, lines: 20))
+                throw .droppedListener(role: name(of: child.command, plan: plan), address: address,
+                                       logTail: logTail(of: child.command, plan: plan))
             }
         }
     }
 
-    /// How messages name the process of `role`.
-    private func name(of role: ProcessCommand.Role, plan: ScenarioPlan) -> String {
-        role == .loadBalancer ? plan.scenario.loadBalancer.displayName : role.displayName
+    /// How messages name a process: an intermediary's by its product and
+    /// the configuration it runs (`Apache httpd (configuration …/apache2.conf)`).
+    private func name(of command: ProcessCommand, plan: ScenarioPlan) -> String {
+        guard Self.intermediaryRoles.contains(command.role) else { return command.displayName }
+        return "\(command.displayName) (configuration \(plan.scenario.configFile))"
+    }
+
+    /// The last lines of what the process wrote, and for the intermediary
+    /// the last lines of each log file its kind names (`nginx-error.log`, Traffic Server's `diags.log`).
+    private func logTail(of command: ProcessCommand, plan: ScenarioPlan) -> String {
+        let own = Self.tail(of: plan.files.log(command.role, in: plan.runDirectory), lines: 20)
+        guard Self.intermediaryRoles.contains(command.role) else { return own }
+        let kind = plan.scenario.intermediary
+        let others = kind.logFiles.compactMap { template -> String? in
+            guard let path = try? ConfigTemplate(file: "", text: template).render(plan.placeholderValues) else { return nil }
+            let tail = Self.tail(of: path, lines: 10)
+            return tail.isEmpty ? nil : "\(path):\n" + tail
+        }
+        return ([own].filter { !$0.isEmpty } + others).joined(separator: "\n")
     }
 
     /// Runs the client to its end and reads its JSON outcome.
@@ -260,7 +336,9 @@ public final class ScenarioRunner: Sendable {
             }
             let policy = try plan.scenario.policyFile.map(VerificationPolicy.load(path:)) ?? .strict
             let report = try Verifier(Verifier.Configuration(policy: policy, path: ScenarioPlan.tapNames)).verify(recordings)
-            try Data(TextReport.render(report).utf8).write(to: URL(fileURLWithPath: plan.files.reportText))
+            let causes = IntermediaryDirective.section(for: report, product: plan.scenario.intermediary.name)
+            try Data((TextReport.render(report) + (causes.map { "\n" + $0 } ?? "")).utf8)
+                .write(to: URL(fileURLWithPath: plan.files.reportText))
             try Data(report.jsonBytes()).write(to: URL(fileURLWithPath: plan.files.reportJSON))
             try Data(HTMLReport.render(report).utf8).write(to: URL(fileURLWithPath: plan.files.reportHTML))
             progress("verified the recordings: policy \(report.policy.name) \(report.policyHolds ? "holds" : "fails")")
@@ -287,13 +365,20 @@ public struct ScenarioResult: Sendable {
     /// expected); nil when the run deliberately departed from the scenario
     /// (`loadBalancerDown`).
     public var mismatches: [String]?
+    /// How TLS crossed a forward intermediary; nil for a reverse one.
+    public var intermediaryTLS: IntermediaryTLS?
 
-    public init(plan: ScenarioPlan, client: ClientObservation, report: VerificationReport, mismatches: [String]?) {
+    public init(plan: ScenarioPlan, client: ClientObservation, report: VerificationReport, mismatches: [String]?,
+                intermediaryTLS: IntermediaryTLS? = nil) {
         self.plan = plan
         self.client = client
         self.report = report
         self.mismatches = mismatches
+        self.intermediaryTLS = intermediaryTLS
     }
+
+    /// The `tls:` line of the summary, for a forward intermediary.
+    var tlsLine: String? { intermediaryTLS?.description }
 
     /// True when the run produced exactly what the scenario expects.
     public var isAsExpected: Bool { mismatches?.isEmpty == true }

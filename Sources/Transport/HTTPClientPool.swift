@@ -14,6 +14,11 @@ import Wire
 /// A dial that fails fails the requests waiting for it when no other
 /// connection of the endpoint could serve them.
 ///
+/// The pool is the thin driver of `StateMachine`, which makes every one of
+/// these decisions as a value (events in, actions out, no I/O): the pool
+/// holds what the machine cannot — the connections, their timers, the
+/// callers' callbacks — feeds it their events, and carries out its actions.
+///
 /// `@unchecked Sendable`: `loop` and `configuration` are immutable; the rest
 /// is touched only on `loop`.
 public final class HTTPClientPool: @unchecked Sendable {
@@ -31,118 +36,57 @@ public final class HTTPClientPool: @unchecked Sendable {
 
     public let loop: EventLoop
     public let configuration: Configuration
-    private var endpoints: [HTTPEndpoint: EndpointConnections] = [:]
+    /// Every decision: which connection serves a request, when to dial,
+    /// retire, close or time out. The pool carries out what it returns.
+    private var machine: StateMachine
+    /// The machine's endpoint for each endpoint asked for.
+    private var endpointIDs: [HTTPEndpoint: StateMachine.EndpointID] = [:]
+    /// The endpoint each machine endpoint dials, by index.
+    private var endpointList: [HTTPEndpoint] = []
     /// The endpoint the last stream was asked for: a loop's requests mostly
     /// go to one endpoint (always, in reverse mode), and comparing it is
     /// far cheaper than hashing it (its host, TLS setup and proxy) to look
-    /// it up in `endpoints` per request. One of `endpoints`' values, which
-    /// are never dropped.
-    private var lastEndpoint: EndpointConnections?
-    private var isClosed = false
+    /// it up per request.
+    private var lastEndpoint: (HTTPEndpoint, StateMachine.EndpointID)?
+    /// The connections the machine pools (and those it closed, until their
+    /// `.closed`), each with its idle timer. A list searched from the front:
+    /// a loop holds a few connections, and comparing ids is cheaper than
+    /// hashing them (several lookups per request).
+    private var held: [Held] = []
+    /// The requests waiting, oldest first, with what the caller gave (the
+    /// machine opens the oldest first, so the one asked for is nearly always
+    /// at the front).
+    private var waiters: [(request: StateMachine.RequestID, waiter: Waiter)] = []
+
+    /// One connection the pool holds.
+    private struct Held {
+        let id: StateMachine.ConnectionID
+        let connection: HTTPClientConnection
+        /// Armed while the machine watches the connection for idleness.
+        var idleTimer: LoopTimer?
+    }
     private var nextTicket: UInt64 = 0
 
     /// Names one request waiting for a connection, so its owner can withdraw
     /// it (`withdraw`) while the pool has not handed it a stream yet.
-    /// Holds its endpoint's connections by reference, so keeping and
-    /// withdrawing a ticket copies no endpoint and looks nothing up.
-    public struct Ticket: Hashable, @unchecked Sendable {
-        let number: UInt64
-        fileprivate let pool: EndpointConnections
-
-        public static func == (lhs: Ticket, rhs: Ticket) -> Bool {
-            lhs.number == rhs.number && lhs.pool === rhs.pool
-        }
-
-        public func hash(into hasher: inout Hasher) {
-            hasher.combine(number)
-            hasher.combine(ObjectIdentifier(pool))
-        }
+    public struct Ticket: Hashable, Sendable {
+        let request: StateMachine.RequestID
+        let endpoint: StateMachine.EndpointID
     }
 
-    /// A request waiting for a connection.
-    fileprivate struct Waiter {
-        let ticket: Ticket
+    /// A request waiting for a connection: what the caller gave.
+    private struct Waiter {
         let head: HTTPRequestHead
         let framing: HTTP1Framing?
         let handler: (HTTPStreamEvent) -> Void
         let completion: (Result<HTTPClientStream, TransportError>) -> Void
     }
 
-    /// One endpoint's connections, dials and queue. Made once per endpoint
-    /// and never dropped from `endpoints`: the per-request path (serving,
-    /// connection events, idle timers) holds it directly instead of looking
-    /// the endpoint up again, which would copy and hash it each time.
-    /// `@unchecked Sendable`: made, read and changed only on the pool's loop.
-    fileprivate final class EndpointConnections: @unchecked Sendable {
-        let endpoint: HTTPEndpoint
-        var connections: [HTTPClientConnection] = []
-        var dialing = 0
-        var waiters: [Waiter] = []
-        /// Learnt from the first connection that became ready (or known from the endpoint).
-        var version: HTTPVersion?
-        /// Idle watches by connection.
-        var idleTimers: [ObjectIdentifier: IdleWatch] = [:]
-        /// HTTP/2: how many streams the server serves on one connection, once
-        /// a GOAWAY refused streams beyond that many (nginx
-        /// `keepalive_requests`); nil while unknown. A connection that has
-        /// carried this many takes no more, so bursts wider than it go to a
-        /// further connection instead of being refused.
-        var streamBudget: Int?
-        /// HTTP/2: the streams each connection has carried so far.
-        var streamsOpened: [ObjectIdentifier: Int] = [:]
-
-        init(_ endpoint: HTTPEndpoint) {
-            self.endpoint = endpoint
-        }
-
-        /// Whether `connection` may carry another stream within the learnt budget.
-        func hasBudget(_ connection: HTTPClientConnection) -> Bool {
-            guard let streamBudget, connection.version == .http2 else { return true }
-            return streamsOpened[ObjectIdentifier(connection), default: 0] < streamBudget
-        }
-
-        /// Learns the budget from the server's GOAWAY on `connection`: it
-        /// served the streams up to `lastStreamID` (client streams are odd:
-        /// (last + 1) / 2 of them) and refused others the connection carried.
-        /// A GOAWAY that refused nothing (idle timeout, shutdown) teaches nothing.
-        func learn(goAwayAfter lastStreamID: Int, code: HTTP2ErrorCode, on connection: HTTPClientConnection) {
-            let served = (lastStreamID + 1) / 2
-            guard code == .noError, connection.version == .http2, served >= HTTPClientPool.minimumStreamBudget,
-                  streamsOpened[ObjectIdentifier(connection), default: 0] > served else { return }
-            streamBudget = min(streamBudget ?? served, served)
-        }
-    }
-
-    /// The smallest per-connection stream budget the pool learns: a GOAWAY
-    /// after fewer streams is taken for a one-off (a restart), not a limit.
-    static let minimumStreamBudget = 8
-
-    /// One connection's idle deadline and the timer that checks it. The
-    /// timer is not remade per request (each new Dispatch timer, and each
-    /// cancel, wakes Dispatch's manager thread): a request only clears the
-    /// deadline, the next idle moment sets it again, and a timer that fires
-    /// early re-arms for what is left.
-    ///
-    /// `@unchecked Sendable`: made, read and changed only on the pool's loop
-    /// (its timer runs there too).
-    fileprivate final class IdleWatch: @unchecked Sendable {
-        var timer: LoopTimer?
-        /// When the connection may be closed; nil while it serves a request.
-        var deadline: ContinuousClock.Instant?
-
-        init(deadline: ContinuousClock.Instant) {
-            self.deadline = deadline
-        }
-
-        func cancel() {
-            timer?.cancel()
-            timer = nil
-        }
-    }
-
     public init(loop: EventLoop, configuration: Configuration = Configuration()) {
         self.loop = loop
         self.configuration = configuration
+        machine = StateMachine(maxConnectionsPerEndpoint: configuration.maxConnectionsPerEndpoint,
+                               idleTimeout: configuration.idleTimeout)
     }
 
     /// Opens a stream to `endpoint` on a pooled connection, dialling one when
@@ -158,15 +102,14 @@ public final class HTTPClientPool: @unchecked Sendable {
                            completion: @escaping (Result<HTTPClientStream, TransportError>) -> Void) -> Ticket {
         loop.preconditionOnLoop()
         nextTicket += 1
-        let pool = connections(for: endpoint)
-        let ticket = Ticket(number: nextTicket, pool: pool)
-        guard !isClosed else {
-            let completion = LoopBound(completion, on: loop)
-            loop.execute { completion.value(.failure(.invalidState("the connection pool is closed"))) }
-            return ticket
+        let id = endpointID(for: endpoint)
+        let ticket = Ticket(request: StateMachine.RequestID(number: nextTicket), endpoint: id)
+        waiters.append((ticket.request, Waiter(head: head, framing: framing, handler: handler, completion: completion)))
+        let action = machine.enqueue(ticket.request, for: id)
+        loop.execute { [self] in
+            perform(action)
+            perform(machine.serve(id, now: loop.now, facts: facts))
         }
-        pool.waiters.append(Waiter(ticket: ticket, head: head, framing: framing, handler: handler, completion: completion))
-        loop.execute { [self] in serve(pool) }
         return ticket
     }
 
@@ -178,16 +121,15 @@ public final class HTTPClientPool: @unchecked Sendable {
     @discardableResult
     public func withdraw(_ ticket: Ticket) -> Bool {
         loop.preconditionOnLoop()
-        let pool = ticket.pool
-        guard let index = pool.waiters.firstIndex(where: { $0.ticket == ticket }) else { return false }
-        pool.waiters.remove(at: index)
+        guard machine.withdraw(ticket.request, for: ticket.endpoint) else { return false }
+        _ = takeWaiter(ticket.request)
         return true
     }
 
     /// Connections open or being dialled, over all endpoints. Read only on the loop.
     public var connectionCount: Int {
         loop.preconditionOnLoop()
-        return endpoints.values.reduce(0) { $0 + $1.connections.count + $1.dialing }
+        return machine.connectionCount
     }
 
     /// How one pooled connection stands. The pool's invariant: every
@@ -208,7 +150,7 @@ public final class HTTPClientPool: @unchecked Sendable {
     /// (dials in progress are not included). Read only on the loop.
     public var connectionStates: [ConnectionState] {
         loop.preconditionOnLoop()
-        return endpoints.values.flatMap { $0.connections.map(Self.state(of:)) }
+        return machine.connectionIDs.compactMap { id in heldIndex(id).map { Self.state(of: held[$0].connection) } }
     }
 
     private static func state(of connection: HTTPClientConnection) -> ConnectionState {
@@ -224,168 +166,152 @@ public final class HTTPClientPool: @unchecked Sendable {
     /// streams fail. Called only on the loop.
     public func close(resetting: Bool = false) {
         loop.preconditionOnLoop()
-        isClosed = true
-        for pool in endpoints.values {
-            let waiters = pool.waiters
-            pool.waiters.removeAll()
-            waiters.forEach { $0.completion(.failure(.invalidState("the connection pool is closed"))) }
-            pool.idleTimers.values.forEach { $0.cancel() }
-            pool.idleTimers.removeAll()
-            pool.connections.forEach { resetting ? $0.abort() : $0.close() }
-        }
+        perform(machine.close(resetting: resetting))
     }
 
-    private func connections(for endpoint: HTTPEndpoint) -> EndpointConnections {
-        if let last = lastEndpoint, last.endpoint == endpoint { return last }
-        if let pool = endpoints[endpoint] {
-            lastEndpoint = pool
-            return pool
+    private func endpointID(for endpoint: HTTPEndpoint) -> StateMachine.EndpointID {
+        if let (last, id) = lastEndpoint, last == endpoint { return id }
+        if let id = endpointIDs[endpoint] {
+            lastEndpoint = (endpoint, id)
+            return id
         }
-        let pool = EndpointConnections(endpoint)
+        let versionState: StateMachine.VersionState
         switch endpoint.protocolChoice {
-        case .http1: pool.version = .http1_1
-        case .http2: pool.version = .http2
-        case .negotiated: pool.version = endpoint.tls == nil ? .http1_1 : nil
+        case .http1: versionState = .http1
+        case .http2: versionState = .http2(streamBudget: nil)
+        case .negotiated: versionState = endpoint.tls == nil ? .http1 : .negotiating
         }
-        endpoints[endpoint] = pool
-        lastEndpoint = pool
-        return pool
+        let id = machine.addEndpoint(versionState)
+        endpointIDs[endpoint] = id
+        endpointList.append(endpoint)
+        lastEndpoint = (endpoint, id)
+        return id
     }
 
-    /// Hands waiting requests to connections that can take them; dials when allowed.
-    private func serve(_ pool: EndpointConnections) {
-        while !pool.waiters.isEmpty {
-            guard let connection = pool.connections.first(where: { $0.canOpenStream && pool.hasBudget($0) }) else {
-                if mayDial(pool) { dial(pool) }
+    private func heldIndex(_ id: StateMachine.ConnectionID) -> Int? {
+        held.firstIndex { $0.id == id }
+    }
+
+    /// Takes the request's callbacks out of the queue.
+    private func takeWaiter(_ request: StateMachine.RequestID) -> Waiter? {
+        if let first = waiters.first, first.request == request {
+            waiters.removeFirst()
+            return first.waiter
+        }
+        guard let index = waiters.firstIndex(where: { $0.request == request }) else { return nil }
+        return waiters.remove(at: index).waiter
+    }
+
+    /// What a connection can take now, for the machine's decisions.
+    private func facts(_ id: StateMachine.ConnectionID) -> StateMachine.Facts {
+        guard let index = heldIndex(id) else { return .gone }
+        let connection = held[index].connection
+        return StateMachine.Facts(canOpenStream: connection.canOpenStream, activeStreams: connection.activeStreamCount)
+    }
+
+    // MARK: Carrying out the machine's actions
+
+    /// Carries out `action`: the connection action, the dial, then the
+    /// request action (an open reports back to the machine, which may ask
+    /// for the next one).
+    private func perform(_ action: StateMachine.Action) {
+        var action = action
+        while true {
+            perform(action.connection)
+            if let dial = action.dial { self.dial(dial) }
+            switch action.request {
+            case .none:
                 return
-            }
-            let waiter = pool.waiters.removeFirst()
-            pool.idleTimers[ObjectIdentifier(connection)]?.deadline = nil
-            do {
-                let stream = try connection.openStream(waiter.head, framing: waiter.framing, handler: waiter.handler)
-                if connection.version == .http2 { pool.streamsOpened[ObjectIdentifier(connection), default: 0] += 1 }
-                waiter.completion(.success(stream))
-            } catch {
-                waiter.completion(.failure(error))
+            case .fail(let requests, let failure):
+                let error: TransportError
+                switch failure {
+                case .poolClosed: error = .invalidState("the connection pool is closed")
+                case .dialFailed(let dialError): error = dialError
+                }
+                for request in requests { takeWaiter(request)?.completion(.failure(error)) }
+                return
+            case .open(let request, let id):
+                let succeeded = open(request, on: id)
+                action = machine.streamOpened(on: id, succeeded: succeeded, now: loop.now, facts: facts)
             }
         }
     }
 
-    private func mayDial(_ pool: EndpointConnections) -> Bool {
-        switch pool.version {
-        case .http2?:
-            // One connection carries every stream; a new one only when none can (all going away).
-            return pool.dialing == 0
-        case nil:
-            return pool.dialing == 0 && pool.connections.isEmpty
-        case .http1_0?, .http1_1?:
-            return pool.connections.count + pool.dialing < configuration.maxConnectionsPerEndpoint
-                && pool.dialing < pool.waiters.count
+    private func perform(_ action: StateMachine.ConnectionAction) {
+        switch action {
+        case .none:
+            return
+        case .close(let id):
+            guard let index = heldIndex(id) else { return }
+            held[index].idleTimer?.cancel()
+            held[index].idleTimer = nil
+            held[index].connection.close()
+        case .closeAll(let resetting):
+            for index in held.indices {
+                held[index].idleTimer?.cancel()
+                held[index].idleTimer = nil
+            }
+            for entry in held {
+                if resetting { entry.connection.abort() } else { entry.connection.close() }
+            }
+        case .armIdleTimer(let id, let delay):
+            guard let index = heldIndex(id) else { return }
+            held[index].idleTimer = loop.schedule(after: delay) { [self] in
+                if let index = heldIndex(id) { held[index].idleTimer = nil }
+                perform(machine.idleTimerFired(id, now: loop.now, facts: facts(id)))
+            }
         }
     }
 
-    private func dial(_ pool: EndpointConnections) {
-        pool.dialing += 1
-        let box = ConnectionReference()
+    /// Opens the request's stream on the connection and completes it; false
+    /// when the connection refused it (the request failed).
+    private func open(_ request: StateMachine.RequestID, on id: StateMachine.ConnectionID) -> Bool {
+        guard let waiter = takeWaiter(request) else { return false }
+        guard let index = heldIndex(id) else {
+            waiter.completion(.failure(.invalidState("the connection is not ready")))
+            return false
+        }
+        do {
+            let stream = try held[index].connection.openStream(waiter.head, framing: waiter.framing, handler: waiter.handler)
+            waiter.completion(.success(stream))
+            return true
+        } catch {
+            waiter.completion(.failure(error))
+            return false
+        }
+    }
+
+    private func dial(_ id: StateMachine.ConnectionID) {
         HTTPClientConnection.connect(
-            to: pool.endpoint, on: loop, configuration: configuration.connection, connectTimeout: configuration.connectTimeout,
-            events: { [self] event in
-                if let connection = box.connection { connectionEvent(event, connection, pool) }
-            },
+            to: endpointList[id.endpoint.index], on: loop, configuration: configuration.connection,
+            connectTimeout: configuration.connectTimeout,
+            events: { [self] event in connectionEvent(event, id) },
             completion: { [self] result in
-                pool.dialing -= 1
                 switch result {
                 case .success(let connection):
-                    box.connection = connection
-                    guard !isClosed else {
-                        connection.close()
-                        return
-                    }
-                    pool.version = connection.version
-                    pool.connections.append(connection)
-                    serve(pool)
-                    armIdleTimerIfIdle(connection, pool)
+                    held.append(Held(id: id, connection: connection))
+                    perform(machine.dialSucceeded(id, version: connection.version ?? .http1_1, now: loop.now,
+                                                  facts: facts))
                 case .failure(let error):
-                    guard pool.connections.isEmpty, pool.dialing == 0 else { return }
-                    let waiters = pool.waiters
-                    pool.waiters.removeAll()
-                    waiters.forEach { $0.completion(.failure(error)) }
+                    perform(machine.dialFailed(id, error: error))
                 }
             })
     }
 
-    private func connectionEvent(_ event: HTTPClientConnectionEvent, _ connection: HTTPClientConnection,
-                                 _ pool: EndpointConnections) {
+    /// A pooled connection's event (the dialer forwards them once the dial
+    /// succeeded, so `held` has it; the machine ignores connections
+    /// it no longer pools).
+    private func connectionEvent(_ event: HTTPClientConnectionEvent, _ id: StateMachine.ConnectionID) {
         switch event {
         case .available:
-            retireIfSpent(connection, pool)
-            serve(pool)
-            armIdleTimerIfIdle(connection, pool)
+            perform(machine.available(id, now: loop.now, facts: facts))
         case .goAway(let lastStreamID, let code):
-            pool.learn(goAwayAfter: lastStreamID, code: code, on: connection)
-            retireIfSpent(connection, pool)
-            serve(pool)
+            perform(machine.goAway(id, lastStreamID: lastStreamID, code: code, now: loop.now, facts: facts))
         case .closed:
-            pool.connections.removeAll { $0 === connection }
-            pool.idleTimers.removeValue(forKey: ObjectIdentifier(connection))?.cancel()
-            pool.streamsOpened.removeValue(forKey: ObjectIdentifier(connection))
-            serve(pool)
+            if let index = heldIndex(id) { held.remove(at: index).idleTimer?.cancel() }
+            perform(machine.closed(id, now: loop.now, facts: facts))
         case .ready:
             break
         }
     }
-
-    /// An HTTP/2 connection that can take no new stream (the server's
-    /// GOAWAY, a close under way, its stream budget spent) is closed and
-    /// leaves the pool once its last stream ended: nothing would use it
-    /// again, and it would hold its descriptor until the server closed. (An
-    /// HTTP/1.1 connection closes itself when it cannot be reused.)
-    private func retireIfSpent(_ connection: HTTPClientConnection, _ pool: EndpointConnections) {
-        guard connection.version == .http2, connection.activeStreamCount == 0,
-              !(connection.canOpenStream && pool.hasBudget(connection)),
-              pool.connections.contains(where: { $0 === connection }) else { return }
-        pool.connections.removeAll { $0 === connection }
-        pool.idleTimers.removeValue(forKey: ObjectIdentifier(connection))?.cancel()
-        pool.streamsOpened.removeValue(forKey: ObjectIdentifier(connection))
-        connection.close()
-    }
-
-    private func armIdleTimerIfIdle(_ connection: HTTPClientConnection, _ pool: EndpointConnections) {
-        guard connection.activeStreamCount == 0, connection.canOpenStream else { return }
-        let key = ObjectIdentifier(connection)
-        let deadline = ContinuousClock.now + configuration.idleTimeout
-        if let watch = pool.idleTimers[key] {
-            watch.deadline = deadline
-            return
-        }
-        let watch = IdleWatch(deadline: deadline)
-        pool.idleTimers[key] = watch
-        scheduleIdleCheck(watch, connection, pool, after: configuration.idleTimeout)
-    }
-
-    /// Closes the connection once its deadline passed while idle; re-arms
-    /// when the deadline moved; forgets the watch while the connection is busy.
-    private func scheduleIdleCheck(_ watch: IdleWatch, _ connection: HTTPClientConnection, _ pool: EndpointConnections,
-                                   after delay: Duration) {
-        let key = ObjectIdentifier(connection)
-        watch.timer = loop.schedule(after: delay) { [self] in
-            guard pool.idleTimers[key] === watch else { return }
-            guard let deadline = watch.deadline, connection.activeStreamCount == 0 else {
-                pool.idleTimers[key] = nil
-                return
-            }
-            let now = ContinuousClock.now
-            guard now >= deadline else {
-                scheduleIdleCheck(watch, connection, pool, after: deadline - now)
-                return
-            }
-            pool.idleTimers[key] = nil
-            connection.close()
-        }
-    }
-}
-
-/// Lets a connection's event handler, made before the dial completes, find the connection.
-private final class ConnectionReference {
-    var connection: HTTPClientConnection?
 }

@@ -68,6 +68,17 @@ public final class HTTPServer: Sendable {
         return listener.localAddress
     }
 
+    /// Starts serving on an embedded loop's in-memory network, at
+    /// `configuration.address` (give it a port), with every connection on
+    /// `network.loop` (for tests: a whole exchange stepped by hand, no
+    /// socket). `localAddress` stays nil; `stop` closes the connections.
+    /// Called on the loop, once.
+    public func start(on network: EmbeddedNetwork) -> SocketAddress {
+        network.loop.preconditionOnLoop()
+        network.listen(on: configuration.address) { [self] connection in accept(connection) }
+        return configuration.address
+    }
+
     /// The bound address, once started.
     public var localAddress: SocketAddress? { state.withLock { $0.listener?.localAddress } }
 

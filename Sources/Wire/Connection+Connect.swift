@@ -7,12 +7,16 @@ extension Connection {
     /// `completion` runs on `loop`, always later (never inside this call), with
     /// an unstarted connection bound to `loop` or the reason it failed:
     /// `.connectionRefused(address)`, `.unreachable(address)`, `.timedOut`
-    /// (after `timeout`), or `.system`. Callable from any thread.
+    /// (after `timeout`), or `.system`. Callable from any thread. On an
+    /// embedded loop with an `EmbeddedNetwork`, the network answers.
     public static func connect(
         to address: SocketAddress, on loop: EventLoop, timeout: Duration = .seconds(10),
         _ completion: @escaping @Sendable (Result<Connection, WireError>) -> Void
     ) {
         loop.execute {
+            if let network = loop.network {
+                return network.dial(host: address.ip, port: address.port, timeout: timeout, completion)
+            }
             Connector(address: address, loop: loop, completion: completion).start(timeout: timeout)
         }
     }
@@ -20,11 +24,19 @@ extension Connection {
     /// Resolves `host` (see `Resolver`) and connects to its addresses in turn
     /// until one accepts, each attempt with `timeout`. On failure reports the
     /// first address's error, or the resolver's. `completion` runs on `loop`.
-    /// Callable from any thread.
+    /// Callable from any thread. On an embedded loop its `EmbeddedNetwork`
+    /// takes the dial (no name is resolved).
     public static func connect(
         host: String, port: UInt16, on loop: EventLoop, timeout: Duration = .seconds(10),
         _ completion: @escaping @Sendable (Result<Connection, WireError>) -> Void
     ) {
+        if loop.embedded != nil {
+            // An embedded loop's network answers names itself: no resolver, no socket.
+            return loop.execute {
+                loop.network?.dial(host: host, port: port, timeout: timeout, completion)
+                    ?? completion(.failure(.nameNotFound(host)))
+            }
+        }
         Resolver.resolve(host, port: port, on: loop) { result in
             switch result {
             case .success(let addresses):

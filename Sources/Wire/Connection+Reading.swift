@@ -97,7 +97,7 @@ extension Connection {
             }
             let request = min(EventLoop.readSize, budget)
             let outcome: ReadOutcome = loop.withReadScratch { scratch in
-                let count = Glibc.read(descriptor, scratch.baseAddress, request)
+                let count = readBackend(into: scratch.baseAddress!, count: request)
                 guard count > 0 else { return count == 0 ? .endOfFile : .failed(errno) }
                 let bytes = UnsafeRawBufferPointer(rebasing: scratch[..<count])
                 guard let receiver = lendingReceiver else { return .bytes(Array(bytes)) }

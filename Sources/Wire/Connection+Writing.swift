@@ -78,8 +78,7 @@ extension Connection {
         }
         awaitingWritable = false
         if case .shutdownAfterDrain = writeSide {
-            // ENOTCONN here means the peer already reset; the read side reports it.
-            _ = Glibc.shutdown(descriptor, Int32(SHUT_WR))
+            shutdownBackendWrite()
             writeSide = .shutDown
             closeIfBothDirectionsFinished()
         }
@@ -91,7 +90,7 @@ extension Connection {
     private func writePending() -> Bool {
         while !pending.isEmpty {
             let written = pending.withIOVecs { vectors, _ in
-                writev(descriptor, vectors.baseAddress, Int32(vectors.count))
+                writevBackend(vectors)
             }
             if written >= 0 {
                 // A short write goes round once more: only `EAGAIN` makes

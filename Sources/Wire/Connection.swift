@@ -41,8 +41,9 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     public let localAddress: SocketAddress
     /// The peer's end.
     public let remoteAddress: SocketAddress
-    /// The socket; owned, closed exactly once by `finishClosing()` or `deinit`.
-    let descriptor: Int32
+    /// What carries the bytes: a socket (owned, closed exactly once by
+    /// `finishClosing()` or `deinit`) or, on an embedded loop, memory.
+    let backend: Backend
 
     /// Where the connection is in its life; see `Lifecycle`.
     var lifecycle = Lifecycle.idle
@@ -85,6 +86,20 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     /// Most bytes read per input event before yielding the loop.
     static let readBudgetPerEvent = 256 * 1024
 
+    /// The socket's descriptor; nil for an in-memory connection.
+    var descriptor: Int32? {
+        guard case .socket(let descriptor) = backend else { return nil }
+        return descriptor
+    }
+
+    /// What carries a connection's bytes (see `Connection+Backend.swift`).
+    enum Backend {
+        /// A non-blocking TCP socket registered with the loop's `EventPoller`.
+        case socket(descriptor: Int32)
+        /// An in-memory connection whose other end a test holds (embedded loops only).
+        case memory(EmbeddedPeer)
+    }
+
     /// The connection's life; the descriptor is open in every state but `closed`.
     enum Lifecycle {
         /// Made but not started: not registered yet.
@@ -123,8 +138,17 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     init(descriptor: Int32, loop: EventLoop, remoteAddress: SocketAddress) throws(WireError) {
         try Socket.setNoDelay(descriptor)
         self.localAddress = try Socket.localAddress(descriptor)
-        self.descriptor = descriptor
+        self.backend = .socket(descriptor: descriptor)
         self.loop = loop
+        self.remoteAddress = remoteAddress
+    }
+
+    /// An in-memory connection on an embedded loop, whose other end is
+    /// `peer` (see `EmbeddedNetwork`).
+    init(peer: EmbeddedPeer, loop: EventLoop, localAddress: SocketAddress, remoteAddress: SocketAddress) {
+        self.backend = .memory(peer)
+        self.loop = loop
+        self.localAddress = localAddress
         self.remoteAddress = remoteAddress
     }
 
@@ -132,7 +156,7 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
         // A started connection lives until closed (the poller holds it), so
         // only an unstarted one can get here with its descriptor open.
         if case .idle = lifecycle {
-            Socket.close(descriptor)
+            releaseBackend()
         }
     }
 
@@ -162,7 +186,7 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
         self.lendingReceiver = receiver
         lifecycle = .open
         do {
-            pollToken = try loop.register(self)
+            try registerBackend()
         } catch {
             teardown(error)
             return
@@ -202,7 +226,7 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     public func abort() {
         loop.preconditionOnLoop()
         guard isOpen else { return }
-        Socket.setLingerZero(descriptor)
+        resetOnRelease()
         teardown(nil)
     }
 
@@ -219,17 +243,14 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     func teardown(_ error: WireError?) {
         switch lifecycle {
         case .idle:
-            Socket.close(descriptor)
+            releaseBackend()
             lifecycle = .closed
         case .open:
             pending.removeAll()
             readSide = .ended
             writeSide = .shutDown
             lifecycle = .closing(error: error)
-            if let pollToken {
-                loop.deregister(pollToken, descriptor: descriptor)
-                self.pollToken = nil
-            }
+            deregisterBackend()
             loop.execute { self.finishClosing() }
         case .closing, .closed:
             return
@@ -239,7 +260,7 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     /// Closes the descriptor and delivers `.closed`, a turn after `teardown`. Runs on the loop.
     private func finishClosing() {
         guard case .closing(let error) = lifecycle else { return }
-        Socket.close(descriptor)
+        releaseBackend()
         lifecycle = .closed
         let handler = self.handler
         self.handler = nil
@@ -257,8 +278,14 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     /// while reading is paused); output or an error resumes a write that met
     /// a full kernel buffer.
     func pollEvent(_ events: UInt32) {
-        if events & intact_epoll_input_events != 0 { readable() }
-        if awaitingWritable, events & intact_epoll_output_events != 0 { flush() }
+        ready(input: events & intact_epoll_input_events != 0, output: events & intact_epoll_output_events != 0)
+    }
+
+    /// Input (or a hang-up) and output readiness, from the poller or an
+    /// embedded peer, in a loop turn.
+    func ready(input: Bool, output: Bool) {
+        if input { readable() }
+        if awaitingWritable, output { flush() }
     }
 
     /// Hands an event to the handler, if the connection still has one.

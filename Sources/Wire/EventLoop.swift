@@ -36,6 +36,15 @@ import Synchronization
 /// small object in the heap instead of a Dispatch source (~0.4 KiB) per
 /// connection, and arming or cancelling one usually wakes no Dispatch thread.
 ///
+/// ## Embedded loops
+/// `EventLoop.embedded()` makes a loop that no Dispatch queue runs: the
+/// thread that made it is the loop, and a test steps it by hand (`run()`
+/// does the work waiting, `advanceTime(by:)` moves its clock and fires the
+/// timers due). Its connections are in memory (`EmbeddedNetwork`,
+/// `EmbeddedPeer`), so a whole proxy runs inside one test, deterministic,
+/// with no socket, thread or wall-clock wait. Everything else (turns,
+/// end-of-turn flushes, deferred work, the timer heap) is the same code.
+///
 /// ## Sendable
 /// A loop is shared freely between threads. Its only mutable state (the read
 /// scratch buffer, the turn depth, the end-of-turn flush list, the
@@ -81,6 +90,12 @@ public final class EventLoop: @unchecked Sendable {
     /// The deadline `timerSource` is armed for; nil when it is not armed.
     /// Touched only on `queue`.
     private var timerSourceDue: UInt64?
+    /// Set for an embedded loop (`EventLoop.embedded()`): its clock, its
+    /// work queue and its thread. nil for a loop Dispatch runs.
+    let embedded: EmbeddedLoopState?
+    /// The in-memory network an embedded loop's connections dial into;
+    /// nil otherwise (dials go to sockets). Set once by `EmbeddedNetwork`.
+    var network: EmbeddedNetwork?
 
     /// Most pieces of deferred work run one after the other before the loop
     /// lets Dispatch serve its sockets and timers.
@@ -96,12 +111,26 @@ public final class EventLoop: @unchecked Sendable {
     /// SIGPIPE off for the process (`Signals.ignoreSIGPIPE`): a peer that
     /// closed its end then makes a write fail with `EPIPE`, a value the
     /// connection reports, instead of killing the process.
-    public init(label: String = "intact.wire.loop") {
+    public convenience init(label: String = "intact.wire.loop") {
+        self.init(label: label, embedded: nil)
+    }
+
+    private init(label: String, embedded: EmbeddedLoopState?) {
         Signals.ignoreSIGPIPE()
         self.label = label
         self.queue = DispatchQueue(label: label)
         self.scratch = .allocate(byteCount: EventLoop.readSize, alignment: 16)
+        self.embedded = embedded
         queue.setSpecific(key: key, value: 1)
+    }
+
+    /// A loop stepped by hand on the calling thread, for tests (see
+    /// "Embedded loops"): nothing it is given runs until `run()` or
+    /// `advanceTime(by:)`; its clock starts at an arbitrary instant and
+    /// moves only with `advanceTime(by:)`. Use it only from the thread
+    /// that made it.
+    public static func embedded(label: String = "intact.wire.embedded") -> EventLoop {
+        EventLoop(label: label, embedded: EmbeddedLoopState(thread: currentThread))
     }
 
     deinit {
@@ -114,9 +143,12 @@ public final class EventLoop: @unchecked Sendable {
     /// Asked about twenty times per proxied request (by every loop-confined
     /// method's check), so a turn's own thread is answered with one atomic
     /// load and compare (`turnThread`); anywhere else, and on the loop
-    /// outside a turn, Dispatch's queue-specific value decides.
+    /// outside a turn, Dispatch's queue-specific value decides (an embedded
+    /// loop: whether the caller is its thread).
     public var isOnLoop: Bool {
         if turnThread.load(ordering: .relaxed) == EventLoop.currentThread { return true }
+        // An embedded loop's turns run on its thread too: outside a turn, that thread is the loop.
+        if let embedded { return embedded.thread == EventLoop.currentThread }
         return DispatchQueue.getSpecific(key: key) != nil
     }
 
@@ -142,7 +174,56 @@ public final class EventLoop: @unchecked Sendable {
     /// during a turn) for acting once on what a whole round of ready
     /// sockets produced.
     public func executeAfterOthers(_ work: @escaping @Sendable () -> Void) {
+        if let embedded { return embedded.enqueue(work) }
         queue.async { self.runTurn(work) }
+    }
+
+    /// The loop's clock, in nanoseconds: Dispatch's uptime clock, or an
+    /// embedded loop's hand-moved one. Timers are due on it.
+    var uptimeNanoseconds: UInt64 {
+        embedded?.now ?? DispatchTime.now().uptimeNanoseconds
+    }
+
+    /// The loop's clock as an instant, for deadlines that timers of this
+    /// loop check: `ContinuousClock.now`, or on an embedded loop the instant
+    /// its hand-moved clock shows.
+    public var now: ContinuousClock.Instant {
+        guard let embedded else { return .now }
+        return embedded.origin + .nanoseconds(Int64(embedded.now - EmbeddedLoopState.start))
+    }
+
+    /// Embedded loops only: runs the work waiting (each piece a turn, and
+    /// what it executes in turn) until none is left. Timers wait for
+    /// `advanceTime(by:)`. Stops the program after a million pieces: work
+    /// that keeps queueing more would never let a test go on.
+    public func run() {
+        guard let embedded else { preconditionFailure("run() steps only an embedded loop") }
+        preconditionOnLoop()
+        var budget = 1_000_000
+        while let work = embedded.dequeue() {
+            budget -= 1
+            precondition(budget > 0, "embedded loop \(label): work keeps queueing more work")
+            runTurn(work)
+        }
+    }
+
+    /// Embedded loops only: moves the clock on by `delay`, firing every
+    /// timer due on the way (earliest first, each as a turn, with the work
+    /// each one leads to run before the clock moves past the next).
+    public func advanceTime(by delay: Duration) {
+        guard let embedded else { preconditionFailure("advanceTime(by:) steps only an embedded loop") }
+        preconditionOnLoop()
+        run()
+        let target = delay.deadline(after: embedded.now)
+        while let earliest = timers.earliestDeadline, earliest <= target {
+            embedded.now = max(embedded.now, earliest)
+            for timer in timers.popDue(at: embedded.now) {
+                runTurn { timer.fire() }
+            }
+            run()
+        }
+        embedded.now = target
+        run()
     }
 
     /// Runs `body` as a turn: connections written to meanwhile are flushed
@@ -229,6 +310,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Arms the source for the earliest timer unless it is armed for then or sooner.
     private func armTimerSource() {
+        if embedded != nil { return }  // `advanceTime(by:)` fires them
         guard let earliest = timers.earliestDeadline else { return }
         if let armed = timerSourceDue, armed <= earliest { return }
         let source: DispatchSourceTimer
@@ -249,7 +331,7 @@ public final class EventLoop: @unchecked Sendable {
         timerSourceDue = nil
         // Taken out before any runs: a timer one of them cancels has then no
         // work left to run (`fire` checks), and one they add waits its turn.
-        for timer in timers.popDue(at: DispatchTime.now().uptimeNanoseconds) {
+        for timer in timers.popDue(at: uptimeNanoseconds) {
             runTurn { timer.fire() }
         }
         armTimerSource()
@@ -268,11 +350,11 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Registers a starting connection with the loop's `EventPoller` (made
     /// on first use). Called only on the loop.
-    func register(_ connection: Connection) throws(WireError) -> UInt64 {
-        if let poller { return try poller.register(connection) }
+    func register(_ connection: Connection, descriptor: Int32) throws(WireError) -> UInt64 {
+        if let poller { return try poller.register(connection, descriptor: descriptor) }
         let made = try EventPoller(loop: self)
         poller = made
-        return try made.register(connection)
+        return try made.register(connection, descriptor: descriptor)
     }
 
     /// Undoes `register`. Called only on the loop.
@@ -295,6 +377,37 @@ public final class EventLoop: @unchecked Sendable {
         scratchLent = true
         defer { scratchLent = false }
         return body(scratch)
+    }
+}
+
+/// What an embedded loop (`EventLoop.embedded()`) has instead of a
+/// Dispatch queue: the thread that is the loop, its hand-moved clock, and
+/// the work queued for `run()`.
+///
+/// `@unchecked Sendable`: `now` is touched only on the loop's thread; the
+/// queue is behind a mutex, so work may be queued from any thread (it runs
+/// only when the loop's thread calls `run()`).
+final class EmbeddedLoopState: @unchecked Sendable {
+    /// The thread that made the loop, as `EventLoop.currentThread` gives it.
+    let thread: UInt
+    /// Where the clock starts: far from 0, so deadlines before it do not wrap.
+    static let start: UInt64 = 1_000_000_000_000
+    /// The clock, in nanoseconds; moved only by `advanceTime(by:)`.
+    var now: UInt64 = EmbeddedLoopState.start
+    /// The `ContinuousClock` instant the clock's `start` stands for.
+    let origin = ContinuousClock.now
+    private let queue = Mutex<[@Sendable () -> Void]>([])
+
+    init(thread: UInt) {
+        self.thread = thread
+    }
+
+    func enqueue(_ work: @escaping @Sendable () -> Void) {
+        queue.withLock { $0.append(work) }
+    }
+
+    func dequeue() -> (@Sendable () -> Void)? {
+        queue.withLock { $0.isEmpty ? nil : $0.removeFirst() }
     }
 }
 

@@ -58,13 +58,13 @@ final class EventPoller {
         events.deallocate()
     }
 
-    /// Registers `connection`'s socket for input, output and hang-up,
+    /// Registers `connection`'s socket `descriptor` for input, output and hang-up,
     /// edge-triggered; returns the token `deregister` takes. Already-pending
     /// input is announced at once.
-    func register(_ connection: Connection) throws(WireError) -> UInt64 {
+    func register(_ connection: Connection, descriptor: Int32) throws(WireError) -> UInt64 {
         let token = nextToken
         nextToken += 1
-        guard intact_epoll_add(epoll, connection.descriptor, intact_epoll_socket_events, token) == 0 else {
+        guard intact_epoll_add(epoll, descriptor, intact_epoll_socket_events, token) == 0 else {
             throw WireError.fromErrno(errno, call: "epoll_ctl")
         }
         registrations[token] = connection

@@ -18,8 +18,8 @@ import Synchronization
 /// loop; `cancelled` is atomic, so `cancel()` is safe from any thread.
 public final class LoopTimer: @unchecked Sendable, DeadlineHeapElement {
     private let loop: EventLoop
-    /// When the timer is due, in nanoseconds of Dispatch's uptime clock
-    /// (`DispatchTime.uptimeNanoseconds`). Fixed when the timer is made.
+    /// When the timer is due, in nanoseconds of the loop's clock
+    /// (`EventLoop.uptimeNanoseconds`). Fixed when the timer is made.
     let deadline: UInt64
     /// What the timer runs; nil once it fired or was cancelled. Touched only on the loop.
     private var work: (@Sendable () -> Void)?
@@ -30,7 +30,7 @@ public final class LoopTimer: @unchecked Sendable, DeadlineHeapElement {
 
     init(on loop: EventLoop, after delay: Duration, _ work: @escaping @Sendable () -> Void) {
         self.loop = loop
-        self.deadline = delay.deadline(after: DispatchTime.now().uptimeNanoseconds)
+        self.deadline = delay.deadline(after: loop.uptimeNanoseconds)
         self.work = work
         if loop.isOnLoop {
             loop.addTimer(self)

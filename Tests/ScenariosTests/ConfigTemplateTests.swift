@@ -15,7 +15,7 @@ final class ConfigTemplateTests: XCTestCase {
         }
         XCTAssertEqual(file, "t.conf")
         XCTAssertEqual(line, 3)
-        XCTAssertTrue(reason.hasPrefix("unknown placeholder {{LISTEN_PROT}} (known: LISTEN, LISTEN_ADDRESS, LISTEN_PORT"), reason)
+        XCTAssertTrue(reason == "unknown placeholder {{LISTEN_PROT}} (known here: LISTEN_PORT)", reason)
     }
 
     func testUnterminatedAndMalformedPlaceholdersAreErrors() {
@@ -34,6 +34,15 @@ final class ConfigTemplateTests: XCTestCase {
         let plan = ScenarioPlan(scenario: try ScenarioFixtures.example("nginx/good"), ports: ScenarioPorts(base: 20000),
                                 runDirectory: "/tmp/run", intactExecutable: "/bin/intact",
                                 loadBalancerExecutable: "/usr/sbin/nginx")
-        XCTAssertEqual(Set(plan.placeholderValues.keys), Set(ConfigTemplate.placeholders.map(\.name)))
+        XCTAssertEqual(Set(plan.placeholderValues.keys), Set(ConfigTemplate.commonPlaceholders.map(\.name)))
+        // A kind's own placeholders are defined for that kind only.
+        for kind in IntermediaryKind.builtIn {
+            let scenario = try ScenarioFixtures.example("\(kind.name)/good")
+            let plan = ScenarioPlan(scenario: scenario, ports: ScenarioPorts(base: 20000), runDirectory: "/tmp/run",
+                                    intactExecutable: "/bin/intact", loadBalancerExecutable: "/bin/true")
+            XCTAssertEqual(Set(plan.placeholderValues.keys), Set(kind.placeholders), kind.name)
+            let documented = Set((ConfigTemplate.commonPlaceholders + ConfigTemplate.kindPlaceholders).map(\.name))
+            XCTAssertTrue(Set(kind.placeholders).isSubset(of: documented), kind.name)
+        }
     }
 }

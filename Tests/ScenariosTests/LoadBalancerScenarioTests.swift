@@ -24,33 +24,18 @@ final class LoadBalancerScenarioTests: XCTestCase {
         "haproxy/health-check", "haproxy/sticky-cookie", "haproxy/redirect-scheme-https",
     ]
 
-    /// The options of a run with the built `intact`. Skips the test while
-    /// `intact` lacks a command a run needs (the server, proxy and client
-    /// land from other branches): the tests then wait for them.
-    private func options() throws -> ScenarioRunner.Options {
-        let intact = try XCTUnwrap(ScenarioFixtures.intactExecutable,
-                                   "the intact executable is not next to the tests: run swift build --build-tests")
-        let missing = ScenarioFixtures.missingCommands(in: intact)
-        if !missing.isEmpty {
-            throw XCTSkip("this intact has no \(missing.map { "'intact \($0)'" }.joined(separator: ", ")) yet")
-        }
-        return ScenarioRunner.Options(intactExecutable: intact, runParent: makeTemporaryDirectory(prefix: "intact-scenario-test"),
-                                      clientTimeout: 60)
-    }
+    private func options() throws -> ScenarioRunner.Options { try scenarioRunOptions() }
 
-    /// Runs the example `name` and asserts its outcome is the one it expects.
     @discardableResult
     private func run(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> ScenarioResult {
-        let result = try ScenarioRunner(options: try options()).run(try ScenarioFixtures.example(name))
-        let report = (try? String(contentsOfFile: result.plan.files.reportText, encoding: .utf8)) ?? ""
-        XCTAssertEqual(result.mismatches, [], "\(result.summary)\n\(report)", file: file, line: line)
-        return result
+        try runExample(name, file: file, line: line)
     }
 
     func testEveryExampleIsRun() throws {
         let names = Set(try ScenarioCatalog.load([ScenarioFixtures.examples]).map(\.name))
-        XCTAssertEqual(names.subtracting(Self.covered), [], "examples without a test here")
-        XCTAssertEqual(Self.covered.subtracting(names), [], "tests of examples that do not exist")
+        let covered = Self.covered.union(IntermediaryScenarioTests.covered)
+        XCTAssertEqual(names.subtracting(covered), [], "examples without a test here or in IntermediaryScenarioTests")
+        XCTAssertEqual(covered.subtracting(names), [], "tests of examples that do not exist")
     }
 
     // MARK: nginx
@@ -209,19 +194,20 @@ final class LoadBalancerScenarioTests: XCTestCase {
                       "the failure names tap A and the load balancer's address: \(cell.failures)")
     }
 
-    /// An HAProxy configuration that binds anything but the socket the runner
-    /// hands over is refused before anything starts, naming the line.
-    func testAnHAProxyConfigurationThatDoesNotBindTheHandedSocketIsAClearError() throws {
+    /// An HAProxy template written before `{{LISTEN}}` existed binds the
+    /// address and port itself: it still runs (the runner releases the
+    /// reservation just before HAProxy starts and waits until it listens).
+    func testAnHAProxyTemplateThatBindsTheAddressAndPortStillRuns() throws {
         let directory = try makeScenarioDirectory([
             "scenario.json": ScenarioTests.minimalManifest.replacingOccurrences(of: "nginx", with: "haproxy"),
-            "haproxy.cfg": "# binds the port itself\ndefaults\n    mode http\n    timeout client 5s\n"
-                + "frontend f\n    bind {{LISTEN_ADDRESS}}:{{LISTEN_PORT}}\n    http-request return status 200\n",
+            "haproxy.cfg": try String(contentsOfFile: ScenarioFixtures.examples + "/haproxy/good/haproxy.cfg", encoding: .utf8)
+                .replacingOccurrences(of: "bind {{LISTEN}}", with: "bind {{LISTEN_ADDRESS}}:{{LISTEN_PORT}}"),
         ])
-        let runner = ScenarioRunner(options: try options())
-        let error = scenarioError { try runner.run(try Scenario.load(from: directory)) }
-        guard case let .configTemplate(_, line, reason)? = error else { return XCTFail("\(String(describing: error))") }
-        XCTAssertEqual(line, 6)
-        XCTAssertTrue(reason.contains("bind {{LISTEN}}") && reason.contains("fd@3"), reason)
+        let scenario = try Scenario.load(from: directory)
+        XCTAssertFalse(scenario.configBindsListen)
+        let result = try ScenarioRunner(options: try options()).run(scenario)
+        XCTAssertEqual(result.mismatches, [], result.summary)
+        XCTAssertFalse(result.plan.services.first { $0.role == .loadBalancer }?.inheritsListener ?? true)
     }
 
     /// An nginx whose `listen` names another address than the socket it
@@ -236,7 +222,7 @@ final class LoadBalancerScenarioTests: XCTestCase {
         let runner = ScenarioRunner(options: try options())
         let error = scenarioError { try runner.run(try Scenario.load(from: directory)) }
         guard case let .droppedListener(role, address, _)? = error else { return XCTFail("\(String(describing: error))") }
-        XCTAssertEqual(role, "nginx")
+        XCTAssertEqual(role, "nginx (configuration \(directory)/nginx.conf)", "the product and its file")
         XCTAssertTrue(address.hasPrefix("127.0.0.1:"), address)
         let port = try XCTUnwrap(address.split(separator: ":").last.flatMap { Int($0) })
         XCTAssertFalse(LoopbackSocket.isListening(port: port), "nothing of the run keeps the port")

@@ -13,9 +13,9 @@ final class ReservedListenersTests: XCTestCase {
         return UInt(status.st_ino)
     }
 
-    func testFourDistinctPortsListenFromTheReservationOn() throws {
+    func testFiveDistinctPortsListenFromTheReservationOn() throws {
         let reserved = try ReservedListeners(fixed: nil)
-        XCTAssertEqual(Set(reserved.ports.listeners.map(\.port)).count, 4)
+        XCTAssertEqual(Set(reserved.ports.listeners.map(\.port)).count, 5)
         for (role, port) in reserved.ports.listeners {
             XCTAssertNotNil(reserved.descriptor(role))
             XCTAssertTrue(LoopbackSocket.isListening(port: port), "\(role) listens before anything starts")

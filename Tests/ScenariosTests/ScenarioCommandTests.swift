@@ -2,6 +2,7 @@ import Foundation
 import IntactTestSupport
 import XCTest
 @testable import IntactCLI
+@testable import Scenarios
 
 /// `intact scenario` through the library entry point.
 final class ScenarioCommandTests: XCTestCase {
@@ -27,24 +28,26 @@ final class ScenarioCommandTests: XCTestCase {
 
     func testPrepareWritesTheRunAndPrintsTheCommandsInOrder() throws {
         let runDirectory = makeTemporaryDirectory(prefix: "intact-scenario-test") + "/run"
+        // Five consecutive free ports (other runs on a shared machine may hold some).
+        let base = try XCTUnwrap(stride(from: 29440, to: 29940, by: 10).first { (try? ScenarioPorts(base: $0).checkFree()) != nil })
         let run = intact(["scenario", "prepare", ScenarioFixtures.examples + "/nginx/good", "--run-dir", runDirectory,
-                          "--base-port", "29440", "--intact", "/usr/local/bin/intact"])
+                          "--base-port", "\(base)", "--intact", "/usr/local/bin/intact"])
         XCTAssertEqual(run.status, 0, run.error)
         let lines = run.output.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.first, "Prepared nginx/good in \(runDirectory); nginx accepts the configuration.")
         let commands = lines.filter { $0.hasPrefix("     /") || $0.hasPrefix("  5. /") }
-        XCTAssertEqual(commands.count, 6, run.output)
-        XCTAssertTrue(commands[0].contains("/usr/local/bin/intact server --listen 127.0.0.1:29443 --external-url https://127.0.0.1:29440"))
-        XCTAssertTrue(commands[1].contains("/usr/local/bin/intact proxy --listen 127.0.0.1:29442 --mode reverse:https://127.0.0.1:29443"))
+        guard commands.count == 6 else { return XCTFail(run.output) }
+        XCTAssertTrue(commands[0].contains("/usr/local/bin/intact server --listen 127.0.0.1:\(base + 3) --external-url https://127.0.0.1:\(base + 0)"))
+        XCTAssertTrue(commands[1].contains("/usr/local/bin/intact proxy --listen 127.0.0.1:\(base + 2) --mode reverse:https://127.0.0.1:\(base + 3)"))
         XCTAssertTrue(commands[2].contains("nginx -p \(runDirectory)/ -c \(runDirectory)/nginx.conf"))
-        XCTAssertTrue(commands[3].contains("/usr/local/bin/intact proxy --listen 127.0.0.1:29440 --mode reverse:https://127.0.0.1:29441"))
-        XCTAssertTrue(commands[4].contains("/usr/local/bin/intact client https://127.0.0.1:29440/suite/rest/protected --ca \(runDirectory)/ca/ca-cert.pem"))
+        XCTAssertTrue(commands[3].contains("/usr/local/bin/intact proxy --listen 127.0.0.1:\(base + 0) --mode reverse:https://127.0.0.1:\(base + 1)"))
+        XCTAssertTrue(commands[4].contains("/usr/local/bin/intact client https://127.0.0.1:\(base + 0)/suite/rest/protected --ca \(runDirectory)/ca/ca-cert.pem"))
         XCTAssertFalse(commands[4].contains("--json"), "a user reads the steps")
         XCTAssertTrue(commands[5].contains("verify \(runDirectory)/client.jsonl \(runDirectory)/tap-a.jsonl"))
         XCTAssertEqual(lines.last, "Expected: the client signs in; the policy holds")
         let rendered = try String(contentsOfFile: runDirectory + "/nginx.conf", encoding: .utf8)
-        XCTAssertTrue(rendered.contains("listen 127.0.0.1:29441 ssl;"))
-        XCTAssertTrue(rendered.contains("proxy_pass https://127.0.0.1:29442;"))
+        XCTAssertTrue(rendered.contains("listen 127.0.0.1:\(base + 1) ssl;"))
+        XCTAssertTrue(rendered.contains("proxy_pass https://127.0.0.1:\(base + 2);"))
     }
 
     func testRunReportsAMissingScenarioAndABrokenConfigurationClearly() throws {
@@ -76,6 +79,6 @@ final class ScenarioCommandTests: XCTestCase {
     func testABasePortOutOfRangeIsAUsageError() {
         let run = intact(["scenario", "run", ScenarioFixtures.examples + "/nginx/good", "--base-port", "80"])
         XCTAssertEqual(run.status, 2)
-        XCTAssertTrue(run.error.hasPrefix("intact: option --base-port expects a whole number from 1024 to 65532, got '80'"), run.error)
+        XCTAssertTrue(run.error.hasPrefix("intact: option --base-port expects a whole number from 1024 to 65531, got '80'"), run.error)
     }
 }

@@ -68,10 +68,10 @@ final class ScenarioPlanTests: XCTestCase {
         XCTAssertEqual(nginx.services[2].arguments, ["-p", "/tmp/run/", "-c", "/tmp/run/nginx.conf", "-e",
                                                       "/tmp/run/nginx-error.log", "-g",
                                                       "daemon off; master_process on; worker_processes 1; pid /tmp/run/nginx.pid;"])
-        XCTAssertEqual(nginx.configCheck.arguments.first, "-t")
+        XCTAssertEqual(nginx.configCheck?.arguments.first, "-t")
         let haproxy = try plan("haproxy/good")
         XCTAssertEqual(haproxy.services[2].arguments, ["-db", "-f", "/tmp/run/haproxy.cfg"])
-        XCTAssertEqual(haproxy.configCheck.arguments, ["-c", "-f", "/tmp/run/haproxy.cfg"])
+        XCTAssertEqual(haproxy.configCheck?.arguments, ["-c", "-f", "/tmp/run/haproxy.cfg"])
     }
 
     /// Under the runner each service takes the socket it reserved at
@@ -82,14 +82,14 @@ final class ScenarioPlanTests: XCTestCase {
             let inherited = ScenarioPlan(scenario: scenario, ports: ScenarioPorts(base: 20000), runDirectory: "/tmp/run/",
                                     intactExecutable: "/opt/intact", loadBalancerExecutable: "/usr/sbin/lb",
                                     listening: .inheritReserved)
-            XCTAssertTrue((inherited.services + [inherited.configCheck]).allSatisfy(\.inheritsListener), name)
+            XCTAssertTrue((inherited.services + [inherited.configCheck].compactMap { $0 }).allSatisfy(\.inheritsListener), name)
             XCTAssertFalse(inherited.client.inheritsListener)
             for service in inherited.services where service.role != .loadBalancer {
                 XCTAssertEqual(value(after: "--listen-fd", in: service), "3", "\(name) \(service.role)")
                 XCTAssertNil(value(after: "--listen", in: service))
             }
             let byHand = try plan(name)
-            XCTAssertFalse((byHand.services + [byHand.configCheck]).contains(where: \.inheritsListener), name)
+            XCTAssertFalse((byHand.services + [byHand.configCheck].compactMap { $0 }).contains(where: \.inheritsListener), name)
             XCTAssertEqual(byHand.placeholderValues["LISTEN"], "127.0.0.1:20001")
             XCTAssertTrue(byHand.services.allSatisfy(\.environment.isEmpty))
         }
@@ -97,7 +97,7 @@ final class ScenarioPlanTests: XCTestCase {
                                  runDirectory: "/tmp/run", intactExecutable: "/opt/intact",
                                  loadBalancerExecutable: "/usr/sbin/nginx", listening: .inheritReserved)
         XCTAssertEqual(nginx.services[2].environment, ["NGINX": "3;"])
-        XCTAssertEqual(nginx.configCheck.environment, ["NGINX": "3;"])
+        XCTAssertEqual(nginx.configCheck?.environment, ["NGINX": "3;"])
         XCTAssertEqual(nginx.placeholderValues["LISTEN"], "127.0.0.1:20001", "nginx names the inherited address")
         XCTAssertTrue(nginx.services[2].description.hasPrefix("NGINX='3;' /usr/sbin/nginx -p"), nginx.services[2].description)
         let haproxy = ScenarioPlan(scenario: try ScenarioFixtures.example("haproxy/good"), ports: ScenarioPorts(base: 20000),

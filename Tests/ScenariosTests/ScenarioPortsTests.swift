@@ -11,22 +11,23 @@ final class ScenarioPortsTests: XCTestCase {
         return try LoopbackSocket.localPort(descriptor)
     }
 
-    func testEphemeralPortsAreFourDistinctFreePorts() throws {
+    func testEphemeralPortsAreFiveDistinctFreePorts() throws {
         let ports = try ScenarioPorts.ephemeral()
-        XCTAssertEqual(Set(ports.listeners.map(\.port)).count, 4)
+        XCTAssertEqual(Set(ports.listeners.map(\.port)).count, 5)
         XCTAssertNoThrow(try ports.checkFree())
     }
 
-    func testABasePortGivesFourConsecutivePortsInPathOrder() {
+    func testABasePortGivesFiveConsecutivePortsInPathOrder() {
         let ports = ScenarioPorts(base: 9440)
-        XCTAssertEqual(ports, ScenarioPorts(tapA: 9440, loadBalancer: 9441, tapB: 9442, server: 9443))
-        XCTAssertEqual(ports.listeners.map(\.role), [.server, .tapB, .loadBalancer, .tapA])
+        XCTAssertEqual(ports, ScenarioPorts(tapA: 9440, loadBalancer: 9441, tapB: 9442, server: 9443, inner: 9444))
+        XCTAssertEqual(ports.listeners.map(\.role), [.server, .tapB, .innerIntermediary, .loadBalancer, .tapA])
     }
 
     func testAPortInUseIsNamedWithItsRole() throws {
         let taken = try listeningSocket()
         let free = try ScenarioPorts.ephemeral()
-        let check = ScenarioPorts(tapA: taken, loadBalancer: free.loadBalancer, tapB: free.tapB, server: free.server)
+        let check = ScenarioPorts(tapA: taken, loadBalancer: free.loadBalancer, tapB: free.tapB, server: free.server,
+                                  inner: free.inner)
         assertThrows(.portInUse(port: taken, role: "tap A")) { try check.checkFree() }
         let message = ScenarioError.portInUse(port: taken, role: "tap A").description
         XCTAssertEqual(message, "port 127.0.0.1:\(taken) (for tap A) is already in use; choose another --base-port "

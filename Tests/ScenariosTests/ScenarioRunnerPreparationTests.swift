@@ -7,8 +7,9 @@ import XCTest
 /// the load balancer's own configuration check, with real nginx and HAProxy.
 final class ScenarioRunnerPreparationTests: XCTestCase {
     private func runner() -> ScenarioRunner {
-        ScenarioRunner(options: ScenarioRunner.Options(intactExecutable: "/bin/false",
-                                                       runParent: makeTemporaryDirectory(prefix: "intact-scenario-test")))
+        let parent = makeTemporaryDirectory(prefix: "intact-scenario-test")
+        chmod(parent, 0o711)  // Squid's user passes through to its directory
+        return ScenarioRunner(options: ScenarioRunner.Options(intactExecutable: "/bin/false", runParent: parent))
     }
 
     func testEveryExampleConfigurationPassesItsLoadBalancersCheck() throws {

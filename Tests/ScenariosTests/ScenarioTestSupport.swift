@@ -1,3 +1,4 @@
+import Evidence
 import Foundation
 import IntactTestSupport
 import XCTest
@@ -46,6 +47,37 @@ enum ScenarioFixtures {
 }
 
 extension XCTestCase {
+    /// The options of a run with the built `intact`. Skips the test while
+    /// `intact` lacks a command a run needs (the server, proxy and client
+    /// land from other branches): the tests then wait for them.
+    func scenarioRunOptions() throws -> ScenarioRunner.Options {
+        let intact = try XCTUnwrap(ScenarioFixtures.intactExecutable,
+                                   "the intact executable is not next to the tests: run swift build --build-tests")
+        let missing = ScenarioFixtures.missingCommands(in: intact)
+        if !missing.isEmpty {
+            throw XCTSkip("this intact has no \(missing.map { "'intact \($0)'" }.joined(separator: ", ")) yet")
+        }
+        let runParent = makeTemporaryDirectory(prefix: "intact-scenario-test")
+        // Squid runs as proxy: it must be able to pass through to its directory in the run.
+        chmod(runParent, 0o711)
+        return ScenarioRunner.Options(intactExecutable: intact, runParent: runParent, clientTimeout: 60)
+    }
+
+    /// Runs the example `name` and asserts its outcome is the one it expects.
+    @discardableResult
+    func runExample(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> ScenarioResult {
+        let result = try ScenarioRunner(options: try scenarioRunOptions()).run(try ScenarioFixtures.example(name))
+        let report = (try? String(contentsOfFile: result.plan.files.reportText, encoding: .utf8)) ?? ""
+        XCTAssertEqual(result.mismatches, [], "\(result.summary)\n\(report)", file: file, line: line)
+        // Every row of the directive table this scenario verifies matches a difference of its run.
+        let hints = IntermediaryDirective.hints(in: result.report, product: result.plan.scenario.intermediary.name)
+        for row in IntermediaryDirective.table where row.verifiedBy == name {
+            XCTAssertTrue(hints.contains { $0.directive == row }, "\(name) does not show \(row.change) (\(row.cause))\n\(result.summary)",
+                          file: file, line: line)
+        }
+        return result
+    }
+
     /// Writes `files` (relative path → contents) into a new scenario directory and returns its path.
     func makeScenarioDirectory(_ files: [String: String]) throws -> String {
         let directory = makeTemporaryDirectory(prefix: "intact-scenario-test") + "/custom/scenario"

@@ -16,14 +16,21 @@ final class ScenarioTests: XCTestCase {
         let scenarios = try ScenarioCatalog.load([ScenarioFixtures.examples])
         XCTAssertGreaterThanOrEqual(scenarios.count, 20)
         XCTAssertEqual(Set(scenarios.map(\.name)).count, scenarios.count)
-        for kind in LoadBalancerKind.allCases {
-            XCTAssertTrue(scenarios.contains { $0.loadBalancer == kind && $0.expectation.isGood }, "no good \(kind) scenario")
-            XCTAssertTrue(scenarios.contains { $0.loadBalancer == kind && !$0.expectation.isGood }, "no broken \(kind) scenario")
+        for kind in IntermediaryKind.builtIn {
+            XCTAssertTrue(scenarios.contains { $0.intermediary == kind && $0.expectation.isGood }, "no good \(kind.name) scenario")
+            XCTAssertGreaterThanOrEqual(scenarios.filter { $0.intermediary == kind && !$0.expectation.isGood }.count, 2,
+                                        "fewer than two broken \(kind.name) scenarios")
         }
         for scenario in scenarios {
-            XCTAssertTrue(scenario.name.hasPrefix(scenario.loadBalancer.rawValue + "/"), scenario.name)
+            XCTAssertTrue(scenario.name.hasPrefix(scenario.intermediary.name + "/"), scenario.name)
             let config = try String(contentsOfFile: scenario.configFile, encoding: .utf8)
-            XCTAssertTrue(config.hasPrefix("#"), "\(scenario.name): the configuration starts with a comment saying what it shows")
+            if scenario.configFile.hasSuffix(".json") {
+                // JSON has no comments: a README beside it says what it shows, line by line.
+                XCTAssertTrue(FileManager.default.fileExists(atPath: scenario.directory + "/README.md"),
+                              "\(scenario.name): a JSON configuration needs a README.md saying what it shows")
+            } else {
+                XCTAssertTrue(config.hasPrefix("#"), "\(scenario.name): the configuration starts with a comment saying what it shows")
+            }
             if !scenario.expectation.isGood {
                 XCTAssertNotNil(scenario.breaks, "\(scenario.name) must say which sentence it breaks")
             }
@@ -48,7 +55,7 @@ final class ScenarioTests: XCTestCase {
         ])
         let scenario = try Scenario.load(from: directory)
         XCTAssertEqual(scenario.name, "custom/scenario")
-        XCTAssertEqual(scenario.loadBalancer, .haproxy)
+        XCTAssertEqual(scenario.intermediary, IntermediaryKind.named("haproxy"))
         XCTAssertEqual(scenario.configFile, directory + "/lb.cfg")
         XCTAssertEqual(scenario.policyFile, directory + "/p.json")
         XCTAssertEqual(scenario.breaks, "step 11")
@@ -200,7 +207,7 @@ final class ScenarioTests: XCTestCase {
         let cases: [(String, String)] = [
             ("not json", "1:2: not valid JSON: "),
             (#"{"summary": "s", "loadBalancer": "nginx", "expect": {}, "extra": 1}"#,
-             #"1:57: unknown field "extra" (allowed: summary, loadBalancer, config, breaks, policy, tapA, tapB, client, server, expect)"#),
+             #"1:57: unknown field "extra" (allowed: summary, intermediary, loadBalancer, config, files, command, breaks, policy, tapA, tapB, client, server, expect)"#),
             (#"{"summary": "s", "loadBalancer": "nginx", "client": {"requestFields": ["Host: x"]}, "expect": {}}"#,
              #"1:72: at client.requestFields[0]: "Host: x" is not a request field: expected NAME: VALUE"#),
             (#"{"summary": "s", "loadBalancer": "nginx", "client": {"requestFields": [1]}, "expect": {}}"#,
@@ -210,7 +217,7 @@ final class ScenarioTests: XCTestCase {
             (#"{"summary": "s", "loadBalancer": "nginx", "server": {"gzip": "yes"}, "expect": {}}"#,
              #"1:62: at server.gzip: expected true or false, found a string"#),
             (#"{"summary": "s", "loadBalancer": "traefik", "expect": {}}"#,
-             #"1:34: at loadBalancer: unknown value "traefik" (one of: nginx, haproxy)"#),
+             #"1:34: at loadBalancer: unknown value "traefik" (one of: nginx, haproxy, apache, caddy, trafficserver, varnish, nghttpx, squid, tinyproxy, command)"#),
             (#"{"loadBalancer": "nginx", "expect": {}}"#, #"1:1: missing field "summary""#),
             (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"verify": {"holds": true}}}"#, #"1:53: at expect: missing field "client""#),
             (#"{"summary": "s", "loadBalancer": "nginx", "expect": {"client": {"succeeds": "yes"}, "verify": {"holds": true}}}"#,

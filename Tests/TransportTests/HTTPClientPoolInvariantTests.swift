@@ -1,5 +1,6 @@
 import Foundation
 import HTTP
+import IntactTestSupport
 import Transport
 import Wire
 import XCTest
@@ -13,6 +14,11 @@ import XCTest
 /// pool and a plaintext origin (HTTP/1.1, and HTTP/2 with prior knowledge);
 /// the invariant is checked at every event, and once a step's exchanges are
 /// over no connection may stay busy.
+///
+/// Pool and origin run on one embedded loop (`EventLoop.embedded()`), their
+/// connections socket pairs in memory (`EmbeddedNetwork`): every
+/// interleaving is the same on every run, and a step is over when the loop
+/// has nothing left to do, with no wait.
 final class HTTPClientPoolInvariantTests: XCTestCase {
     /// What one exchange of a step does.
     private enum Action: CaseIterable {
@@ -37,20 +43,6 @@ final class HTTPClientPoolInvariantTests: XCTestCase {
         case upstreamGoesAway
     }
 
-    /// SplitMix64: a reproducible sequence from its seed.
-    private struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
-    private let loop = EventLoop(label: "pool-invariant-tests")
-
     func testRandomInterleavingsOverHTTP1KeepEveryConnectionIdleBusyOrClosed() throws {
         try checkInvariant(.http1)
     }
@@ -60,13 +52,25 @@ final class HTTPClientPoolInvariantTests: XCTestCase {
     }
 
     private func checkInvariant(_ protocols: HTTPProtocolChoice) throws {
-        let origin = try TestOrigin(tls: false, protocols: protocols)
-        defer { origin.stop() }
+        let loop = EventLoop.embedded(label: "pool-invariant-tests")
+        let network = EmbeddedNetwork(loop: loop)
+        let address = SocketAddress.loopbackIPv4(port: 8443)
+        var origin = HTTPServer.Configuration(address: address)
+        origin.connection.protocolChoice = protocols
+        let streaming = Locked(StreamingStats())
+        let onBlocked = Locked<(@Sendable () -> Void)?>(nil)
+        let server = HTTPServer(group: EventLoopGroup(loopCount: 1, label: "unused"), configuration: origin) { stream in
+            TestOrigin.route(stream, streaming: streaming, onBlocked: onBlocked)
+        }
+        _ = server.start(on: network)
         var configuration = HTTPClientPool.Configuration()
         configuration.maxConnectionsPerEndpoint = 3
         let pool = HTTPClientPool(loop: loop, configuration: configuration)
-        defer { Self.onLoop(loop) { pool.close(resetting: true) } }
-        let endpoint = HTTPEndpoint(host: "127.0.0.1", port: origin.port, tls: nil, protocolChoice: protocols)
+        defer {
+            pool.close(resetting: true)
+            loop.run()
+        }
+        let endpoint = HTTPEndpoint(host: "127.0.0.1", port: address.port, tls: nil, protocolChoice: protocols)
         for seed: UInt64 in [1, 2, 3] {
             var random = SeededGenerator(state: seed)
             for step in 0..<25 {
@@ -76,26 +80,26 @@ final class HTTPClientPoolInvariantTests: XCTestCase {
                 }
                 let context = "\(protocols), seed \(seed), step \(step), \(actions.map { "\($0)" })"
                 let finished = actions.map { Self.run($0, pool: pool, endpoint: endpoint, context: context) }
+                loop.run()
                 for (index, done) in finished.enumerated() {
-                    XCTAssertEqual(done.wait(timeout: .now() + 20), .success, "\(context): exchange \(index) never ended")
+                    XCTAssertTrue(done.current, "\(context): exchange \(index) never ended")
                 }
                 Self.assertInvariant(pool, context: context, settled: true)
             }
         }
         // The pool still serves after everything above.
-        XCTAssertEqual(Self.run(.success, pool: pool, endpoint: endpoint, context: "final").wait(timeout: .now() + 20),
-                       .success)
+        let last = Self.run(.success, pool: pool, endpoint: endpoint, context: "final")
+        loop.run()
+        XCTAssertTrue(last.current)
     }
 
-    /// Starts one exchange; the semaphore is signalled when it is over for the
-    /// client (ended, failed or abandoned). Checks the invariant at each event.
+    /// Starts one exchange (on the loop's next run); the flag turns true when
+    /// it is over for the client (ended, failed or abandoned). Checks the
+    /// invariant at each event.
     private static func run(_ action: Action, pool: HTTPClientPool, endpoint: HTTPEndpoint,
-                     context: String) -> DispatchSemaphore {
-        let done = DispatchSemaphore(value: 0)
-        let once = Locked(false)
-        let finish: @Sendable () -> Void = {
-            if once.withLock({ let first = !$0; $0 = true; return first }) { done.signal() }
-        }
+                     context: String) -> Locked<Bool> {
+        let done = Locked(false)
+        let finish: @Sendable () -> Void = { done.withLock { $0 = true } }
         let (head, framing): (HTTPRequestHead, HTTP1Framing?) = switch action {
         case .success: (HTTPRequestHead(method: "GET", authority: "origin.test", path: "/bytes/5000"), HTTP1Framing.none)
         case .upload: (HTTPRequestHead(method: "POST", authority: "origin.test", path: "/echo"), .contentLength(3000))
@@ -174,33 +178,14 @@ final class HTTPClientPoolInvariantTests: XCTestCase {
     }
 
     /// No connection is stuck; when `settled` (every exchange of the step is
-    /// over for the client), none stays busy either: allowing the loop a few
-    /// turns for closes in flight, each is idle or closed.
+    /// over for the client and the loop has nothing left to do), none stays
+    /// busy either: each is idle or closed.
     private static func assertInvariant(_ pool: HTTPClientPool, context: String, settled: Bool,
                                  file: StaticString = #filePath, line: UInt = #line) {
-        if !settled {
-            let states = pool.connectionStates
-            XCTAssertFalse(states.contains(.stuck), "\(context): \(states)", file: file, line: line)
-            return
-        }
-        var states: [HTTPClientPool.ConnectionState] = []
-        for _ in 0..<100 {
-            states = onLoop(pool.loop) { pool.connectionStates }
-            XCTAssertFalse(states.contains(.stuck), "\(context): \(states)", file: file, line: line)
-            if states.allSatisfy({ $0 == .idle || $0 == .closed }) { return }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        XCTFail("\(context): connections still busy after every exchange ended: \(states)", file: file, line: line)
-    }
-
-    private static func onLoop<T: Sendable>(_ loop: EventLoop, _ body: @escaping @Sendable () -> T) -> T {
-        let result = Locked<T?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        loop.execute {
-            result.withLock { $0 = body() }
-            done.signal()
-        }
-        done.wait()
-        return result.current!
+        let states = pool.connectionStates
+        XCTAssertFalse(states.contains(.stuck), "\(context): \(states)", file: file, line: line)
+        guard settled else { return }
+        XCTAssertTrue(states.allSatisfy { $0 == .idle || $0 == .closed },
+                      "\(context): connections still busy after every exchange ended: \(states)", file: file, line: line)
     }
 }

@@ -259,7 +259,7 @@ final class ConnectionTests: XCTestCase {
             /// lets the loop turn once more, then resumes reading.
             @Sendable func resumeOnceBuffered() {
                 var waiting: Int32 = 0
-                _ = ioctl(connection.descriptor, UInt(FIONREAD), &waiting)
+                _ = ioctl(connection.descriptor!, UInt(FIONREAD), &waiting)
                 if Int(waiting) >= second.count {
                     connection.loop.schedule(after: .milliseconds(20)) {
                         server.withValue { $0.receivedBeforeResume = $0.log.bytes.count }

@@ -1,0 +1,90 @@
+import Evidence
+import Foundation
+import XCTest
+@testable import Scenarios
+
+/// The example scenarios of the products beyond nginx and HAProxy, end to
+/// end against the real product on loopback (Apache httpd, Caddy, Traffic
+/// Server, Varnish behind hitch, nghttpx, Squid with ssl-bump, tinyproxy,
+/// and a product run by a scenario's own commands). Each must give its
+/// expected verdict and diagnosis; a few assert more than the expectation.
+final class IntermediaryScenarioTests: XCTestCase {
+    /// The scenarios this file runs (`LoadBalancerScenarioTests.testEveryExampleIsRun` keeps the union complete).
+    static let covered: Set<String> = [
+        "apache/good", "apache/defaults", "apache/error-override", "apache/deflate",
+        "caddy/good", "caddy/defaults", "caddy/encode-gzip", "caddy/cookie-path",
+        "trafficserver/good", "trafficserver/defaults", "trafficserver/normalize-accept-encoding",
+        "trafficserver/strip-set-cookie",
+        "varnish/good", "varnish/defaults", "varnish/strip-cookies", "varnish/gzip",
+        "nghttpx/good", "nghttpx/defaults", "nghttpx/add-forwarded", "nghttpx/hsts",
+        "squid/good", "squid/defaults", "squid/connect-ssl-ports", "squid/reply-body-limit",
+        "tinyproxy/good", "tinyproxy/connect-port-443", "tinyproxy/filter-deny",
+        "command/good",
+        "apache/forwarding-fields", "caddy/forwarding-fields", "trafficserver/forwarding-fields", "nghttpx/forwarding-fields",
+        "squid/forwarding-fields",
+    ]
+
+    private func run(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> ScenarioResult {
+        try runExample(name, file: file, line: line)
+    }
+
+    @discardableResult
+    private func runAll(_ names: [String], file: StaticString = #filePath, line: UInt = #line) throws -> [ScenarioResult] {
+        try names.map { try run($0, file: file, line: line) }
+    }
+
+    func testApache() throws {
+        try runAll(["apache/good", "apache/defaults", "apache/error-override", "apache/deflate", "apache/forwarding-fields"])
+    }
+
+    func testCaddy() throws {
+        try runAll(["caddy/good", "caddy/defaults", "caddy/encode-gzip", "caddy/cookie-path", "caddy/forwarding-fields"])
+    }
+
+    func testTrafficServer() throws {
+        let results = try runAll(["trafficserver/good", "trafficserver/defaults", "trafficserver/normalize-accept-encoding",
+                                  "trafficserver/strip-set-cookie", "trafficserver/forwarding-fields"])
+        // Its private runroot: nothing outside the run directory.
+        let runroot = try String(contentsOfFile: results[0].plan.files.workDirectory + "/runroot.yaml", encoding: .utf8)
+        XCTAssertTrue(runroot.contains("sysconfdir: \(results[0].plan.files.workDirectory)/etc"), runroot)
+    }
+
+    func testVarnish() throws {
+        let results = try runAll(["varnish/good", "varnish/defaults", "varnish/strip-cookies", "varnish/gzip"])
+        // hitch in front, Varnish on the inner port, plain HTTP to tap B.
+        let plan = results[0].plan
+        XCTAssertEqual(plan.services.map(\.role), [.server, .tapB, .innerIntermediary, .loadBalancer, .tapA])
+        XCTAssertTrue(plan.services[1].arguments.contains("--listen-plain"))
+    }
+
+    func testNghttpx() throws {
+        try runAll(["nghttpx/good", "nghttpx/defaults", "nghttpx/add-forwarded", "nghttpx/hsts", "nghttpx/forwarding-fields"])
+    }
+
+    /// Squid's ssl-bump: tap A got certificates Squid minted, and the summary says so.
+    func testSquidReoriginatesTLS() throws {
+        let results = try runAll(["squid/good", "squid/defaults", "squid/connect-ssl-ports", "squid/reply-body-limit", "squid/forwarding-fields"])
+        guard case .reoriginated(_, let minted, _)? = results[0].intermediaryTLS else {
+            return XCTFail("\(String(describing: results[0].intermediaryTLS))")
+        }
+        XCTAssertGreaterThanOrEqual(minted, 1)
+        XCTAssertTrue(results[0].summary.contains("  tls:      re-originated TLS: Squid terminated tap A's TLS"), results[0].summary)
+    }
+
+    /// tinyproxy only tunnels: the hop is identical on every exchange, and the summary says it was a tunnel.
+    func testTinyproxyIsABlindTunnel() throws {
+        let results = try runAll(["tinyproxy/good", "tinyproxy/connect-port-443", "tinyproxy/filter-deny"])
+        let good = results[0]
+        guard case .tunnel? = good.intermediaryTLS else { return XCTFail("\(String(describing: good.intermediaryTLS))") }
+        let hop = try XCTUnwrap(ScenarioExpectation.loadBalancerHop(in: good.report))
+        for exchange in good.report.exchanges {
+            XCTAssertEqual(exchange.hops.first { $0.hop == hop.number }?.verdict, .identical, "\(exchange.hops)")
+        }
+        XCTAssertTrue(good.summary.contains("  tls:      blind tunnel: tinyproxy relayed tap A's TLS"), good.summary)
+    }
+
+    func testACommandScenarioRunsTheProductItNames() throws {
+        let result = try run("command/good")
+        XCTAssertEqual(result.plan.services.first { $0.role == .loadBalancer }?.displayName, "nginx (own commands)")
+    }
+}
