@@ -13,7 +13,7 @@ BUILD_PACKAGES := pkg-config libssl-dev libnghttp2-dev zlib1g-dev
 # client: nghttp cannot send one) and util-linux (prlimit, setpriv, mount
 # for the recording's disk-full and read-only cases).
 TEST_PACKAGES := openssl curl nghttp2-client chromium libnss3-tools nginx haproxy apache2 caddy trafficserver varnish hitch nghttp2-proxy \
-	squid-openssl tinyproxy python3 python3-h2 util-linux wrk
+	squid-openssl tinyproxy python3 python3-h2 socat util-linux wrk
 
 .PHONY: deps test-deps build release demo test microbench bench-deps bench fuzz-build fuzz soak clean
 

@@ -114,7 +114,7 @@ let package = Package(
         .testTarget(name: "TransportTests", dependencies: ["IntactTestSupport", "Transport", "Wire", "TLS", "HTTP", "Hashing"]),
         .testTarget(name: "FaultsTests", dependencies: ["Faults", "HTTP", "AuthFlow", "Compression", "ConfigurationFile"]),
         .testTarget(name: "ScenariosTests", dependencies: ["IntactTestSupport", "Scenarios", "IntactCLI", "Evidence", "AuthFlow", "Transport", "TLS", "HTTP", "Wire"]),
-        .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Transport", "Wire", "Hashing", "AuthFlow", "Faults", "ProxyAddons"]),
+        .testTarget(name: "ProxyTests", dependencies: ["IntactTestSupport", "Proxy", "Evidence", "HTTP", "TLS", "Transport", "Wire", "Hashing", "AuthFlow", "Faults", "ProxyAddons", "SignIn"]),
         // Flow-level tests across modules: the demo's whole flow in one process (DemoRig), every fault
         // preset through it (the client's diagnosis and the verifier's verdict), `intact demo --keep`.
         .testTarget(name: "IntegrationTests", dependencies: ["IntactTestSupport", "Browser", "Demo", "Wire", "Proxy", "ProxyAddons", "Faults", "AuthFlow",

@@ -39,6 +39,17 @@ extension SignInFlow {
         (phrase: "The SSL certificate error", meaning: "the client certificate presented failed verification"),
     ]
 
+    /// A `client-cert-required` failure; when the app has a certificate and
+    /// goes through a forward proxy, it says the set-up is the cause.
+    func clientCertificateFailure(_ evidence: String) -> FlowFailure {
+        guard configuration.clientCertificateThroughForwardProxy else {
+            return FlowFailure(mode: .clientCertRequired, evidence: evidence)
+        }
+        return FlowFailure(mode: .clientCertRequired, evidence: evidence
+            + "; the app has a client certificate, but it went to the forward proxy in front, which terminates TLS and "
+            + "cannot relay it: the certificate must be given to the tap in front (intact proxy --upstream-client-cert FILE.p12)")
+    }
+
     /// The failure an intermediary's own answer shows, or nil when `r` is not one.
     func intermediaryAnswer(_ r: Received) -> FlowFailure? {
         if let status = ProxyStatus(r.head.fields), let entry = status.error, let error = entry.error {
@@ -51,9 +62,8 @@ extension SignInFlow {
         guard [400, 495, 496].contains(r.status) else { return nil }
         let text = r.bodyText
         guard let answer = Self.gatewayCertificateAnswers.first(where: { text.contains($0.phrase) }) else { return nil }
-        return FlowFailure(mode: .clientCertRequired,
-                           evidence: "\(r.status) from a gateway, not the server: \"\(answer.phrase)\" (nginx's answer when "
-                               + "ssl_verify_client requires a client certificate and \(answer.meaning))")
+        return clientCertificateFailure("\(r.status) from a gateway, not the server: \"\(answer.phrase)\" (nginx's answer when "
+                                        + "ssl_verify_client requires a client certificate and \(answer.meaning))")
     }
 
     /// What the intermediary said about its failure: the first line of a
@@ -79,8 +89,8 @@ extension SignInFlow {
         let aboutClientCertificate = details.contains("client certificate") || details.contains("certificate required")
             || entry.alertID.map(Self.clientCertificateAlerts.contains) == true
         if error.hasPrefix("tls_") && aboutClientCertificate {
-            return FlowFailure(mode: .clientCertRequired,
-                               evidence: "\(answered): its upstream demanded a client certificate it did not have or did not accept (\(said))")
+            return clientCertificateFailure(
+                "\(answered): its upstream demanded a client certificate it did not have or did not accept (\(said))")
         }
         if r.request.step == .tokenExchange && ["connection_terminated", "http_response_incomplete"].contains(error) {
             return FlowFailure(mode: .resetTokenPost,

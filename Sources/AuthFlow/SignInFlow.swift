@@ -55,6 +55,11 @@ public struct SignInFlow: Sendable {
         /// intermediary's answer that its own TLS connection onward failed
         /// then points at a certificate that cannot cross it.
         public var holdsClientCertificate = false
+        /// The app presents a client certificate and reaches the server
+        /// through a forward proxy (`intact client --client-cert … --proxy …`):
+        /// a TLS-intercepting proxy can neither ask for nor relay it, so a
+        /// `client-cert-required` says where the certificate must go instead.
+        public var clientCertificateThroughForwardProxy = false
 
         /// What a mobile HTTP stack sends on every request unless told otherwise.
         public static let defaultRequestFields = [HTTPField(name: "Accept-Encoding", value: "gzip"),

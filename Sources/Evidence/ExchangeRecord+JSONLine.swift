@@ -84,6 +84,7 @@ extension ExchangeRecord {
                 json.double(at.millisecondsSince1970)
             }
             json.member("tlsVersion", ifPresent: connection.tlsVersion)
+            json.member("received", ifPresent: connection.received)
             json.closeObject()
         }
         json.closeObject()

@@ -4,9 +4,16 @@
 /// `"type":"exchange"`.
 ///
 /// `version` changes whenever a reader of the previous version could
-/// misread a line; readers reject other versions with a clear error.
+/// misread a line; readers read every version in `readable` and reject
+/// others with a clear error.
+///
+/// Version 2 adds the connection outcome `unreadable-request` with
+/// `received`, and the header's `origin`; a version 1 file is read as it is
+/// (it has neither).
 public enum RecordingFormat {
-    public static let version = 1
+    public static let version = 2
+    /// The versions this build reads: every one up to `version`.
+    public static let readable = 1...version
 
     /// The `type` value of each kind of line.
     enum LineType: String, Codable {

@@ -19,11 +19,15 @@ public struct RecordingHeader: Codable, Hashable, Sendable {
     /// How every digest of message content in the records was taken.
     public var digests: Digests
     public var started: Timestamp
+    /// The origin a server-side recording stands for (`https://appian.example:443`):
+    /// a reverse tap's upstream, the mock server's external URL. Nil for a
+    /// forward tap (it carries any origin) and in format 1 files.
+    public var origin: String?
 
     /// - Parameter digests: by default what `redaction` digests message content with.
     public init(format: Int = RecordingFormat.version, tool: String = "intact", toolVersion: String, tap: String,
                 mode: String, options: [String: String] = [:], redaction: RedactionPolicy = RedactionPolicy(),
-                digests: Digests? = nil, started: Timestamp = .now()) {
+                digests: Digests? = nil, started: Timestamp = .now(), origin: String? = nil) {
         self.format = format
         self.tool = tool
         self.toolVersion = toolVersion
@@ -33,6 +37,7 @@ public struct RecordingHeader: Codable, Hashable, Sendable {
         self.redaction = redaction
         self.digests = digests ?? Digests(redaction.digests)
         self.started = started
+        self.origin = origin
     }
 
     /// The algorithm of a recording's head, body, trailer and relayed-stream
@@ -66,7 +71,7 @@ public struct RecordingHeader: Codable, Hashable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case format, tool, toolVersion, tap, mode, options, redaction, digests, started
+        case format, tool, toolVersion, tap, mode, options, redaction, digests, started, origin
     }
 
     public init(from decoder: Decoder) throws {
@@ -80,5 +85,6 @@ public struct RecordingHeader: Codable, Hashable, Sendable {
         redaction = try container.decode(RedactionPolicy.self, forKey: .redaction)
         digests = try container.decodeIfPresent(Digests.self, forKey: .digests) ?? .unkeyed
         started = try container.decode(Timestamp.self, forKey: .started)
+        origin = try container.decodeIfPresent(String.self, forKey: .origin)
     }
 }

@@ -21,7 +21,7 @@ enum RecordingLine: Decodable {
         switch try container.decode(RecordingFormat.LineType.self, forKey: .type) {
         case .header:
             let format = try container.decode(Int.self, forKey: .format)
-            guard format == RecordingFormat.version else { throw UnsupportedFormat(found: format) }
+            guard RecordingFormat.readable.contains(format) else { throw UnsupportedFormat(found: format) }
             self = .header(try RecordingHeader(from: decoder))
         case .exchange:
             self = .exchange(try ExchangeRecord(from: decoder))

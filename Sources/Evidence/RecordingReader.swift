@@ -47,7 +47,7 @@ public enum RecordingReadError: Error, Hashable, Sendable, CustomStringConvertib
         case .empty(let path): return "\(path): empty recording (no complete line)"
         case .missingHeader(let path, let reason): return "\(path):1: not an Intact recording: \(reason)"
         case .unsupportedFormat(let path, let found, let supported):
-            return "\(path):1: recording format version \(found) is not supported by this build (it reads version \(supported))"
+            return "\(path):1: recording format version \(found) is not supported by this build (it reads versions 1 to \(supported))"
         case .malformedLine(let path, let line, let reason): return "\(path):\(line): malformed record: \(reason)"
         }
     }

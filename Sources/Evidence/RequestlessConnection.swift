@@ -19,6 +19,14 @@ public struct RequestlessConnection: Codable, Hashable, Sendable {
         /// ClientHello (a client rejecting the certificate, a protocol
         /// mismatch), or on bytes that are not TLS (plain HTTP to a TLS port).
         case handshakeFailed = "handshake-failed"
+        /// The peer sent bytes that are no HTTP request (an HTTP/0.9
+        /// `GET /`, an unparseable request line): answered 400 and closed;
+        /// `received` quotes what came.
+        case unreadableRequest = "unreadable-request"
+        /// A passthrough tunnel (`--passthrough`, or a host outside
+        /// `--intercept`): relayed untouched, its CONNECT and byte counts
+        /// recorded, no request seen.
+        case tunnel
 
         public var description: String {
             switch self {
@@ -26,6 +34,8 @@ public struct RequestlessConnection: Codable, Hashable, Sendable {
             case .reset: return "reset"
             case .handshakeOnly: return "TLS handshake, no request"
             case .handshakeFailed: return "TLS handshake failed"
+            case .unreadableRequest: return "unreadable request, answered 400"
+            case .tunnel: return "tunnelled untouched"
             }
         }
     }
@@ -37,12 +47,17 @@ public struct RequestlessConnection: Codable, Hashable, Sendable {
     public var at: Timestamp?
     /// The TLS version, when a handshake completed.
     public var tlsVersion: String?
+    /// What the peer sent, quoted (`GET /`; bytes outside printable ASCII as
+    /// `\xNN`), for an `unreadable-request`.
+    public var received: String?
 
-    public init(outcome: Outcome, peer: String? = nil, at: Timestamp? = nil, tlsVersion: String? = nil) {
+    public init(outcome: Outcome, peer: String? = nil, at: Timestamp? = nil, tlsVersion: String? = nil,
+                received: String? = nil) {
         self.outcome = outcome
         self.peer = peer
         self.at = at
         self.tlsVersion = tlsVersion
+        self.received = received
     }
 
     /// The event a record stands for: its `connection` value, else (a
@@ -51,6 +66,8 @@ public struct RequestlessConnection: Codable, Hashable, Sendable {
     /// carried a message, and for the client's: a request the client could
     /// not send is still an exchange of the app, failed.
     public static func of(_ record: ExchangeRecord) -> RequestlessConnection? {
+        // A tunnel's record holds the CONNECT that opened it (its target) and nothing the app sent inside.
+        if let event = record.connection, event.outcome == .tunnel { return event }
         guard !record.legs.contains(where: { $0.request != nil || $0.response != nil }) else { return nil }
         if var event = record.connection {
             // A peer that spoke, but not TLS (plain HTTP to a TLS port), was recorded as "closed"

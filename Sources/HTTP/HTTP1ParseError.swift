@@ -12,7 +12,8 @@ public enum HTTP1ParseError: Error, Hashable, Sendable, CustomStringConvertible 
 
     // Start line.
     case startLineTooLong(limit: Int)
-    case invalidRequestLine
+    /// The line as received (`quoted`): not three parts split by single spaces.
+    case invalidRequestLine(String)
     case invalidMethod(String)
     case invalidRequestTarget(String)
     case invalidVersion(String)
@@ -54,6 +55,26 @@ public enum HTTP1ParseError: Error, Hashable, Sendable, CustomStringConvertible 
     /// (a slow client, Slowloris): answered 408.
     case headTimeout(seconds: Int)
 
+    /// The most characters of a received line an error quotes.
+    public static let quotedLimit = 200
+
+    /// `bytes` as text for an error: printable ASCII as it is, anything else
+    /// (control bytes, non-ASCII, a quote or backslash) as `\xNN`, at most
+    /// `quotedLimit` characters (then `…`).
+    public static func quoted<Bytes: Collection>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+        var text = ""
+        for byte in bytes {
+            if text.count >= quotedLimit { return text + "…" }
+            if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+                text.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                text += "\\x" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return text
+    }
+
     /// The status a server answers a request that has this problem.
     public var status: Int {
         switch self {
@@ -70,7 +91,12 @@ public enum HTTP1ParseError: Error, Hashable, Sendable, CustomStringConvertible 
     public var reason: String {
         switch self {
         case .startLineTooLong(let limit): return "start line longer than \(limit) bytes"
-        case .invalidRequestLine: return "request line is not `method SP target SP version`"
+        case .invalidRequestLine(let line):
+            // `GET /`: an HTTP/0.9 request (some appliances' default monitors send one).
+            let parts = line.split(separator: " ", omittingEmptySubsequences: false)
+            let hint = parts.count == 2 && !parts[0].isEmpty && parts[1].hasPrefix("/")
+                ? " (an HTTP/0.9 request: HTTP/1.0 or later is needed)" : ""
+            return "request line \"\(line)\" is not `method SP target SP version`\(hint)"
         case .invalidMethod(let m): return "method \"\(m)\" is not a token"
         case .invalidRequestTarget(let t): return "request target \"\(t)\" is invalid for its method"
         case .invalidVersion(let v): return "\"\(v)\" is not an HTTP version"

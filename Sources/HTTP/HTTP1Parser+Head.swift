@@ -51,12 +51,12 @@ extension HTTP1Parser {
         // The three parts between the first two spaces, cut in place (no array of parts).
         guard let firstSpace = line.firstIndex(of: HTTP1Grammar.space),
               let secondSpace = line[(firstSpace + 1)...].firstIndex(of: HTTP1Grammar.space) else {
-            throw .invalidRequestLine
+            throw .invalidRequestLine(HTTP1ParseError.quoted(line))
         }
         let methodBytes = line[..<firstSpace], targetBytes = line[(firstSpace + 1)..<secondSpace]
         let versionBytes = line[(secondSpace + 1)...]
         guard !methodBytes.isEmpty, !targetBytes.isEmpty,
-              !versionBytes.contains(HTTP1Grammar.space) else { throw .invalidRequestLine }
+              !versionBytes.contains(HTTP1Grammar.space) else { throw .invalidRequestLine(HTTP1ParseError.quoted(line)) }
         let version = try parseVersion(versionBytes)
         guard let method = HTTP1Grammar.tokenText(methodBytes) else { throw .invalidMethod(HTTP1Grammar.text(methodBytes)) }
         let target = try HTTP1RequestTarget(parsing: targetBytes, method: method)

@@ -60,6 +60,8 @@ public final class HTTP2ConnectionLayer {
         case write([UInt8])
         /// Server: a request head opened a stream; `endsWithHead`: the request has no body.
         case requestHead(HTTP2StreamID, HTTPRequestHead, decodedFields: [HTTPField], endsWithHead: Bool)
+        /// Server role: a request refused before it became a stream (`HTTP2Event.requestRefused`).
+        case requestRefused(HTTP2StreamID, HTTPRequestHead?, reason: String)
         /// Client: an interim (1xx) response on an open stream.
         case interimResponse(HTTP2StreamID, HTTPResponseHead, decodedFields: [HTTPField])
         /// Client: the final response head on an open stream.
@@ -275,6 +277,8 @@ public final class HTTP2ConnectionLayer {
             }
             streams.updateValue(StreamProgress(), forKey: id)
             return .requestHead(id, head, decodedFields: decodedFields, endsWithHead: endsWithHead)
+        case .requestRefused(let id, let head, let reason):
+            return .requestRefused(id, head, reason: reason)
         case .interimResponse(let id, let head, let decodedFields):
             guard streams[id] != nil else { return nil }
             return .interimResponse(id, head, decodedFields: decodedFields)

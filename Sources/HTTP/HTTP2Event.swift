@@ -14,6 +14,13 @@ public enum HTTP2Event: Hashable, Sendable {
     /// the "exact head" digest); `head.fields` holds the regular fields only,
     /// with `cookie` crumbs kept as separate fields as received.
     case requestHead(stream: HTTP2StreamID, head: HTTPRequestHead, decodedFields: [HTTPField])
+    /// Server role: a request the session refused before it became one (its
+    /// header list went over `maxHeaderListSize`; RST_STREAM
+    /// ENHANCE_YOUR_CALM follows). `head` holds what was kept of it: the
+    /// pseudo-header fields and `intact-trace` (`HTTP2HeaderBlock`), nil
+    /// when they were not all there; `reason` says why. Nothing more is
+    /// reported for the stream.
+    case requestRefused(stream: HTTP2StreamID, head: HTTPRequestHead?, reason: String)
     /// Client role: an interim (1xx) response; the final response follows.
     case interimResponse(stream: HTTP2StreamID, head: HTTPResponseHead, decodedFields: [HTTPField])
     /// Client role: the final response's head (`:status` 200–599).

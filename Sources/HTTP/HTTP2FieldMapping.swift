@@ -17,7 +17,7 @@
 ///
 /// Receiving: nghttp2 has already validated the list (lowercase names, pseudo
 /// fields first and once, no connection-specific fields); this only splits it.
-enum HTTP2FieldMapping {
+public enum HTTP2FieldMapping {
     /// Lowercased names that never travel in HTTP/2: the hop-by-hop ones
     /// (`HopByHopFieldNames.fixed`) but `te`, which is handled apart, and
     /// `host`. A list, compared byte for byte (`HTTPField.hasName(lowercased:)`)
@@ -36,7 +36,7 @@ enum HTTP2FieldMapping {
     }
 
     /// The header list for a request head.
-    static func requestList(_ head: HTTPRequestHead) -> [HTTPField] {
+    public static func requestList(_ head: HTTPRequestHead) -> [HTTPField] {
         var list: [HTTPField] = []
         list.reserveCapacity(5 + head.fields.count)
         list.append(HTTPField(name: ":method", value: head.method))

@@ -33,23 +33,47 @@ struct HTTP2HeaderBlock {
         if stream != 0 { fields.reserveCapacity(lastCount) }
     }
 
+    /// The most fields a block over the limit keeps (`keptWhenTooLarge`).
+    static let keptLimit = 8
+
     /// Takes one decoded field of `stream`'s block: appends it, unless the
     /// block is another stream's (or untracked) or over `limit` already.
     /// Returns false when this field took the block over `limit` (its
-    /// fields are then dropped; the caller marks the stream). One call per
-    /// field, so the session's state is accessed once.
+    /// fields are then dropped, except the few `keptWhenTooLarge` names, so
+    /// the refusal can say which request it was; the caller marks the
+    /// stream). One call per field, so the session's state is accessed once.
     mutating func append(stream: HTTP2StreamID, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>,
                          limit: Int) -> Bool {
-        guard self.stream == stream, !tooLarge else { return true }
+        guard self.stream == stream else { return true }
         size += name.count + value.count + 32
+        if tooLarge {
+            keepIfNamed(name, value)
+            return true
+        }
         guard size <= limit else {
             tooLarge = true
-            fields = []
+            fields.removeAll { !HTTP2HeaderBlock.isKeptWhenTooLarge($0.name) }
+            keepIfNamed(name, value)
             return false
         }
         // A common name (most of them) is a `String` made once, not one per field.
         fields.append(HTTPField(name: CommonFieldNames.decoded(name) ?? String(latin1: name), value: String(latin1: value)))
         return true
+    }
+
+    /// True for the fields a block over the limit keeps: the pseudo-header
+    /// fields (the request's method, scheme, authority, path) and
+    /// `intact-trace` (what pairs the refused request with other taps').
+    static func isKeptWhenTooLarge(_ name: String) -> Bool {
+        name.hasPrefix(":") || name == "intact-trace"
+    }
+
+    /// Appends a field of a block over the limit when its name is kept, up to `keptLimit`.
+    private mutating func keepIfNamed(_ name: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) {
+        guard fields.count < HTTP2HeaderBlock.keptLimit, name.first == UInt8(ascii: ":") || name.count == 12 else { return }
+        let text = String(latin1: name)
+        guard HTTP2HeaderBlock.isKeptWhenTooLarge(text) else { return }
+        fields.append(HTTPField(name: text, value: String(latin1: value)))
     }
 
     /// Closes the block and hands its fields over (the array moves out; no copy).

@@ -233,7 +233,18 @@ extension HTTP2Session {
     private func headersReceived(stream id: HTTP2StreamID, endStream: Bool) {
         guard headerBlock.stream == id, let index = streams.index(forKey: id) else { return }
         guard !headerBlock.tooLarge else {
+            let size = headerBlock.size
+            let kept = headerBlock.take()
             headerBlock.begin(stream: 0, tooLarge: false)
+            let awaitingHead = withStream(at: index) { state in
+                if case .awaitingHead = state.inbound { true } else { false }
+            }
+            if role == .server && awaitingHead {
+                let pseudo = kept.filter { $0.name.hasPrefix(":") }
+                let head = pseudo.contains { $0.name == ":method" } ? HTTP2FieldMapping.requestHead(from: kept) : nil
+                emit(.requestRefused(stream: id, head: head, reason: "header list of \(size) bytes, larger than "
+                                     + "\(configuration.maxHeaderListSize): refused with RST_STREAM ENHANCE_YOUR_CALM"))
+            }
             deferred.append(.resetStream(id, .enhanceYourCalm))
             return
         }

@@ -32,8 +32,14 @@ enum ProxyCommand {
                 + "intermediaries that speak http:// to their backends)")
         let passthrough = Option.repeatable("passthrough", .string("HOST"),
                                             help: "tunnel this host without interception (*.domain allowed)")
+        let intercept = Option.repeatable(
+            "intercept", .string("HOST"),
+            help: "intercept only this host; tunnel (and record as tunnels) every other (*.domain allowed)")
         let upstreamCA = Option.optional("upstream-ca", .string("FILE"),
                                          help: "PEM file of the CAs upstream certificates must lead to (default: system store)")
+        let upstreamCAAdds = Option.flag(
+            "upstream-ca-adds",
+            help: "with --upstream-ca: trust the system store too, the file's CAs besides (a TLS-inspecting proxy's CA)")
         let insecureUpstream = Option.flag("insecure-upstream",
                                            help: "do not verify upstream certificates (recorded, and warned about)")
         let upstreamClientCertificate = Option.optional("upstream-client-cert", .string("FILE.p12"),
@@ -163,6 +169,11 @@ enum ProxyCommand {
         }
         if case .forward = configuration.mode { configuration.localSite = try CAPage(authority: authority) }
         configuration.passthroughHosts = arguments[options.passthrough]
+        configuration.interceptHosts = arguments[options.intercept]
+        if !configuration.interceptHosts.isEmpty, configuration.mode.isReverse {
+            throw UsageError("--intercept is for forward mode (a reverse proxy intercepts its one upstream)",
+                             path: arguments.path)
+        }
         configuration.tap = arguments[options.tap]
         configuration.toolVersion = IntactVersion.string
         configuration.loopCount = arguments[options.loops]
@@ -177,7 +188,9 @@ enum ProxyCommand {
             guard !insecure else {
                 throw UsageError("--upstream-ca and --insecure-upstream contradict each other", path: arguments.path)
             }
-            configuration.upstreamVerification = .caFile(caFile)
+            configuration.upstreamVerification = arguments[options.upstreamCAAdds] ? .systemStoreAndCAFile(caFile) : .caFile(caFile)
+        } else if arguments[options.upstreamCAAdds] {
+            throw UsageError("--upstream-ca-adds needs --upstream-ca FILE", path: arguments.path)
         } else if insecure {
             configuration.upstreamVerification = .insecure
             context.standardError.line("intact proxy: WARNING: upstream certificates are NOT verified (--insecure-upstream); "

@@ -78,7 +78,8 @@ enum ServerCommand {
         let configuration = try hostConfiguration(arguments, context)
         let recorder = try SignInOptions.recorder(arguments, options.recording, role: .server, mode: "server",
                                                   options: recordedOptions(arguments),
-                                                  keyDirectory: options.caDirectory.directory(arguments, context)) { note in
+                                                  keyDirectory: options.caDirectory.directory(arguments, context),
+                                                  origin: recordedOrigin(configuration)) { note in
             context.standardError.line("intact server: " + note)
         }
         let host = MockServerHost(configuration: configuration, recorder: recorder)
@@ -159,6 +160,15 @@ enum ServerCommand {
     }
 
     /// The options worth writing into the recording's header.
+    /// The origin the server's recording stands for: its external URL's, or
+    /// `https://` and the listen address when it follows the listener (nil
+    /// for port 0, known only once bound).
+    static func recordedOrigin(_ configuration: MockServerHost.Configuration) -> String? {
+        guard configuration.externalOriginFollowsListener else { return configuration.server.externalOrigin.description }
+        let address = configuration.listeningSocket?.localAddress ?? configuration.listenAddress
+        return address.port == 0 ? nil : "https://\(address)"
+    }
+
     private static func recordedOptions(_ arguments: ParsedArguments) -> [String: String] {
         let recorded: [any OptionDeclaring] = [
             options.listen, options.listenFD, options.externalURL, options.context, options.users,

@@ -59,13 +59,13 @@ enum SignInOptions {
     ///   - announce: told when the digest key was made now.
     static func recorder(_ arguments: ParsedArguments, _ options: RecordingGroup, role: ExchangeRecord.Leg.Role,
                          mode: String, options recorded: [String: String], keyDirectory: String,
-                         announce: (String) -> Void) throws -> TapRecorder? {
+                         origin: String? = nil, announce: (String) -> Void) throws -> TapRecorder? {
         guard let path = arguments[options.record] else { return nil }
         let redaction = try options.secrets.redaction(arguments, recordSecrets: arguments[options.recordSecrets],
                                                       keyDirectory: keyDirectory, announce: announce)
         let settings = TapRecorder.Settings(tap: arguments[options.tap], role: role, redaction: redaction,
                                             bodyStoreLimit: arguments[options.recordBodies])
         return try TapRecorder(path: path, settings: settings, toolVersion: IntactVersion.string, mode: mode,
-                               options: recorded)
+                               options: recorded, origin: origin)
     }
 }

@@ -21,6 +21,11 @@ enum VerifyCommand {
                                   default: "strict")
         let path = Option.optional("path", .list("TAP,...", expected: "tap names separated by commas"),
                                    help: "the taps in path order, client side first")
+        let origin = Option.optional(
+            "origin", .string("URL"),
+            help: "the origin the path verifies (https://HOST[:PORT]); exchanges to others are counted as "
+                + "\"other origins, not on this path\", never judged (default: the last recording's origin, "
+                + "when a forward tap is on the path)")
         let intermediary = Option.optional(
             "intermediary", .string("KIND"),
             help: "the product between the taps (\(IntermediaryKind.names.filter { $0 != IntermediaryKind.commandKindName }.joined(separator: ", "))): "
@@ -104,7 +109,8 @@ enum VerifyCommand {
         do {
             let policyName = arguments[options.policy]
             let policy = policyName == "strict" ? VerificationPolicy.strict : try VerificationPolicy.load(path: policyName)
-            let verifier = StreamingVerifier(Verifier.Configuration(policy: policy, path: arguments[options.path]),
+            let verifier = StreamingVerifier(Verifier.Configuration(policy: policy, path: arguments[options.path],
+                                                                    origin: arguments[options.origin]),
                                              options: streaming)
             report = try verifier.verify(paths: files, sink: json ? jsonStream : text, progress: progress.show,
                                          shouldStop: { stop.requested || deadline.map { Date() >= $0 } ?? false })

@@ -194,6 +194,10 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
             accept(stream)
         case .malformedRequest(let error, let answer, let wire):
             feed(.malformedRequest(error, answer: answer, wire: wire))
+        case .refusedStream(let streamID, let request, let reason):
+            let exchange = ExchangeID(connection: id, sequence: nextSequence)
+            nextSequence += 1
+            feed(.refusedStream(exchange, streamID: streamID, request: request, reason: reason))
         case .closed(let error):
             // A connection that handed the channel on (to a CONNECT's tunnel) closes unheard.
             guard case .http(let current) = owner, current === server else { return }
@@ -334,9 +338,11 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     }
 
     private func relay(to upstream: ByteChannel, serverStarted: Bool, leftover: [UInt8], target: UpstreamTarget) {
-        let relay = TunnelRelay(client: channel, server: upstream) { [self] error, _ in
+        let relay = TunnelRelay(client: channel, server: upstream,
+                                counting: runtime.layerSettings.value.recording.digests) { [self] error, traffic in
             feed(.tunnelClosed(upstream: ConnectionID(.upstream, upstream.id),
-                               error: error.map { .transport($0, at: .passthroughTunnel(to: target.authority)) }))
+                               error: error.map { .transport($0, at: .passthroughTunnel(to: target.authority)) },
+                               relayed: traffic.map { ($0.downstream, $0.upstream) }))
             finish()
         }
         owner = .relay(relay)

@@ -19,6 +19,11 @@ public enum DownstreamEvent: Sendable {
     /// answered with `answer` (the error's status, its reason as the body)
     /// unless a response was under way (nil), and closes the connection.
     case malformedRequest(HTTP1ParseError, answer: HTTPResponseHead?, wire: HeadDigest.WireForm?)
+    /// HTTP/2: the codec refused a request before it became a stream (its
+    /// header list over the limit; RST_STREAM ENHANCE_YOUR_CALM went out).
+    /// `request` is what was kept of its head (pseudo-header fields,
+    /// `Intact-Trace`); the connection goes on. The driver numbers it like a request.
+    case refusedStream(ExchangeID, streamID: Int, request: HTTPRequestHead?, reason: String)
     /// The CONNECT target answered the probe (a TCP connection the driver keeps
     /// for a passthrough tunnel).
     case connectTargetReached
@@ -31,8 +36,10 @@ public enum DownstreamEvent: Sendable {
     /// The client's first bytes were no ClientHello, or the TLS handshake
     /// with it failed (the alert went out).
     case tlsFailed(ProxyError)
-    /// A passthrough tunnel ended; `upstream` names its server connection when one was made.
-    case tunnelClosed(upstream: ConnectionID?, error: ProxyError?)
+    /// A passthrough tunnel ended; `upstream` names its server connection when
+    /// one was made; `relayed` is what it carried on each leg (nil when no relay ran).
+    case tunnelClosed(upstream: ConnectionID?, error: ProxyError?,
+                      relayed: (downstream: RelayedStreams, upstream: RelayedStreams)? = nil)
     /// The client connection closed (nil) or failed.
     case connectionClosed(ProxyError?)
     /// The HTTP connection that held the client's channel closed (nil) or

@@ -57,15 +57,27 @@ extension DownstreamLayer {
         recorder.traceID = nil
     }
 
-    /// A passthrough tunnel: the CONNECT and its 200 on the downstream leg,
-    /// with the TLS details the ClientHello showed (the session itself is
-    /// opaque to the proxy); the upstream leg names the server connection.
+    /// A passthrough tunnel: a connection record (exchange `dN.0`,
+    /// connection outcome `tunnel`), never an exchange, since the proxy saw
+    /// no request in it: the CONNECT and its 200 on the downstream leg (so
+    /// the target shows), with the TLS details the ClientHello showed (the
+    /// session itself is opaque to the proxy) and the bytes relayed each
+    /// way (`relayed`, counted and digested); the upstream leg names the
+    /// server connection and what it carried.
     func tunnelRecord(_ connect: PendingConnect, hello: ClientHelloSummary?, upstream: ConnectionID?,
+                      relayed: (downstream: RelayedStreams, upstream: RelayedStreams)?,
                       error: ProxyError?) -> ExchangeRecord {
-        var recorder = makeRecorder(connect.id, tls: hello.map { TLSDetails($0) })
+        var recorder = makeRecorder(ExchangeID(connection: id, sequence: 0), tls: hello.map { TLSDetails($0) })
         Self.recordConnect(connect, into: &recorder)
-        if let upstream { recorder.beginUpstream(connection: upstream, tls: nil) }
-        return recorder.finish(error: error)
+        recorder.downstream.relayed = relayed?.downstream
+        if let upstream {
+            recorder.beginUpstream(connection: upstream, tls: nil)
+            recorder.upstream?.relayed = relayed?.upstream
+        }
+        let time = recorder.now
+        var record = recorder.finish(error: error)
+        record.connection = RequestlessConnection(outcome: .tunnel, peer: peer, at: time)
+        return record
     }
 
     /// A request the codec rejected: no request on the leg, only the codec's
@@ -80,6 +92,40 @@ extension DownstreamLayer {
             recorder.downstream.response.recordEnd(trailers: nil, at: time)
         }
         return recorder.finish(error: problem)
+    }
+
+    /// An HTTP/2 request the codec refused (its header list over the limit,
+    /// reset with ENHANCE_YOUR_CALM): an exchange record, as the HTTP/1.1
+    /// 431 is, with what was kept of the request (pseudo-header fields and
+    /// `Intact-Trace`, marked incomplete) and the refusal, so verification
+    /// reports a request the client sent and the server never got.
+    func refusedStreamRecord(_ exchange: ExchangeID, streamID: Int, request: HTTPRequestHead?,
+                             problem: ProxyError) -> ExchangeRecord {
+        var recorder = makeRecorder(exchange, tls: currentTLS)
+        recorder.downstream.streamID = streamID
+        if let request {
+            recorder.downstream.request.recordRequest(request, wire: .http2(fields: HTTP2FieldMapping.requestList(request)),
+                                                      connectionScheme: currentTLS == nil ? "http" : "https",
+                                                      at: recorder.now)
+            recorder.traceID = ExchangeRecord.traceID(in: request.fields)
+        }
+        return recorder.finish(error: problem)
+    }
+
+    /// Bytes that are no request (an HTTP/0.9 `GET /`, an unparseable
+    /// request line), answered `answered` (400) and closed: a connection
+    /// event (`unreadable-request`) quoting what came, since no request
+    /// crossed; the failure says why and what the client was told.
+    func unreadableRequestRecord(_ exchange: ExchangeID, received: String, answered: Int?,
+                                 problem: ProxyError) -> ExchangeRecord {
+        var recorder = makeRecorder(exchange, tls: currentTLS)
+        let time = recorder.now
+        var failure = problem
+        if let answered { failure.failure.message += "; answered \(answered)" }
+        var record = recorder.finish(error: failure)
+        record.connection = RequestlessConnection(outcome: .unreadableRequest, peer: peer, at: time,
+                                            tlsVersion: record.legs.first?.tls?.version, received: received)
+        return record
     }
 
     private func makeRecorder(_ exchange: ExchangeID, tls: TLSDetails?) -> ExchangeRecorder {
@@ -103,5 +149,22 @@ extension TLSDetails {
     /// only, as sent (escaped), and what is wrong with it if anything.
     init(_ hello: ClientHelloSummary) {
         self.init(sni: hello.escapedServerNameSent, sniIssue: hello.serverNameIssue)
+    }
+}
+
+extension HTTP1ParseError {
+    /// What the client sent, quoted, when the error is in the request line
+    /// itself, so no request could be read at all (an HTTP/0.9 `GET /`, a
+    /// binary probe, a line that never ended); nil when a request line was
+    /// read and something later was wrong (those are refused requests,
+    /// recorded as exchanges).
+    var unreadableRequestLine: String? {
+        switch self {
+        case .invalidRequestLine(let line): return line
+        case .invalidMethod(let method): return HTTP1ParseError.quoted(method.utf8)
+        case .invalidVersion(let version), .unsupportedVersion(let version): return HTTP1ParseError.quoted(version.utf8)
+        case .startLineTooLong(let limit): return "(a line longer than \(limit) bytes)"
+        default: return nil
+        }
     }
 }

@@ -8,6 +8,10 @@ public struct ProxyLayerSettings: Sendable {
     /// Hosts tunnelled without interception (`--passthrough`), lowercased;
     /// `*.example.com` matches every name under example.com.
     public var passthroughHosts: [String]
+    /// When not empty, the only hosts intercepted (`--intercept`, the
+    /// inverse of `passthroughHosts`, as mitmproxy's `allow_hosts`): every
+    /// other CONNECT is tunnelled. Same patterns, lowercased.
+    public var interceptHosts: [String]
     /// Refuses targets that are the proxy itself.
     public var loopGuard: LoopGuard
     /// Add-ons whose hooks every exchange runs through, in order.
@@ -18,22 +22,36 @@ public struct ProxyLayerSettings: Sendable {
     /// Reverse mode: the client leg is plain HTTP (`--listen-plain`), no TLS to peek at.
     public var listenPlain: Bool
 
-    public init(mode: ProxyMode, passthroughHosts: [String] = [], loopGuard: LoopGuard,
+    public init(mode: ProxyMode, passthroughHosts: [String] = [], interceptHosts: [String] = [], loopGuard: LoopGuard,
                 addons: [any ProxyAddon] = [], recording: RecordingSettings, localSite: (any LocalSite)? = nil,
                 listenPlain: Bool = false) {
         self.localSite = localSite
         self.listenPlain = listenPlain
         self.mode = mode
         self.passthroughHosts = passthroughHosts.map(HTTPField.lowercaseASCII)
+        self.interceptHosts = interceptHosts.map(HTTPField.lowercaseASCII)
         self.loopGuard = loopGuard
         self.addons = addons
         self.recording = recording
     }
 
-    /// True when `host` is to be tunnelled untouched.
+    /// True when `host` is to be tunnelled untouched (`passthroughHosts`).
     func isPassthrough(_ host: String) -> Bool {
-        let host = HTTPField.lowercaseASCII(host)
-        return passthroughHosts.contains { pattern in
+        ProxyLayerSettings.matches(HTTPField.lowercaseASCII(host), passthroughHosts)
+    }
+
+    /// True when a CONNECT to `connectHost` whose ClientHello asks for
+    /// `serverName` is tunnelled: either name is a passthrough host, or
+    /// `interceptHosts` is given and names neither.
+    func tunnels(serverName: String, connectHost: String) -> Bool {
+        if isPassthrough(serverName) || isPassthrough(connectHost) { return true }
+        guard !interceptHosts.isEmpty else { return false }
+        return ![serverName, connectHost].contains { ProxyLayerSettings.matches(HTTPField.lowercaseASCII($0), interceptHosts) }
+    }
+
+    /// True when a pattern names `host` (lowercased): itself, or `*.domain` for every name under domain.
+    private static func matches(_ host: String, _ patterns: [String]) -> Bool {
+        patterns.contains { pattern in
             pattern.hasPrefix("*.") ? host.hasSuffix(pattern.dropFirst()) : host == pattern
         }
     }
@@ -172,6 +190,11 @@ public struct DownstreamLayer {
             handle(event, of: exchange, io)
         case let .malformedRequest(error, answer, wire):
             malformedRequest(error, answer: answer, wire: wire, io)
+        case let .refusedStream(exchange, streamID, request, reason):
+            lastSequence = max(lastSequence, exchange.sequence)
+            let problem = ProxyError(.protocolError, at: .downstreamRequest, reason, status: .httpRequestError)
+            io.perform(.record(annotated(refusedStreamRecord(exchange, streamID: streamID, request: request,
+                                                             problem: problem))))
         case .connectTargetReached:
             guard case .probing(let connect) = phase else { return }
             phase = .peeking(connect)
@@ -209,10 +232,10 @@ public struct DownstreamLayer {
             phase = .closed
             io.perform(.record(annotated(connectionRecord(connect: connect, hello: hello, error: problem))))
             io.perform(.close)
-        case let .tunnelClosed(upstream, problem):
+        case let .tunnelClosed(upstream, problem, relayed):
             guard case .tunnelling(let connect, let hello) = phase else { return }
             phase = .closed
-            io.perform(.record(tunnelRecord(connect, hello: hello, upstream: upstream, error: problem)))
+            io.perform(.record(tunnelRecord(connect, hello: hello, upstream: upstream, relayed: relayed, error: problem)))
         case .connectionClosed(let problem):
             connectionClosed(problem, io)
         case .clientConnectionEnded(let error):
@@ -298,8 +321,8 @@ public struct DownstreamLayer {
                                                expectsContinue: expectsContinue)
         let context = ExchangeHookContext(id: exchange, request: head, target: route, tap: settings.recording.tap)
         let hooks = settings.addons.compactMap { $0.hook(for: context) }
-        startFlow(ExchangeFlow(id: exchange, target: route, client: client, hooks: hooks, settings: settings.recording),
-                  io) { $0.start(head, wire: wire, io) }
+        startFlow(ExchangeFlow(id: exchange, target: route, client: client, hooks: hooks, settings: settings.recording,
+                               suppliesAuthority: settings.mode.isReverse), io) { $0.start(head, wire: wire, io) }
     }
 
     /// A request for the proxy's own pages: its flow has the site's hook
@@ -344,7 +367,7 @@ public struct DownstreamLayer {
         }
         // Forward mode: the name the client asked for when it is a host name, else the CONNECT's host.
         let name = hello.serverName ?? connect.target.host
-        if settings.isPassthrough(name) || settings.isPassthrough(connect.target.host) {
+        if settings.tunnels(serverName: name, connectHost: connect.target.host) {
             phase = .tunnelling(connect, hello: hello)
             io.perform(.openTunnel(connect.target))
             return
@@ -406,9 +429,16 @@ public struct DownstreamLayer {
         let problem = ProxyError(.protocolError, at: .downstreamRequest, error.reason, status: .httpRequestError)
         lastSequence += 1
         let exchange = ExchangeID(connection: id, sequence: lastSequence)
-        let record = annotated(malformedRecord(exchange, error: error,
+        let record: ExchangeRecord
+        if let received = error.unreadableRequestLine {
+            // No request at all (an HTTP/0.9 `GET /`, bytes that are no request line): a connection event.
+            record = annotated(unreadableRequestRecord(exchange, received: received, answered: answer?.status,
+                                                       problem: problem))
+        } else {
+            record = annotated(malformedRecord(exchange, error: error,
                                                answer: answer.flatMap { head in wire.map { (head, $0) } },
                                                problem: problem))
+        }
         io.perform(.record(record))
         io.perform(.close)
     }

@@ -62,7 +62,7 @@ extension ExchangeFlow {
                                 status: .proxyConfigurationError), status: 502, io)
                 return
             }
-            let shaped = HopByHop.shapeRequest(head, for: target)
+            let shaped = HopByHop.shapeRequest(head, for: target, supplyingAuthority: suppliesAuthority)
             // An extended CONNECT's stream carries the tunnel's bytes once the upstream accepted it.
             let framing = shaped.isExtendedConnect ? .tunnel : UpstreamFraming.framing(of: shaped, clientFraming: clientFraming)
             upstream = .opening

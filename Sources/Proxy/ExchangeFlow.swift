@@ -109,6 +109,9 @@ public struct ExchangeFlow {
     public let target: UpstreamTarget?
     /// The scheme recorded for the client's origin-form requests.
     let clientScheme: String
+    /// A request that names no authority goes upstream with the target's
+    /// (`HopByHop.shapeRequest`): a reverse proxy's flows.
+    let suppliesAuthority: Bool
     /// The client's HTTP/1.1 request asked to switch protocols (`Upgrade`
     /// named in `Connection`): a 101 may answer it. Set by `start`.
     var upgradeRequested = false
@@ -199,9 +202,10 @@ public struct ExchangeFlow {
     /// next, or `refuse(_:wire:status:error:)` for a request that goes nowhere.
     /// `client` is consumed: its TLS details move into the downstream leg.
     public init(id: ExchangeID, target: UpstreamTarget?, client: consuming ClientStream, hooks: [any ExchangeHook],
-                settings: RecordingSettings) {
+                settings: RecordingSettings, suppliesAuthority: Bool = false) {
         self.id = id
         self.target = target
+        self.suppliesAuthority = suppliesAuthority
         self.hooks = hooks
         hooksOnlyWatch = hooks.allSatisfy(\.onlyWatches)
         clock = settings.clock

@@ -120,16 +120,23 @@ enum HopByHop {
 
     /// The request as it goes to `target`: origin form (absolute form is for
     /// proxies), the target's scheme, connection-specific fields removed.
-    /// No authority is made up: a request that carried none (an HTTP/1.0
-    /// request without `Host`) goes on without one (RFC 9113 §8.3.1 allows
-    /// an HTTP/2 request without `:authority`).
+    /// A request that carried no authority (an HTTP/1.0 request without
+    /// `Host`, as HAProxy's `option httpchk` sends) gets the target's
+    /// (`hostField`) when `supplyingAuthority` (a reverse proxy knows its
+    /// upstream's name, as nginx sends `Host: $proxy_host`): an HTTP/2
+    /// upstream sees it as `:authority`, an HTTP/1.x one as `Host` (the
+    /// client codec writes it from the authority). Otherwise none is made up.
     /// An HTTP/1.1 request asking to switch protocols keeps `Upgrade` and
     /// `Connection: upgrade` (an HTTP/2 upstream leg drops both itself).
-    static func shapeRequest(_ head: HTTPRequestHead, for target: UpstreamTarget) -> HTTPRequestHead {
+    static func shapeRequest(_ head: HTTPRequestHead, for target: UpstreamTarget,
+                             supplyingAuthority: Bool = false) -> HTTPRequestHead {
         // Only what differs is changed, so a head already in shape shares its storage.
         var shaped = head
         if shaped.targetForm == .absolute { shaped.targetForm = .origin }
         if shaped.scheme != target.scheme.rawValue { shaped.scheme = target.scheme.rawValue }
+        if supplyingAuthority, shaped.authority == nil, !shaped.fields.contains("host"), head.method != "CONNECT" {
+            shaped.authority = target.hostField
+        }
         if let fields = stripped(head.fields, keepingUpgrade: upgradeToken(head.fields, version: head.version)) {
             shaped.fields = fields
         }

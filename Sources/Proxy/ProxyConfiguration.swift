@@ -11,6 +11,9 @@ public struct ProxyConfiguration: Sendable {
         case systemStore
         /// The certificates in this PEM file (`--upstream-ca`).
         case caFile(String)
+        /// The system's roots and the certificates in this PEM file
+        /// (`--upstream-ca FILE --upstream-ca-adds`: a TLS-inspecting proxy's CA besides the public ones).
+        case systemStoreAndCAFile(String)
         /// No check at all (`--insecure-upstream`); the outcome is still recorded.
         case insecure
     }
@@ -62,6 +65,9 @@ public struct ProxyConfiguration: Sendable {
     public var authority: CertificateAuthority
     /// Hosts tunnelled without interception (forward mode).
     public var passthroughHosts: [String] = []
+    /// When not empty, the only hosts intercepted (forward mode, `--intercept`):
+    /// every other CONNECT is tunnelled and recorded as a tunnel.
+    public var interceptHosts: [String] = []
     public var upstreamVerification: UpstreamVerification = .systemStore
     /// Presented when an upstream asks for a client certificate.
     public var upstreamClientIdentity: TLSIdentity?
@@ -108,6 +114,13 @@ public struct ProxyConfiguration: Sendable {
         self.authority = authority
     }
 
+    /// The origin the recording stands for (the header's `origin`): a
+    /// reverse proxy's upstream; nil in forward mode, which carries any.
+    public var recordedOrigin: String? {
+        guard case .reverse(let upstream) = mode else { return nil }
+        return upstream.description
+    }
+
     /// The options that shape what was recorded, for the recording header.
     public var recordedOptions: [String: String] {
         var options = ["listen": "\(listenHost):\(listenPort)", "mode": mode.description,
@@ -116,6 +129,7 @@ public struct ProxyConfiguration: Sendable {
         switch upstreamVerification {
         case .systemStore: options["upstreamVerification"] = "system"
         case .caFile(let path): options["upstreamVerification"] = "ca-file:\(path)"
+        case .systemStoreAndCAFile(let path): options["upstreamVerification"] = "system+ca-file:\(path)"
         case .insecure: options["upstreamVerification"] = "insecure"
         }
         if let upstreamProxy {
@@ -124,6 +138,7 @@ public struct ProxyConfiguration: Sendable {
         }
         if !allowedClients.isEmpty { options["allow"] = allowedClients.ranges.map(\.description).joined(separator: ",") }
         if !passthroughHosts.isEmpty { options["passthrough"] = passthroughHosts.joined(separator: ",") }
+        if !interceptHosts.isEmpty { options["intercept"] = interceptHosts.joined(separator: ",") }
         if let recording { options["recordBodies"] = String(recording.bodyStoreLimit) }
         if let identity = upstreamClientIdentity { options["upstreamClientCertificate"] = identity.subject }
         for addon in addons {

@@ -15,6 +15,12 @@ extension ProxyError {
             return ProxyError(.reset, at: location, message, status: .connectionTerminated)
         case .tlsHandshake(let tls), .tls(let tls):
             let certificate: Set<TLSError.Kind> = [.peerCertificateUntrusted, .hostNameMismatch, .certificateRejectedByPeer]
+            var message = message
+            if tls.kind == .peerCertificateUntrusted, location.side == .upstream {
+                // The likely cause and what to do: a TLS-inspecting proxy (or a private CA) between the tap and the server.
+                message += "; if a TLS-inspecting proxy or a private CA issued it, trust that CA with --upstream-ca FILE "
+                    + "(with --upstream-ca-adds to keep the system store too)"
+            }
             return ProxyError(.tls, at: location, message,
                               status: certificate.contains(tls.kind) ? .tlsCertificateError : .tlsProtocolError)
         case .timeout(let what):

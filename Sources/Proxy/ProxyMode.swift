@@ -22,6 +22,12 @@ public enum ProxyMode: Hashable, Sendable, CustomStringConvertible {
         self = .reverse(target)
     }
 
+    /// True in reverse mode: every request goes to the one upstream it names.
+    public var isReverse: Bool {
+        if case .reverse = self { return true }
+        return false
+    }
+
     /// `forward` or `reverse:https://host:port`, as the recording header names it.
     public var description: String {
         switch self {

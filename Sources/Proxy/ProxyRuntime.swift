@@ -47,7 +47,7 @@ final class ProxyRuntime: Sendable {
             let header = RecordingHeader(toolVersion: configuration.toolVersion, tap: configuration.tap,
                                          mode: ProxyRuntime.modeName(configuration.mode),
                                          options: configuration.recordedOptions,
-                                         redaction: recording.redaction)
+                                         redaction: recording.redaction, origin: configuration.recordedOrigin)
             do {
                 writer = try RecordingWriter(path: recording.path, header: header, replacing: recording.replacing,
                                              queueLimit: recording.queueLimit)
@@ -116,6 +116,7 @@ final class ProxyRuntime: Sendable {
         let recording = RecordingSettings(tap: configuration.tap, redaction: redaction,
                                           bodyStoreLimit: configuration.recording?.bodyStoreLimit ?? 0)
         return SharedLayerSettings(ProxyLayerSettings(mode: configuration.mode, passthroughHosts: configuration.passthroughHosts,
+                                                      interceptHosts: configuration.interceptHosts,
                                                       loopGuard: loopGuard, addons: addons, recording: recording,
                                                       localSite: configuration.localSite,
                                                       listenPlain: configuration.listenPlain))

@@ -52,6 +52,7 @@ final class TLSContexts: Sendable {
         switch verification {
         case .systemStore: check = .verify(.systemStore)
         case .caFile(let path): check = .verify(.caFile(path))
+        case .systemStoreAndCAFile(let path): check = .verify(.systemStoreAndCAFile(path))
         case .insecure: check = .insecureNoVerification
         }
         var configuration = TLSClientConfiguration(verification: check, identity: clientIdentity)

@@ -70,6 +70,7 @@ public final class ClientRunner: @unchecked Sendable {
         }
         var flowConfiguration = configuration.flow
         flowConfiguration.holdsClientCertificate = configuration.clientIdentity != nil
+        flowConfiguration.clientCertificateThroughForwardProxy = configuration.proxy != nil && configuration.clientIdentity != nil
         flow = SignInFlow(configuration: flowConfiguration)
     }
 

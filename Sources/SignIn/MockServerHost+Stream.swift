@@ -67,8 +67,11 @@ extension MockServerHost {
                 let wire = try stream.sendHead(response.head)
                 exchange.sentResponseHead(response.head, wire: wire, storeLimit: host.recorder?.settings.bodyStoreLimit ?? 0,
                                           now: .now())
-                try stream.sendBody(response.body)
-                exchange.sentResponseBody(response.body)
+                // A HEAD's answer carries no body (the stream drops it): recorded as sent.
+                if request.head.method != "HEAD" {
+                    try stream.sendBody(response.body)
+                    exchange.sentResponseBody(response.body)
+                }
                 try stream.sendEnd()
             } catch {
                 record(responseComplete: false, error: error.recordedFailure(at: "server response"))

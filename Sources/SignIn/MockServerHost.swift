@@ -170,6 +170,15 @@ public final class MockServerHost: Sendable {
                             tls: connection.channel.tlsInfo.map { TLSDetails($0) }, request: nil, response: response,
                             error: ExchangeRecord.Failure(kind: .protocolError, location: "server HTTP/1.1 request",
                                                           message: "\(error.status) \(error.reason)"))
+        case .refusedStream(let streamID, let request, let reason):
+            // An HTTP/2 request refused before it became one (header list too large): a failed exchange here.
+            exchangeFinished()
+            let what = request.map { " (\($0.method) \($0.path))" } ?? ""
+            recorder?.record(traceID: request.flatMap { ExchangeRecord.traceID(in: $0.fields) }, step: nil,
+                             connectionID: connectionID, streamID: streamID,
+                             tls: connection.channel.tlsInfo.map { TLSDetails($0) }, request: nil, response: nil,
+                             error: ExchangeRecord.Failure(kind: .protocolError, location: "server HTTP/2 request",
+                                                           message: "request" + what + ": " + reason))
         case .closed(.tlsHandshake(let error)?):
             // A refused handshake (no client certificate, an untrusted one) is a connection event with its
             // failure, peer and time, as a proxy records one: verify pairs it with the exchange it broke.

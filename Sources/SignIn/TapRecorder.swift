@@ -42,11 +42,12 @@ public final class TapRecorder: Sendable {
     /// - Parameters:
     ///   - mode: how the tap ran (`server`, `client`), for the header.
     ///   - options: the options that shaped the run, as given, for the header.
+    ///   - origin: the origin a server's recording stands for (its external URL), for the header.
     public init(path: String, settings: Settings, toolVersion: String, mode: String,
-                options: [String: String] = [:], replacing: Bool = false) throws {
+                options: [String: String] = [:], replacing: Bool = false, origin: String? = nil) throws {
         self.settings = settings
         let header = RecordingHeader(toolVersion: toolVersion, tap: settings.tap, mode: mode, options: options,
-                                     redaction: settings.redaction)
+                                     redaction: settings.redaction, origin: origin)
         writer = try RecordingWriter(path: path, header: header, replacing: replacing)
     }
 

@@ -12,6 +12,9 @@ public enum TLSTrustRoots: Sendable, Hashable {
     case caFile(String)
     /// Every certificate in PEM text (for example the development CA held in memory).
     case caPEM([UInt8])
+    /// The system's store and every certificate in a PEM file besides (a
+    /// TLS-inspecting proxy's CA added to the public roots).
+    case systemStoreAndCAFile(String)
 }
 
 /// How a client checks the server's certificate.

@@ -146,6 +146,9 @@ public final class TLSContext: @unchecked Sendable {
         case .systemStore:
             try check("load the system trust store") { SSL_CTX_set_default_verify_paths(pointer) == 1 }
             return
+        case .systemStoreAndCAFile(let path):
+            try trust(.systemStore, announceToClients: announceToClients)
+            return try trust(.caFile(path), announceToClients: announceToClients)
         case .caFile(let path):
             certificates = try TLSCertificate.certificates(pem: readFile(path, what: "CA file", kind: .configuration))
             guard !certificates.isEmpty else {

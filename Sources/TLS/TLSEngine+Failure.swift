@@ -31,7 +31,10 @@ extension TLSEngine {
                 return error(.hostNameMismatch,
                              "server certificate does not name \(serverName ?? "the requested host")", verifyError: text)
             }
-            return error(.peerCertificateUntrusted, "\(peer) certificate is not trusted: \(text)", verifyError: text)
+            // Name who issued it: a TLS-inspecting proxy's CA, a private CA (the one clue a user acts on).
+            let issuer = peerChainLeafIssuer
+            let issued = issuer.isEmpty ? "" : " (issued by \(issuer))"
+            return error(.peerCertificateUntrusted, "\(peer) certificate is not trusted: \(text)\(issued)", verifyError: text)
         }
         if sslReasons.contains(SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE) {
             return error(.clientCertificateRequired, "peer presented no client certificate but one is required")
@@ -58,6 +61,17 @@ extension TLSEngine {
             return error(.protocolViolation, "TLS connection failed without a reason from OpenSSL (SSL error \(sslError))")
         }
         return error(.protocolViolation, "TLS protocol error: \(errors[0].reasonText)")
+    }
+
+    /// The issuer of the certificate the peer presented, from the chain it
+    /// sent (kept after a failed verification, unlike the verified peer);
+    /// empty when it sent none.
+    private var peerChainLeafIssuer: String {
+        guard let chain = SSL_get_peer_cert_chain(ssl), OPENSSL_sk_num(chain) > 0,
+              let leaf = OPENSSL_sk_value(chain, 0) else { return "" }
+        let certificate = OpaquePointer(leaf)
+        guard X509_up_ref(certificate) == 1 else { return "" }
+        return TLSCertificate(taking: certificate).issuer
     }
 
     /// Explains a fatal alert from the peer, given what this side knows about its own part.

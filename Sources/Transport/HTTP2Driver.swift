@@ -37,6 +37,8 @@ class HTTP2Driver: HTTPStreamDriver, @unchecked Sendable {
 
     /// Server: a request opened stream `id`.
     func openStream(_ id: HTTP2StreamID, head: HTTPRequestHead, wire: [HTTPField], endsWithHead: Bool) {}
+    /// Server: a request refused before it became a stream (its header list too large).
+    func refusedStream(_ id: HTTP2StreamID, head: HTTPRequestHead?, reason: String) {}
     /// Client: a response head (interim or final) for stream `id`.
     func receiveResponse(_ id: HTTP2StreamID, head: HTTPResponseHead, wire: [HTTPField], interim: Bool) {}
     /// Client: the server's GOAWAY.
@@ -118,6 +120,8 @@ class HTTP2Driver: HTTPStreamDriver, @unchecked Sendable {
                 channel.write(bytes)
             case .requestHead(let id, let head, let wire, let endsWithHead):
                 openStream(id, head: head, wire: wire, endsWithHead: endsWithHead)
+            case .requestRefused(let id, let head, let reason):
+                refusedStream(id, head: head, reason: reason)
             case .interimResponse(let id, let head, let wire):
                 receiveResponse(id, head: head, wire: wire, interim: true)
             case .responseHead(let id, let head, let wire):

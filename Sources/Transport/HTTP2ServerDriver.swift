@@ -32,6 +32,10 @@ final class HTTP2ServerDriver: HTTP2Driver, HTTPConnectionDriver, HTTPServerStre
         stream.answerContinueIfOwed(automatic: connection.configuration.automaticContinue)
     }
 
+    override func refusedStream(_ id: HTTP2StreamID, head: HTTPRequestHead?, reason: String) {
+        connection.deliver(.refusedStream(streamID: Int(id), request: head, reason: reason))
+    }
+
     func sendHead(_ head: HTTPResponseHead, framing: HTTP1Framing?,
                   on stream: HTTPServerStream) throws(TransportError) -> (sent: HTTPResponseHead, wire: HeadDigest.WireForm) {
         let id = try id(stream)

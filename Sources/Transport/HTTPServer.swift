@@ -123,7 +123,7 @@ public final class HTTPServer: Sendable {
                 onStream(stream)
             case .closed:
                 _ = state.withLock { $0.connections.removeValue(forKey: key) }
-            case .ready, .malformedRequest:
+            case .ready, .malformedRequest, .refusedStream:
                 break
             }
         }

@@ -12,6 +12,11 @@ public enum HTTPServerConnectionEvent: Sendable {
     /// the error's status (`answer`, with its wire form as sent) unless a
     /// response was already under way (nil), and is closing. Record it.
     case malformedRequest(HTTP1ParseError, answer: HTTPResponseHead?, wire: HeadDigest.WireForm?)
+    /// HTTP/2: a stream reset before it became a request (its header list
+    /// over the limit: RST_STREAM ENHANCE_YOUR_CALM). `request` holds what
+    /// was kept of its head (pseudo-header fields, `Intact-Trace`), nil when
+    /// not even its method came; `reason` says why. The connection goes on. Record it.
+    case refusedStream(streamID: Int, request: HTTPRequestHead?, reason: String)
     /// The connection closed; the last event. nil after a clean close.
     case closed(TransportError?)
 }

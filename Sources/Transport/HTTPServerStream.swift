@@ -86,7 +86,7 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
 
     /// Sends a whole response: the head (with `Content-Length` set when there
     /// are no trailers, it has none, and the status or method allows a body),
-    /// the body, and the end. Called only on the loop.
+    /// the body (dropped for a HEAD, a 204 or a 304: `dropsOutboundBody`), and the end. Called only on the loop.
     public func respond(_ head: HTTPResponseHead, body: [UInt8] = [], trailers: HTTPFields? = nil) throws(TransportError) {
         var head = head
         let framing: HTTP1Framing?
@@ -102,6 +102,13 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
         try sendHead(head, framing: framing)
         try sendBody(body)
         try sendEnd(trailers: trailers)
+    }
+
+    /// A response to HEAD, or a final 204 or 304, carries no body (RFC 9110 §6.4.1).
+    override var dropsOutboundBody: Bool {
+        if request.method == "HEAD" { return true }
+        guard let status = response?.status else { return false }
+        return status == 204 || status == 304
     }
 
     /// The driver's answer to the stream's demand may send `100 Continue`:

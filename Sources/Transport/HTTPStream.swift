@@ -135,12 +135,13 @@ public class HTTPStream: @unchecked Sendable {
     }
 
     /// Sends body bytes of our message (empty input does nothing, whatever
-    /// the state). Throws
+    /// the state; nor does a message that has no body by rule,
+    /// `dropsOutboundBody`: a response to HEAD, a 204 or a 304). Throws
     /// `.invalidState` after the end or a failure, and the driver's error
     /// when the bytes break the message's framing. Called only on the loop.
     public func sendBody(_ bytes: [UInt8]) throws(TransportError) {
         loop.preconditionOnLoop()
-        guard !bytes.isEmpty else { return }
+        guard !bytes.isEmpty, !dropsOutboundBody else { return }
         let driver = try writableDriver("body")
         try driver.sendBody(bytes, on: self)
         if !driver.isWritable(self) { awaitingWritable = true }
@@ -252,6 +253,12 @@ public class HTTPStream: @unchecked Sendable {
     /// turn, after the owner's call finished: a server stream that owes a
     /// `100 Continue` (the owner may still pause or answer first).
     var defersInboundWanted: Bool { false }
+
+    /// True when our message has no body by rule whatever its fields say (a
+    /// response to HEAD, a 204, a 304: `HTTPServerStream`), so `sendBody`
+    /// drops the bytes instead of writing DATA an HTTP/2 peer resets the
+    /// stream for, or bytes an HTTP/1.1 peer would read as the next response.
+    var dropsOutboundBody: Bool { false }
 
     /// Drains held events on a later loop turn (they must not reach the
     /// handler inside the owner's call). With nothing held and nothing

@@ -418,6 +418,22 @@ final class SignInFlowTests: XCTestCase {
                       slow?.evidence ?? "")
     }
 
+    /// An app that has a certificate but goes through a forward proxy: the set-up is the cause, and the fix named.
+    func testAClientCertificateThroughAForwardProxyNamesWhereItMustGo() {
+        let details = #"intact; error=tls_protocol_error; details="TLS failed: server requires a client certificate and none was presented""#
+        let d = diagnosis(flow: Fixture.flow { $0.clientCertificateThroughForwardProxy = true }) { driver in
+            driver.onRequest = { request, _ in
+                guard request.step == .protectedRequest else { return .forward }
+                return .answer(HTTPResponseHead(status: 502, fields: ["Content-Type": "text/plain", "Proxy-Status": details]), [])
+            }
+        }
+        XCTAssertEqual(d?.mode, .clientCertRequired)
+        XCTAssertTrue(d?.evidence.hasSuffix("the certificate must be given to the tap in front "
+                                            + "(intact proxy --upstream-client-cert FILE.p12)") ?? false, d?.evidence ?? "")
+        XCTAssertFalse(proxyAnswer(at: .protectedRequest, details)?.evidence.contains("tap in front") ?? true,
+                       "without a certificate the usual advice stands")
+    }
+
     func testAnUpstreamHandshakeWantingAClientCertificateIsClientCertRequired() {
         let missing = proxyAnswer(at: .protectedRequest, #"intact; error=tls_protocol_error; details="TLS failed: server "#
                                   + #"requires a client certificate and none was presented (alert received: certificate required)""#)

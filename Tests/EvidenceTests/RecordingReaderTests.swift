@@ -60,13 +60,22 @@ final class RecordingReaderTests: XCTestCase {
 
     func testUnknownFormatVersionIsAClearError() throws {
         var lines = try validLines(1)
-        lines[0] = lines[0].replacingOccurrences(of: "\"format\":1", with: "\"format\":99")
-        XCTAssertNotEqual(lines[0], try validLines(0)[0], "the header must carry \"format\":1")
+        lines[0] = lines[0].replacingOccurrences(of: "\"format\":\(RecordingFormat.version)", with: "\"format\":99")
+        XCTAssertNotEqual(lines[0], try validLines(0)[0], "the header must carry \"format\":\(RecordingFormat.version)")
         let path = try write(lines)
         XCTAssertThrowsError(try RecordingReader.read(path: path)) { error in
             XCTAssertEqual(error as? RecordingReadError, .unsupportedFormat(path: path, found: 99, supported: RecordingFormat.version))
             XCTAssertTrue("\(error)".contains("version 99 is not supported"))
         }
+    }
+
+    /// A version 1 recording (before `unreadable-request` and `origin`) is read as it is.
+    func testAnOlderFormatVersionIsStillRead() throws {
+        var lines = try validLines(1)
+        lines[0] = lines[0].replacingOccurrences(of: "\"format\":\(RecordingFormat.version)", with: "\"format\":1")
+        let recording = try RecordingReader.read(path: try write(lines))
+        XCTAssertEqual(recording.header.format, 1)
+        XCTAssertEqual(recording.records.count, 1)
     }
 
     func testFileWithoutHeaderIsRejected() throws {

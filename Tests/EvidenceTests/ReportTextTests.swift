@@ -37,6 +37,18 @@ final class ReportTextTests: XCTestCase {
         XCTAssertEqual(lines.dropLast().last, "Policy lb FAILS: 4 of 6 exchanges fail (1 on hops with injected faults).")
     }
 
+    /// The legend names only the marks the tables use: faults injected on a
+    /// run paired by trace ids get no "~ paired by sequence alignment".
+    func testTheLegendNamesOnlyTheMarksUsed() throws {
+        var scenario = VerificationScenario([VerificationScenario.exchange("/suite/rest/a", trace: "t1")])
+        scenario.decorate = { tap, _, record in
+            if tap == "proxy-a" { record.faults = [ExchangeRecord.RecordedFault(name: "delay", detail: "delayed 1 ms")] }
+        }
+        let text = TextReport.render(try Verifier().verify(scenario.recordings()))
+        XCTAssertTrue(text.contains("* a fault was injected on this hop on purpose"), text)
+        XCTAssertFalse(text.contains("paired by sequence alignment"), text)
+    }
+
     func testAPassingRunWithoutStepsHasNoGroupHeadingAndHolds() throws {
         let report = try Verifier().verify(VerificationScenario([VerificationScenario.exchange("/a", trace: "t")]).recordings())
         let text = TextReport.render(report)

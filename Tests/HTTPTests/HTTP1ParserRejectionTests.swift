@@ -121,10 +121,10 @@ final class HTTP1ParserRejectionTests: XCTestCase {
     func testRequestLineAndTarget() {
         check([
             Bad(wire: "G(T / HTTP/1.1\r\nHost: h\r\n\r\n", error: .invalidMethod("G(T"), status: 400),
-            Bad(wire: "GET  / HTTP/1.1\r\nHost: h\r\n\r\n", error: .invalidRequestLine, status: 400),
-            Bad(wire: "GET / HTTP/1.1 \r\nHost: h\r\n\r\n", error: .invalidRequestLine, status: 400),
-            Bad(wire: "GET /\r\nHost: h\r\n\r\n", error: .invalidRequestLine, status: 400),
-            Bad(wire: "GET\t/ HTTP/1.1\r\nHost: h\r\n\r\n", error: .invalidRequestLine, status: 400),
+            Bad(wire: "GET  / HTTP/1.1\r\nHost: h\r\n\r\n", error: .invalidRequestLine("GET  / HTTP/1.1"), status: 400),
+            Bad(wire: "GET / HTTP/1.1 \r\nHost: h\r\n\r\n", error: .invalidRequestLine("GET / HTTP/1.1 "), status: 400),
+            Bad(wire: "GET /\r\nHost: h\r\n\r\n", error: .invalidRequestLine("GET /"), status: 400),
+            Bad(wire: "GET\t/ HTTP/1.1\r\nHost: h\r\n\r\n", error: .invalidRequestLine("GET\\x09/ HTTP/1.1"), status: 400),
             Bad(wire: "GET / HTTP/1.1\rX\r\nHost: h\r\n\r\n", error: .invalidVersion("HTTP/1.1\rX"), status: 400),
             Bad(wire: "GET example.test HTTP/1.1\r\nHost: h\r\n\r\n", error: .invalidRequestTarget("example.test"), status: 400),
             Bad(wire: "GET /a#frag HTTP/1.1\r\nHost: h\r\n\r\n", error: .invalidRequestTarget("/a#frag"), status: 400),

@@ -101,6 +101,30 @@ final class HTTP2AbuseTests: XCTestCase {
         XCTAssertEqual(requestHeads(exchange(server, RawFrame.request(stream: 3)).events), [3])
     }
 
+    /// The refused request is reported before its reset, with what was kept
+    /// of it (its pseudo-header fields and `intact-trace`, not the big
+    /// fields), so a proxy can record it as an exchange.
+    func testAHeaderListOverLimitIsReportedAsARefusedRequestWithItsPseudoFields() throws {
+        let server = server(HTTP2Configuration(maxHeaderListSize: 1024))
+        let big = RawFrame.headers(stream: 1, [(":method", "GET"), (":scheme", "https"), (":path", "/suite/rest/a"),
+                                               (":authority", "a.test"), ("x-a", String(repeating: "a", count: 1200)),
+                                               ("intact-trace", "t-1"), ("x-b", "b")])
+        let events = exchange(server, big).events
+        let refused = events.compactMap { event -> (HTTP2StreamID, HTTPRequestHead?, String)? in
+            if case .requestRefused(let id, let head, let reason) = event { return (id, head, reason) }
+            return nil
+        }
+        XCTAssertEqual(refused.count, 1)
+        let (id, head, reason) = try XCTUnwrap(refused.first)
+        XCTAssertEqual(id, 1)
+        XCTAssertEqual(head?.method, "GET")
+        XCTAssertEqual(head?.path, "/suite/rest/a")
+        XCTAssertEqual(head?.authority, "a.test")
+        XCTAssertEqual(head?.fields.map(\.name), ["intact-trace"])
+        XCTAssertTrue(reason.hasSuffix("larger than 1024: refused with RST_STREAM ENHANCE_YOUR_CALM"), reason)
+        XCTAssertEqual(events.resets.map(\.stream), [1], "the reset follows")
+    }
+
     func testOversizedTrailersAreResetWithEnhanceYourCalm() {
         let server = server(HTTP2Configuration(maxHeaderListSize: 1024))
         let head = RawFrame.headers(stream: 1, [(":method", "POST"), (":scheme", "https"), (":path", "/"), (":authority", "a.test")],

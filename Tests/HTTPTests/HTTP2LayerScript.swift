@@ -82,6 +82,8 @@ final class HTTP2LayerScript {
         case .write(let bytes): return "write \(bytes.count)"
         case .requestHead(let id, let head, _, let endsWithHead):
             return "head \(head.method) \(head.path) #\(id)" + (endsWithHead ? " ends" : "")
+        case .requestRefused(let id, let head, let reason):
+            return "refused \(head.map { "\($0.method) \($0.path) " } ?? "")#\(id): \(reason)"
         case .interimResponse(let id, let head, _): return "interim \(head.status) #\(id)"
         case .responseHead(let id, let head, _): return "response \(head.status) #\(id)"
         case .body(let id, let bytes): return "body #\(id) \(bytes.count)"

@@ -78,10 +78,13 @@ final class ProxyCommandTests: XCTestCase {
         let (config, _) = try configuration(["--ca-dir", directory, "--mode", "reverse:https://127.0.0.1:8443",
                                              "--listen-plain"])
         XCTAssertTrue(config.listenPlain)
+        XCTAssertEqual(config.recordedOrigin, "https://127.0.0.1:8443")
         XCTAssertEqual(config.recordedOptions["listenPlain"], "true")
         let (plainless, _) = try configuration(["--ca-dir", directory, "--mode", "reverse:https://127.0.0.1:8443"])
         XCTAssertFalse(plainless.listenPlain)
         XCTAssertNil(plainless.recordedOptions["listenPlain"])
+        let (forward, _) = try configuration(["--ca-dir", directory])
+        XCTAssertNil(forward.recordedOrigin, "a forward proxy carries any origin")
     }
 
     func testBadOptionsAreUsageErrorsNamingTheOption() {

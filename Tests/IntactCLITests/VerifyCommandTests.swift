@@ -191,11 +191,12 @@ final class VerifyCommandTests: XCTestCase {
     func testUnsupportedFormatVersionIsAClearError() throws {
         let files = try writeRun(makeTemporaryDirectory())
         let text = try String(contentsOfFile: files[0], encoding: .utf8)
-        XCTAssertTrue(text.contains("\"format\":1"))
-        try text.replacingOccurrences(of: "\"format\":1", with: "\"format\":7").write(toFile: files[0], atomically: true, encoding: .utf8)
+        XCTAssertTrue(text.contains("\"format\":\(RecordingFormat.version)"))
+        try text.replacingOccurrences(of: "\"format\":\(RecordingFormat.version)", with: "\"format\":7")
+            .write(toFile: files[0], atomically: true, encoding: .utf8)
         let run = intact(["verify"] + files)
         XCTAssertEqual(run.status, 2)
-        XCTAssertEqual(run.error, "intact: \(files[0]):1: recording format version 7 is not supported by this build (it reads version 1)\n")
+        XCTAssertEqual(run.error, "intact: \(files[0]):1: recording format version 7 is not supported by this build (it reads versions 1 to \(RecordingFormat.version))\n")
     }
 
     func testMissingFilesPoliciesAndArguments() throws {

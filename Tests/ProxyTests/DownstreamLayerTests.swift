@@ -9,9 +9,9 @@ import XCTest
 final class DownstreamLayerTests: XCTestCase {
     static let guardAt8080 = LoopGuard(listenIP: "127.0.0.1", port: 8080)
 
-    func layer(_ mode: ProxyMode = .forward, passthrough: [String] = []) -> DownstreamLayer {
+    func layer(_ mode: ProxyMode = .forward, passthrough: [String] = [], intercept: [String] = []) -> DownstreamLayer {
         DownstreamLayer(id: Script.client, localIP: "127.0.0.1",
-                        settings: ProxyLayerSettings(mode: mode, passthroughHosts: passthrough,
+                        settings: ProxyLayerSettings(mode: mode, passthroughHosts: passthrough, interceptHosts: intercept,
                                                      loopGuard: Self.guardAt8080, recording: Script.settings))
     }
 
@@ -89,6 +89,25 @@ final class DownstreamLayerTests: XCTestCase {
         XCTAssertEqual(record.leg(.downstream)?.response?.status, 200)
         XCTAssertEqual(record.leg(.upstream)?.connectionID, "u4")
         XCTAssertNil(record.leg(.upstream)?.request)
+        // A connection record, as the format promises: exchange dN.0, outcome tunnel, never an exchange.
+        XCTAssertEqual(record.exchangeID, "\(Script.client).0")
+        XCTAssertEqual(record.connection?.outcome, .tunnel)
+        XCTAssertEqual(RequestlessConnection.of(record)?.outcome, .tunnel)
+    }
+
+    /// `--intercept`: only the hosts named are intercepted; every other CONNECT is tunnelled.
+    func testInterceptHostsAloneAreInterceptedAndEveryOtherHostIsTunnelled() {
+        for (host, sni, tunnelled) in [("appian.test", "appian.test", false), ("cdn.other.test", "cdn.other.test", true),
+                                       ("a.corp.test", "a.corp.test", false), ("10.0.0.1", "appian.test", false),
+                                       ("other.test", nil, true)] as [(String, String?, Bool)] {
+            var layer = layer(intercept: ["appian.test", "*.corp.test"])
+            let connect = connectHead(host + ":443")
+            _ = layer.handle(.requestHead(Script.exchange(1), connect, wire: Script.wire(connect), streamID: nil, bodyFraming: .none))
+            _ = layer.handle(.connectTargetReached)
+            let target = UpstreamTarget(scheme: .https, host: host, port: 443)!
+            let commands = layer.handle(.clientHello(hello(sni)))
+            XCTAssertEqual(commands, tunnelled ? [.openTunnel(target)] : [.startTLS(certificateName: sni ?? host)], host)
+        }
     }
 
     func testConnectToAnUnreachableTargetIsAnswered502WithTheReason() throws {

@@ -28,6 +28,109 @@ final class ProxyBadInputTests: XCTestCase {
         XCTAssertEqual(record.leg(.downstream)?.response?.status, 400)
     }
 
+    /// A health check with an HTTP/0.9-style or unparseable request line
+    /// (`GET /` then CRLF, as some appliances' default monitors send, or
+    /// bytes that are no request): a clear 400 at once — the client waits
+    /// with the connection open, so nothing may wait for more — recorded as
+    /// a connection event quoting the bytes seen, never an exchange; the
+    /// proxy goes on serving.
+    func testAnHTTP09OrUnparseableRequestLineIsA400AndAConnectionEvent() throws {
+        let origin = try RawSocket.serveLoopback { client in
+            _ = RawSocket.read(client, until: "\r\n\r\n")
+            RawSocket.send(client, Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))
+            close(client)
+        }
+        defer { RawSocket.stopListening(origin.fd) }
+        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .http, host: "127.0.0.1", port: origin.port))
+        let proxy = try ProxyHarness(mode: .reverse(upstream)) { $0.listenPlain = true }
+        for (line, quoted) in [("GET /\r\n", "GET /"), ("\u{01}\u{02}junk\r\n", "\\x01\\x02junk")] {
+            let fd = try XCTUnwrap(RawSocket.connect(port: proxy.port))
+            RawSocket.send(fd, Array(line.utf8))
+            // No shutdown: the answer (and the close) must come while the client still holds the connection open.
+            let answer = String(decoding: RawSocket.readAll(fd), as: UTF8.self)
+            close(fd)
+            XCTAssertTrue(answer.hasPrefix("HTTP/1.1 400 "), answer)
+            XCTAssertTrue(answer.contains("request line \"\(quoted)\""), answer)
+        }
+        XCTAssertTrue(try XCTUnwrap(RawSocket.exchange(port: proxy.port, "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"))
+            .hasPrefix("HTTP/1.1 204"), "the proxy goes on serving")
+        let recording = try proxy.stopAndRead()
+        let events = recording.records.compactMap(\.connection)
+        XCTAssertEqual(events.map(\.outcome), [.unreadableRequest, .unreadableRequest], "\(recording.records)")
+        XCTAssertEqual(events.map(\.received), ["GET /", "\\x01\\x02junk"])
+        let http09 = try XCTUnwrap(recording.records.first { $0.connection?.received == "GET /" })
+        XCTAssertEqual(http09.error?.message,
+                       "request line \"GET /\" is not `method SP target SP version` (an HTTP/0.9 request: "
+                       + "HTTP/1.0 or later is needed); answered 400")
+        XCTAssertTrue(recording.records.filter { $0.connection != nil }.allSatisfy { RequestlessConnection.of($0) != nil })
+        let report = try Verifier().verify([recording])
+        XCTAssertEqual(report.exchanges.count, 1, "only the real request is an exchange")
+    }
+
+    /// An HTTP/2 request whose header list passes the 64 KiB limit is reset
+    /// with ENHANCE_YOUR_CALM and leaves an exchange record with its
+    /// refusal (as the HTTP/1.1 431 does), so verification reports it; the
+    /// connection goes on.
+    func testAnHTTP2RequestOverTheHeaderLimitIsAnExchangeRecordWithItsRefusal() throws {
+        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: 1))
+        let proxy = try ProxyHarness(mode: .reverse(upstream))
+        // curl and nghttp refuse to send a header block over 64 KiB themselves; Python's h2 sends it.
+        let run = try ToolRun.run("/usr/bin/python3", ["-c", Self.bigHeaderClient, String(proxy.port)], timeout: 30)
+        XCTAssertEqual(run.status, 0, run.error)
+        XCTAssertEqual(run.output, "reset 11\nnext 502\n", "ENHANCE_YOUR_CALM (0xb), then the connection goes on")
+        let recording = try proxy.stopAndRead()
+        let record = try XCTUnwrap(recording.records.first { $0.traceID == "t-big" }, "\(recording.records)")
+        XCTAssertNil(RequestlessConnection.of(record), "an exchange, not a connection event")
+        XCTAssertEqual(record.traceID, "t-big")
+        XCTAssertEqual(record.leg(.downstream)?.streamID, 1)
+        XCTAssertEqual(record.leg(.downstream)?.request?.method, "GET")
+        XCTAssertEqual(record.leg(.downstream)?.request?.path, "/suite/rest/a")
+        XCTAssertEqual(record.leg(.downstream)?.request?.complete, false)
+        XCTAssertNil(record.leg(.upstream), "never forwarded")
+        XCTAssertEqual(record.error?.kind, .protocolError)
+        XCTAssertTrue(record.error?.message.contains("refused with RST_STREAM ENHANCE_YOUR_CALM") == true,
+                      "\(String(describing: record.error))")
+        let report = try Verifier().verify([recording])
+        XCTAssertEqual(report.exchanges.count, 2, "the refused request and the next one")
+        let refused = try XCTUnwrap(report.exchanges.first { $0.traceID == "t-big" })
+        XCTAssertEqual(refused.method, "GET")
+        XCTAssertEqual(refused.hops.map(\.verdict), [.broken], "a refused request fails the policy")
+        XCTAssertFalse(report.policyHolds)
+    }
+
+    /// An h2 client that sends `GET /suite/rest/a` with a 70 kB field on
+    /// stream 1, prints `reset CODE` when the stream is reset, then a small
+    /// request on stream 3 and `next STATUS`.
+    static let bigHeaderClient = """
+        import socket, ssl, sys
+        import h2.config, h2.connection, h2.events
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        context.set_alpn_protocols(["h2"])
+        sock = context.wrap_socket(socket.create_connection(("127.0.0.1", int(sys.argv[1]))), server_hostname="localhost")
+        conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True))
+        conn.initiate_connection()
+        base = [(":method", "GET"), (":scheme", "https"), (":authority", "127.0.0.1"), (":path", "/suite/rest/a")]
+        conn.send_headers(1, base + [("intact-trace", "t-big"), ("x-big", "b" * 70000)], end_stream=True)
+        sock.sendall(conn.data_to_send())
+        sent_next = False
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                break
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.StreamReset) and event.stream_id == 1:
+                    print("reset", int(event.error_code))
+                    conn.send_headers(3, base, end_stream=True)
+                    sent_next = True
+                elif isinstance(event, h2.events.ResponseReceived) and event.stream_id == 3:
+                    print("next", dict(event.headers)[b":status"].decode())
+                    sys.exit(0)
+            sock.sendall(conn.data_to_send())
+        sys.exit(1)
+        """
+
     /// A port probe's connect-and-close, a reset, a TLS handshake with no
     /// request and a handshake the client rejects: each is recorded as a
     /// connection event with the peer, never as an exchange, and the
@@ -98,6 +201,23 @@ final class ProxyBadInputTests: XCTestCase {
         let record = try onlyRecord(proxy)
         XCTAssertEqual(record.error?.kind, .tls)
         XCTAssertNil(record.leg(.upstream), "no upstream connection was made")
+        // The error names who issued the certificate and what to do (a TLS-inspecting proxy's CA is the usual cause).
+        let message = record.error?.message ?? ""
+        XCTAssertTrue(message.contains("(issued by \(origin.authority.subject))"), message)
+        XCTAssertTrue(message.contains("trust that CA with --upstream-ca FILE (with --upstream-ca-adds to keep the system store too)"),
+                      message)
+    }
+
+    /// `--upstream-ca FILE --upstream-ca-adds`: the file's CA besides the system store.
+    func testAnAddedUpstreamCAIsTrustedBesidesTheSystemStore() throws {
+        let origin = try NginxOrigin()
+        defer { origin.stop() }
+        try origin.serve("file", size: 10)
+        let proxy = try ProxyHarness { $0.upstreamVerification = .systemStoreAndCAFile(origin.caFile) }
+        let run = try ToolRun.curl(["-x", proxy.proxyURL, "--cacert", proxy.caFile, "-o", "/dev/null", "-w", "%{http_code}",
+                                    origin.url("/file")])
+        XCTAssertEqual(run.output, "200", run.error)
+        XCTAssertEqual(proxy.server.configuration.recordedOptions["upstreamVerification"], "system+ca-file:\(origin.caFile)")
     }
 
     func testAnUpstreamResetMidBodyCutsTheClientAndIsRecordedAsBroken() throws {

@@ -49,6 +49,8 @@ final class ProxyPlainListenerTests: XCTestCase {
         }
         let recording = try proxy.stopAndRead()
         XCTAssertEqual(recording.header.options["listenPlain"], "true")
+        XCTAssertEqual(recording.header.origin, "https://127.0.0.1:\(try XCTUnwrap(Self.origin).port)",
+                       "the origin a reverse tap's recording stands for")
         XCTAssertEqual(recording.records.count, 2)
         for record in recording.records {
             // Semantic request heads differ by the scheme alone (the verifier's part, below).

@@ -73,6 +73,11 @@ final class ProxyReverseTests: XCTestCase {
         XCTAssertNotNil(record.leg(.upstream))
         XCTAssertNil(record.leg(.upstream)?.request, "a tunnel's content is not recorded")
         XCTAssertNil(record.error)
+        XCTAssertEqual(record.connection?.outcome, .tunnel)
+        XCTAssertGreaterThan(record.leg(.downstream)?.relayed?.serverToClient.bytes ?? 0, 1 << 20, "what it carried is counted")
+        XCTAssertEqual(record.leg(.downstream)?.relayed?.serverToClient, record.leg(.upstream)?.relayed?.serverToClient)
+        let report = try Verifier().verify([RecordingReader.read(path: proxy.recordingPath)])
+        XCTAssertEqual(report.exchanges, [], "a tunnel is judged as a tunnel, never as an exchange")
     }
 
     func testTheKeyLogHoldsBothLegsSecrets() throws {

@@ -58,6 +58,17 @@ final class HTTPClientTests: XCTestCase {
         }
     }
 
+    /// `respond` with a body answers a HEAD with the head alone on both
+    /// versions: an HTTP/2 client resets a HEAD's stream that gets DATA
+    /// (a load balancer's `HEAD /` health check through a tap would fail).
+    func testAHeadRequestIsAnsweredWithoutABody() throws {
+        for protocols in [HTTPProtocolChoice.http1, .http2] {
+            let answer = try send("HEAD", "/version", to: try endpoint(protocols)).get()
+            XCTAssertEqual(answer.head.status, 200, "\(protocols)")
+            XCTAssertEqual(answer.body, [], "\(protocols)")
+        }
+    }
+
     func testWireFormsAsSentEqualWireFormsAsReceived() throws {
         for protocols in [HTTPProtocolChoice.http1, .http2] {
             let response = try send("GET", "/wire", to: try endpoint(protocols)).get()

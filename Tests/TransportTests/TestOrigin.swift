@@ -64,7 +64,7 @@ final class TestOrigin: Sendable {
             switch event {
             case .ready: readyCount.withLock { $0 += 1 }
             case .malformedRequest(let error, let answer, _): malformed.withLock { $0.append((error, answer?.status)) }
-            case .stream, .closed: break
+            case .stream, .closed, .refusedStream: break
             }
         }, onStream: { stream in
             TestOrigin.route(stream, streaming: streaming, onBlocked: onBlocked)

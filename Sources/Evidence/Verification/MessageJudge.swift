@@ -12,7 +12,9 @@ struct MessageJudge {
     ///   - after: the message on the side it reached.
     ///   - schemeChoice: a side of the hop that is a tap's upstream leg whose
     ///     scheme the tap chose itself: a change of the scheme alone, to or
-    ///     from that one, is the tap's doing and not a modification.
+    ///     from that one, is the tap's doing and not a modification; so is
+    ///     the upstream's authority a reverse tap supplied for a request that
+    ///     named none (`TapSchemeChoice.OnHop.explains`).
     ///   - answer: for a request, the response on the leg `after` was
     ///     recorded on: a request cut because that response had already
     ///     completed is `equivalent`, answered early (`answeredEarly`).
@@ -28,8 +30,8 @@ struct MessageJudge {
         case (let before?, let after?):
             var comparison = DigestComparison(before: before.digest, after: after.digest)
             comparison = MessageJudge.extendedConnect(comparison, before: before, after: after, kind: kind)
-            if let schemeChoice, let reason = schemeChoice.explains(comparison, before, after) {
-                comparison = DigestComparison(verdict: .equivalent, reasons: comparison.reasons + [reason], changes: [])
+            if let schemeChoice, let tapReasons = schemeChoice.explains(comparison, before, after) {
+                comparison = DigestComparison(verdict: .equivalent, reasons: comparison.reasons + tapReasons, changes: [])
             }
             if kind == .request, let reason = MessageJudge.answeredEarly(comparison, before: before, after: after, response: answer) {
                 comparison = DigestComparison(verdict: .equivalent, reasons: comparison.reasons + [reason], changes: [])

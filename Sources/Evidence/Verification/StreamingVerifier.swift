@@ -212,6 +212,7 @@ public struct StreamingVerifier {
         summary.intermediaryRequests = intermediary.total
         summary.connectionEvents = connections.reduce(0) { $0 + $1.total }
         report.summary = summary
+        report.otherOrigins = tally.otherOrigins
         report.policyHolds = problems.isEmpty && tally.exchanges > 0 && tally.failingTotal == 0 && intermediary.forbidden == 0
         report.listing = ExchangeListing(exchanges: tally.exchanges, failingExchanges: tally.failingTotal,
                                          failingListed: tally.failing.count, failingOnInjectedHops: tally.failingOnInjected,

@@ -19,22 +19,33 @@ struct TapSchemeChoice: Hashable, Sendable {
         /// True when the hop's `after` side is the tap's upstream leg, false when `before` is.
         let isAfter: Bool
 
-        /// The equivalence that accounts for `comparison`, when its only
-        /// change is the target, the recorded targets differ in the scheme
-        /// alone (authority and path equal), and the scheme on the tap's side
-        /// is the one it chose; nil otherwise (the change stays a modification).
+        /// The equivalences that account for `comparison` when its only
+        /// change is the target, the path is equal, and every difference in
+        /// scheme and authority is the tap's own: a scheme change to or from
+        /// the scheme it chose (`tap-scheme`), and, inside the tap (`isAfter`),
+        /// the upstream's authority it supplied for a request that named
+        /// none (`tap-authority`, `suppliedAuthority`). Nil otherwise (the
+        /// change stays a modification).
         func explains(_ comparison: DigestComparison, _ before: RecordedMessage,
-                      _ after: RecordedMessage) -> Equivalence? {
-            guard comparison.verdict == .modified, comparison.changes == [.targetChanged],
+                      _ after: RecordedMessage) -> [Equivalence]? {
+            guard comparison.verdict == .modified, comparison.changes == [.targetChanged], before.path == after.path,
                   let from = before.scheme.map(HTTPField.lowercaseASCII),
-                  let to = after.scheme.map(HTTPField.lowercaseASCII), from != to,
-                  (isAfter ? to : from) == choice.scheme,
-                  OnHop.authority(before) == OnHop.authority(after), before.path == after.path else { return nil }
-            return .tapScheme(from: from, to: to, choice: choice)
+                  let to = after.scheme.map(HTTPField.lowercaseASCII) else { return nil }
+            var reasons: [Equivalence] = []
+            if from != to {
+                guard (isAfter ? to : from) == choice.scheme else { return nil }
+                reasons.append(.tapScheme(from: from, to: to, choice: choice))
+            }
+            let (authorityBefore, authorityAfter) = (OnHop.authority(before), OnHop.authority(after))
+            if authorityBefore != authorityAfter {
+                guard let supplied = suppliedAuthority(before: authorityBefore, after: authorityAfter) else { return nil }
+                reasons.append(supplied)
+            }
+            return reasons.isEmpty ? nil : reasons
         }
 
         /// The recorded authority, else `Host`, lowercased.
-        private static func authority(_ message: RecordedMessage) -> String? {
+        static func authority(_ message: RecordedMessage) -> String? {
             (message.authority ?? message.firstValue("host")).map(HTTPField.lowercaseASCII)
         }
     }

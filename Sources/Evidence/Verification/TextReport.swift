@@ -51,11 +51,19 @@ public enum TextReport {
             lines.append(heading)
             lines.append(contentsOf: report.connections.flatMap(\.lines).map { "  " + $0 })
         }
+        if let other = report.otherOrigins {
+            lines.append("")
+            lines.append(other.line)
+        }
 
         let cells = report.exchanges.flatMap(\.hops)
-        if cells.contains(where: { $0.pairing == .inferred }) || cells.contains(where: { !$0.injected.isEmpty }) {
+        // The legend names only the marks the tables use.
+        var legend: [String] = []
+        if cells.contains(where: { $0.pairing == .inferred }) { legend.append("~ paired by sequence alignment (no shared trace id)") }
+        if cells.contains(where: { !$0.injected.isEmpty }) { legend.append("* a fault was injected on this hop on purpose") }
+        if !legend.isEmpty {
             lines.append("")
-            lines.append("~ paired by sequence alignment (no shared trace id)   * a fault was injected on this hop on purpose")
+            lines.append(legend.joined(separator: "   "))
         }
         if !report.problems.isEmpty || !report.warnings.isEmpty { lines.append("") }
         for problem in report.problems { lines.append("Problem: \(problem.message)") }

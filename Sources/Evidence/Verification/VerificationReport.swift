@@ -27,6 +27,8 @@ public struct VerificationReport: Codable, Hashable, Sendable {
     public var intermediaryRequests: IntermediaryRequests
     /// Per tap that recorded any, its connections that carried no request.
     public var connections: [TapConnections]
+    /// Exchanges to origins other than the path's, counted and never judged; nil when none.
+    public var otherOrigins: OtherOrigins?
     /// Counts over every exchange and hop.
     public var summary: VerificationSummary
     /// Why the recordings as a whole could not prove anything, when they could not.
@@ -392,6 +394,9 @@ public struct Equivalence: Codable, Hashable, Sendable {
         case wireFormatting = "wire-formatting"
         /// The scheme alone changed because a tap chose its upstream scheme (`TapSchemeChoice`).
         case tapScheme = "tap-scheme"
+        /// A reverse tap sent its upstream's authority for a request that
+        /// named none (an HTTP/1.0 health check without `Host`; `TapSuppliedAuthority.swift`).
+        case tapAuthority = "tap-authority"
         /// A request whose body was cut on a hop because the response on the
         /// receiving leg had already completed (`MessageJudge.answeredEarly`).
         case answeredEarly = "answered-early"

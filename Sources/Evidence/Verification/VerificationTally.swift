@@ -58,6 +58,8 @@ struct VerificationTally {
     private var groups: [String: IntermediaryRequestGroup] = [:]
     private var connectionOrder: [Int] = []
     private var connections: [Int: ConnectionTally] = [:]
+    /// Exchanges to other origins, summed over the batches (origins in order of first appearance).
+    private(set) var otherOrigins: OtherOrigins?
 
     init(hops: Int, failingCap: Int = 1000, sampleCount: Int = 100) {
         self.failingCap = failingCap
@@ -104,6 +106,22 @@ struct VerificationTally {
             }
             for entry in entries { connections[tap]!.add(entry) }
         }
+        if let other = judged.otherOrigins { addOtherOrigins(other) }
+    }
+
+    private mutating func addOtherOrigins(_ other: OtherOrigins) {
+        guard var merged = otherOrigins else {
+            otherOrigins = other
+            return
+        }
+        for count in other.origins {
+            if let index = merged.origins.firstIndex(where: { $0.origin == count.origin }) {
+                merged.origins[index].exchanges += count.exchanges
+            } else {
+                merged.origins.append(count)
+            }
+        }
+        otherOrigins = merged
     }
 
     var intermediaryRequests: IntermediaryRequests {

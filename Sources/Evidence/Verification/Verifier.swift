@@ -26,12 +26,17 @@ public struct Verifier: Sendable {
         /// The largest table sequence alignment may fill between two taps,
         /// in cells of 4 bytes ((records + 1) × (records + 1) of the unpaired ones).
         public var maximumAlignmentCells: Int
+        /// The origin the path verifies (`intact verify --origin URL`); nil:
+        /// the last recording header's `origin`. Exchanges to other origins
+        /// are counted apart, never judged (`OtherOrigins`).
+        public var origin: String?
 
         public init(policy: VerificationPolicy = .strict, path: [String]? = nil,
-                    maximumAlignmentCells: Int = 25_000_000) {
+                    maximumAlignmentCells: Int = 25_000_000, origin: String? = nil) {
             self.policy = policy
             self.path = path
             self.maximumAlignmentCells = maximumAlignmentCells
+            self.origin = origin
         }
     }
 
@@ -56,11 +61,13 @@ public struct Verifier: Sendable {
         let problems = Verifier.problems(path: path, exchanges: judged.exchanges.count,
                                          intermediaryRequests: judged.intermediary.total, appChains: judged.appChains,
                                          crossingChains: judged.crossingChains, unpairedBoundaries: unpairedBoundaries)
-        return VerificationReport(policy: PolicySummary(configuration.policy), recordings: recordings.map(RecordingSummary.init),
-                                  path: path.verifiedPath, exchanges: judged.exchanges, intermediaryRequests: judged.intermediary,
-                                  connections: connections, problems: problems,
-                                  warnings: Verifier.digestKeyWarnings(recordings) + Verifier.http3Warnings(judged.exchanges, path: path)
-                                      + recordings.flatMap { $0.warnings.map(\.description) })
+        var report = VerificationReport(policy: PolicySummary(configuration.policy), recordings: recordings.map(RecordingSummary.init),
+                                        path: path.verifiedPath, exchanges: judged.exchanges, intermediaryRequests: judged.intermediary,
+                                        connections: connections, problems: problems,
+                                        warnings: Verifier.digestKeyWarnings(recordings) + Verifier.http3Warnings(judged.exchanges, path: path)
+                                            + recordings.flatMap { $0.warnings.map(\.description) })
+        report.otherOrigins = judged.otherOrigins
+        return report
     }
 
     /// A connection event of a tap as judged: the event, its failure, and
@@ -77,14 +84,18 @@ public struct Verifier: Sendable {
         var events: [(tap: Int, entries: [JudgedEvent])]
         var appChains: Int
         var crossingChains: Int
+        /// Exchanges to origins other than the path's, counted apart (`OtherOrigins`).
+        var otherOrigins: OtherOrigins?
     }
 
     /// Judges linked chains: sorts them into the app's exchanges, the
-    /// intermediaries' own requests and connection events, orders the
+    /// intermediaries' own requests and connection events (setting apart
+    /// exchanges to other origins first), orders the
     /// exchanges by start and judges each on every hop.
     func judge(_ chains: [ExchangeChain], in path: TapPath, firstNumber: Int) -> Judged {
         let judge = MessageJudge(policy: configuration.policy)
-        let sorted = sort(chains, in: path)
+        let (onPath, otherOrigins) = splitOtherOrigins(chains, in: path)
+        let sorted = sort(onPath, in: path)
         let ordered = sorted.app.map { ($0, start(of: $0, in: path)) }.enumerated().sorted { a, b in
             switch (a.element.1, b.element.1) {
             case let (ta?, tb?) where ta != tb: return ta < tb
@@ -99,7 +110,8 @@ public struct Verifier: Sendable {
         let events = pairConnectionFailures(sorted.events, with: &exchanges, path: path)
         Verifier.nameCachedCopies(&exchanges, path: path)
         return Judged(exchanges: exchanges, intermediary: intermediaryRequests(sorted.intermediary, path: path),
-                      events: events, appChains: sorted.app.count, crossingChains: sorted.app.count(where: \.crossesTaps))
+                      events: events, appChains: sorted.app.count, crossingChains: sorted.app.count(where: \.crossesTaps),
+                      otherOrigins: otherOrigins)
     }
 
     /// Why the recordings as a whole prove nothing, when they do not.
@@ -234,7 +246,7 @@ public struct Verifier: Sendable {
     }
 
     /// The records of a chain in path order, with their tap indices.
-    private func records(_ chain: ExchangeChain, in path: TapPath) -> [(tap: Int, record: ExchangeRecord)] {
+    func records(_ chain: ExchangeChain, in path: TapPath) -> [(tap: Int, record: ExchangeRecord)] {
         path.taps.indices.compactMap { index in record(chain, tap: index, in: path).map { (index, $0) } }
     }
 

@@ -82,6 +82,8 @@ enum HTTP2SessionFuzzing {
                 streams[stream] = .body
             case .interimResponse(let stream, _, _):
                 precondition(streams[stream, default: .head] == .head, "an interim head after the final one on \(stream)")
+            case .requestRefused(let stream, _, _):
+                precondition(streams[stream, default: .head] == .head, "a refusal after the head on stream \(stream)")
             case .data(let stream, let chunk):
                 precondition(streams[stream] == .body, "data on stream \(stream) outside its body")
                 precondition(!chunk.isEmpty, "an empty data event")
