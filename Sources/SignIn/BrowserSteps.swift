@@ -95,8 +95,9 @@ enum BrowserSteps {
                 mode = .browserClientCert
                 evidence += "; the gateway asked the browser for a client certificate and it has none"
                 if paths.appHasCertificate { evidence += " (the app holds one, the browser does not)" }
-            } else if paths.appHasCertificate && ["RESET", "CONNECTION_CLOSED", "SSL_PROTOCOL_ERROR"].contains(where: error.contains) {
-                // TLS 1.3: the gateway's certificate_required alert comes after the handshake; Chromium reports the reset.
+            } else if paths.appHasCertificate && ["RESET", "CONNECTION_CLOSED", "SOCKET_NOT_CONNECTED", "SSL_PROTOCOL_ERROR"].contains(where: error.contains) {
+                // TLS 1.3: the gateway's certificate_required alert comes after the handshake; Chromium reports the
+                // reset, the close, or (when the gateway closed before Chromium wrote its request) a socket not connected.
                 mode = .browserClientCert
                 evidence += "; the app holds a client certificate, the browser does not: a gateway that challenges for one "
                     + "ends the browser's TLS connection this way"
