@@ -11,8 +11,11 @@ final class VerifierTapSchemeTests: XCTestCase {
 
     /// Proxy-a's upstream leg sees `http` (and, when `alsoPath`, another path);
     /// the server sees `https` again; proxy-a's recording says `mode`.
+    /// `addedField` is added on proxy-a's upstream leg and seen by the server
+    /// too: another difference on the hop the tap's scheme changes on.
     private func report(mode: String?, upstreamScheme: String = "http", alsoPath: String? = nil,
-                        serverScheme: String = "https") throws -> VerificationReport {
+                        serverScheme: String = "https", addedField: (String, String)? = nil,
+                        policy: VerificationPolicy = .strict) throws -> VerificationReport {
         var scenario = S([S.exchange("/suite/rest/a", trace: "t1")])
         scenario.alter = { place, view in
             if place.tap == "proxy-a" && place.leg == .upstream {
@@ -23,10 +26,13 @@ final class VerifierTapSchemeTests: XCTestCase {
                 view.request?.scheme = serverScheme
                 if let alsoPath { view.request?.path = alsoPath }
             }
+            if let addedField, place.tap == "server" || (place.tap == "proxy-a" && place.leg == .upstream) {
+                view.request?.fields.append(addedField.0, addedField.1)
+            }
         }
         var recordings = scenario.recordings()
         if let mode { recordings[1].header.options["mode"] = mode }
-        return try Verifier(Verifier.Configuration()).verify(recordings)
+        return try Verifier(Verifier.Configuration(policy: policy)).verify(recordings)
     }
 
     func testASchemeTheTapChoseIsEquivalentOnBothHops() throws {
@@ -66,5 +72,36 @@ final class VerifierTapSchemeTests: XCTestCase {
         let report = try report(mode: "reverse:http://127.0.0.1:8080", serverScheme: "http")
         let exchange = try XCTUnwrap(report.exchanges.first)
         XCTAssertEqual(exchange.hops.map(\.verdict), [.identical, .equivalent, .identical])
+    }
+
+    /// Behind Varnish (plain HTTP to tap B) the hop that changes the scheme
+    /// also adds fields: the scheme is still the tap's, never a target
+    /// change, and only the added field is a difference.
+    func testTheTapsSchemeIsNotATargetChangeWhenTheHopAlsoChangesAField() throws {
+        let report = try report(mode: "reverse:http://127.0.0.1:8080", addedField: ("X-Forwarded-For", "127.0.0.1"))
+        let exchange = try XCTUnwrap(report.exchanges.first)
+        XCTAssertEqual(exchange.hops.map(\.verdict), [.identical, .modified, .equivalent])
+        XCTAssertEqual(exchange.hops[1].request.differences.map(\.kind), [.fieldAdded])
+        XCTAssertEqual(exchange.hops[1].request.differences.map(\.field), ["x-forwarded-for"])
+        XCTAssertTrue(exchange.hops[1].request.reasons.contains { $0.kind == .tapScheme }, "\(exchange.hops[1].request.reasons)")
+        XCTAssertFalse(report.policyHolds)
+    }
+
+    func testAPolicyToleratingTheOtherDifferencesHoldsAcrossTheTapsScheme() throws {
+        let policy = VerificationPolicy(name: "forwarding", tolerations: [
+            Toleration(.field("x-forwarded-for"), changes: [.added], message: .request)])
+        let report = try report(mode: "reverse:http://127.0.0.1:8080", addedField: ("X-Forwarded-For", "127.0.0.1"),
+                                policy: policy)
+        let exchange = try XCTUnwrap(report.exchanges.first)
+        XCTAssertEqual(exchange.hops.map(\.verdict), [.identical, .tolerated, .equivalent])
+        XCTAssertTrue(report.policyHolds)
+    }
+
+    func testAPathChangedWithTheSchemeAndAFieldIsStillATargetChange() throws {
+        let report = try report(mode: "reverse:http://127.0.0.1:8080", alsoPath: "/other",
+                                addedField: ("X-Forwarded-For", "127.0.0.1"))
+        let exchange = try XCTUnwrap(report.exchanges.first)
+        XCTAssertEqual(exchange.hops[1].verdict, .modified)
+        XCTAssertEqual(exchange.hops[1].request.differences.map(\.kind), [.targetChanged, .fieldAdded])
     }
 }

@@ -21,7 +21,7 @@ final class IntermediaryScenarioTests: XCTestCase {
         "tinyproxy/good", "tinyproxy/connect-port-443", "tinyproxy/filter-deny",
         "command/good",
         "apache/forwarding-fields", "caddy/forwarding-fields", "trafficserver/forwarding-fields", "nghttpx/forwarding-fields",
-        "squid/forwarding-fields",
+        "squid/forwarding-fields", "varnish/forwarding-fields",
     ]
 
     private func run(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> ScenarioResult {
@@ -50,11 +50,18 @@ final class IntermediaryScenarioTests: XCTestCase {
     }
 
     func testVarnish() throws {
-        let results = try runAll(["varnish/good", "varnish/defaults", "varnish/strip-cookies", "varnish/gzip"])
+        let results = try runAll(["varnish/good", "varnish/defaults", "varnish/strip-cookies", "varnish/gzip",
+                                  "varnish/forwarding-fields"])
         // hitch in front, Varnish on the inner port, plain HTTP to tap B.
         let plan = results[0].plan
         XCTAssertEqual(plan.services.map(\.role), [.server, .tapB, .innerIntermediary, .loadBalancer, .tapA])
         XCTAssertTrue(plan.services[1].arguments.contains("--listen-plain"))
+        // The scheme tap B's plain listener changes is never a target change, even beside Varnish's fields.
+        for result in results {
+            let targets = result.report.exchanges.flatMap(\.hops).flatMap { $0.request.differences + $0.response.differences }
+                .filter { $0.kind == .targetChanged }
+            XCTAssertEqual(targets.map(\.text), [], result.plan.scenario.name)
+        }
     }
 
     func testNghttpx() throws {

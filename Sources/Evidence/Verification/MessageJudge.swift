@@ -11,8 +11,9 @@ struct MessageJudge {
     ///   - before: the message on the side it left (nil when that side did not see it).
     ///   - after: the message on the side it reached.
     ///   - schemeChoice: a side of the hop that is a tap's upstream leg whose
-    ///     scheme the tap chose itself: a change of the scheme alone, to or
-    ///     from that one, is the tap's doing and not a modification; so is
+    ///     scheme the tap chose itself: a change of the scheme, to or from
+    ///     that one, is the tap's doing and never a target change, whatever
+    ///     else differs on the hop; so is
     ///     the upstream's authority a reverse tap supplied for a request that
     ///     named none (`TapSchemeChoice.OnHop.explains`).
     ///   - answer: for a request, the response on the leg `after` was
@@ -30,8 +31,8 @@ struct MessageJudge {
         case (let before?, let after?):
             var comparison = DigestComparison(before: before.digest, after: after.digest)
             comparison = MessageJudge.extendedConnect(comparison, before: before, after: after, kind: kind)
-            if let schemeChoice, let tapReasons = schemeChoice.explains(comparison, before, after) {
-                comparison = DigestComparison(verdict: .equivalent, reasons: comparison.reasons + tapReasons, changes: [])
+            if let schemeChoice, let explained = schemeChoice.explains(comparison, before, after) {
+                comparison = explained
             }
             if kind == .request, let reason = MessageJudge.answeredEarly(comparison, before: before, after: after, response: answer) {
                 comparison = DigestComparison(verdict: .equivalent, reasons: comparison.reasons + [reason], changes: [])

@@ -19,16 +19,20 @@ struct TapSchemeChoice: Hashable, Sendable {
         /// True when the hop's `after` side is the tap's upstream leg, false when `before` is.
         let isAfter: Bool
 
-        /// The equivalences that account for `comparison` when its only
-        /// change is the target, the path is equal, and every difference in
-        /// scheme and authority is the tap's own: a scheme change to or from
-        /// the scheme it chose (`tap-scheme`), and, inside the tap (`isAfter`),
-        /// the upstream's authority it supplied for a request that named
-        /// none (`tap-authority`, `suppliedAuthority`). Nil otherwise (the
-        /// change stays a modification).
+        /// `comparison` with the tap's own part of its target change taken
+        /// out: when the path is equal and every difference in scheme and
+        /// authority is the tap's own — a scheme change to or from the scheme
+        /// it chose (`tap-scheme`), and, inside the tap (`isAfter`), the
+        /// upstream's authority it supplied for a request that named none
+        /// (`tap-authority`, `suppliedAuthority`) — the target change is
+        /// dropped and those equivalences join the reasons, whatever else
+        /// changed on the hop (an intermediary's added fields stay
+        /// differences); with nothing else changed it is `equivalent`. Nil
+        /// when the target did not change or a part of it is not the tap's
+        /// (a path or authority change stays a modification).
         func explains(_ comparison: DigestComparison, _ before: RecordedMessage,
-                      _ after: RecordedMessage) -> [Equivalence]? {
-            guard comparison.verdict == .modified, comparison.changes == [.targetChanged], before.path == after.path,
+                      _ after: RecordedMessage) -> DigestComparison? {
+            guard comparison.verdict == .modified, comparison.changes.contains(.targetChanged), before.path == after.path,
                   let from = before.scheme.map(HTTPField.lowercaseASCII),
                   let to = after.scheme.map(HTTPField.lowercaseASCII) else { return nil }
             var reasons: [Equivalence] = []
@@ -41,7 +45,10 @@ struct TapSchemeChoice: Hashable, Sendable {
                 guard let supplied = suppliedAuthority(before: authorityBefore, after: authorityAfter) else { return nil }
                 reasons.append(supplied)
             }
-            return reasons.isEmpty ? nil : reasons
+            guard !reasons.isEmpty else { return nil }
+            let changes = comparison.changes.filter { $0 != .targetChanged }
+            return DigestComparison(verdict: changes.isEmpty ? .equivalent : .modified,
+                                    reasons: comparison.reasons + reasons, changes: changes)
         }
 
         /// The recorded authority, else `Host`, lowercased.

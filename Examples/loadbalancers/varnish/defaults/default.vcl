@@ -1,6 +1,6 @@
 # BROKEN: Varnish with only a backend: its builtin VCL runs. Measured through
-# the taps: X-Forwarded-For, X-Varnish and Via added to requests; X-Varnish,
-# Via and Age added to responses.
+# the taps: X-Forwarded-For and X-Varnish added to requests; X-Varnish, Via
+# and Age added to responses (and Accept-Ranges to a cached one).
 #
 # Breaks: "both the request and response must remain unmodified".
 # The fix: ../good (its unset lines and return (pass)).
