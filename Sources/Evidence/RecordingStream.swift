@@ -36,6 +36,10 @@ public final class RecordingStream {
     /// Bytes read and not yet consumed start at `consumed`; the `scanned`
     /// bytes after it are known to hold no newline.
     private var buffer: [UInt8] = []
+    /// Where `read(2)` puts a chunk before it joins `buffer`: made once, so
+    /// growing `buffer` never fills `chunkSize` placeholder bytes first (in a
+    /// debug build that fill cost seconds per file).
+    private lazy var chunk = [UInt8](repeating: 0, count: chunkSize)
     private var consumed = 0
     private var scanned = 0
     private var atEOF = false
@@ -180,12 +184,12 @@ public final class RecordingStream {
                 buffer.removeSubrange(0..<consumed)
                 consumed = 0
             }
-            let before = buffer.count
-            buffer.append(contentsOf: repeatElement(0, count: chunkSize))
-            let count = buffer.withUnsafeMutableBytes { raw in
-                read(descriptor, raw.baseAddress! + before, chunkSize)
+            let count = chunk.withUnsafeMutableBytes { raw in
+                read(descriptor, raw.baseAddress!, chunkSize)
             }
-            buffer.removeLast(chunkSize - max(count, 0))
+            if count > 0 {
+                chunk.withUnsafeBytes { raw in buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[..<count])) }
+            }
             if count < 0 {
                 throw RecordingReadError.cannotRead(path: path, reason: String(cString: strerror(errno)))
             }
