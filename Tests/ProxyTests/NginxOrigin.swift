@@ -175,3 +175,36 @@ final class NginxOrigin {
         return Encoding.hex(hasher.finalize())
     }
 }
+
+/// One nginx origin shared by every test of a class: `start()` in the class's
+/// `setUp`, `stop()` (by PID) in its `tearDown`, `started()` in a test.
+/// `@unchecked Sendable`: XCTest calls a class's setUp, tests and tearDown one
+/// after another, so `origin` and `digests` are never touched at once.
+final class SharedNginxOrigin: @unchecked Sendable {
+    private let files: [(name: String, size: Int)]
+    private(set) var origin: NginxOrigin?
+    /// SHA-256 (hex) of each file served, by name.
+    private(set) var digests: [String: String] = [:]
+
+    init(_ files: [(name: String, size: Int)]) {
+        self.files = files
+    }
+
+    func start() {
+        do {
+            (origin, digests) = try NginxOrigin.serving(files)
+        } catch {
+            XCTFail("cannot start the nginx origin: \(error)")
+        }
+    }
+
+    func stop() {
+        origin?.stop()
+        origin = nil
+    }
+
+    /// The running origin, or a test failure saying it never started.
+    func started() throws -> NginxOrigin {
+        try XCTUnwrap(origin, "no nginx origin")
+    }
+}

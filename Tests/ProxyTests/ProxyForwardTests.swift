@@ -10,28 +10,23 @@ import XCTest
 /// showing a clean hop for every exchange.
 final class ProxyForwardTests: XCTestCase {
     /// One origin for the whole class (nginx starts in a few milliseconds, but files take longer).
-    nonisolated(unsafe) static var origin: NginxOrigin?
-    nonisolated(unsafe) static var digests: [String: String] = [:]
     static let sizes: [(name: String, size: Int)] = [("empty", 0), ("one-kib", 1024), ("one-mib", 1 << 20),
                                                      ("hundred-mib", 100 << 20)]
+    static let shared = SharedNginxOrigin(sizes)
+    static var digests: [String: String] { shared.digests }
 
     override class func setUp() {
         super.setUp()
-        do {
-            (origin, digests) = try NginxOrigin.serving(sizes)
-        } catch {
-            XCTFail("cannot start the nginx origin: \(error)")
-        }
+        shared.start()
     }
 
     override class func tearDown() {
-        origin?.stop()
-        origin = nil
+        shared.stop()
         super.tearDown()
     }
 
     private func origin() throws -> NginxOrigin {
-        try XCTUnwrap(Self.origin, "no nginx origin")
+        try Self.shared.started()
     }
 
     private func forwardProxy(bodyStoreLimit: Int = 0) throws -> ProxyHarness {

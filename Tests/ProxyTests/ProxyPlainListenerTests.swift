@@ -10,22 +10,17 @@ import XCTest
 /// with scheme `http` downstream and `https` upstream, and verification calls
 /// the scheme change the tap's own (`tap-scheme`), not a modification.
 final class ProxyPlainListenerTests: XCTestCase {
-    nonisolated(unsafe) static var origin: NginxOrigin?
-    nonisolated(unsafe) static var digest = ""
+    static let shared = SharedNginxOrigin([("page", 40_000)])
+    static var origin: NginxOrigin? { shared.origin }
+    static var digest: String { shared.digests["page"] ?? "" }
 
     override class func setUp() {
         super.setUp()
-        do {
-            let (started, digests) = try NginxOrigin.serving([("page", 40_000)])
-            (origin, digest) = (started, digests["page"] ?? "")
-        } catch {
-            XCTFail("cannot start the nginx origin: \(error)")
-        }
+        shared.start()
     }
 
     override class func tearDown() {
-        origin?.stop()
-        origin = nil
+        shared.stop()
         super.tearDown()
     }
 

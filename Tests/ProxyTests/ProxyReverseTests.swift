@@ -7,22 +7,17 @@ import XCTest
 /// Reverse mode with nghttp and curl, passthrough tunnels, and the key log,
 /// against an nginx origin on loopback.
 final class ProxyReverseTests: XCTestCase {
-    nonisolated(unsafe) static var origin: NginxOrigin?
-    nonisolated(unsafe) static var digest = ""
+    static let shared = SharedNginxOrigin([("one-mib", 1 << 20)])
+    static var origin: NginxOrigin? { shared.origin }
+    static var digest: String { shared.digests["one-mib"] ?? "" }
 
     override class func setUp() {
         super.setUp()
-        do {
-            let (started, digests) = try NginxOrigin.serving([("one-mib", 1 << 20)])
-            (origin, digest) = (started, digests["one-mib"] ?? "")
-        } catch {
-            XCTFail("cannot start the nginx origin: \(error)")
-        }
+        shared.start()
     }
 
     override class func tearDown() {
-        origin?.stop()
-        origin = nil
+        shared.stop()
         super.tearDown()
     }
 
