@@ -3,8 +3,8 @@ import Hashing
 /// The byte string a message digest is taken over: a sequence of
 /// length-prefixed items, built in one buffer so that each digest is one
 /// update over a contiguous range, with the recording's `DigestFunction`
-/// (SHA-256, or HMAC-SHA-256 under the digest key). Holds no reference, so
-/// passing or copying it costs no reference counting.
+/// (SHA-256, or HMAC-SHA-256 under the digest key). Passed `inout`, so
+/// it is never copied; without a memo its arrays stay empty.
 ///
 /// Encoding (the one every canonical form in `HeadDigest` and `BodyDigest`
 /// uses):
@@ -19,7 +19,9 @@ import Hashing
 /// produce the same bytes, whatever the items contain.
 ///
 /// The bytes live in storage lent for one call (`with(capacity:_:)`),
-/// on the stack when it fits: a head's digests allocate no buffer.
+/// on the stack when it fits: a head's digests allocate no buffer. With a
+/// memo (`with(capacity:memo:_:)`), each digest is looked up in the
+/// previous head's first and noted for the next (`HeadDigestMemo`).
 struct DigestInput {
     /// Where the bytes are: storage lent by `with(capacity:_:)`, or
     /// `owned` once they outgrew it.
@@ -30,6 +32,11 @@ struct DigestInput {
     private var owned: UnsafeMutablePointer<UInt8>?
     /// The number of bytes written so far; a range boundary for `digest(of:using:)`.
     private(set) var position = 0
+    /// The previous head's memo, to take digests from; nil without a memo.
+    private var prior: HeadDigestMemo?
+    /// The digests taken so far, noted only when a memo is kept (`keepsMemo`).
+    private var taken: [HeadDigestMemo.Entry] = []
+    private var keepsMemo = false
 
     /// Calls `body` with an empty input of room for `capacity` bytes, lent
     /// for the call (on the stack when it fits). A bound that is too small
@@ -39,6 +46,28 @@ struct DigestInput {
             var input = DigestInput(base: room.baseAddress!, capacity: room.count)
             defer { input.owned?.deallocate() }
             return body(&input)
+        }
+    }
+
+    /// `with(capacity:_:)` for a head digested with a memo: digests are
+    /// taken from `memo` where its bytes are equal; on return `memo` is this
+    /// input's (its bytes and every digest taken) when `keep`, for the next
+    /// head, else nil (it was the last head to use it).
+    static func with<Result>(capacity: Int, memo: inout HeadDigestMemo?, keep: Bool, using function: DigestFunction,
+                             _ body: (inout DigestInput) -> Result) -> Result {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(capacity, 16)) { room in
+            var input = DigestInput(base: room.baseAddress!, capacity: room.count)
+            defer { input.owned?.deallocate() }
+            input.prior = memo
+            memo = nil
+            input.keepsMemo = keep
+            if keep { input.taken.reserveCapacity(16) }
+            let result = body(&input)
+            if keep {
+                memo = HeadDigestMemo(function: function, bytes: Array(UnsafeBufferPointer(start: input.base, count: input.position)),
+                                      entries: input.taken)
+            }
+            return result
         }
     }
 
@@ -178,8 +207,12 @@ struct DigestInput {
     private static let cookie = Array("cookie".utf8)
 
     /// The digest of a range of what was written with `function` (the
-    /// recording's), in one update.
-    func digest(of range: Range<Int>, using function: DigestFunction) -> SHA256Digest {
-        SHA256Digest(digesting: UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count), using: function)
+    /// recording's), in one update; with a memo, the previous head's digest
+    /// of equal bytes when it has one, and noted for the next head.
+    mutating func digest(of range: Range<Int>, using function: DigestFunction) -> SHA256Digest {
+        let bytes = UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)
+        let digest = prior?.digest(of: bytes, using: function) ?? SHA256Digest(digesting: bytes, using: function)
+        if keepsMemo { taken.append(HeadDigestMemo.Entry(start: range.lowerBound, count: range.count, digest: digest)) }
+        return digest
     }
 }

@@ -126,18 +126,30 @@ public struct HTTPFields: Hashable, Sendable, RandomAccessCollection, Expressibl
 
     /// The first value of a field, or nil.
     public subscript(name: HTTPField.Name) -> String? {
-        for field in fields where field.hasName(name) { return field.value }
-        return nil
+        firstPosition(of: name).map { fields[$0].value }
     }
 
     /// Every value of a field, in order.
     public func values(_ name: HTTPField.Name) -> [String] {
-        var values: [String] = []
-        for field in fields where field.hasName(name) { values.append(field.value) }
-        return values
+        fields.withUnsafeBufferPointer { fields in
+            var values: [String] = []
+            for position in fields.indices where fields[position].hasName(name) { values.append(fields[position].value) }
+            return values
+        }
     }
 
-    public func contains(_ name: HTTPField.Name) -> Bool { fields.contains { $0.hasName(name) } }
+    public func contains(_ name: HTTPField.Name) -> Bool { firstPosition(of: name) != nil }
+
+    /// The position of the first field named `name`, or nil. Read in place
+    /// through the array's buffer: iterating the array copies each field (a
+    /// retain and a release of its name and of its value), and lookups run
+    /// several times on every head (Docs/performance.md#field-names).
+    private func firstPosition(of name: HTTPField.Name) -> Int? {
+        fields.withUnsafeBufferPointer { fields in
+            for position in fields.indices where fields[position].hasName(name) { return position }
+            return nil
+        }
+    }
 
     // The same lookups for a name held as text (a configured or recorded
     // name); a name the code knows is a constant (`HTTPField.Name`).

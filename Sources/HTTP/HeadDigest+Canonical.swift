@@ -58,12 +58,31 @@ extension HeadDigest {
     ///   - function: what every digest is taken with (the recording's).
     public init(request head: HTTPRequestHead, wire: WireForm, connectionScheme: String,
                 using function: DigestFunction) {
+        var none: HeadDigestMemo? = nil
+        self.init(request: head, wire: wire, connectionScheme: connectionScheme, using: function, memo: &none,
+                  use: .ignore)
+    }
+
+    /// Digests a request head as `init(request:wire:connectionScheme:using:)`
+    /// does, taking each digest from `memo` where its input is the same
+    /// bytes (the request as the other leg recorded it); on return `memo`
+    /// is this head's when `keepingMemo` (another head will use it), else
+    /// nil. The digests are the same with or without a memo.
+    public init(request head: HTTPRequestHead, wire: WireForm, connectionScheme: String,
+                using function: DigestFunction, memo: inout HeadDigestMemo?, keepingMemo: Bool) {
+        self.init(request: head, wire: wire, connectionScheme: connectionScheme, using: function, memo: &memo,
+                  use: keepingMemo ? .readAndKeep : .read)
+    }
+
+    private init(request head: HTTPRequestHead, wire: WireForm, connectionScheme: String,
+                 using function: DigestFunction, memo: inout HeadDigestMemo?, use: MemoUse) {
         let scheme = head.scheme ?? connectionScheme
         let authority = head.authority ?? head.fields[.host] ?? ""
         let startLine = 40 + head.method.rawValue.utf8.count + (head.connectProtocol?.utf8.count ?? 0) + scheme.utf8.count
             + authority.utf8.count + head.path.utf8.count
         let capacity = HeadDigest.inputCapacity(head.fields, wire: wire)
-        self = DigestInput.with(capacity: startLine + capacity.input) { input in
+        self = HeadDigest.withInput(capacity: startLine + capacity.input, memo: &memo, use: use,
+                                    using: function) { input in
             input.appendItem("request")
             // An RFC 8441 extended CONNECT names its protocol with the method (a
             // method is a token, so `CONNECT:websocket` is no method of its own).
@@ -93,8 +112,25 @@ extension HeadDigest {
     /// Digests a response head. The reason phrase is kept for explanations but
     /// is not part of the semantic form. Every digest is taken with `function`.
     public init(response head: HTTPResponseHead, wire: WireForm, using function: DigestFunction) {
+        var none: HeadDigestMemo? = nil
+        self.init(response: head, wire: wire, using: function, memo: &none, use: .ignore)
+    }
+
+    /// Digests a response head as `init(response:wire:using:)` does, taking
+    /// each digest from `memo` where its input is the same bytes (the
+    /// response as the other leg recorded it); on return `memo` is this
+    /// head's when `keepingMemo` (another head will use it), else nil. The
+    /// digests are the same with or without a memo.
+    public init(response head: HTTPResponseHead, wire: WireForm, using function: DigestFunction,
+                memo: inout HeadDigestMemo?, keepingMemo: Bool) {
+        self.init(response: head, wire: wire, using: function, memo: &memo, use: keepingMemo ? .readAndKeep : .read)
+    }
+
+    private init(response head: HTTPResponseHead, wire: WireForm, using function: DigestFunction,
+                 memo: inout HeadDigestMemo?, use: MemoUse) {
         let capacity = HeadDigest.inputCapacity(head.fields, wire: wire)
-        self = DigestInput.with(capacity: 64 + capacity.input) { input in
+        self = HeadDigest.withInput(capacity: 64 + capacity.input, memo: &memo, use: use,
+                                    using: function) { input in
             input.appendItem("response")
             input.appendItem(String(head.status.code))
             var digest = HeadDigest(startLine: &input, fields: head.fields, nameBytes: capacity.names, wire: wire,
@@ -103,6 +139,24 @@ extension HeadDigest {
             digest.reasonPhrase = head.reason
             return digest
         }
+    }
+
+    /// What a head digest does with a memo.
+    private enum MemoUse {
+        /// Nothing: the plain initialisers.
+        case ignore
+        /// Takes digests from it, then leaves it nil.
+        case read
+        /// Takes digests from it, then replaces it with this head's.
+        case readAndKeep
+    }
+
+    /// Calls `body` with a digest input that uses `memo` as `use` says
+    /// (`DigestInput.with(capacity:memo:keep:using:_:)`).
+    private static func withInput(capacity: Int, memo: inout HeadDigestMemo?, use: MemoUse,
+                                  using function: DigestFunction, _ body: (inout DigestInput) -> HeadDigest) -> HeadDigest {
+        guard use != .ignore else { return DigestInput.with(capacity: capacity, body) }
+        return DigestInput.with(capacity: capacity, memo: &memo, keep: use == .readAndKeep, using: function, body)
     }
 
     /// Completes the semantic form after the start-line items and computes

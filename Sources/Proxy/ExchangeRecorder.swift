@@ -40,7 +40,8 @@ struct ExchangeRecorder {
     /// Starts the upstream leg (on the connection the pool assigned).
     mutating func beginUpstream(connection: ConnectionID, tls: TLSDetails?) {
         upstream = LegRecorder(role: .upstream, connectionID: connection, tls: tls,
-                               bodyStoreLimit: settings.bodyStoreLimit, digests: settings.digests)
+                               bodyStoreLimit: settings.bodyStoreLimit, digests: settings.digests,
+                               headMemos: downstream.headMemos)
     }
 
     /// The exchange let go of its upstream before the leg completed: notes
@@ -49,7 +50,7 @@ struct ExchangeRecorder {
     mutating func breakUpstream(_ reason: String) {
         if upstream == nil {
             upstream = LegRecorder(role: .upstream, connectionID: nil, tls: nil, bodyStoreLimit: settings.bodyStoreLimit,
-                                   digests: settings.digests)
+                                   digests: settings.digests, headMemos: downstream.headMemos)
         }
         upstream?.broken = reason
     }

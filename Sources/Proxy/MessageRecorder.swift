@@ -41,9 +41,14 @@ struct MessageRecorder {
     private var timings = MessageTimings()
     /// What the head and body are digested with (the recording's).
     private let digests: DigestFunction
+    /// Where the head digests of this message's direction are shared with
+    /// the other leg (`HeadMemoSlot`), and whether this leg's head comes
+    /// first (it keeps its memo for the other) or second (it reads it).
+    private let headMemo: Optional<(slot: HeadMemoSlot, keeps: Bool)>
 
-    init(bodyStoreLimit: Int, digests: DigestFunction) {
+    init(bodyStoreLimit: Int, digests: DigestFunction, headMemo: (slot: HeadMemoSlot, keeps: Bool)? = nil) {
         self.digests = digests
+        self.headMemo = headMemo
         body = BodyRecorder(storeLimit: bodyStoreLimit, using: digests)
     }
 
@@ -70,14 +75,25 @@ struct MessageRecorder {
 
     mutating func recordRequest(_ request: HTTPRequestHead, wire: HeadDigest.WireForm, connectionScheme: String,
                                 at time: Timestamp) {
-        let digest = HeadDigest(request: request, wire: wire, connectionScheme: connectionScheme, using: digests)
+        let digest: HeadDigest
+        if let (slot, keeps) = headMemo {
+            digest = HeadDigest(request: request, wire: wire, connectionScheme: connectionScheme, using: digests,
+                                memo: &slot.memo, keepingMemo: keeps)
+        } else {
+            digest = HeadDigest(request: request, wire: wire, connectionScheme: connectionScheme, using: digests)
+        }
         head = .request(request, digest, connectionScheme: connectionScheme)
         timings.start = time
         timings.headersDone = time
     }
 
     mutating func recordResponse(_ response: HTTPResponseHead, wire: HeadDigest.WireForm, at time: Timestamp) {
-        head = .response(response, HeadDigest(response: response, wire: wire, using: digests))
+        if let (slot, keeps) = headMemo {
+            head = .response(response, HeadDigest(response: response, wire: wire, using: digests, memo: &slot.memo,
+                                                  keepingMemo: keeps))
+        } else {
+            head = .response(response, HeadDigest(response: response, wire: wire, using: digests))
+        }
         timings.start = time
         timings.headersDone = time
     }
@@ -179,4 +195,17 @@ struct MessageRecorder {
                                    redaction: redaction)
         }
     }
+}
+
+/// The head digests of one direction of an exchange (its requests, or its
+/// final responses) as the leg that saw the head first took them, for the
+/// other leg: a forwarded head mostly unchanged reuses the digest of each
+/// equal range instead of hashing it again (`HeadDigestMemo`). The request
+/// goes downstream first, the response upstream first.
+///
+/// Shared by the two `MessageRecorder`s of that direction, on the
+/// exchange's loop (one `ExchangeFlow` records both legs); it only saves
+/// work: a memo never changes a digest.
+final class HeadMemoSlot {
+    var memo: HeadDigestMemo?
 }

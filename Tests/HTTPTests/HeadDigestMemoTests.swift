@@ -1,0 +1,77 @@
+import XCTest
+import Hashing
+@testable import HTTP
+
+/// A memo changes whether a head's digests are computed, never what they
+/// are: the same message on the other leg reuses the digests of the ranges
+/// whose bytes are equal, and every other digest is taken afresh.
+final class HeadDigestMemoTests: XCTestCase {
+    private static let keyed = SecretDigester(key: (0..<32).map { UInt8($0) }).digests
+
+    private func request(_ fields: HTTPFields) -> HTTPRequestHead {
+        HTTPRequestHead(method: .get, authority: "a.test", path: "/x?y=1", fields: fields)
+    }
+
+    private func http1(_ head: HTTPRequestHead) -> HeadDigest.WireForm {
+        .http1(head: Array(("GET /x?y=1 HTTP/1.1\r\n" + head.fields.map { "\($0.name): \($0.value)\r\n" }.joined()).utf8))
+    }
+
+    func testAForwardedRequestHasTheDigestsItWouldHaveWithoutAMemo() {
+        let down = request(["Host": "a.test", "User-Agent": "t/1", "Accept": "*/*", "Connection": "keep-alive"])
+        var up = down
+        up.fields = ["user-agent": "t/1", "accept": "*/*"]
+        up.scheme = "https"
+        up.version = .http2
+        for function in [DigestFunction.sha256, Self.keyed] {
+            var memo: HeadDigestMemo?
+            let first = HeadDigest(request: down, wire: http1(down), connectionScheme: "https", using: function,
+                                   memo: &memo, keepingMemo: true)
+            XCTAssertEqual(first, HeadDigest(request: down, wire: http1(down), connectionScheme: "https", using: function))
+            let kept = try! XCTUnwrap(memo)
+            XCTAssertGreaterThan(kept.entries.count, 4, "groups, target, semantic")
+            let second = HeadDigest(request: up, wire: .http2Request(up), connectionScheme: "https", using: function,
+                                    memo: &memo, keepingMemo: false)
+            XCTAssertNil(memo, "read, not kept")
+            XCTAssertEqual(second, HeadDigest(request: up, wire: .http2Request(up), connectionScheme: "https", using: function))
+            XCTAssertEqual(second.semantic, first.semantic, "an unchanged request is equivalent")
+            XCTAssertEqual(second.fields["user-agent"], first.fields["user-agent"])
+        }
+    }
+
+    func testChangedBytesAndAnotherFunctionAreDigestedAfresh() {
+        let original = HTTPResponseHead(status: .ok, fields: ["Server": "s", "ETag": "\"1\"", "Content-Type": "text/plain"])
+        var changed = original
+        changed.fields.set(HTTPField.Name("ETag"), "\"2\"")
+        var memo: HeadDigestMemo?
+        _ = HeadDigest(response: original, wire: .http2Response(original), using: .sha256, memo: &memo, keepingMemo: true)
+        let kept = memo
+        let afterChange = HeadDigest(response: changed, wire: .http2Response(changed), using: .sha256, memo: &memo,
+                                     keepingMemo: true)
+        XCTAssertEqual(afterChange, HeadDigest(response: changed, wire: .http2Response(changed), using: .sha256))
+        XCTAssertNotEqual(afterChange.fields["etag"],
+                          HeadDigest(response: original, wire: .http2Response(original), using: .sha256).fields["etag"])
+        memo = kept
+        let keyed = HeadDigest(response: original, wire: .http2Response(original), using: Self.keyed, memo: &memo,
+                               keepingMemo: false)
+        XCTAssertEqual(keyed, HeadDigest(response: original, wire: .http2Response(original), using: Self.keyed),
+                       "a memo of SHA-256 digests is no memo of HMAC ones")
+    }
+
+    func testAMemoAnswersOnlyForEqualBytes() {
+        var memo: HeadDigestMemo?
+        let head = HTTPResponseHead(status: .ok, fields: ["Server": "s"])
+        _ = HeadDigest(response: head, wire: .http2Response(head), using: .sha256, memo: &memo, keepingMemo: true)
+        let kept = try! XCTUnwrap(memo)
+        for entry in kept.entries {
+            kept.bytes.withUnsafeBytes { bytes in
+                let range = UnsafeRawBufferPointer(rebasing: bytes[entry.start..<entry.start + entry.count])
+                XCTAssertEqual(kept.digest(of: range, using: .sha256), entry.digest)
+                XCTAssertEqual(SHA256Digest(digesting: range, using: .sha256), entry.digest)
+                XCTAssertNil(kept.digest(of: range, using: Self.keyed))
+                var other = Array(range)
+                other[other.count - 1] ^= 1
+                other.withUnsafeBytes { XCTAssertNotEqual(kept.digest(of: $0, using: .sha256), entry.digest) }
+            }
+        }
+    }
+}
