@@ -44,9 +44,9 @@ public struct RequestFieldSetting: Hashable, Sendable, CustomStringConvertible {
     public static func apply(_ settings: [RequestFieldSetting], to fields: [HTTPField]) -> [HTTPField] {
         var result = fields
         for setting in settings {
-            let lower = HTTPField.lowercaseASCII(setting.name)
-            let first = result.firstIndex { $0.lowercasedName == lower }
-            result.removeAll { $0.lowercasedName == lower }
+            let name = HTTPField.Name(setting.name)
+            let first = result.firstIndex { $0.hasName(name) }
+            result.removeAll { $0.hasName(name) }
             guard let value = setting.value else { continue }
             result.insert(HTTPField(name: setting.name, value: value), at: min(first ?? result.count, result.count))
         }

@@ -200,7 +200,7 @@ public enum HARExporter {
     }
 
     private static func isNamed(_ field: RecordedField, _ lowercasedName: String) -> Bool {
-        HTTPField.lowercaseASCII(field.name) == lowercasedName
+        HTTPField.Name(lowercasedName).matches(field.name)
     }
 
     private static func nameValue(_ field: RecordedField) -> HAR.NameValue {

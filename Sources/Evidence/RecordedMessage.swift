@@ -99,8 +99,8 @@ public struct RecordedMessage: Codable, Hashable, Sendable {
 
     /// The first recorded value of a field (case-insensitive name), redacted or not.
     public func firstValue(_ name: String) -> String? {
-        let lower = HTTPField.lowercaseASCII(name)
-        return fields.first { HTTPField.lowercaseASCII($0.name) == lower }?.value
+        let name = HTTPField.Name(name)
+        return fields.first { name.matches($0.name) }?.value
     }
 }
 

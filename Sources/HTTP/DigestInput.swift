@@ -34,9 +34,10 @@ struct DigestInput {
     private(set) var position = 0
     /// The previous head's memo, to take digests from; nil without a memo.
     private var prior: HeadDigestMemo?
-    /// The digests taken so far, noted only when a memo is kept (`keepsMemo`).
-    private var taken: [HeadDigestMemo.Entry] = []
-    private var keepsMemo = false
+    /// The digests taken so far, noted only when a memo is kept: room lent
+    /// for the call, `takenCount` of it used.
+    private var taken: UnsafeMutableBufferPointer<HeadDigestMemo.Entry>?
+    private var takenCount = 0
 
     /// Calls `body` with an empty input of room for `capacity` bytes, lent
     /// for the call (on the stack when it fits). A bound that is too small
@@ -51,23 +52,25 @@ struct DigestInput {
 
     /// `with(capacity:_:)` for a head digested with a memo: digests are
     /// taken from `memo` where its bytes are equal; on return `memo` is this
-    /// input's (its bytes and every digest taken) when `keep`, for the next
-    /// head, else nil (it was the last head to use it).
-    static func with<Result>(capacity: Int, memo: inout HeadDigestMemo?, keep: Bool, using function: DigestFunction,
-                             _ body: (inout DigestInput) -> Result) -> Result {
+    /// input's (its bytes and the first `maxDigests` digests taken) when
+    /// `keep`, for the next head, else nil (it was the last head to use it).
+    static func with<Result>(capacity: Int, memo: inout HeadDigestMemo?, keep: Bool, maxDigests: Int,
+                             using function: DigestFunction, _ body: (inout DigestInput) -> Result) -> Result {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(capacity, 16)) { room in
-            var input = DigestInput(base: room.baseAddress!, capacity: room.count)
-            defer { input.owned?.deallocate() }
-            input.prior = memo
-            memo = nil
-            input.keepsMemo = keep
-            if keep { input.taken.reserveCapacity(16) }
-            let result = body(&input)
-            if keep {
-                memo = HeadDigestMemo(function: function, bytes: Array(UnsafeBufferPointer(start: input.base, count: input.position)),
-                                      entries: input.taken)
+            withUnsafeTemporaryAllocation(of: HeadDigestMemo.Entry.self, capacity: keep ? max(maxDigests, 1) : 1) { entries in
+                var input = DigestInput(base: room.baseAddress!, capacity: room.count)
+                defer { input.owned?.deallocate() }
+                input.prior = memo
+                memo = nil
+                if keep { input.taken = entries }
+                let result = body(&input)
+                if keep {
+                    // Entries hold no reference (two integers and an inline digest): nothing to deinitialize.
+                    memo = HeadDigestMemo(function: function, input: UnsafeRawBufferPointer(start: input.base, count: input.position),
+                                          entries: UnsafeBufferPointer(rebasing: entries[..<input.takenCount]))
+                }
+                return result
             }
-            return result
         }
     }
 
@@ -212,7 +215,11 @@ struct DigestInput {
     mutating func digest(of range: Range<Int>, using function: DigestFunction) -> SHA256Digest {
         let bytes = UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)
         let digest = prior?.digest(of: bytes, using: function) ?? SHA256Digest(digesting: bytes, using: function)
-        if keepsMemo { taken.append(HeadDigestMemo.Entry(start: range.lowerBound, count: range.count, digest: digest)) }
+        if let taken, takenCount < taken.count {
+            (taken.baseAddress! + takenCount).initialize(to: HeadDigestMemo.Entry(start: range.lowerBound, count: range.count,
+                                                                                 digest: digest))
+            takenCount += 1
+        }
         return digest
     }
 }

@@ -82,7 +82,7 @@ extension HeadDigest {
             + authority.utf8.count + head.path.utf8.count
         let capacity = HeadDigest.inputCapacity(head.fields, wire: wire)
         self = HeadDigest.withInput(capacity: startLine + capacity.input, memo: &memo, use: use,
-                                    using: function) { input in
+                                    maxDigests: head.fields.count + 4, using: function) { input in
             input.appendItem("request")
             // An RFC 8441 extended CONNECT names its protocol with the method (a
             // method is a token, so `CONNECT:websocket` is no method of its own).
@@ -130,7 +130,7 @@ extension HeadDigest {
                  memo: inout HeadDigestMemo?, use: MemoUse) {
         let capacity = HeadDigest.inputCapacity(head.fields, wire: wire)
         self = HeadDigest.withInput(capacity: 64 + capacity.input, memo: &memo, use: use,
-                                    using: function) { input in
+                                    maxDigests: head.fields.count + 4, using: function) { input in
             input.appendItem("response")
             input.appendItem(String(head.status.code))
             var digest = HeadDigest(startLine: &input, fields: head.fields, nameBytes: capacity.names, wire: wire,
@@ -152,11 +152,14 @@ extension HeadDigest {
     }
 
     /// Calls `body` with a digest input that uses `memo` as `use` says
-    /// (`DigestInput.with(capacity:memo:keep:using:_:)`).
-    private static func withInput(capacity: Int, memo: inout HeadDigestMemo?, use: MemoUse,
+    /// (`DigestInput.with(capacity:memo:keep:maxDigests:using:_:)`); a head
+    /// takes at most one digest per field (its groups) plus its target, its
+    /// semantic form and its HTTP/2 list.
+    private static func withInput(capacity: Int, memo: inout HeadDigestMemo?, use: MemoUse, maxDigests: Int,
                                   using function: DigestFunction, _ body: (inout DigestInput) -> HeadDigest) -> HeadDigest {
         guard use != .ignore else { return DigestInput.with(capacity: capacity, body) }
-        return DigestInput.with(capacity: capacity, memo: &memo, keep: use == .readAndKeep, using: function, body)
+        return DigestInput.with(capacity: capacity, memo: &memo, keep: use == .readAndKeep, maxDigests: maxDigests,
+                                using: function, body)
     }
 
     /// Completes the semantic form after the start-line items and computes

@@ -14,27 +14,69 @@ import Hashing
 /// equal byte for byte and the function is the same: a memo never changes
 /// a digest, only whether it is computed.
 ///
-/// Invariant: `entries` are ranges of `bytes`, in the order they were taken.
+/// One allocation: `storage` holds the input (`inputCount` bytes), then one
+/// record per digest taken, in the order taken: the range's start and
+/// length (4 bytes each, native order) and the digest's 32 bytes.
 public struct HeadDigestMemo: Sendable {
-    /// One digest taken, and the range of `bytes` it covers.
-    struct Entry: Sendable {
+    /// One digest taken, and the range of the input it covers.
+    struct Entry {
         var start: Int
         var count: Int
         var digest: SHA256Digest
     }
 
+    static let recordSize = 40
+
     let function: DigestFunction
-    let bytes: [UInt8]
-    let entries: [Entry]
+    private let storage: [UInt8]
+    private let inputCount: Int
+
+    /// The memo of `input` and the digests `entries` took over its ranges.
+    init(function: DigestFunction, input: UnsafeRawBufferPointer, entries: UnsafeBufferPointer<Entry>) {
+        self.function = function
+        inputCount = input.count
+        storage = [UInt8](unsafeUninitializedCapacity: input.count + entries.count * Self.recordSize) { out, count in
+            let base = UnsafeMutableRawPointer(out.baseAddress!)
+            if let source = input.baseAddress { base.copyMemory(from: source, byteCount: input.count) }
+            var at = input.count
+            for entry in entries {
+                base.storeBytes(of: UInt32(truncatingIfNeeded: entry.start), toByteOffset: at, as: UInt32.self)
+                base.storeBytes(of: UInt32(truncatingIfNeeded: entry.count), toByteOffset: at + 4, as: UInt32.self)
+                entry.digest.withUnsafeBytes { (base + at + 8).copyMemory(from: $0.baseAddress!, byteCount: 32) }
+                at += Self.recordSize
+            }
+            count = at
+        }
+    }
+
+    /// The digests taken, in order (for tests and checks).
+    var entries: [Entry] {
+        storage.withUnsafeBytes { bytes in
+            stride(from: inputCount, to: bytes.count, by: Self.recordSize).map { at in
+                Entry(start: Int(bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)),
+                      count: Int(bytes.loadUnaligned(fromByteOffset: at + 4, as: UInt32.self)),
+                      digest: SHA256Digest(copying: bytes.baseAddress! + at + 8))
+            }
+        }
+    }
+
+    /// The input the digests were taken over.
+    var input: ArraySlice<UInt8> { storage[..<inputCount] }
 
     /// The digest taken over bytes equal to `range`'s, or nil. Lengths
     /// first, then the bytes: a head has a dozen entries.
     func digest(of range: UnsafeRawBufferPointer, using function: DigestFunction) -> SHA256Digest? {
         guard function == self.function else { return nil }
-        return bytes.withUnsafeBytes { bytes in
-            for entry in entries where entry.count == range.count {
-                guard let base = bytes.baseAddress, let other = range.baseAddress else { return entry.digest }
-                if Self.equal(base + entry.start, other, count: entry.count) { return entry.digest }
+        return storage.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return nil }
+            var at = inputCount
+            while at < bytes.count {
+                let start = Int(bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self))
+                let count = Int(bytes.loadUnaligned(fromByteOffset: at + 4, as: UInt32.self))
+                if count == range.count, count == 0 || Self.equal(base + start, range.baseAddress!, count: count) {
+                    return SHA256Digest(copying: base + at + 8)
+                }
+                at += Self.recordSize
             }
             return nil
         }

@@ -33,6 +33,12 @@ public struct SHA256Digest: Hashable, Sendable, Codable, CustomStringConvertible
         self.init(bytes: bytes)
     }
 
+    /// The digest whose 32 bytes are at `bytes` (as `withUnsafeBytes` lends
+    /// them), for a caller that keeps digests in a buffer of its own.
+    public init(copying bytes: UnsafeRawPointer) {
+        Swift.withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: 32)) }
+    }
+
     /// Stores the 32 bytes `fill` writes at the pointer it is given.
     init(filling fill: (UnsafeMutableRawPointer) -> Void) {
         Swift.withUnsafeMutableBytes(of: &words) { fill($0.baseAddress!) }

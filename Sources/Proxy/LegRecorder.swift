@@ -30,13 +30,13 @@ struct LegRecorder {
     var broken: Optional<String>
     /// What every message of the leg is digested with (the recording's).
     private let digests: DigestFunction
-    /// The head digests shared with the other leg: the request's, then the response's (`HeadMemoSlot`).
-    let headMemos: (request: HeadMemoSlot, response: HeadMemoSlot)
+    /// The head digests shared with the other leg (`HeadDigestMemos`).
+    let headMemos: HeadDigestMemos
 
     /// - Parameter headMemos: the downstream leg's, for an upstream leg; a
     ///   downstream leg makes its own.
     init(role: ExchangeRecord.Leg.Role, connectionID: ConnectionID?, streamID: Int? = nil, tls: TLSDetails?,
-         bodyStoreLimit: Int, digests: DigestFunction, headMemos: (request: HeadMemoSlot, response: HeadMemoSlot)? = nil) {
+         bodyStoreLimit: Int, digests: DigestFunction, headMemos: HeadDigestMemos? = nil) {
         self.role = role
         self.connectionID = connectionID
         self.streamID = streamID
@@ -45,13 +45,11 @@ struct LegRecorder {
         translation = nil
         broken = nil
         self.digests = digests
-        let memos = headMemos ?? (HeadMemoSlot(), HeadMemoSlot())
+        let memos = headMemos ?? HeadDigestMemos()
         self.headMemos = memos
         // The request crosses downstream first, the response upstream first: that leg keeps its memo.
-        request = MessageRecorder(bodyStoreLimit: bodyStoreLimit, digests: digests,
-                                  headMemo: (memos.request, keeps: role == .downstream))
-        response = MessageRecorder(bodyStoreLimit: bodyStoreLimit, digests: digests,
-                                   headMemo: (memos.response, keeps: role == .upstream))
+        request = MessageRecorder(bodyStoreLimit: bodyStoreLimit, digests: digests, headMemo: (memos, keeps: role == .downstream))
+        response = MessageRecorder(bodyStoreLimit: bodyStoreLimit, digests: digests, headMemo: (memos, keeps: role == .upstream))
     }
 
     /// An interim response head that crossed the leg (it has no body).

@@ -41,12 +41,12 @@ struct MessageRecorder {
     private var timings = MessageTimings()
     /// What the head and body are digested with (the recording's).
     private let digests: DigestFunction
-    /// Where the head digests of this message's direction are shared with
-    /// the other leg (`HeadMemoSlot`), and whether this leg's head comes
-    /// first (it keeps its memo for the other) or second (it reads it).
-    private let headMemo: Optional<(slot: HeadMemoSlot, keeps: Bool)>
+    /// Where the head digests of this message are shared with the other leg
+    /// (`HeadDigestMemos`), and whether this leg's head comes first (it
+    /// keeps its memo for the other) or second (it reads it).
+    private let headMemo: Optional<(memos: HeadDigestMemos, keeps: Bool)>
 
-    init(bodyStoreLimit: Int, digests: DigestFunction, headMemo: (slot: HeadMemoSlot, keeps: Bool)? = nil) {
+    init(bodyStoreLimit: Int, digests: DigestFunction, headMemo: (memos: HeadDigestMemos, keeps: Bool)? = nil) {
         self.digests = digests
         self.headMemo = headMemo
         body = BodyRecorder(storeLimit: bodyStoreLimit, using: digests)
@@ -76,9 +76,9 @@ struct MessageRecorder {
     mutating func recordRequest(_ request: HTTPRequestHead, wire: HeadDigest.WireForm, connectionScheme: String,
                                 at time: Timestamp) {
         let digest: HeadDigest
-        if let (slot, keeps) = headMemo {
+        if let (memos, keeps) = headMemo {
             digest = HeadDigest(request: request, wire: wire, connectionScheme: connectionScheme, using: digests,
-                                memo: &slot.memo, keepingMemo: keeps)
+                                memo: &memos.request, keepingMemo: keeps)
         } else {
             digest = HeadDigest(request: request, wire: wire, connectionScheme: connectionScheme, using: digests)
         }
@@ -88,8 +88,8 @@ struct MessageRecorder {
     }
 
     mutating func recordResponse(_ response: HTTPResponseHead, wire: HeadDigest.WireForm, at time: Timestamp) {
-        if let (slot, keeps) = headMemo {
-            head = .response(response, HeadDigest(response: response, wire: wire, using: digests, memo: &slot.memo,
+        if let (memos, keeps) = headMemo {
+            head = .response(response, HeadDigest(response: response, wire: wire, using: digests, memo: &memos.response,
                                                   keepingMemo: keeps))
         } else {
             head = .response(response, HeadDigest(response: response, wire: wire, using: digests))
@@ -197,15 +197,16 @@ struct MessageRecorder {
     }
 }
 
-/// The head digests of one direction of an exchange (its requests, or its
-/// final responses) as the leg that saw the head first took them, for the
-/// other leg: a forwarded head mostly unchanged reuses the digest of each
-/// equal range instead of hashing it again (`HeadDigestMemo`). The request
-/// goes downstream first, the response upstream first.
+/// The head digests of an exchange's request and of its final response as
+/// the leg that saw each head first took them, for the other leg: a
+/// forwarded head mostly unchanged reuses the digest of each equal range
+/// instead of hashing it again (`HeadDigestMemo`). The request crosses
+/// downstream first, the response upstream first.
 ///
-/// Shared by the two `MessageRecorder`s of that direction, on the
-/// exchange's loop (one `ExchangeFlow` records both legs); it only saves
-/// work: a memo never changes a digest.
-final class HeadMemoSlot {
-    var memo: HeadDigestMemo?
+/// Shared by the exchange's four head `MessageRecorder`s (one object per
+/// exchange), on the exchange's loop (one `ExchangeFlow` records both
+/// legs); it only saves work: a memo never changes a digest.
+final class HeadDigestMemos {
+    var request: HeadDigestMemo?
+    var response: HeadDigestMemo?
 }

@@ -63,7 +63,7 @@ final class HeadDigestMemoTests: XCTestCase {
         _ = HeadDigest(response: head, wire: .http2Response(head), using: .sha256, memo: &memo, keepingMemo: true)
         let kept = try! XCTUnwrap(memo)
         for entry in kept.entries {
-            kept.bytes.withUnsafeBytes { bytes in
+            Array(kept.input).withUnsafeBytes { bytes in
                 let range = UnsafeRawBufferPointer(rebasing: bytes[entry.start..<entry.start + entry.count])
                 XCTAssertEqual(kept.digest(of: range, using: .sha256), entry.digest)
                 XCTAssertEqual(SHA256Digest(digesting: range, using: .sha256), entry.digest)

@@ -26,7 +26,7 @@ extension MessageJudge {
             guard let token = sides.first(where: { $0.method == "CONNECT" })?.connectProtocol,
                   sides.contains(where: { side in
                       side.method == "GET" && side.version != .http2 && side.fields.contains {
-                          HTTPField.lowercaseASCII($0.name) == "upgrade"
+                          HTTPField.Name.upgrade.matches($0.name)
                               && HTTPField.lowercaseASCII($0.value) == HTTPField.lowercaseASCII(token)
                       }
                   }) else { return comparison }

@@ -174,7 +174,8 @@ private struct FieldValues {
     let cookies: [CookieParts]?
 
     init(_ message: RecordedMessage, _ lowercasedName: String) {
-        let fields = message.fields.filter { HTTPField.lowercaseASCII($0.name) == lowercasedName }
+        let name = HTTPField.Name(lowercasedName)
+        let fields = message.fields.filter { name.matches($0.name) }
         values = fields.map(\.value)
         spelling = fields.first.map { FieldDisplayName.of($0.name) }
         isRedacted = fields.contains(where: \.isRedacted)
