@@ -38,6 +38,8 @@ struct DigestInput {
     /// for the call, `takenCount` of it used.
     private var taken: UnsafeMutableBufferPointer<HeadDigestMemo.Entry>?
     private var takenCount = 0
+    /// The field section noted for the memo kept (`noteSection`).
+    private var section: HeadDigestMemo.Section?
 
     /// Calls `body` with an empty input of room for `capacity` bytes, lent
     /// for the call (on the stack when it fits). A bound that is too small
@@ -67,7 +69,8 @@ struct DigestInput {
                 if keep {
                     // Entries hold no reference (two integers and an inline digest): nothing to deinitialize.
                     memo = HeadDigestMemo(function: function, input: UnsafeRawBufferPointer(start: input.base, count: input.position),
-                                          entries: UnsafeBufferPointer(rebasing: entries[..<input.takenCount]))
+                                          entries: UnsafeBufferPointer(rebasing: entries[..<input.takenCount]),
+                                          section: input.section)
                 }
                 return result
             }
@@ -208,6 +211,30 @@ struct DigestInput {
     }
 
     private static let cookie = Array("cookie".utf8)
+
+    /// The previous head's field section when `fields` is its very array
+    /// (`HeadDigestMemo.section(holding:using:)`); nil without a memo.
+    func priorSection(holding fields: HTTPFields, using function: DigestFunction) -> HeadDigestMemo.Section? {
+        prior?.section(holding: fields, using: function)
+    }
+
+    /// Appends the bytes of `range` of the previous head's input (a field
+    /// section copied whole).
+    mutating func appendPrior(_ range: Range<Int>) {
+        guard let prior else { return }
+        prior.withInput(range) { bytes in
+            guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+            UnsafeMutableRawPointer(claim(bytes.count)).copyMemory(from: source, byteCount: bytes.count)
+        }
+    }
+
+    /// Notes this head's field section for the memo it keeps (nothing without one).
+    mutating func noteSection(_ section: HeadDigestMemo.Section) {
+        if taken != nil { self.section = section }
+    }
+
+    /// True when this input keeps a memo for the next head.
+    var keepsMemo: Bool { taken != nil }
 
     /// The digest of a range of what was written with `function` (the
     /// recording's), in one update; with a memo, the previous head's digest

@@ -172,8 +172,22 @@ extension HeadDigest {
     /// `nameBytes` is the sum of the fields' name UTF-8 counts (`inputCapacity`).
     private init(startLine input: inout DigestInput, fields: HTTPFields, nameBytes: Int, wire: WireForm,
                  version: HTTPVersion, using function: DigestFunction) {
-        let (perField, hopByHop, semanticEnd) = fields.fields.withUnsafeBufferPointer { section in
-            FieldNameIndex.with(section, nameBytes: nameBytes) { index in HeadDigest.digestGroups(of: &index, into: &input, using: function) }
+        let groupStart = input.position
+        let perField: FieldDigests, hopByHop: [String], semanticEnd: Int, fieldNames: [String]
+        if let prior = input.priorSection(holding: fields, using: function) {
+            // The very fields the memo's head had: the same group bytes, digests and names.
+            input.appendPrior(prior.groups)
+            (perField, hopByHop, fieldNames) = (prior.perField, prior.hopByHop, prior.fieldNames)
+            semanticEnd = groupStart + (prior.semanticEnd - prior.groups.lowerBound)
+        } else {
+            (perField, hopByHop, semanticEnd) = fields.fields.withUnsafeBufferPointer { section in
+                FieldNameIndex.with(section, nameBytes: nameBytes) { index in HeadDigest.digestGroups(of: &index, into: &input, using: function) }
+            }
+            fieldNames = fields.map(\.name)
+        }
+        if input.keepsMemo {
+            input.noteSection(HeadDigestMemo.Section(fields: fields, groups: groupStart..<input.position, semanticEnd: semanticEnd,
+                                                     perField: perField, hopByHop: hopByHop, fieldNames: fieldNames))
         }
 
         let exact: SHA256Digest
@@ -199,7 +213,7 @@ extension HeadDigest {
         self.exact = exact
         self.semantic = input.digest(of: 0..<semanticEnd, using: function)
         self.fields = perField
-        self.fieldNames = fields.map(\.name)
+        self.fieldNames = fieldNames
         self.hopByHop = hopByHop
         self.version = version
         self.wireLength = wireLength

@@ -17,7 +17,37 @@ import Hashing
 /// One allocation: `storage` holds the input (`inputCount` bytes), then one
 /// record per digest taken, in the order taken: the range's start and
 /// length (4 bytes each, native order) and the digest's 32 bytes.
+///
+/// When the next head carries the very same fields (one array, shared: a
+/// response relayed with nothing stripped or added), its field section is
+/// this one's (`Section`): its group bytes are copied and its per-field
+/// digests, names and hop-by-hop names taken as they are, with no index
+/// built and no group written.
 public struct HeadDigestMemo: Sendable {
+    /// What a head's fields gave: the fields themselves (held, so the
+    /// array's storage outlives the memo and its identity means equal
+    /// contents), where their groups are in the input, and what was made
+    /// of them.
+    struct Section: Sendable {
+        let fields: HTTPFields
+        /// The groups' bytes in the input: `count(included)`, the included
+        /// groups (the semantic form ends at `semanticEnd`), the left-out ones.
+        let groups: Range<Int>
+        let semanticEnd: Int
+        let perField: FieldDigests
+        let hopByHop: [String]
+        let fieldNames: [String]
+
+        /// True when `other` is this section's array of fields itself (not
+        /// merely equal fields): the same storage, which cannot change while
+        /// this section holds it.
+        func holds(_ other: HTTPFields) -> Bool {
+            fields.fields.withUnsafeBufferPointer { mine in
+                other.fields.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress && $0.count == mine.count }
+            }
+        }
+    }
+
     /// One digest taken, and the range of the input it covers.
     struct Entry {
         var start: Int
@@ -30,10 +60,13 @@ public struct HeadDigestMemo: Sendable {
     let function: DigestFunction
     private let storage: [UInt8]
     private let inputCount: Int
+    /// The head's field section, when it noted one.
+    let section: Section?
 
     /// The memo of `input` and the digests `entries` took over its ranges.
-    init(function: DigestFunction, input: UnsafeRawBufferPointer, entries: UnsafeBufferPointer<Entry>) {
+    init(function: DigestFunction, input: UnsafeRawBufferPointer, entries: UnsafeBufferPointer<Entry>, section: Section?) {
         self.function = function
+        self.section = section
         inputCount = input.count
         storage = [UInt8](unsafeUninitializedCapacity: input.count + entries.count * Self.recordSize) { out, count in
             let base = UnsafeMutableRawPointer(out.baseAddress!)
@@ -62,6 +95,18 @@ public struct HeadDigestMemo: Sendable {
 
     /// The input the digests were taken over.
     var input: ArraySlice<UInt8> { storage[..<inputCount] }
+
+    /// This memo's field section when `fields` is its very array and the
+    /// digests are taken with the same function; nil otherwise.
+    func section(holding fields: HTTPFields, using function: DigestFunction) -> Section? {
+        guard let section, function == self.function, section.holds(fields) else { return nil }
+        return section
+    }
+
+    /// Calls `body` with the bytes of `range` of the input.
+    func withInput<Result>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        storage.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+    }
 
     /// The digest taken over bytes equal to `range`'s, or nil. Lengths
     /// first, then the bytes: a head has a dozen entries.

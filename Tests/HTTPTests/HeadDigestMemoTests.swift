@@ -74,4 +74,23 @@ final class HeadDigestMemoTests: XCTestCase {
             }
         }
     }
+
+    func testTheVeryFieldsOfTheMemosHeadReuseItsSection() throws {
+        let upstream = HTTPResponseHead(status: .ok, version: .http2,
+                                        fields: ["server": "s", "content-length": "5", "connection": "x", "x": "1", "cookie": "a=1"])
+        var downstream = upstream.carriedByHTTP1()
+        downstream.reason = "OK"
+        for function in [DigestFunction.sha256, Self.keyed] {
+            var memo: HeadDigestMemo?
+            _ = HeadDigest(response: upstream, wire: .http2Response(upstream), using: function, memo: &memo, keepingMemo: true)
+            let kept = try XCTUnwrap(memo)
+            XCTAssertNotNil(kept.section(holding: downstream.fields, using: function), "one array, shared")
+            XCTAssertNil(kept.section(holding: HTTPFields(Array(downstream.fields)), using: function), "equal, not the same")
+            XCTAssertNil(kept.section(holding: downstream.fields, using: function == .sha256 ? Self.keyed : .sha256))
+            let wire = HeadDigest.WireForm.http1(head: Array("HTTP/1.1 200 OK\r\nserver: s\r\n".utf8))
+            let reused = HeadDigest(response: downstream, wire: wire, using: function, memo: &memo, keepingMemo: false)
+            XCTAssertEqual(reused, HeadDigest(response: downstream, wire: wire, using: function))
+            XCTAssertEqual(reused.hopByHop, ["connection", "x"])
+        }
+    }
 }
