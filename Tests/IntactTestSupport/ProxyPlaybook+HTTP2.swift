@@ -104,10 +104,10 @@ public final class PlaybookHTTP2 {
 extension ProxyPlaybook {
     /// A client that connects with TLS for `serverName`, offering only `h2`,
     /// and speaks HTTP/2 once the handshake is done.
-    public func connectHTTP2Client(tls serverName: String,
-                                   configuration: HTTP2Configuration = HTTP2Configuration()) throws -> PlaybookHTTP2 {
+    public func connectHTTP2Client(tls serverName: String, configuration: HTTP2Configuration = HTTP2Configuration(),
+                                   consumesData: Bool = true) throws -> PlaybookHTTP2 {
         let peer = try connectClient(tls: serverName, alpn: ["h2"])
-        return speakHTTP2(peer, role: .client, configuration: configuration)
+        return speakHTTP2(peer, role: .client, configuration: configuration, consumesData: consumesData)
     }
 
     /// Answers the proxy's oldest dial (to `host:port`) as an HTTP/2 origin over TLS (ALPN `h2`).
