@@ -128,10 +128,6 @@ final class RawOrigin: @unchecked Sendable {
         /// the peer before closing (a close-delimited body ends there; a proxy
         /// refusing CONNECT).
         case answer(String)
-        /// Answers the first request with these bytes (keeping the connection),
-        /// then reads the next request's head and closes without answering it:
-        /// an idle-timeout race as a reused connection meets it.
-        case answerOnceThenDropNext(String)
     }
 
     private(set) var port = 0
@@ -171,11 +167,6 @@ final class RawOrigin: @unchecked Sendable {
             RawSocket.send(client, [UInt8](repeating: 0x61, count: sent))
             usleep(100_000)
             RawSocket.reset(client)
-        case .answerOnceThenDropNext(let text):
-            RawSocket.send(client, Array(text.utf8))
-            let next = RawSocket.read(client, until: "\r\n\r\n")
-            if !next.isEmpty { lock.withLock { heads.append(next) } }
-            close(client)
         case .answer(let text):
             RawSocket.send(client, Array(text.utf8))
             shutdown(client, Int32(SHUT_WR))
