@@ -46,7 +46,7 @@ public final class PlaybookHTTP2 {
     }
 
     /// Answers `stream` with `status` and `body` (ending it).
-    public func respond(_ stream: HTTP2StreamID, status: Int = 200, body: [UInt8],
+    public func respond(_ stream: HTTP2StreamID, status: HTTPStatus = .ok, body: [UInt8],
                         file: StaticString = #filePath, line: UInt = #line) {
         do {
             let head = HTTPResponseHead(status: status, fields: ["content-length": String(body.count)])
@@ -132,8 +132,8 @@ extension ProxyPlaybook {
 
 extension Array where Element == HTTP2Event {
     /// The final response heads' statuses per stream.
-    public var statuses: [HTTP2StreamID: Int] {
-        var found: [HTTP2StreamID: Int] = [:]
+    public var statuses: [HTTP2StreamID: HTTPStatus] {
+        var found: [HTTP2StreamID: HTTPStatus] = [:]
         for case .responseHead(let stream, let head, _) in self { found[stream] = head.status }
         return found
     }
