@@ -108,8 +108,10 @@ public struct ExchangeFlow {
         /// The client reset the stream or left, or the proxy reset it.
         case gone
 
+        /// A client stream as an exchange starts: it takes bytes, and its request flows.
         static let fresh = ClientSide.connected(writable: true, reading: .flowing)
 
+        /// Whether the client can still be sent to and read from.
         var isConnected: Bool {
             if case .connected = self { return true }
             return false
