@@ -100,7 +100,7 @@ let package = Package(
 
         // Helpers shared by test targets: child processes (intact, curl), tool runs, the proxy playbook
         // (the whole proxy in memory on an embedded loop), a seeded random generator.
-        .target(name: "IntactTestSupport", dependencies: ["Wire", "TLS", "Evidence", "Proxy"], path: "Tests/IntactTestSupport"),
+        .target(name: "IntactTestSupport", dependencies: ["Wire", "TLS", "HTTP", "Evidence", "Proxy"], path: "Tests/IntactTestSupport"),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"]),
         .testTarget(name: "ConfigurationFileTests", dependencies: ["ConfigurationFile"]),
         .testTarget(name: "CompressionTests", dependencies: ["Compression", "IntactTestSupport"]),

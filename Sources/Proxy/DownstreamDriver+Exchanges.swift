@@ -308,6 +308,7 @@ extension DownstreamDriver {
             finish()
             return .failed(.transport(error, at: .upgrade))
         }
+        owner.probe?.close()
         owner = .relay(relay)
         relay.start(clientStarted: true, serverStarted: true)
         relay.relayEarlier(clientLeftover, fromClient: true)

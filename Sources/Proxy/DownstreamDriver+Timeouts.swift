@@ -49,23 +49,21 @@ extension DownstreamDriver {
     /// Makes sure the timer fires by `instant`: one already armed for then
     /// or sooner stays.
     private func rearmDeadline(at instant: ContinuousClock.Instant, now: ContinuousClock.Instant) {
-        if deadlineTimer != nil, let due = deadlineTimerDue, due <= instant { return }
-        deadlineTimer?.cancel()
+        if let armed = deadlineTimer, armed.due <= instant { return }
+        deadlineTimer?.timer.cancel()
         let delay = max(.milliseconds(1), instant - now)
-        deadlineTimerDue = now + delay
-        deadlineTimer = loop.schedule(after: delay) { [weak self] in
+        let timer = loop.schedule(after: delay) { [weak self] in
             guard let self else { return }
             deadlineTimer = nil
-            deadlineTimerDue = nil
             checkDeadline()
         }
+        deadlineTimer = (timer, now + delay)
     }
 
     /// Stops the timer: the connection expired or is finished.
     func cancelDeadlineTimer() {
-        deadlineTimer?.cancel()
+        deadlineTimer?.timer.cancel()
         deadlineTimer = nil
-        deadlineTimerDue = nil
     }
 
     /// Why an exchange that moved no body byte for `--body-timeout` broke.

@@ -17,23 +17,45 @@ import Wire
 /// connection is finished. `@unchecked Sendable` only so that completions
 /// Wire runs on this same loop (`Connection.connect`) may capture it.
 final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
-    /// Which I/O object takes the client channel's events. Where the
-    /// connection *is* (peeking, handshaking, serving, tunnelling, closed)
-    /// is the layer's `phase` alone; this says only who holds the channel.
+    /// Which I/O object takes the client channel's events, with what a
+    /// CONNECT left for the next owner. Where the connection *is* (peeking,
+    /// handshaking, serving, tunnelling, closed) is the layer's `phase`
+    /// alone; this says only who holds the channel.
+    ///
+    /// Invariants: a CONNECT's probe (the TCP connection to its target) is
+    /// held from the probe's answer until the client's TLS is intercepted
+    /// (it closes) or a passthrough relay takes it, by the HTTP connection
+    /// that serves the CONNECT and then by the channel; the bytes read past
+    /// the CONNECT are held by the channel until its ClientHello peek takes
+    /// them. A relay and a finished driver hold neither; `finished` is last.
     enum ChannelOwner {
         /// The channel's own events reach the driver (`channelEvent`): before
         /// anything started, while it peeks at a ClientHello (reverse mode,
         /// or after a CONNECT's 200 handed it back), and while a passthrough
-        /// tunnel through an upstream proxy is being opened.
-        case channel
+        /// tunnel through an upstream proxy is being opened. `probe`: the
+        /// CONNECT's probe; `leftover`: bytes the client sent after its
+        /// CONNECT, read before the tunnel began.
+        case channel(probe: Connection?, leftover: [UInt8])
         /// An HTTP connection has it: handshaking while the layer's phase is
         /// `.handshaking`, serving otherwise (plain, probing a CONNECT target,
         /// intercepting). Its events are stale once another owner took over.
-        case http(HTTPServerConnection)
+        /// `probe`: the probe of the CONNECT it serves, once answered.
+        case http(HTTPServerConnection, probe: Connection?)
         /// A relay (passthrough tunnel or upgraded connection) has it, until both sides closed.
         case relay(TunnelRelay)
         /// The driver has finished (`finish`); nothing more happens.
         case finished
+
+        /// The channel before anything started: no probe, nothing left over.
+        static var unstarted: ChannelOwner { .channel(probe: nil, leftover: []) }
+
+        /// The CONNECT's probe, if this owner holds one.
+        var probe: Connection? {
+            switch self {
+            case .channel(let probe, _), .http(_, let probe): return probe
+            case .relay, .finished: return nil
+            }
+        }
     }
 
     let id: ConnectionID
@@ -41,7 +63,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     let loopState: LoopState
     let channel: ByteChannel
     var layer: DownstreamLayer
-    var owner = ChannelOwner.channel
+    var owner = ChannelOwner.unstarted
     /// The streams of each exchange in progress. Its storage outlives its
     /// entries (a key and a reference each), so requests on a keep-alive
     /// connection reuse it.
@@ -50,22 +72,22 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     /// The TLS session of the upstream connection the last exchange opened
     /// on, as records show it (see `upstreamTLS`); nil before any.
     var lastUpstreamTLS: (connection: ConnectionID, details: TLSDetails?)?
-    /// The TCP connection a CONNECT probe opened: kept for a passthrough
-    /// tunnel, closed when the client's TLS is intercepted.
-    var probe: Connection?
-    /// Bytes the client sent after its CONNECT, read before the tunnel began.
-    var tunnelLeftover: [UInt8] = []
-    /// True while the layer handles an event (and its commands are carried
-    /// out): the layer is being mutated, so nothing may reach it (see `feed`).
-    var isHandling = false
-    /// Transport callbacks that arrived while the layer handled an event
-    /// (see `feed`); empty otherwise.
-    var reentrantEvents: [DownstreamEvent] = []
-    /// The head, idle and body timeouts (sans-io), and the one timer that asks it.
+    /// Whether the layer is handling an event (see `feed`).
+    ///
+    /// Invariant: transport callbacks wait only while the layer handles an
+    /// event (it is being mutated, so nothing may reach it); idle, none waits.
+    enum Feeding {
+        case idle
+        /// Handling an event and carrying out its commands; `waiting`: the
+        /// callbacks that arrived meanwhile, in order, handled right after it.
+        case handling(waiting: [DownstreamEvent])
+    }
+
+    var feeding = Feeding.idle
+    /// The head, idle and body timeouts (sans-io), and the one timer that
+    /// asks it, with when it fires (nil when none is armed).
     var deadline: ConnectionDeadline
-    var deadlineTimer: LoopTimer?
-    /// When `deadlineTimer` fires (nil when none is armed).
-    var deadlineTimerDue: ContinuousClock.Instant?
+    var deadlineTimer: (timer: LoopTimer, due: ContinuousClock.Instant)?
 
     var loop: EventLoop { loopState.loop }
 
@@ -74,7 +96,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     /// commands, which exist only once it serves, and by the head timeout,
     /// which it answers (408 on HTTP/1.1) or, still handshaking, closes on.
     var httpConnection: HTTPServerConnection? {
-        guard case .http(let server) = owner else { return nil }
+        guard case .http(let server, _) = owner else { return nil }
         return server
     }
 
@@ -107,10 +129,10 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     /// Starts serving. Called only on the loop, once.
     func start() {
         loop.preconditionOnLoop()
-        isHandling = true
+        feeding = .handling(waiting: [])
         layer.start(self)
         drainReentrantEvents()
-        isHandling = false
+        feeding = .idle
         checkDeadline()
     }
 
@@ -124,24 +146,29 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     /// streams before it marks itself closed; a close or an abort can report
     /// the connection closed; a failed takeover for an upgrade relay ends the
     /// connection). The layer is being mutated then, and Swift's exclusivity
-    /// forbids reaching it, so such an event waits in `reentrantEvents` and is
+    /// forbids reaching it, so such an event waits in `feeding` and is
     /// handled right after the current one, in arrival order. That is the
     /// only thing that waits: no command's outcome is ever an event, and on
     /// the usual path nothing is queued.
     func feed(_ event: DownstreamEvent) {
-        guard !isHandling else {
-            return reentrantEvents.append(event)
+        if case .handling(var waiting) = feeding {
+            feeding = .handling(waiting: []) // lets go of the list, so the append is in place
+            waiting.append(event)
+            feeding = .handling(waiting: waiting)
+            return
         }
-        isHandling = true
+        feeding = .handling(waiting: [])
         handle(event)
         drainReentrantEvents()
-        isHandling = false
+        feeding = .idle
     }
 
     /// Hands the callbacks that re-entered while the layer was busy to it, in order.
     private func drainReentrantEvents() {
-        while !reentrantEvents.isEmpty {
-            handle(reentrantEvents.removeFirst())
+        while case .handling(var waiting) = feeding, !waiting.isEmpty {
+            let next = waiting.removeFirst()
+            feeding = .handling(waiting: waiting)
+            handle(next)
         }
     }
 
@@ -159,7 +186,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
             return perform(command, for: exchange)
         case .servePlainHTTP:
             let server = HTTPServerConnection(channel: channel, configuration: runtime.serverConfiguration)
-            owner = .http(server)
+            owner = .http(server, probe: nil)
             server.start { [self] event in serverEvent(event, from: server) }
         case .probeConnectTarget(_, let target):
             probeConnectTarget(target)
@@ -188,7 +215,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
             deadline.connectionReady(at: loop.now, http2: version == .http2)
             checkDeadline()
             // The layer takes it while it handshakes (a plain connection has no TLS to report).
-            guard case .http(let current) = owner, current === server, let info = channel.tlsInfo else { return }
+            guard case .http(let current, _) = owner, current === server, let info = channel.tlsInfo else { return }
             feed(.tlsEstablished(info))
         case .stream(let stream):
             accept(stream)
@@ -200,7 +227,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
             feed(.refusedStream(exchange, streamID: streamID, request: request, reason: reason))
         case .closed(let error):
             // A connection that handed the channel on (to a CONNECT's tunnel) closes unheard.
-            guard case .http(let current) = owner, current === server else { return }
+            guard case .http(let current, _) = owner, current === server else { return }
             feed(.clientConnectionEnded(error))
             finish()
         }
@@ -209,14 +236,15 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     // MARK: TLS and tunnels
 
     private func peekClientHello() {
-        owner = .channel
         let handler: (ChannelEvent) -> Void = { [self] event in channelEvent(event) }
         switch runtime.configuration.mode {
         case .reverse:
+            owner = .unstarted
             channel.start(handler)
         case .forward:
-            let leftover = tunnelLeftover
-            tunnelLeftover = []
+            var leftover: [UInt8] = []
+            if case .channel(_, let read) = owner { leftover = read }
+            owner = .channel(probe: owner.probe, leftover: [])
             channel.setHandler(handler)
             channel.startTLS(.tlsServer(DownstreamDriver.peekSetup(runtime)),
                              leftover: leftover)
@@ -245,10 +273,9 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
             channel.abort()
             return
         }
-        probe?.close()
-        probe = nil
+        owner.probe?.close()
         let server = HTTPServerConnection(channel: channel, configuration: runtime.serverConfiguration)
-        owner = .http(server)
+        owner = .http(server, probe: nil)
         server.adopt { [self] event in serverEvent(event, from: server) }
         channel.continueHandshake(with: context)
     }
@@ -281,11 +308,11 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
                         status: .proxyLoopDetected)))
                     return
                 }
-                guard case .probing = layer.phase else {
+                guard case .probing = layer.phase, case .http(let server, .none) = owner else {
                     connection.close()
                     return
                 }
-                probe = connection
+                owner = .http(server, probe: connection)
                 feed(.connectTargetReached)
             case .failure(let error):
                 feed(.connectTargetFailed(.connect(error, to: target, at: .upstreamConnectForCONNECT)))
@@ -296,13 +323,13 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     /// Answers the CONNECT and takes the channel back from the HTTP
     /// connection; `.failed` when that could not be done (the layer closes).
     private func acceptConnect(_ exchange: ExchangeID, _ head: HTTPResponseHead) -> CommandOutcome {
-        guard let server = httpConnection, let stream = exchanges.removeValue(forKey: exchange)?.client else {
+        guard case .http(let server, let probe) = owner, let stream = exchanges.removeValue(forKey: exchange)?.client else {
             return .done
         }
         do {
             try stream.sendHead(head)
-            tunnelLeftover = try server.detachForTunnel { [self] event in channelEvent(event) }
-            owner = .channel
+            let leftover = try server.detachForTunnel { [self] event in channelEvent(event) }
+            owner = .channel(probe: probe, leftover: leftover)
             return .done
         } catch {
             return .failed(.transport(error, at: .downstreamConnect))
@@ -311,11 +338,12 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
 
     /// Relays the client's bytes to the probed target untouched.
     private func openTunnel(to target: UpstreamTarget) {
+        let probe = owner.probe
         if probe == nil, let proxy = runtime.configuration.upstreamProxy?.address(for: target.host) {
             return openTunnel(to: target, via: proxy)
         }
         guard let probe else { return close() }
-        self.probe = nil
+        owner = .unstarted // the relay takes the probe, and the channel next
         relay(to: ByteChannel(connection: probe, security: .plaintext), serverStarted: false, leftover: [], target: target)
     }
 
@@ -356,7 +384,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     /// Closes gracefully: an HTTP connection after its exchanges, a tunnel at once.
     func close() {
         switch owner {
-        case .http(let server): server.close()
+        case .http(let server, _): server.close()
         case .channel, .relay: channel.close()
         case .finished: break
         }
@@ -388,8 +416,6 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
         }
         exchanges.removeAll()
         abort()
-        probe?.close()
-        probe = nil
         finish()
         return open
     }
@@ -397,7 +423,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     /// Cuts the client connection at once, whoever holds it.
     func abort() {
         switch owner {
-        case .http(let server): server.abort()
+        case .http(let server, _): server.abort()
         case .channel, .relay: channel.abort()
         case .finished: break
         }
@@ -408,6 +434,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     /// closes its connection rather than go back to the pool mid-message).
     func finish() {
         if case .finished = owner { return }
+        let probe = owner.probe
         owner = .finished
         cancelDeadlineTimer()
         for streams in exchanges.values {
@@ -415,7 +442,6 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
             streams.cancelTimers()
         }
         probe?.close()
-        probe = nil
         runtime.finished(self, on: loopState)
     }
 }

@@ -91,9 +91,7 @@ extension ExchangeFlow {
             break
         case .body(let chunk):
             // A chunk forwarded as the client sent it is hashed once, for both legs.
-            if tunnel.carriesBytes {
-                tunnelTraffic?.toServer.add(chunk)
-            } else {
+            if !tunnel.carry(chunk, \.toServer) {
                 let source = recorder.downstream.request.bodyEndingWith(chunk)
                 recorder.upstream?.request.recordBody(chunk, following: source)
             }
@@ -114,16 +112,16 @@ extension ExchangeFlow {
                                  sent: HTTPRequestHead, wire: HeadDigest.WireForm,
                                  _ io: any ExchangeActions) {
         guard case .opening = upstream else { return }
-        upstream = .open(connection)
+        upstream = .open(connection, writable: true, reading: .flowing)
         recorder.beginUpstream(connection: connection, tls: tls)
         let time = clock()
         recorder.upstream?.streamID = streamID
         recorder.upstream?.request.recordRequest(sent, wire: wire, connectionScheme: target?.scheme.rawValue ?? clientScheme,
                                                  at: time)
         guard case .opening(let pending, let bodyless) = requestLeg else { return }
-        if case .asked = tunnel {
+        if case .asked(_, let traffic) = tunnel {
             // The client's bytes wait (one read at most) until the upstream accepts the tunnel.
-            tunnelRequest = sent
+            tunnel = .asked(sent: sent, traffic: traffic)
             if sent.version != .http2 {
                 recorder.upstream?.translation = ExchangeFlow.extendedConnectTranslation(sent)
             }
@@ -176,7 +174,7 @@ extension ExchangeFlow {
     mutating func answer(_ parts: [HTTPResponsePart], _ io: any ExchangeActions) {
         stopRequest()
         abandonUpstream(io)
-        guard case .awaitingHead = responseLeg, client == .connected else { return }
+        guard case .awaitingHead = responseLeg, client.isConnected else { return }
         for part in parts {
             sendToClient(part, io)
         }
@@ -204,7 +202,7 @@ extension ExchangeFlow {
         case .sent, .broken: break
         case .awaitingHead, .streaming, .switched, .stalled: responseLeg = .broken
         }
-        if client == .connected {
+        if client.isConnected {
             client = .gone
             io.perform(command, for: id)
         }

@@ -93,7 +93,7 @@ extension ExchangeFlow {
     /// Sends one response part to the client and records it as sent (the
     /// head and the end as their outcomes say they were written).
     mutating func sendToClient(_ part: HTTPResponsePart, _ io: any ExchangeActions) {
-        guard client == .connected else { return }
+        guard client.isConnected else { return }
         switch (responseLeg, part) {
         case (.awaitingHead, .head(let head)) where head.isInformational && head.status != 101 && clientIsHTTP10:
             // RFC 9110 §15.2: no 1xx to an HTTP/1.0 client. The leg's record says it was held back.
@@ -107,9 +107,7 @@ extension ExchangeFlow {
                 responseLeg = .streaming
             }
         case (.streaming, .body(let chunk)):
-            if tunnel.carriesBytes {
-                tunnelTraffic?.toClient.add(chunk)
-            } else {
+            if !tunnel.carry(chunk, \.toClient) {
                 // A chunk forwarded as the server sent it is hashed once, for both legs.
                 recorder.downstream.response.recordBody(chunk, following: recorder.upstream?.response.bodyEndingWith(chunk))
             }

@@ -71,7 +71,7 @@ extension ExchangeFlow {
     /// request goes back to `.opening` with what was sent, and a fresh
     /// stream is asked for. Returns false (doing nothing) otherwise.
     mutating func retryUpstream(_ problem: ProxyError, _ io: any ExchangeActions) -> Bool {
-        guard replay.allows(problem), client == .connected, case .awaitingHead = responseLeg,
+        guard replay.allows(problem), client.isConnected, case .awaitingHead = responseLeg,
               let opened = replay.opened else { return false }
         let resend: [HTTPRequestPart]
         switch requestLeg {

@@ -10,15 +10,44 @@ import HTTP
 /// recorded like an HTTP/1.1 upgrade: each leg's `relayed`, per direction.
 extension ExchangeFlow {
     /// Where an extended CONNECT's tunnel is.
+    ///
+    /// Invariants: none for any other request; asked → open or refused,
+    /// never back. The bytes a tunnel carried (`RelayTraffic`, per leg and
+    /// direction, digested with the recording's function) exist only while
+    /// it is asked or open, so other exchanges allocate no running digests,
+    /// and a refused tunnel's are dropped with it; the CONNECT as it went
+    /// upstream exists only while the answer is awaited.
     enum Tunnel {
         /// Not an extended CONNECT.
         case none
-        /// Sent upstream; its answer has not come. The client's bytes wait.
-        case asked
+        /// Asked for; its answer has not come, and the client's bytes wait.
+        /// `sent`: the extended CONNECT as it went upstream (translated to an
+        /// HTTP/1.1 `Upgrade` when the upstream speaks HTTP/1.1), to check a
+        /// 101 against; nil while the upstream stream opens.
+        case asked(sent: HTTPRequestHead?, traffic: RelayTraffic)
         /// Accepted (a 101 from HTTP/1.1, a 2xx from HTTP/2): the bodies are the tunnel's bytes.
-        case open
+        case open(RelayTraffic)
         /// Answered otherwise: that answer goes to the client as it is.
         case refused
+
+        /// Counts `chunk` in `direction` when body bytes are the tunnel's
+        /// (relayed, not recorded as a body); false, counting nothing, otherwise.
+        mutating func carry(_ chunk: [UInt8], _ direction: WritableKeyPath<RelayTraffic, RelayTally>) -> Bool {
+            switch self {
+            case .asked(let sent, var traffic):
+                self = .none // lets go of the payload, so the tally is changed in place, not copied
+                traffic[keyPath: direction].add(chunk)
+                self = .asked(sent: sent, traffic: traffic)
+                return true
+            case .open(var traffic):
+                self = .none
+                traffic[keyPath: direction].add(chunk)
+                self = .open(traffic)
+                return true
+            case .none, .refused:
+                return false
+            }
+        }
 
         /// Whether body bytes are the tunnel's (counted as relayed, not recorded as a body).
         var carriesBytes: Bool {
@@ -40,8 +69,9 @@ extension ExchangeFlow {
                                  _ io: any ExchangeActions) {
         recorder.upstream?.response.recordResponse(head, wire: wire, at: clock())
         let accepted: HTTPResponseHead
+        guard case .asked(let sent, let traffic) = tunnel else { return }
         if head.status == 101 {
-            guard let sent = tunnelRequest, sent.version != .http2 else {
+            guard let sent, sent.version != .http2 else {
                 return tunnelFailed("101 Switching Protocols on an HTTP/2 stream", io)
             }
             if let problem = ExtendedConnect.problem(with: head, to: sent) {
@@ -56,7 +86,7 @@ extension ExchangeFlow {
             stopTunnelRequest()
             return passResponse(.head(head), io)
         }
-        tunnel = .open
+        tunnel = .open(traffic)
         guard case .opening(let pending, _) = requestLeg else { return passResponse(.head(accepted), io) }
         requestLeg = .forwarding
         passResponse(.head(accepted), io)
@@ -70,7 +100,7 @@ extension ExchangeFlow {
     /// comes on it). The request is recorded as it came: unfinished. No
     /// RST_STREAM: submitted now, it would discard the response not yet sent.
     mutating func dropRefusedTunnel() {
-        guard case .refused = tunnel, client == .connected, recorder.downstream.response.isEnded,
+        guard case .refused = tunnel, client.isConnected, recorder.downstream.response.isEnded,
               !recorder.downstream.request.isEnded else { return }
         client = .gone
     }

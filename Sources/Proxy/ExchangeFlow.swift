@@ -70,22 +70,58 @@ public struct ExchangeFlow {
     }
 
     /// The exchange's hold on an upstream stream.
+    ///
+    /// Invariants: it moves none → opening → open → closed, and back from
+    /// opening or open to opening only for a retry (a fresh stream, so a
+    /// fresh `.open`); only an open stream is written to, read from, paused
+    /// or resumed, so its writability and its reading live in `.open` alone.
     enum UpstreamLink {
         /// Not asked for (yet).
         case none
         /// Asked for; waiting for `.upstreamOpened` or `.upstreamFailed`.
         case opening
-        /// Open, the head sent.
-        case open(ConnectionID)
+        /// Open, the head sent, on `connection`. `writable`: the stream took
+        /// the last body part (false from a `.full` send until
+        /// `.upstreamWritable`); `reading`: the response's reading as last
+        /// commanded (a fresh stream flows).
+        case open(ConnectionID, writable: Bool, reading: Reading)
         /// Completed, abandoned or failed; upstream events are ignored.
         case closed
+
+        /// False only while an open stream is full: the request's reading then pauses.
+        var isWritable: Bool {
+            if case .open(_, let writable, _) = self { return writable }
+            return true
+        }
     }
 
     /// Whether the client's side of the exchange can still take and give bytes.
+    ///
+    /// Invariants: connected → gone, never back; only a connected client is
+    /// sent to or read from, so its writability and the request's reading
+    /// live in `.connected` alone.
     enum ClientSide {
-        case connected
+        /// `writable`: the client's stream took the last response part
+        /// (false from a `.full` send until `.clientWritable`); `reading`:
+        /// the request's reading as last commanded.
+        case connected(writable: Bool, reading: Reading)
         /// The client reset the stream or left, or the proxy reset it.
         case gone
+
+        /// A client stream as an exchange starts: it takes bytes, and its request flows.
+        static let fresh = ClientSide.connected(writable: true, reading: .flowing)
+
+        /// Whether the client can still be sent to and read from.
+        var isConnected: Bool {
+            if case .connected = self { return true }
+            return false
+        }
+
+        /// False only while a connected client's stream is full: the response's reading then pauses.
+        var isWritable: Bool {
+            if case .connected(let writable, _) = self { return writable }
+            return true
+        }
     }
 
     /// A reading direction as last commanded, so a pause or resume is sent only on a change.
@@ -115,15 +151,9 @@ public struct ExchangeFlow {
     /// The client's HTTP/1.1 request asked to switch protocols (`Upgrade`
     /// named in `Connection`): a 101 may answer it. Set by `start`.
     var upgradeRequested = false
-    /// Where an RFC 8441 extended CONNECT's tunnel is (`.none` for any other request).
+    /// Where an RFC 8441 extended CONNECT's tunnel is (`.none` for any other
+    /// request), with what it sent and carried.
     var tunnel = Tunnel.none
-    /// The extended CONNECT as it went upstream (translated to an HTTP/1.1
-    /// `Upgrade` when the upstream speaks HTTP/1.1), to check the 101 against.
-    var tunnelRequest: HTTPRequestHead?
-    /// The bytes an open tunnel carried, per leg and direction (digested
-    /// with the recording's function); made when an extended CONNECT asks
-    /// for a tunnel, so other exchanges allocate no running digests.
-    var tunnelTraffic: RelayTraffic?
     /// The client spoke HTTP/1.0: no interim (1xx) response may be sent to
     /// it (RFC 9110 §15.2). Set by `start`.
     var clientIsHTTP10 = false
@@ -141,14 +171,10 @@ public struct ExchangeFlow {
     var requestLeg = RequestLeg.awaitingHead
     var responseLeg = ResponseLeg.awaitingHead
     var upstream = UpstreamLink.none
-    var client = ClientSide.connected
-    var requestReading = Reading.flowing
-    var responseReading = Reading.flowing
+    var client = ClientSide.fresh
     /// Hook outputs of each message waiting for a delay or a throttle's pause.
     var requestPacer = MessagePacer<HTTPRequestHead>()
     var responsePacer = MessagePacer<HTTPResponseHead>()
-    var upstreamWritable = true
-    var clientWritable = true
     /// The first failure; it is what the record says.
     var error: ProxyError?
     /// What is kept to send the request again if the upstream never processed it.
@@ -226,8 +252,7 @@ public struct ExchangeFlow {
         recorder.traceID = ExchangeRecord.traceID(in: head.fields)
         upgradeRequested = HopByHop.upgradeToken(head.fields, version: head.version) != nil
         if head.isExtendedConnect {
-            tunnel = .asked
-            tunnelTraffic = RelayTraffic(digests: recorder.settings.digests)
+            tunnel = .asked(sent: nil, traffic: RelayTraffic(digests: recorder.settings.digests))
         }
         clientIsHTTP10 = head.version == .http1_0
         passRequest(.head(head), io)
@@ -251,9 +276,7 @@ public struct ExchangeFlow {
         guard !isFinished else { return nil }
         switch event {
         case .requestBody(let chunk):
-            if tunnel.carriesBytes {
-                tunnelTraffic?.fromClient.add(chunk)
-            } else {
+            if !tunnel.carry(chunk, \.fromClient) {
                 recorder.downstream.request.recordBody(chunk)
             }
             passRequest(.body(chunk), io)
@@ -275,18 +298,18 @@ public struct ExchangeFlow {
             responseHead(head, wire: wire, io)
         case .responseBody(let chunk):
             guard case .open = upstream else { break }
-            if tunnel.carriesBytes {
-                tunnelTraffic?.fromServer.add(chunk)
-            } else {
+            if !tunnel.carry(chunk, \.fromServer) {
                 recorder.upstream?.response.recordBody(chunk)
             }
             passResponse(.body(chunk), io)
         case .responseEnd(let trailers):
             responseEnd(trailers, io)
         case .upstreamWritable:
-            upstreamWritable = true
+            if case .open(let connection, _, let reading) = upstream {
+                upstream = .open(connection, writable: true, reading: reading)
+            }
         case .clientWritable:
-            clientWritable = true
+            if case .connected(_, let reading) = client { client = .connected(writable: true, reading: reading) }
         case .timerFired(.request):
             requestPacer.timerFired()
             releaseRequest(io)
@@ -326,7 +349,7 @@ public struct ExchangeFlow {
         case .done:
             break
         case .full:
-            clientWritable = false
+            if case .connected(_, let reading) = client { client = .connected(writable: false, reading: reading) }
         case .headSent(let head, let wire):
             if !head.isInformational || head.status == 101 {
                 recorder.downstream.response.recordResponse(head, wire: wire, at: clock())
@@ -346,7 +369,10 @@ public struct ExchangeFlow {
     /// the request, a failure waits for the step's end.
     mutating func upstreamSendOutcome(_ outcome: CommandOutcome) {
         switch outcome {
-        case .full: upstreamWritable = false
+        case .full:
+            if case .open(let connection, _, let reading) = upstream {
+                upstream = .open(connection, writable: false, reading: reading)
+            }
         case .failed(let problem): failedSends.append(.upstream(problem))
         case .done, .headSent, .endSent: break
         }
@@ -375,17 +401,17 @@ public struct ExchangeFlow {
         let responseOver: Bool
         switch responseLeg {
         case .sent: responseOver = recorder.downstream.response.hasHead
-            && (recorder.downstream.response.isEnded || client == .gone)
+            && (recorder.downstream.response.isEnded || !client.isConnected)
         case .broken: responseOver = true
         case .awaitingHead, .streaming, .switched, .stalled: responseOver = false
         }
-        let requestOver = recorder.downstream.request.isEnded || client == .gone
+        let requestOver = recorder.downstream.request.isEnded || !client.isConnected
         guard responseOver, requestOver else { return nil }
         abandonUpstream(io)
         isFinished = true
-        if case .open = tunnel, let tunnelTraffic {
-            recorder.downstream.relayed = tunnelTraffic.downstream
-            recorder.upstream?.relayed = tunnelTraffic.upstream
+        if case .open(let traffic) = tunnel {
+            recorder.downstream.relayed = traffic.downstream
+            recorder.upstream?.relayed = traffic.upstream
         }
         var record = recorder.finish(error: error)
         for hook in hooks { hook.finish(&record) }
@@ -397,17 +423,17 @@ public struct ExchangeFlow {
         let request: Reading
         switch requestLeg {
         case .opening(let pending, _): request = pending.isEmpty && !requestPacer.isHolding ? .flowing : .paused
-        case .forwarding: request = upstreamWritable && !requestPacer.isHolding ? .flowing : .paused
+        case .forwarding: request = upstream.isWritable && !requestPacer.isHolding ? .flowing : .paused
         case .awaitingHead: request = requestPacer.isHolding ? .paused : .flowing
         case .sent, .discarding: request = .flowing
         }
-        if request != requestReading, client == .connected, !recorder.downstream.request.isEnded {
-            requestReading = request
+        if case .connected(let writable, let reading) = client, request != reading, !recorder.downstream.request.isEnded {
+            client = .connected(writable: writable, reading: request)
             io.perform(request == .paused ? .pauseRequestBody : .resumeRequestBody, for: id)
         }
-        let response: Reading = clientWritable && !responsePacer.isHolding ? .flowing : .paused
-        if response != responseReading, case .open = upstream {
-            responseReading = response
+        let response: Reading = client.isWritable && !responsePacer.isHolding ? .flowing : .paused
+        if case .open(let connection, let writable, let reading) = upstream, response != reading {
+            upstream = .open(connection, writable: writable, reading: response)
             io.perform(response == .paused ? .pauseResponseBody : .resumeResponseBody, for: id)
         }
     }

@@ -28,6 +28,9 @@ import XCTest
 /// Records: every finished exchange, as the proxy hands it to its log
 /// (`records`), the values the recording line is written from.
 ///
+/// HTTP/2 ends (`connectHTTP2Client`, `acceptHTTP2Dial`: `PlaybookHTTP2`)
+/// put an `HTTP2Session` of the test's on a peer; `run()` moves their frames.
+///
 /// Use it on one thread (the test's): the loop is that thread.
 public final class ProxyPlaybook {
     public let loop: EventLoop
@@ -43,6 +46,8 @@ public final class ProxyPlaybook {
     private let log = RecordLog()
     /// Every TLS-speaking end, pumped by `run()`.
     private var tlsPeers: [PlaybookPeer] = []
+    /// Every HTTP/2-speaking end, pumped by `run()` after the TLS ends.
+    private var http2Ends: [PlaybookHTTP2] = []
     /// The client context trusting `authority`, made once.
     private var clientContexts: [String: TLSContext] = [:]
 
@@ -84,9 +89,15 @@ public final class ProxyPlaybook {
             loop.run()
             var moved = false
             for peer in tlsPeers where peer.pump() { moved = true }
+            for end in http2Ends where end.pump() { moved = true }
             if !moved { return }
         }
-        XCTFail("the playbook never settled: TLS records kept moving")
+        XCTFail("the playbook never settled: TLS records or HTTP/2 frames kept moving")
+    }
+
+    /// `run()` moves `end`'s frames from now on.
+    func adopt(_ end: PlaybookHTTP2) {
+        http2Ends.append(end)
     }
 
     /// Moves the proxy's clock on by `delay` (firing its timers), then `run()`.
@@ -135,13 +146,17 @@ public final class ProxyPlaybook {
 
     /// Answers the proxy's oldest dial (to `host:port`) as the origin:
     /// plaintext, or with `tls` a certificate for `host` from
-    /// `originAuthority`, choosing from `alpn` what the proxy offers.
+    /// `originAuthority`, choosing from `alpn` what the proxy offers;
+    /// `holdsTLS` holds the origin's handshake back until the test lets go
+    /// (`PlaybookPeer.holdsTLS`).
     public func acceptDial(host: String, port: UInt16, tls: Bool = false, alpn: [String] = ["http/1.1"],
+                           holdsTLS: Bool = false,
                            file: StaticString = #filePath, line: UInt = #line) throws -> PlaybookPeer {
         guard let dial = takeDial(host: host, port: port, file: file, line: line) else {
             throw PlaybookError.noDial("\(host):\(port)")
         }
         let peer = PlaybookPeer(dial.accept())
+        peer.holdsTLS = holdsTLS
         if tls {
             var configuration = TLSServerConfiguration(identity: try originAuthority.leaf(for: host))
             configuration.alpnPreference = alpn
@@ -185,6 +200,9 @@ public final class PlaybookPeer {
     private var waiting: [UInt8] = []
     /// The first TLS failure this end saw (a handshake refused, an alert).
     public private(set) var tlsFailure: TLSError?
+    /// While true, `run()` moves no TLS record of this end either way: a
+    /// peer whose handshake (or anything under TLS) is slow, until let go.
+    public var holdsTLS = false
 
     init(_ peer: EmbeddedPeer) {
         self.peer = peer
@@ -258,7 +276,7 @@ public final class PlaybookPeer {
 
     /// Moves TLS records both ways; true when any moved.
     func pump() -> Bool {
-        guard let tls else { return false }
+        guard let tls, !holdsTLS else { return false }
         var moved = false
         let incoming = peer.read()
         if !incoming.isEmpty {

@@ -1,13 +1,12 @@
 import Evidence
-import Foundation
-import Glibc
+import HTTP
 import IntactTestSupport
 import Proxy
 import XCTest
 
 /// The client timeouts and the per-address connection limit through a real
-/// proxy, with small values: HTTP/1.1 on the playbook (the clock moved by
-/// hand), HTTP/2 over sockets with real clients (openssl, nghttp).
+/// proxy, with small values, on the playbook (the clock moved by hand):
+/// HTTP/1.1 clients, and HTTP/2 clients with a session of their own.
 final class ClientTimeoutTests: XCTestCase {
     func testASlowHeadIsAnswered408AndRecorded() throws {
         let playbook = try ProxyPlaybook { $0.clientTimeouts.head = .seconds(1) }
@@ -65,56 +64,65 @@ final class ClientTimeoutTests: XCTestCase {
         XCTAssertTrue(record.error?.message.contains("--body-timeout") == true, "\(String(describing: record.error))")
     }
 
-    /// The frame types in `bytes`, read as the server's side of an HTTP/2 connection, with each payload.
-    private func http2Frames(_ bytes: [UInt8]) -> [(type: UInt8, payload: ArraySlice<UInt8>)] {
-        var frames: [(type: UInt8, payload: ArraySlice<UInt8>)] = []
-        var at = 0
-        while at + 9 <= bytes.count {
-            let length = Int(bytes[at]) << 16 | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2])
-            guard at + 9 + length <= bytes.count else { break }
-            frames.append((bytes[at + 3], bytes[(at + 9)..<(at + 9 + length)]))
-            at += 9 + length
-        }
-        return frames
+    /// A reverse proxy in front of a plaintext origin, its client timeouts set by `timeouts`.
+    private func reverse(_ timeouts: (inout ClientTimeouts) -> Void) throws -> ProxyPlaybook {
+        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .http, host: "origin.test", port: 80))
+        return try ProxyPlaybook(mode: .reverse(upstream)) { timeouts(&$0.clientTimeouts) }
     }
 
     func testAnIdleHTTP2ConnectionGetsGoAwayThenIsClosed() throws {
-        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .http, host: "127.0.0.1", port: 1))
-        let proxy = try ProxyHarness(mode: .reverse(upstream)) { $0.clientTimeouts.idle = .seconds(1) }
-        // A raw HTTP/2 client: the preface and an empty SETTINGS frame, then no stream at all.
-        let output = proxy.directory + "/h2-idle"
-        let started = Date()
-        let run = try ToolRun.run("/bin/sh", ["-c", "printf 'PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n\\000\\000\\000\\004\\000\\000\\000\\000\\000'"
-                                              + " | openssl s_client -quiet -alpn h2 -connect 127.0.0.1:\(proxy.port) -servername localhost"
-                                              + " -CAfile '\(proxy.caFile)' > '\(output)'"], timeout: 20)
-        let seconds = Date().timeIntervalSince(started)
-        XCTAssertGreaterThanOrEqual(seconds, 0.9, run.error)
-        XCTAssertLessThan(seconds, 10, "closed after the GOAWAY")
-        let frames = http2Frames(Array(try Data(contentsOf: URL(fileURLWithPath: output))))
-        let goAway = try XCTUnwrap(frames.first { $0.type == 0x7 }, "frame types \(frames.map(\.type)) \(run.error)")
-        XCTAssertEqual(Array(goAway.payload.dropFirst(4).prefix(4)), [0, 0, 0, 0], "NO_ERROR")
-        XCTAssertEqual(frames.last?.type, 0x7, "nothing after the GOAWAY")
+        let playbook = try reverse { $0.idle = .seconds(1) }
+        // The preface and SETTINGS, then no stream at all.
+        let client = try playbook.connectHTTP2Client(tls: "origin.test")
+        XCTAssertEqual(client.peer.negotiated?.alpn, "h2")
+        playbook.advance(by: .milliseconds(999))
+        XCTAssertTrue(client.takeEvents().goAways.isEmpty, "not before the idle timeout")
+        XCTAssertFalse(client.peer.receivedEOF)
+        playbook.advance(by: .milliseconds(1))
+        let events = client.takeEvents()
+        let goAway = try XCTUnwrap(events.goAways.first, "\(events)")
+        XCTAssertEqual(goAway.code, .noError)
+        XCTAssertEqual(goAway.lastStreamID, 0)
+        // The proxy lingers for the client's end, then closes; nothing follows the GOAWAY.
+        playbook.advance(by: .seconds(5))
+        XCTAssertTrue(client.peer.receivedEOF, "closed after the GOAWAY")
+        XCTAssertEqual(client.takeEvents(), [])
+        XCTAssertTrue(playbook.records.allSatisfy { $0.error == nil }, "\(playbook.records.compactMap(\.error))")
     }
 
     func testAStalledHTTP2StreamIsResetWhileItsSiblingCompletes() throws {
-        let origin = try RawOrigin(.answerUnless(stallOn: "/slow", text: "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nfast"))
-        defer { origin.stop() }
-        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .http, host: "127.0.0.1", port: origin.port))
-        let proxy = try ProxyHarness(mode: .reverse(upstream)) { $0.clientTimeouts.body = .seconds(1) }
-        let base = "https://127.0.0.1:\(proxy.port)"
-        let run = try ToolRun.run("/bin/sh", ["-c", "nghttp -v --no-verify-peer '\(base)/slow' '\(base)/fast'"], timeout: 30)
-        XCTAssertTrue(run.output.contains("recv RST_STREAM frame") && run.output.contains("(error_code=CANCEL(0x08))"),
-                      run.output)
-        XCTAssertTrue(run.output.contains("fast"), "the sibling completed: \(run.output)")
-        XCTAssertFalse(run.output.contains("recv GOAWAY"), "the connection went on")
-        let records = try proxy.stopAndRead().records.filter { $0.connection == nil }
+        let playbook = try reverse { $0.body = .seconds(1) }
+        let client = try playbook.connectHTTP2Client(tls: "origin.test")
+        let slow = try XCTUnwrap(client.request(HTTPRequestHead(method: "GET", authority: "origin.test", path: "/slow")))
+        let fast = try XCTUnwrap(client.request(HTTPRequestHead(method: "GET", authority: "origin.test", path: "/fast")))
+        // One HTTP/1.1 upstream connection per stream; the one for /slow never answers.
+        let origins = [try playbook.acceptDial(host: "origin.test", port: 80),
+                       try playbook.acceptDial(host: "origin.test", port: 80)]
+        let heads = origins.map { $0.readText() }
+        let fastOrigin = try XCTUnwrap(zip(origins, heads).first { $0.1.hasPrefix("GET /fast ") }?.0, "\(heads)")
+        XCTAssertTrue(heads.contains { $0.hasPrefix("GET /slow ") }, "\(heads)")
+        fastOrigin.send("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nfast")
+        playbook.run()
+        playbook.advance(by: .milliseconds(900))
+        XCTAssertTrue(client.events.resets.isEmpty, "not before the body timeout: \(client.events.resets)")
+        // Checked every quarter of the timeout: cut at most 25 % late.
+        playbook.advance(by: .milliseconds(350))
+        let events = client.takeEvents()
+        XCTAssertEqual(events.resets.map(\.stream), [slow], "\(events)")
+        XCTAssertEqual(events.resets.first?.code, .cancel)
+        XCTAssertEqual(events.statuses[fast], 200)
+        XCTAssertEqual(events.bodies[fast].map { String(decoding: $0, as: UTF8.self) }, "fast", "the sibling completed")
+        XCTAssertTrue(events.goAways.isEmpty, "the connection went on")
+        XCTAssertFalse(client.peer.receivedEOF)
+
+        let records = playbook.records.filter { $0.connection == nil }
         XCTAssertEqual(records.count, 2, "\(records)")
-        let slow = try XCTUnwrap(records.first { $0.leg(.downstream)?.request?.path == "/slow" }, "\(records)")
-        XCTAssertEqual(slow.error?.kind, .timeout)
-        XCTAssertTrue(slow.error?.message.contains("--body-timeout") == true, "\(String(describing: slow.error))")
-        let fast = try XCTUnwrap(records.first { $0.leg(.downstream)?.request?.path == "/fast" })
-        XCTAssertNil(fast.error)
-        XCTAssertEqual(fast.leg(.downstream)?.response?.status, 200)
+        let stalled = try XCTUnwrap(records.first { $0.leg(.downstream)?.request?.path == "/slow" }, "\(records)")
+        XCTAssertEqual(stalled.error?.kind, .timeout)
+        XCTAssertTrue(stalled.error?.message.contains("--body-timeout") == true, "\(String(describing: stalled.error))")
+        let sibling = try XCTUnwrap(records.first { $0.leg(.downstream)?.request?.path == "/fast" })
+        XCTAssertNil(sibling.error)
+        XCTAssertEqual(sibling.leg(.downstream)?.response?.status, 200)
     }
 
     func testConnectionsBeyondThePerClientLimitAreRefused() throws {

@@ -13,16 +13,15 @@ import XCTest
 /// stream's DATA both ways; the record holds the translation and the relayed
 /// streams.
 final class ProxyExtendedConnectTests: XCTestCase {
-    /// The client: `port cafile frames [--flood] [--warm]`. Prints `setting <value>`
+    /// The client: `port cafile frames [--warm]`. Prints `setting <value>`
     /// (the server's ENABLE_CONNECT_PROTOCOL), then `status <code>`; after a
     /// 200 sends `frames` masked WebSocket text frames as DATA, reads the
     /// echo, ends the stream and prints `echo <bytes> <digest> <same>` (HMAC-SHA-256
     /// under the harness's digest key, as the recording digests), then
     /// `ended`; after another status prints the body as `body <text>`. With
-    /// `--flood` sends DATA for 3 s without reading and prints `sent <bytes>`;
-    /// with `--warm` a GET goes first on the connection (`warm` once answered).
+    /// `--warm` a GET goes first on the connection (`warm` once answered).
     private static let client = #"""
-    import hashlib, hmac, socket, ssl, sys, time
+    import hashlib, hmac, socket, ssl, sys
     import h2.config, h2.connection, h2.events, h2.settings
     port, cafile, frames = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     \#(UpgradeOrigin.pythonTextFrames)
@@ -77,30 +76,6 @@ final class ProxyExtendedConnectTests: XCTestCase {
     print("status %s" % headers[":status"])
     print("headers %s" % sorted(k for k in headers if not k.startswith(":")))
     if headers[":status"] == "200":
-        if "--flood" in sys.argv:
-            s.setblocking(False)
-            sent, deadline = 0, time.time() + 3
-            while time.time() < deadline:
-                window = conn.local_flow_control_window(stream)
-                if window > 0:
-                    chunk = min(window, 16384)
-                    conn.send_data(stream, b"x" * chunk)
-                    sent += chunk
-                out = conn.data_to_send()
-                while out:
-                    try:
-                        n = s.send(out)
-                        out = out[n:]
-                    except (BlockingIOError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
-                        time.sleep(0.01)
-                try:
-                    data = s.recv(65536)
-                    for event in conn.receive_data(data):
-                        pass  # window updates only; DATA is left unacknowledged
-                except (BlockingIOError, ssl.SSLWantReadError):
-                    time.sleep(0.01)
-            print("sent %d" % sent)
-            sys.exit(0)
         data = text_frames(frames)
         for start in range(0, len(data), 1000):
             while conn.local_flow_control_window(stream) < 1000:
@@ -293,17 +268,39 @@ final class ProxyExtendedConnectTests: XCTestCase {
                       "\(String(describing: record.error))")
     }
 
-    /// The origin reads nothing after its 101: the proxy stops reading the
-    /// client's DATA (its stream window closes), so what the client manages
-    /// to send is bounded by the windows and socket buffers.
+    /// An HTTP/2 origin that accepts the extended CONNECT and then consumes
+    /// nothing, on the playbook: the proxy stops taking the client's DATA
+    /// (its stream window closes), so what the client manages to send is
+    /// bounded by the windows; all of it arrives once the origin consumes.
     func testAPeerThatStopsReadingHoldsTheHTTP2SenderBack() throws {
-        let origin = try UpgradeOrigin(stopsReading: true)
-        defer { origin.stop() }
-        let proxy = try reverseProxy(to: origin)
-        let lines = try runClient(proxy, ["--flood"])
-        XCTAssertEqual(Array(lines.prefix(2)), ["setting 1", "status 200"])
-        let sent = try XCTUnwrap(lines.last.flatMap { Int($0.split(separator: " ").last ?? "") }, "\(lines)")
-        XCTAssertGreaterThan(sent, 0)
-        XCTAssertLessThan(sent, 32 * 1024 * 1024, "the proxy kept reading a client whose peer stopped")
+        let target = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "origin.test", port: 443))
+        let playbook = try ProxyPlaybook(mode: .reverse(target))
+        let client = try playbook.connectHTTP2Client(tls: "origin.test")
+        XCTAssertTrue(client.session.peerAllowsExtendedConnect)
+        let stream = try client.session.sendRequest(HTTPRequestHead(method: .connect, scheme: "https", authority: "origin.test",
+                                                                    path: "/chat", version: .http2, connectProtocol: "websocket"),
+                                                    endStream: false)
+        var settings = HTTP2Configuration()
+        settings.enableConnectProtocol = true
+        let origin = try playbook.acceptHTTP2Dial(host: "origin.test", port: 443, configuration: settings, consumesData: false)
+        let connect = try XCTUnwrap(origin.takeEvents().requests.first, "the extended CONNECT went upstream as it is")
+        XCTAssertEqual(connect.head.connectProtocol, "websocket")
+        try origin.session.sendResponse(stream: connect.stream, head: HTTPResponseHead(status: .ok), endStream: false)
+        playbook.run()
+        XCTAssertEqual(client.takeEvents().statuses[stream], 200)
+        let flood = [UInt8](repeating: 0x78, count: 32 << 20)
+        try client.session.sendData(stream: stream, bytes: flood, endStream: false)
+        playbook.run()
+        XCTAssertGreaterThan(client.session.queuedBytes(stream: stream), 28 << 20,
+                             "the proxy kept reading a client whose peer stopped")
+        var received = 0
+        for _ in 0..<100_000 where received < flood.count {
+            for case .data(connect.stream, let bytes) in origin.takeEvents() {
+                received += bytes.count
+                origin.session.consumed(stream: connect.stream, bytes: bytes.count)
+            }
+            playbook.run()
+        }
+        XCTAssertEqual(received, flood.count, "every byte arrives once the origin consumes")
     }
 }

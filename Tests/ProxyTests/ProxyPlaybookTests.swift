@@ -135,6 +135,35 @@ final class ProxyPlaybookTests: XCTestCase {
         XCTAssertNil(playbook.records.first?.error)
     }
 
+    /// The same over HTTP/2: a client that leaves its stream window closed
+    /// holds the HTTP/1.1 origin back (the proxy stops reading it once the
+    /// stream's queue is full), and every byte arrives as the client consumes.
+    func testASlowHTTP2ClientHoldsTheOriginBackUntilItConsumes() throws {
+        let target = try XCTUnwrap(UpstreamTarget(scheme: .http, host: "origin.test", port: 80))
+        let playbook = try ProxyPlaybook(mode: .reverse(target))
+        let client = try playbook.connectHTTP2Client(tls: "origin.test", consumesData: false)
+        let stream = try XCTUnwrap(client.request(HTTPRequestHead(method: "GET", authority: "origin.test", path: "/big")))
+        let origin = try playbook.acceptDial(host: "origin.test", port: 80)
+        XCTAssertTrue(origin.readText().hasPrefix("GET /big HTTP/1.1\r\n"))
+        let size = 8 << 20
+        origin.send("HTTP/1.1 200 OK\r\nContent-Length: \(size)\r\n\r\n")
+        let body = [UInt8](repeating: 0x61, count: size)
+        origin.send(body)
+        playbook.run()
+        XCTAssertGreaterThan(origin.peer.unconsumedByteCount, 4 << 20, "the proxy stopped reading the origin")
+        var received: [UInt8] = []
+        for _ in 0..<10_000 where received.count < size {
+            for case .data(stream, let bytes) in client.takeEvents() {
+                received += bytes
+                client.session.consumed(stream: stream, bytes: bytes.count)
+            }
+            playbook.run()
+        }
+        XCTAssertEqual(received.count, size)
+        XCTAssertEqual(received, body)
+        XCTAssertNil(playbook.records.first?.error)
+    }
+
     /// HTTP/2 on both legs, in memory: Transport's HTTP/2 client dials the
     /// proxy and the proxy dials Transport's HTTP/2 server, both listening
     /// on the playbook's network (a dial to a listener is a socket pair in

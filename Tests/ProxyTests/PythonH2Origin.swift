@@ -7,10 +7,6 @@ import TLS
 /// connection at a time, each treated alike (see `Behaviour`).
 final class PythonH2Origin {
     enum Behaviour {
-        /// Reads a request's body, giving window as it goes, and once this many
-        /// body bytes arrived sends GOAWAY with last-stream-id 0 (no stream
-        /// processed), then reads until the peer closes the connection.
-        case goAwayAfter(Int)
         /// Sends SETTINGS_ENABLE_CONNECT_PROTOCOL = 1 and answers an extended
         /// CONNECT (RFC 8441) with 200, then echoes the stream's DATA and ends
         /// it when the client does. It prints `protocol <name> path <path>` for each.
@@ -45,8 +41,7 @@ final class PythonH2Origin {
                 h2.settings.SettingCodes.ENABLE_CONNECT_PROTOCOL: 1})
         conn.initiate_connection()
         s.sendall(conn.data_to_send())
-        received, done = 0, False
-        while not done:
+        while True:
             try:
                 data = s.recv(65536)
             except OSError:
@@ -63,20 +58,7 @@ final class PythonH2Origin {
                     conn.send_data(event.stream_id, event.data)
                 elif isinstance(event, h2.events.StreamEnded) and mode == "echo":
                     conn.end_stream(event.stream_id)
-                elif isinstance(event, h2.events.DataReceived) and not done:
-                    received += len(event.data)
-                    conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
-                    if received >= limit:
-                        conn.close_connection(error_code=0, last_stream_id=0)
-                        done = True
             s.sendall(conn.data_to_send())
-        # Linger: read until the peer closes, so unread bytes make no RST that could overtake the GOAWAY.
-        s.settimeout(5)
-        try:
-            while s.recv(65536):
-                pass
-        except OSError:
-            pass
         s.close()
     """#
 
@@ -89,7 +71,6 @@ final class PythonH2Origin {
         port = try NginxOrigin.freePort()
         let mode: [String]
         switch behaviour {
-        case .goAwayAfter(let limit): mode = ["goaway", String(limit)]
         case .extendedConnectEcho: mode = ["echo", "0"]
         }
         process = try NginxOrigin.launch("/usr/bin/python3", ["-c", Self.server, String(port), directory + "/origin.pem",

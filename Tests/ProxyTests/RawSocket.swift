@@ -128,12 +128,6 @@ final class RawOrigin: @unchecked Sendable {
         /// the peer before closing (a close-delimited body ends there; a proxy
         /// refusing CONNECT).
         case answer(String)
-        /// Answers the first request with these bytes (keeping the connection),
-        /// then reads the next request's head and closes without answering it:
-        /// an idle-timeout race as a reused connection meets it.
-        case answerOnceThenDropNext(String)
-        /// Swallows a request whose head contains `stallOn`, answers any other with `text` (as `.answer`).
-        case answerUnless(stallOn: String, text: String)
     }
 
     private(set) var port = 0
@@ -143,7 +137,6 @@ final class RawOrigin: @unchecked Sendable {
     private var received: [Int] = []
     private var heads: [String] = []
     private var accepted = 0
-    private var closedAfterHead = 0
 
     init(_ behaviour: Behaviour) throws {
         self.behaviour = behaviour
@@ -160,8 +153,6 @@ final class RawOrigin: @unchecked Sendable {
     var requestHeads: [String] { lock.withLock { heads } }
     /// Connections accepted so far.
     var connectionsAccepted: Int { lock.withLock { accepted } }
-    /// `.swallow`: connections that carried a request head and have closed since.
-    var connectionsClosedAfterHead: Int { lock.withLock { closedAfterHead } }
 
     func stop() { RawSocket.stopListening(listener) }
 
@@ -176,29 +167,15 @@ final class RawOrigin: @unchecked Sendable {
             RawSocket.send(client, [UInt8](repeating: 0x61, count: sent))
             usleep(100_000)
             RawSocket.reset(client)
-        case .answerOnceThenDropNext(let text):
-            RawSocket.send(client, Array(text.utf8))
-            let next = RawSocket.read(client, until: "\r\n\r\n")
-            if !next.isEmpty { lock.withLock { heads.append(next) } }
-            close(client)
-        case .answerUnless(let stallOn, _) where head.contains(stallOn):
-            swallow(client, head: head)
-        case .answer(let text), .answerUnless(_, let text):
+        case .answer(let text):
             RawSocket.send(client, Array(text.utf8))
             shutdown(client, Int32(SHUT_WR))
             _ = RawSocket.readAll(client)
             close(client)
         case .swallow:
-            swallow(client, head: head)
+            let body = RawSocket.readAll(client, limit: .max)
+            lock.withLock { received.append(body.count) }
+            close(client)
         }
-    }
-
-    private func swallow(_ client: Int32, head: String) {
-        let body = RawSocket.readAll(client, limit: .max)
-        lock.withLock {
-            received.append(body.count)
-            if !head.isEmpty { closedAfterHead += 1 }
-        }
-        close(client)
     }
 }

@@ -8,12 +8,10 @@ import IntactTestSupport
 /// Protocols` (when `accepts`) and from then on every byte (the client's
 /// frames) is echoed until the client's FIN; any other request, or any
 /// upgrade when it refuses, gets `refusal` and the connection goes on as HTTP.
-/// With `stopsReading` it reads nothing after the 101 (a peer that stalls).
 final class UpgradeOrigin: @unchecked Sendable {
     private(set) var port = 0
     private var listener: Int32 = -1
     private let accepts: Bool
-    private let stopsReading: Bool
     private let refusal: String
     private let greeting: String?
     private let lock = NSLock()
@@ -26,12 +24,11 @@ final class UpgradeOrigin: @unchecked Sendable {
     /// key (RFC 6455 §4.2.2), unless `wrongAccept` (a broken origin).
     private let wrongAccept: Bool
 
-    init(accepts: Bool = true, stopsReading: Bool = false, greeting: String? = nil, wrongAccept: Bool = false,
+    init(accepts: Bool = true, greeting: String? = nil, wrongAccept: Bool = false,
          refusal: String = "HTTP/1.1 426 Upgrade Required\r\nContent-Length: 4\r\n\r\nnope") throws {
         self.accepts = accepts
         self.wrongAccept = wrongAccept
         self.greeting = greeting
-        self.stopsReading = stopsReading
         self.refusal = refusal
         (listener, port) = try RawSocket.serveLoopback { [self] client in handle(client) }
     }
@@ -75,10 +72,6 @@ final class UpgradeOrigin: @unchecked Sendable {
             if greeting != nil {
                 shutdown(client, Int32(SHUT_WR))
                 _ = RawSocket.readAll(client)
-                return
-            }
-            if stopsReading {
-                usleep(4_000_000)
                 return
             }
             var total = 0
