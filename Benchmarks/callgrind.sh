@@ -26,6 +26,7 @@ under callgrind in front of the same nginx origin. Prints one table; asserts not
 
 Environment:
   INTACT=PATH                   the intact binary (default .build/release/intact)
+  INTACT_ARGS="--opt ..."       more options for every Intact target (e.g. --loop-wait thread)
   CALLGRIND_TARGETS="A B ..."   of intact_rec (--record), intact (no recording), haproxy
                                 (default: all three)
   CALLGRIND_PROTOCOLS="h1 h2"   which client protocols (default both)
@@ -47,6 +48,7 @@ esac
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 INTACT=${INTACT:-$ROOT/.build/release/intact}
+INTACT_EXTRA=(${INTACT_ARGS:-})
 TARGETS=(${CALLGRIND_TARGETS:-intact_rec intact haproxy})
 PROTOCOLS=(${CALLGRIND_PROTOCOLS:-h1 h2})
 SHORT=${CALLGRIND_SHORT:-100}
@@ -192,9 +194,9 @@ for t in "${TARGETS[@]}"; do
   cmd=()
   case "$t" in
     intact_rec) cmd=("$INTACT" proxy --listen "127.0.0.1:$P" --mode "reverse:https://127.0.0.1:$ORIGIN"
-                     --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --record "$WORK/recording.jsonl" --loops 1) ;;
+                     --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --record "$WORK/recording.jsonl" --loops 1 "${INTACT_EXTRA[@]}") ;;
     intact)     cmd=("$INTACT" proxy --listen "127.0.0.1:$P" --mode "reverse:https://127.0.0.1:$ORIGIN"
-                     --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --loops 1) ;;
+                     --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --loops 1 "${INTACT_EXTRA[@]}") ;;
     haproxy)    haproxy_cfg "$P"; cmd=(haproxy -db -f "$WORK/haproxy.cfg") ;;
   esac
   valgrind --tool=callgrind --compress-strings=no --compress-pos=no --callgrind-out-file="$WORK/cg-$t.out" \
