@@ -40,13 +40,10 @@ Environment:
   BENCH_KEEP=1                  keep the work directory (dumps, logs) and print its path
 EOF_USAGE
 }
-case "${1:-}" in
-  "") ;;
-  -h|--help) usage; exit 0 ;;
-  *) echo "callgrind.sh: unknown argument '$1' (it takes none; see --help)" >&2; exit 2 ;;
-esac
-
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=Benchmarks/certs.sh
+. "$ROOT/Benchmarks/certs.sh"
+bench_no_arguments callgrind.sh "${1:-}"
 INTACT=${INTACT:-$ROOT/.build/release/intact}
 INTACT_EXTRA=(${INTACT_ARGS:-})
 TARGETS=(${CALLGRIND_TARGETS:-intact_rec intact haproxy})
@@ -56,18 +53,7 @@ LONG=${CALLGRIND_LONG:-700}
 WARMUP=${CALLGRIND_WARMUP:-100}
 PROFILE=${CALLGRIND_PROFILE:-0}
 WORK=$(mktemp -d /tmp/intact-callgrind.XXXXXX)
-PIDS=()
-
-cleanup() {
-  local pid
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  [[ -n ${BENCH_KEEP:-} ]] && echo "bench callgrind: kept $WORK" >&2 || rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-log() { echo "bench callgrind: $*" >&2; }
-die() { log "$*"; exit 1; }
+bench_frame "bench callgrind"
 
 for n in "$SHORT" "$LONG" "$WARMUP" "$PROFILE"; do
   [[ $n =~ ^[0-9]+$ ]] || die "CALLGRIND_SHORT, _LONG, _WARMUP and _PROFILE take whole numbers, not '$n'"
@@ -95,37 +81,11 @@ wait_port() { # PORT PID: waits up to 120 s (valgrind starts slowly) while PID l
   die "nothing listens on 127.0.0.1:$1"
 }
 
-# shellcheck source=Benchmarks/certs.sh
-. "$ROOT/Benchmarks/certs.sh"
 bench_certs "$WORK" "$INTACT"
 cat "$WORK/origin-cert.pem" "$WORK/origin-key.pem" >"$WORK/origin.pem"
-mkdir -p "$WORK/www" "$WORK/tmp"
-head -c 1024 /dev/urandom >"$WORK/www/1k"
-
 ORIGIN=$(free_port)
-cat >"$WORK/origin.conf" <<EOF
-master_process off;
-daemon off;
-worker_processes 1;
-pid $WORK/origin.pid;
-error_log $WORK/origin-error.log warn;
-events { worker_connections 1000; }
-http {
-  access_log off;
-  client_body_temp_path $WORK/tmp; proxy_temp_path $WORK/tmp; fastcgi_temp_path $WORK/tmp;
-  uwsgi_temp_path $WORK/tmp; scgi_temp_path $WORK/tmp;
-  keepalive_requests 1000000;
-  keepalive_timeout 300s;
-  server {
-    listen 127.0.0.1:$ORIGIN ssl http2;
-    ssl_certificate $WORK/origin-cert.pem;
-    ssl_certificate_key $WORK/origin-key.pem;
-    ssl_protocols TLSv1.3;
-    ssl_session_tickets off;
-    location / { root $WORK/www; default_type application/octet-stream; }
-  }
-}
-EOF
+bench_origin_conf "$WORK" "$ORIGIN" "ssl http2" 1000 "keepalive_timeout 300s; ssl_session_tickets off;"
+head -c 1024 /dev/urandom >"$WORK/www/1k"
 nginx -p "$WORK" -c "$WORK/origin.conf" >"$WORK/origin.out" 2>&1 &
 PIDS+=("$!")
 wait_port "$ORIGIN" "$!"

@@ -31,13 +31,10 @@ Environment:
   INTACT=PATH                 the intact binary (default .build/release/intact)
 EOF_USAGE
 }
-case "${1:-}" in
-  "") ;;
-  -h|--help) usage; exit 0 ;;
-  *) echo "run.sh: unknown argument '$1' (it takes none; see --help)" >&2; exit 2 ;;
-esac
-
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=Benchmarks/certs.sh
+. "$ROOT/Benchmarks/certs.sh"
+bench_no_arguments run.sh "${1:-}"
 INTACT=${INTACT:-$ROOT/.build/release/intact}
 MODE=${BENCH_MODE:-quick}
 case "$MODE" in
