@@ -2,14 +2,17 @@
 # The callgrind row of `make bench` (Benchmarks/README.md): instructions and mallocs per
 # proxied 1 KiB GET, Intact against HAProxy re-encrypting, in front of the same nginx
 # origin (TLS 1.3 on both legs, 127.0.0.1 only), each proxy under callgrind in the same run.
-# One keep-alive connection (h2load -c1 -m1), reverse mode, HTTP/1.1 and h2.
+# One keep-alive connection (Benchmarks/callgrind_client.py, one request at a time),
+# reverse mode, HTTP/1.1 and h2.
 #
-# Deterministic: every proxy runs under valgrind --tool=callgrind; after a warm-up (leaf
-# and upstream connection made), a short window of S requests and a long one of L are
-# each taken between `callgrind_control --zero` and `--dump`, on a new client connection
-# each. Per request = (long window − short window) ÷ (L − S): the client's TLS handshake,
-# the connection's set-up and tear-down are in both windows and cancel out. Mallocs are
-# callgrind's call counts into glibc's allocators (Benchmarks/callgrind_costs.py).
+# Deterministic: every proxy runs under valgrind --tool=callgrind; the client opens its one
+# connection and warms up (leaf minted, upstream connection made), then a short window of
+# S requests and a long one of L are each taken between `callgrind_control --zero` and
+# `--dump` on that same connection. Per request = (long window − short window) ÷ (L − S):
+# what a window costs beyond its requests (the control commands) cancels out, and no
+# window holds a handshake (with a new client connection per window, HAProxy opened a new
+# upstream connection in some windows and not others). Mallocs are callgrind's call counts
+# into glibc's allocators (Benchmarks/callgrind_costs.py).
 # Valgrind hides the CPU's SHA extensions (it cannot run them), so SHA-256 takes several
 # times its native instructions: the table shows apart that of Intact's digests (HAProxy
 # computes none).
@@ -65,7 +68,7 @@ done
 for p in "${PROTOCOLS[@]}"; do
   case "$p" in h1|h2) ;; *) die "CALLGRIND_PROTOCOLS: unknown protocol '$p' (h1 or h2)" ;; esac
 done
-for tool in valgrind callgrind_control h2load nginx haproxy openssl python3; do
+for tool in valgrind callgrind_control nginx haproxy openssl python3; do
   command -v "$tool" >/dev/null || die "$tool is missing (make bench-deps)"
 done
 [[ -x $INTACT ]] || die "$INTACT is missing (swift build -c release --product intact)"
@@ -113,29 +116,41 @@ backend be
 EOF
 }
 
-# load PORT PROTOCOL COUNT: COUNT GETs of /1k, one after the other on one new connection.
-load() {
-  local flag=() out done
-  [[ $2 == h1 ]] && flag=(--h1)
-  out=$(h2load "${flag[@]}" -n "$3" -c1 -m1 -t1 "https://localhost:$1/1k" 2>&1) || die "h2load failed: $out"
-  done=$(awk '/^requests:/ {print $8}' <<<"$out")
-  [[ $done == "$3" ]] || die "h2load on port $1 ($2): $done of $3 requests succeeded: $out"
-  grep -q "status codes: $3 2xx" <<<"$out" || die "h2load on port $1 ($2): not all answers were 2xx: $out"
+# The client (Benchmarks/callgrind_client.py): one TLS connection for the whole of a
+# target and protocol, fed request counts through a FIFO (descriptor 5) and answering
+# "done N" on another (descriptor 6).
+client_start() { # PORT PROTOCOL
+  rm -f "$WORK/client-in" "$WORK/client-out"
+  mkfifo "$WORK/client-in" "$WORK/client-out"
+  python3 "$ROOT/Benchmarks/callgrind_client.py" "$1" "$2" "$CA/ca-cert.pem" /1k 1024 \
+    <"$WORK/client-in" >"$WORK/client-out" 2>"$WORK/client.err" &
+  CLIENT=$!; PIDS+=("$CLIENT")
+  exec 5>"$WORK/client-in" 6<"$WORK/client-out"
+}
+load() { # COUNT: that many GETs, one after the other, on the client's connection
+  local answer
+  echo "$1" >&5
+  read -r -t 600 answer <&6 || die "the client stopped: $(cat "$WORK/client.err")"
+  [[ $answer == "done $1" ]] || die "the client said '$answer': $(cat "$WORK/client.err")"
+}
+client_stop() {
+  exec 5>&- 6<&-
+  wait "$CLIENT" 2>/dev/null || die "the client failed: $(cat "$WORK/client.err")"
 }
 
-# window PID PORT PROTOCOL COUNT NAME: zeroes the counters, loads, dumps; prints the dump's path.
+# window PID PROTOCOL COUNT NAME: zeroes the counters, loads, dumps; prints the dump's path.
 window() {
   local before after out
   out=$(callgrind_control --zero "$1" 2>&1) || die "callgrind_control --zero $1 failed: $out"
-  load "$2" "$3" "$4"
-  before=$(ls "$WORK/cg-$5.out".* 2>/dev/null | wc -l)
-  out=$(callgrind_control --dump="$5 $3 $4" "$1" 2>&1) || die "callgrind_control --dump $1 failed: $out"
+  load "$3"
+  before=$(ls "$WORK/cg-$4.out".* 2>/dev/null | wc -l)
+  out=$(callgrind_control --dump="$4 $2 $3" "$1" 2>&1) || die "callgrind_control --dump $1 failed: $out"
   for _ in $(seq 600); do
-    after=$(ls "$WORK/cg-$5.out".* 2>/dev/null | wc -l)
+    after=$(ls "$WORK/cg-$4.out".* 2>/dev/null | wc -l)
     ((after > before)) && break
     sleep 0.1
   done
-  ls -t "$WORK/cg-$5.out".* | head -1
+  ls -t "$WORK/cg-$4.out".* | head -1
 }
 
 # stop PID TARGET: Intact drains on SIGINT, HAProxy stops on SIGTERM; KILL after 60 s.
@@ -164,9 +179,12 @@ for t in "${TARGETS[@]}"; do
   pid=$!; PIDS+=("$pid")
   wait_port "$P" "$pid"
   for p in "${PROTOCOLS[@]}"; do
-    load "$P" "$p" "$WARMUP"
-    short=$(window "$pid" "$P" "$p" "$SHORT" "$t")
-    long=$(window "$pid" "$P" "$p" "$LONG" "$t")
+    client_start "$P" "$p"
+    load "$WARMUP"
+    short=$(window "$pid" "$p" "$SHORT" "$t")
+    long=$(window "$pid" "$p" "$LONG" "$t")
+    [[ -f $short && -f $long ]] || die "$t $p: a window's dump is missing"
+    client_stop
     read -r ir_s m_s sha_s < <(python3 "$ROOT/Benchmarks/callgrind_costs.py" totals "$short")
     read -r ir_l m_l sha_l < <(python3 "$ROOT/Benchmarks/callgrind_costs.py" totals "$long")
     IR[$t:$p]=$(( (ir_l - ir_s) / (LONG - SHORT) ))
