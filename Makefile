@@ -15,7 +15,7 @@ BUILD_PACKAGES := pkg-config libssl-dev libnghttp2-dev zlib1g-dev
 TEST_PACKAGES := openssl curl nghttp2-client chromium libnss3-tools nginx haproxy apache2 caddy trafficserver varnish hitch nghttp2-proxy \
 	squid-openssl tinyproxy python3 python3-h2 socat util-linux wrk
 
-.PHONY: deps test-deps build release demo test microbench bench-deps bench fuzz-build fuzz soak clean
+.PHONY: deps test-deps build release demo test microbench bench-deps bench bench-callgrind fuzz-build fuzz soak clean
 
 ## deps: install the build's Debian packages that are missing (needs root when any is missing).
 deps:
@@ -49,17 +49,25 @@ microbench: deps
 	.build/release/intact-microbench
 
 ## bench-deps: the load generators and peers of the benchmark (wrk, h2load, nginx, haproxy,
-## mitmproxy for mitmdump, socat for the forward-mode CONNECT tunnel, python3 for the handshake client).
+## mitmproxy for mitmdump, socat for the forward-mode CONNECT tunnel, python3 for the handshake client,
+## valgrind for the callgrind row).
 bench-deps:
-	@./scripts/install-deps.sh $(BUILD_PACKAGES) openssl curl wrk nghttp2-client nginx haproxy mitmproxy socat python3
+	@./scripts/install-deps.sh $(BUILD_PACKAGES) openssl curl wrk nghttp2-client nginx haproxy mitmproxy socat python3 valgrind
 
 ## bench: Intact against nginx direct, HAProxy, nginx re-encrypting and mitmproxy (release build; prints one
-## ratio table, recording on as the headline; gates nothing), then the verify row: records/s one tap
-## records vs records/s verify judges, verify's peak RSS at 100k and 400k records (Benchmarks/verify.sh).
+## ratio table, recording on as the headline, with the callgrind rows of Benchmarks/callgrind.sh; gates
+## nothing), then the verify row: records/s one tap records vs records/s verify judges, verify's peak RSS
+## at 100k and 400k records (Benchmarks/verify.sh).
 ## BENCH_MODE=full for longer runs; quick by default (about three minutes, plus a few for the verify row).
 bench: bench-deps release
 	./Benchmarks/run.sh
 	./Benchmarks/verify.sh .build/release/intact
+
+## bench-callgrind: instructions and mallocs per proxied 1 KiB request (h1, h2; one connection),
+## Intact beside HAProxy, each under callgrind (deterministic: a long window minus a short one).
+## INTACT=path measures another build (default .build/release/intact, which this target builds).
+bench-callgrind: bench-deps release
+	./Benchmarks/callgrind.sh
 
 ## fuzz: every libFuzzer target (Tests/Fuzz) for FUZZ_SECONDS each; FUZZ_TARGETS="http1-request ..." picks some.
 ## Release build with coverage and AddressSanitizer in .build/fuzz; details in Docs/Fuzzing.md.

@@ -17,18 +17,9 @@ DURATION=${2:-10}
 SIZES=${BENCH_VERIFY_SIZES:-100000 400000}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d /tmp/intact-bench-verify.XXXXXX)
-PIDS=()
-
-cleanup() {
-  local pid
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  [[ -n ${BENCH_KEEP:-} ]] && echo "bench verify: kept $WORK" >&2 || rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-log() { echo "bench verify: $*" >&2; }
-die() { log "$*"; exit 1; }
+# shellcheck source=Benchmarks/certs.sh
+. "$ROOT/Benchmarks/certs.sh"
+bench_frame "bench verify"
 for tool in wrk nginx openssl python3 /usr/bin/time; do command -v "$tool" >/dev/null || die "$tool is missing (make bench-deps)"; done
 [[ -x $INTACT ]] || die "$INTACT is missing (swift build -c release --product intact)"
 free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
@@ -38,33 +29,10 @@ wait_port() {
   die "nothing listens on 127.0.0.1:$1"
 }
 
-# shellcheck source=Benchmarks/certs.sh
-. "$ROOT/Benchmarks/certs.sh"
 bench_certs "$WORK" "$INTACT"
-mkdir -p "$WORK/www" "$WORK/tmp"
-head -c 1024 /dev/urandom >"$WORK/www/1k"
 ORIGIN=$(free_port)
-cat >"$WORK/origin.conf" <<EOF
-master_process off;
-daemon off;
-worker_processes 1;
-pid $WORK/origin.pid;
-error_log $WORK/origin-error.log warn;
-events { worker_connections 4000; }
-http {
-  access_log off;
-  client_body_temp_path $WORK/tmp; proxy_temp_path $WORK/tmp; fastcgi_temp_path $WORK/tmp;
-  uwsgi_temp_path $WORK/tmp; scgi_temp_path $WORK/tmp;
-  keepalive_requests 1000000;
-  server {
-    listen 127.0.0.1:$ORIGIN ssl;
-    ssl_certificate $WORK/origin-cert.pem;
-    ssl_certificate_key $WORK/origin-key.pem;
-    ssl_protocols TLSv1.3;
-    location / { root $WORK/www; default_type application/octet-stream; }
-  }
-}
-EOF
+bench_origin_conf "$WORK" "$ORIGIN" ssl 4000
+head -c 1024 /dev/urandom >"$WORK/www/1k"
 nginx -p "$WORK" -c "$WORK/origin.conf" & PIDS+=($!)
 wait_port "$ORIGIN"
 B=$(free_port); A=$(free_port)

@@ -4,6 +4,10 @@
 // Swift's own layout.
 #include <stdint.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <errno.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 /// The events every socket is registered for: input, output, peer half-close, edge-triggered.
 static const uint32_t intact_epoll_socket_events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
@@ -38,4 +42,29 @@ static inline uint32_t intact_epoll_events_at(const void *batch, int index) {
 }
 static inline uint64_t intact_epoll_token_at(const void *batch, int index) {
     return ((const struct epoll_event *)batch)[index].data.u64;
+}
+
+/// A non-blocking, close-on-exec eventfd registered level-triggered for input
+/// with `token`: the poller thread's wake-up; -1 with errno set on failure.
+static inline int intact_epoll_add_wake(int epoll, uint64_t token) {
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fd < 0) return -1;
+    struct epoll_event event = { .events = EPOLLIN, .data = { .u64 = token } };
+    if (epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+/// Makes an eventfd from `intact_epoll_add_wake` readable.
+static inline int intact_eventfd_signal(int fd) {
+    return eventfd_write(fd, 1);
+}
+
+/// Names the calling thread (the kernel keeps 15 bytes), for `top -H` and perf.
+static inline int intact_thread_set_name(const char *name) {
+    return prctl(PR_SET_NAME, name, 0, 0, 0);
 }

@@ -75,6 +75,10 @@ enum ProxyCommand {
         let loops = Option.value("loops", .integer(in: 1...256, "N"),
                                  help: "event loops (threads) serving connections; a client connection and its upstreams share one",
                                  default: EventLoopGroup.defaultLoopCount)
+        let loopWait = Option.value("loop-wait", .choice(EventLoop.Waiting.allCases, "HOW"),
+                                    help: "how each loop waits for its sockets: dispatch (one Dispatch source on its epoll) "
+                                        + "or thread (a thread of its own blocking in epoll_wait; Docs/performance.md#one-epoll-per-loop)",
+                                    default: EventLoop.Waiting.default, shownDefault: EventLoop.Waiting.default.rawValue)
         let headTimeout = Option.value("head-timeout", .integer(in: 1...86_400, "SECONDS"),
                                        help: "a request head must complete this long after its first byte (else 408)",
                                        default: 30)
@@ -177,6 +181,7 @@ enum ProxyCommand {
         configuration.tap = arguments[options.tap]
         configuration.toolVersion = IntactVersion.string
         configuration.loopCount = arguments[options.loops]
+        configuration.loopWaiting = arguments[options.loopWait]
         configuration.clientTimeouts = ClientTimeouts(head: .seconds(arguments[options.headTimeout]),
                                                       idle: .seconds(arguments[options.idleTimeout]),
                                                       body: .seconds(arguments[options.bodyTimeout]))

@@ -98,6 +98,8 @@ public struct ProxyConfiguration: Sendable {
     public var toolVersion: String = "unknown"
     /// How many event loops serve connections.
     public var loopCount: Int = 1
+    /// How each loop waits for its sockets (`EventLoop.Waiting`).
+    public var loopWaiting: EventLoop.Waiting = .default
     /// How long a TLS handshake or an upstream connect may take.
     public var connectTimeout: Duration = .seconds(10)
     /// HTTP/1.1 upstream connections per target at most (HTTP/2 uses one).

@@ -59,7 +59,8 @@ public final class ProxyServer: Sendable {
             let addresses: [SocketAddress]
             if let socket { addresses = [socket.localAddress] } else { addresses = try listenAddresses() }
             let requested = addresses[0]
-            let group = EventLoopGroup(loopCount: max(1, configuration.loopCount), label: "intact.proxy")
+            let group = EventLoopGroup(loopCount: max(1, configuration.loopCount), label: "intact.proxy",
+                                       waiting: configuration.loopWaiting)
             let runtime = try makeRuntime(loops: group.loops, requested: requested)
             var listeners: [Listener] = []
             do throws(WireError) {

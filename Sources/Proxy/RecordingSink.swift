@@ -5,7 +5,7 @@ import Evidence
 ///
 /// Each loop encodes its records into a batch of its own
 /// (`LoopState.recordingBatch`) and hands the batch to the writer when the
-/// round of socket events that produced it is over, or at once when it has
+/// round of socket events that produced it is over (`EventLoop.executeAtEndOfRound`), or at once when it has
 /// grown to `handOverBytes`: no allocation and no lock per record.
 ///
 /// `Sendable`: both parts are; `record` may be called from any loop.
@@ -31,9 +31,9 @@ final class RecordingSink: Sendable {
             if state.recordingBatch.byteCount >= RecordingSink.handOverBytes {
                 handOver(from: state)
             } else if first {
-                // Behind the socket events already ready on this loop: their
-                // records join the batch first.
-                state.loop.executeAfterOthers { self.handOver(from: state) }
+                // Once the round of socket events this one belongs to is over:
+                // their records join the batch first.
+                state.loop.executeAtEndOfRound { self.handOver(from: state) }
             }
         }
         log?(record)

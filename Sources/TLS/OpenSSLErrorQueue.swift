@@ -17,13 +17,21 @@ struct OpenSSLErrorEntry: Sendable, Hashable {
 /// Access to OpenSSL's per-thread error queue.
 ///
 /// Every OpenSSL call Intact makes runs inside `OpenSSLErrorQueue.run`: the
-/// queue is cleared first, so what is read afterwards belongs to that call and
-/// not to an earlier, unrelated failure on the same thread. Both steps happen
-/// within one synchronous call, so no other work can interleave on this thread.
+/// queue is empty before it (cleared if anything was left), so what is read
+/// afterwards belongs to that call and not to an earlier, unrelated failure
+/// on the same thread, and `SSL_get_error` (which reads the queue) is
+/// reliable. Both steps happen within one synchronous call, so no other work
+/// can interleave on this thread.
 enum OpenSSLErrorQueue {
-    /// Clears the queue, runs `body`, and returns its result with the errors it left.
+    /// Makes sure the queue is empty, runs `body`, and returns its result with
+    /// the errors it left (taking them off: the queue is empty again after).
+    ///
+    /// Usually nothing is left (`drain` empties the queue after every call),
+    /// so the queue is only peeked at: `ERR_clear_error` resets all sixteen
+    /// slots whatever they hold, about 840 instructions against 200 for the
+    /// peek; a proxied request makes seven calls (−4.4k instructions).
     static func run<Result>(_ body: () -> Result) -> (result: Result, errors: [OpenSSLErrorEntry]) {
-        ERR_clear_error()
+        if ERR_peek_error() != 0 { ERR_clear_error() }
         let result = body()
         return (result, drain())
     }

@@ -66,6 +66,17 @@ extension ByteChannel {
         return writable
     }
 
+    /// Encrypts the plaintext held back this turn (see `heldPlaintext`) and
+    /// queues it on the connection, in one record when it fits one.
+    func sealHeldPlaintext() {
+        guard !heldPlaintext.isEmpty else { return }
+        var bytes: [UInt8] = []
+        swap(&bytes, &heldPlaintext)
+        var output = ChannelSecurityLayer.Output()
+        _ = layer.write(bytes, into: &output)
+        perform(output)
+    }
+
     func cancelHandshakeTimer() {
         handshakeTimer?.cancel()
         handshakeTimer = nil

@@ -23,7 +23,11 @@ import Wire
 /// bytes already read past the plaintext part (a forward proxy reads
 /// `CONNECT host:443`, answers 200, then intercepts TLS on the same socket).
 ///
-/// Writes before `.established` are queued and sent once it is.
+/// Writes before `.established` are queued and sent once it is. Under TLS,
+/// small writes of one loop turn are held back (`heldPlaintext`) and
+/// encrypted together when the connection flushes (`Connection.beforeFlush`):
+/// a response's head and body go out as one TLS record instead of two (one
+/// `SSL_write_ex` less per proxied request, about 8k instructions).
 ///
 /// The TLS and phase logic lives in `ChannelSecurityLayer`, which does no
 /// I/O; this class is its driver: it feeds the connection's events and the
@@ -60,6 +64,14 @@ public final class ByteChannel: @unchecked Sendable {
     var held = false
     /// The TLS handshake deadline, while one runs.
     var handshakeTimer: LoopTimer?
+    /// Plaintext written during this turn and not yet encrypted: at most
+    /// `holdLimit` bytes, only while `layer.encryptsWrites`. Sealed
+    /// (`sealHeldPlaintext`) before anything that must follow it: the
+    /// connection's flush, a larger write, a half-close or close.
+    var heldPlaintext: [UInt8] = []
+
+    /// Most plaintext held back: one TLS record's worth.
+    static let holdLimit = 16 * 1024
 
     /// Wraps an unstarted connection; nothing happens until `start(_:)`.
     public init(connection: Connection, security: ChannelSecurity) {
@@ -88,6 +100,7 @@ public final class ByteChannel: @unchecked Sendable {
         self.receiver = receiver
         connection.start({ [self] event in connectionEvent(event) },
                          lending: { [self] bytes in lentBytes(bytes) })
+        connection.beforeFlush = { [weak self] in self?.sealHeldPlaintext() }
         var output = ChannelSecurityLayer.Output()
         layer.start(into: &output)
         perform(output)
@@ -140,6 +153,16 @@ public final class ByteChannel: @unchecked Sendable {
     @discardableResult
     public func write(_ bytes: [UInt8]) -> Bool {
         loop.preconditionOnLoop()
+        if layer.encryptsWrites, !bytes.isEmpty, heldPlaintext.count + bytes.count <= ByteChannel.holdLimit {
+            if heldPlaintext.isEmpty {
+                heldPlaintext = bytes
+                connection.flushAtEndOfTurn()
+            } else {
+                heldPlaintext += bytes
+            }
+            return connection.isWritable
+        }
+        sealHeldPlaintext()
         var output = ChannelSecurityLayer.Output()
         let outcome = layer.write(bytes, into: &output)
         let writable = perform(output)
@@ -151,16 +174,17 @@ public final class ByteChannel: @unchecked Sendable {
     }
 
     /// Sends what is written so far now rather than when the loop turn ends
-    /// (see `Connection.flushNow`): for a message that is complete. TLS
-    /// records are handed to the connection as they are made, so all of it
-    /// goes. Never calls back. Called only on the loop.
+    /// (see `Connection.flushNow`): for a message that is complete. Plaintext
+    /// held back is encrypted first (the connection's `beforeFlush`), so all
+    /// of it goes. Never calls back. Called only on the loop.
     public func flushNow() {
         connection.flushNow()
     }
 
     /// Whether the owner may keep writing: the connection's pending bytes are
     /// below its high watermark (TLS records are handed to the connection as
-    /// soon as they are made, so nothing waits inside the engine). Read only on the loop.
+    /// soon as they are made, so nothing waits inside the engine; at most one
+    /// record's plaintext waits for the end of the turn). Read only on the loop.
     public var isWritable: Bool {
         isEstablished ? connection.isWritable : isOpen
     }
@@ -168,7 +192,7 @@ public final class ByteChannel: @unchecked Sendable {
     /// Bytes written and not yet taken by the kernel (ciphertext under TLS),
     /// plus writes waiting for `.established`. Read only on the loop.
     public var pendingWriteByteCount: Int {
-        connection.pendingWriteByteCount + layer.earlyWriteByteCount
+        connection.pendingWriteByteCount + layer.earlyWriteByteCount + heldPlaintext.count
     }
 
     /// When writers should stop and resume; see `Connection.writeWatermarks`. Called only on the loop.
@@ -226,6 +250,7 @@ public final class ByteChannel: @unchecked Sendable {
     /// after the queued writes. Called only on the loop.
     public func shutdownWrite() {
         loop.preconditionOnLoop()
+        sealHeldPlaintext()
         var output = ChannelSecurityLayer.Output()
         layer.shutdownWrite(into: &output)
         perform(output)
@@ -235,6 +260,7 @@ public final class ByteChannel: @unchecked Sendable {
     /// socket closed; `.closed(nil)` follows. Called only on the loop.
     public func close() {
         loop.preconditionOnLoop()
+        sealHeldPlaintext()
         var output = ChannelSecurityLayer.Output()
         layer.close(into: &output)
         perform(output)
@@ -244,6 +270,7 @@ public final class ByteChannel: @unchecked Sendable {
     /// `.closed(nil)` follows. Called only on the loop.
     public func abort() {
         loop.preconditionOnLoop()
+        heldPlaintext = []
         var output = ChannelSecurityLayer.Output()
         layer.abort(into: &output)
         perform(output)
@@ -264,6 +291,7 @@ public final class ByteChannel: @unchecked Sendable {
             if isEstablished { deliver(.writable) }
             return
         case .closed(let error):
+            heldPlaintext = []
             cancelHandshakeTimer()
             layer.connectionClosed()
             let reason = failure ?? error.map { .connection($0) }

@@ -87,6 +87,17 @@ public struct ChannelSecurityLayer {
         }
     }
 
+    /// True while a write would be encrypted at once (TLS established, no
+    /// close_notify of ours sent): the driver may then hold small writes of
+    /// one loop turn back and hand them over together, as one record.
+    public var encryptsWrites: Bool {
+        guard case .secured(let engine) = phase else { return false }
+        switch engine.state {
+        case .established, .closeNotifyReceived: return true
+        case .handshaking, .closeNotifySent, .closed, .failed: return false
+        }
+    }
+
     /// True once a close, reset or failure was asked for (or the socket closed).
     public var isEnding: Bool {
         switch phase {

@@ -44,14 +44,26 @@ extension Connection {
         }
     }
 
+    /// Flushes when the current turn ends (at once outside a turn) though
+    /// nothing may be queued yet: for an owner holding bytes back until then,
+    /// which `beforeFlush` writes. No-op once closing. Called only on the loop.
+    public func flushAtEndOfTurn() {
+        loop.preconditionOnLoop()
+        guard case .open = lifecycle else { return }
+        scheduleFlush()
+    }
+
     /// The flush `scheduleFlush` promised. Runs on the loop.
     func endOfTurnFlush() {
+        // Still marked scheduled: what `beforeFlush` writes joins this flush
+        // instead of scheduling another.
+        beforeFlush?()
         flushScheduled = false
         flush()
     }
 
-    /// Sends the queued bytes now instead of when the turn ends: for a
-    /// message that is complete, so the bookkeeping its turn still does
+    /// Sends the queued bytes (and what `beforeFlush` writes) now instead of
+    /// when the turn ends: for a message that is complete, so the bookkeeping its turn still does
     /// (records, digests, the next request's setup) does not hold it back.
     /// Never calls back: a `.writable` it makes due, the shutdown after the
     /// drain and a failure's `.closed` come when the turn ends or later, as
@@ -59,7 +71,9 @@ extension Connection {
     /// is full (the output event sends the rest). Called only on the loop.
     public func flushNow() {
         loop.preconditionOnLoop()
-        guard case .open = lifecycle, !awaitingWritable, !pending.isEmpty else { return }
+        guard case .open = lifecycle, !awaitingWritable else { return }
+        beforeFlush?()
+        guard case .open = lifecycle, !pending.isEmpty else { return }
         guard writePending() else { return }
         if !pending.isEmpty { awaitingWritable = true }
     }

@@ -71,6 +71,12 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     /// Takes bytes read in place of `.received`, lent from the loop's read
     /// buffer (see `start(_:lending:)`); dropped with `handler`.
     var lendingReceiver: ((UnsafeRawBufferPointer) -> Void)?
+    /// Called first in every flush (the end of a turn, `flushNow()`, room
+    /// announced after a full kernel buffer): an owner that holds bytes back
+    /// to write them together writes them here (see `flushAtEndOfTurn()`).
+    /// It may call `write(_:)` and `close()`; it must not deliver events of
+    /// its own. Dropped with `handler`. Set only on the loop.
+    public var beforeFlush: (() -> Void)?
 
     /// When producers should stop and resume writing. Called only on the loop;
     /// a change takes effect at the next write or flush.
@@ -265,6 +271,7 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
         let handler = self.handler
         self.handler = nil
         lendingReceiver = nil
+        beforeFlush = nil
         handler?(.closed(error))
     }
 
@@ -285,7 +292,10 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     /// embedded peer, in a loop turn.
     func ready(input: Bool, output: Bool) {
         if input { readable() }
-        if awaitingWritable, output { flush() }
+        if awaitingWritable, output {
+            beforeFlush?()
+            flush()
+        }
     }
 
     /// Hands an event to the handler, if the connection still has one.

@@ -8,6 +8,15 @@ import Synchronization
 /// readiness (one `EventPoller` per loop), callbacks, timers. State confined to a loop needs no lock; code
 /// that touches it from elsewhere hops over with `execute(_:)`.
 ///
+/// ## Waiting for sockets
+/// A loop's sockets share one epoll (`EventPoller`), waited for as `Waiting`
+/// says: by one Dispatch read source over it (`.dispatchSource`: a Dispatch
+/// worker runs each wake-up), or by a thread of the loop's own blocking in
+/// `epoll_wait` and running each wake-up's turns itself inside
+/// `queue.sync` (`.thread`: no Dispatch thread woken per socket event). Either
+/// way the turns run on `queue`, one at a time with the loop's timers and the
+/// work `execute`d from elsewhere, so the ownership rule below is the same.
+///
 /// ## Turns
 /// Every piece of work the loop runs (a source handler, a timer, an
 /// `execute` item) is one *turn* (`runTurn`). Connections written to during a
@@ -25,6 +34,15 @@ import Synchronization
 /// `deferredWorkPerDrain` pieces run in a row; the rest waits for a later
 /// Dispatch item, so a chain of work that keeps executing more cannot starve
 /// sockets and timers. `executeAfterOthers` queues behind them on purpose.
+///
+/// ## Rounds
+/// The sockets one wake-up of the poller found ready are served as a *round*
+/// (`runRound`), each socket a turn. Work handed to `executeAtEndOfRound`
+/// during a round runs once its last turn is over, each piece a turn of its
+/// own, before the loop waits again: for acting once on what a whole round
+/// produced (a recording batch handed to the writer) without queueing a
+/// Dispatch work item, which on a loop with its own thread would wake a
+/// Dispatch worker for each.
 ///
 /// ## Timers
 /// The loop's pending `LoopTimer`s wait in one `DeadlineHeap`, behind one
@@ -82,6 +100,11 @@ public final class EventLoop: @unchecked Sendable {
     /// Work `execute` was given on the loop during a turn, first in first
     /// out, run when the outermost turn ends; touched only on `queue`.
     private var deferredWork: [@Sendable () -> Void] = []
+    /// True while `runRound` serves a round of ready sockets; touched only on `queue`.
+    private var inRound = false
+    /// Work `executeAtEndOfRound` was given during the round, first in first
+    /// out, run when it ends; touched only on `queue`.
+    private var endOfRoundWork: [@Sendable () -> Void] = []
     /// The pending timers, earliest first; touched only on `queue`.
     private var timers = DeadlineHeap<LoopTimer>()
     /// The one Dispatch source that wakes the loop for `timers`, made with
@@ -96,6 +119,23 @@ public final class EventLoop: @unchecked Sendable {
     /// The in-memory network an embedded loop's connections dial into;
     /// nil otherwise (dials go to sockets). Set once by `EmbeddedNetwork`.
     var network: EmbeddedNetwork?
+    /// How the loop waits for its sockets (see "Waiting for sockets").
+    public let waiting: Waiting
+
+    /// How a loop waits for socket readiness (see "Waiting for sockets").
+    /// Its raw values are how `intact proxy --loop-wait` spells it.
+    public enum Waiting: String, Sendable, CaseIterable {
+        /// One Dispatch read source over the loop's epoll.
+        case dispatchSource = "dispatch"
+        /// A thread of the loop's own blocking in `epoll_wait`, made with the
+        /// loop's first connection and ended when the loop is released.
+        case thread
+
+        /// How loops wait unless told otherwise: on a thread of their own
+        /// (Docs/performance.md#one-epoll-per-loop: fewer context switches
+        /// per request, lower latency at one connection).
+        public static let `default` = Waiting.thread
+    }
 
     /// Most pieces of deferred work run one after the other before the loop
     /// lets Dispatch serve its sockets and timers.
@@ -111,13 +151,14 @@ public final class EventLoop: @unchecked Sendable {
     /// SIGPIPE off for the process (`Signals.ignoreSIGPIPE`): a peer that
     /// closed its end then makes a write fail with `EPIPE`, a value the
     /// connection reports, instead of killing the process.
-    public convenience init(label: String = "intact.wire.loop") {
-        self.init(label: label, embedded: nil)
+    public convenience init(label: String = "intact.wire.loop", waiting: Waiting = .default) {
+        self.init(label: label, waiting: waiting, embedded: nil)
     }
 
-    private init(label: String, embedded: EmbeddedLoopState?) {
+    private init(label: String, waiting: Waiting, embedded: EmbeddedLoopState?) {
         Signals.ignoreSIGPIPE()
         self.label = label
+        self.waiting = waiting
         self.queue = DispatchQueue(label: label)
         self.scratch = .allocate(byteCount: EventLoop.readSize, alignment: 16)
         self.embedded = embedded
@@ -130,7 +171,7 @@ public final class EventLoop: @unchecked Sendable {
     /// moves only with `advanceTime(by:)`. Use it only from the thread
     /// that made it.
     public static func embedded(label: String = "intact.wire.embedded") -> EventLoop {
-        EventLoop(label: label, embedded: EmbeddedLoopState(thread: currentThread))
+        EventLoop(label: label, waiting: .dispatchSource, embedded: EmbeddedLoopState(thread: currentThread))
     }
 
     deinit {
@@ -176,6 +217,32 @@ public final class EventLoop: @unchecked Sendable {
     public func executeAfterOthers(_ work: @escaping @Sendable () -> Void) {
         if let embedded { return embedded.enqueue(work) }
         queue.async { self.runTurn(work) }
+    }
+
+    /// Runs `work` on the loop once the round of ready sockets being served
+    /// is over (see "Rounds"), as a turn of its own, in the order handed
+    /// over. Called anywhere else (outside a round: a timer, executed work,
+    /// another thread, an embedded loop) it is `executeAfterOthers`.
+    public func executeAtEndOfRound(_ work: @escaping @Sendable () -> Void) {
+        if isOnLoop, inRound {
+            endOfRoundWork.append(work)
+        } else {
+            executeAfterOthers(work)
+        }
+    }
+
+    /// Serves one round: `body` runs the turns of the sockets found ready;
+    /// then the work handed to `executeAtEndOfRound` meanwhile runs, each
+    /// piece a turn (what those pieces hand over waits for a later Dispatch
+    /// item). Called only on the loop, by the poller, never nested.
+    func runRound(_ body: () -> Void) {
+        inRound = true
+        body()
+        inRound = false
+        guard !endOfRoundWork.isEmpty else { return }
+        let work = endOfRoundWork
+        endOfRoundWork.removeAll(keepingCapacity: true)
+        for piece in work { runTurn(piece) }
     }
 
     /// The loop's clock, in nanoseconds: Dispatch's uptime clock, or an
@@ -352,7 +419,7 @@ public final class EventLoop: @unchecked Sendable {
     /// on first use). Called only on the loop.
     func register(_ connection: Connection, descriptor: Int32) throws(WireError) -> UInt64 {
         if let poller { return try poller.register(connection, descriptor: descriptor) }
-        let made = try EventPoller(loop: self)
+        let made = try EventPoller(loop: self, waiting: waiting)
         poller = made
         return try made.register(connection, descriptor: descriptor)
     }

@@ -15,10 +15,11 @@ public final class EventLoopGroup: Sendable {
         max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
     }
 
-    /// Makes `loopCount` loops labelled `label-0`, `label-1`, ….
-    public init(loopCount: Int = EventLoopGroup.defaultLoopCount, label: String = "intact.wire.loop") {
+    /// Makes `loopCount` loops labelled `label-0`, `label-1`, …, each waiting for its sockets as `waiting` says.
+    public init(loopCount: Int = EventLoopGroup.defaultLoopCount, label: String = "intact.wire.loop",
+                waiting: EventLoop.Waiting = .default) {
         precondition(loopCount > 0, "an event loop group needs at least one loop")
-        self.loops = (0..<loopCount).map { EventLoop(label: "\(label)-\($0)") }
+        self.loops = (0..<loopCount).map { EventLoop(label: "\(label)-\($0)", waiting: waiting) }
     }
 
     /// The next loop, round-robin. Safe from any thread.
