@@ -86,6 +86,7 @@ extension HeadDigest {
             digest.method = head.method
             digest.target = target
             digest.targetForm = head.targetForm
+            if case .http2(let list) = wire { digest.pseudoFieldOrder = HTTP2PseudoFieldOrder(requestList: list) }
             return digest
         }
     }
