@@ -29,6 +29,10 @@ public struct ScenarioPlan: Hashable, Sendable {
     public static let resourcePath = "/suite/rest/protected"
     /// Tap names, in path order: they name the recordings and the report's hops.
     public static let tapNames = ["client", "tap-a", "tap-b", "server"]
+    /// The tap names of a scenario's runs of the client after the first (`client.runs`): `client-2`, …
+    static func laterClientTaps(_ scenario: Scenario) -> [String] {
+        scenario.clientRuns < 2 ? [] : (2...scenario.clientRuns).map { "client-\($0)" }
+    }
     /// The PKCS#12 password of the client certificate tap A presents.
     public static let clientCertificatePassword = "intact"
 
@@ -57,6 +61,8 @@ public struct ScenarioPlan: Hashable, Sendable {
         public var recordings: [String: String]
         /// What the client printed with `--json`.
         public var clientOutput: String
+        /// What each later run of the client printed (`client-2.json`, …), in run order.
+        public var laterClientOutputs: [String] = []
         public var reportText: String
         public var reportHTML: String
         public var reportJSON: String
@@ -91,6 +97,12 @@ public struct ScenarioPlan: Hashable, Sendable {
     /// Server, tap B, the intermediary's processes, tap A: each keeps running and listens on its port.
     public var services: [ProcessCommand]
     public var client: ProcessCommand
+    /// The client run again after `client`, each as another app recording
+    /// as its own tap (`client-2`, …): two apps behind one cache. Empty for one run.
+    public var laterClients: [ProcessCommand] = []
+    /// The recordings' taps in path order: every client (each a start of the
+    /// path; verify merges them), then tap A, tap B, the server.
+    public var pathTaps: [String] = ScenarioPlan.tapNames
     /// The `intact verify` command equivalent to the verification the runner does.
     public var verify: ProcessCommand
 
@@ -144,8 +156,11 @@ public struct ScenarioPlan: Hashable, Sendable {
             renderedFiles: Dictionary(uniqueKeysWithValues: scenario.files.map { ($0, rendered($0)) }),
             workDirectory: work, bumpCADirectory: bumpCA,
             tapATrust: bumpCA == nil ? caDirectory + "/ca-cert.pem" : run + "/tap-a-trust.pem",
-            recordings: Dictionary(uniqueKeysWithValues: Self.tapNames.map { ($0, run + "/\($0).jsonl") }),
-            clientOutput: run + "/client.json", reportText: run + "/report.txt", reportHTML: run + "/report.html",
+            recordings: Dictionary(uniqueKeysWithValues: (Self.tapNames + Self.laterClientTaps(scenario)).map {
+                ($0, run + "/\($0).jsonl")
+            }),
+            clientOutput: run + "/client.json", laterClientOutputs: Self.laterClientTaps(scenario).map { run + "/\($0).json" },
+            reportText: run + "/report.txt", reportHTML: run + "/report.html",
             reportJSON: run + "/report.json")
         self.scenario = scenario
         self.ports = ports
@@ -216,14 +231,21 @@ public struct ScenarioPlan: Hashable, Sendable {
         ] + (scenario.tapAPresentsClientCertificate ? ["--upstream-client-cert", files.clientCertificate] : [])
             + scenario.tapA.proxyArguments + recordingOptions("tap-a"), inheritsListener: inherited != nil)
         services = [server, tapB] + intermediary + [tapA]
-        client = ProcessCommand(role: .client, executable: intactExecutable, arguments: [
-            "client", origin + Self.resourcePath, "--ca", files.caCertificate, "--json",
-        ] + (forward ? ["--proxy", "http://\(host):\(ports.tapA)"] : [])
-            + scenario.clientRequestFields.flatMap { ["--request-field", $0.description] } + scenario.clientBrowserArguments
-            + recordingOptions("client"))
+        let clientCommand = { (tap: String) in
+            ProcessCommand(role: .client, executable: intactExecutable, arguments: [
+                "client", origin + Self.resourcePath, "--ca", files.caCertificate, "--json",
+            ] + (forward ? ["--proxy", "http://\(host):\(ports.tapA)"] : [])
+                + scenario.clientRequestFields.flatMap { ["--request-field", $0.description] } + scenario.clientBrowserArguments
+                + recordingOptions(tap))
+        }
+        client = clientCommand("client")
+        let laterTaps = Self.laterClientTaps(scenario)
+        laterClients = laterTaps.map(clientCommand)
+        let pathTaps = ["client"] + laterTaps + Self.tapNames.dropFirst()
+        self.pathTaps = pathTaps
         verify = ProcessCommand(role: .verify, executable: intactExecutable, arguments:
-            ["verify"] + Self.tapNames.compactMap { files.recordings[$0] }
-            + ["--path", Self.tapNames.joined(separator: ","), "--html", files.reportHTML]
+            ["verify"] + pathTaps.compactMap { files.recordings[$0] }
+            + ["--path", pathTaps.joined(separator: ","), "--html", files.reportHTML]
             + (scenario.policyFile.map { ["--policy", $0] } ?? []) + ["--intermediary", kind.name])
     }
 

@@ -22,6 +22,7 @@ final class IntermediaryScenarioTests: XCTestCase {
         "command/good",
         "apache/forwarding-fields", "caddy/forwarding-fields", "trafficserver/forwarding-fields", "nghttpx/forwarding-fields",
         "squid/forwarding-fields", "varnish/forwarding-fields",
+        "varnish/cache-401", "varnish/cache-session",
     ]
 
     private func run(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> ScenarioResult {
@@ -62,6 +63,25 @@ final class IntermediaryScenarioTests: XCTestCase {
                 .filter { $0.kind == .targetChanged }
             XCTAssertEqual(targets.map(\.text), [], result.plan.scenario.name)
         }
+    }
+
+    /// Two apps one after the other behind a Varnish that caches: the second
+    /// gets the first's answer, named a copy of that exchange by the client and
+    /// by verify, loudly when the answer is a signed-in request's.
+    func testVarnishServesTheFirstAppsAnswerToTheSecond() throws {
+        let challenge = try run("varnish/cache-401")
+        XCTAssertTrue(challenge.earlierClients.map(\.succeeded) == [true], challenge.summary)
+        let copy = try XCTUnwrap(challenge.report.exchanges.lazy.compactMap { $0.hops.compactMap(\.response.cachedCopy).first }.first)
+        XCTAssertEqual(copy.exchange, 1, "the first app's 401")
+        XCTAssertFalse(copy.carriesSession, "a 401 without cookies carries no session")
+        XCTAssertFalse(challenge.client.outcome?.diagnosis?.evidence.contains("WARNING") ?? true)
+
+        let session = try run("varnish/cache-session")
+        let signedIn = try XCTUnwrap(session.report.exchanges.lazy.compactMap { $0.hops.compactMap(\.response.cachedCopy).first }.first)
+        XCTAssertTrue(signedIn.carriesSession, "the first app's signed-in answer")
+        XCTAssertTrue(session.summary.contains("WARNING: the copy carries a session"), session.summary)
+        let evidence = try XCTUnwrap(session.client.outcome?.diagnosis?.evidence)
+        XCTAssertTrue(evidence.contains("WARNING: this request carried a session (cookies) and got another client's answer"), evidence)
     }
 
     func testNghttpx() throws {

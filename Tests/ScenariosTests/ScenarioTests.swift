@@ -213,7 +213,7 @@ final class ScenarioTests: XCTestCase {
             (#"{"summary": "s", "loadBalancer": "nginx", "client": {"requestFields": [1]}, "expect": {}}"#,
              #"1:72: at client.requestFields[0]: expected a string, found a number"#),
             (#"{"summary": "s", "loadBalancer": "nginx", "client": {"headers": []}, "expect": {}}"#,
-             #"1:54: at client: unknown field "headers" (allowed: requestFields, browser, browserProxy)"#),
+             #"1:54: at client: unknown field "headers" (allowed: requestFields, browser, browserProxy, runs)"#),
             (#"{"summary": "s", "loadBalancer": "nginx", "server": {"gzip": "yes"}, "expect": {}}"#,
              #"1:62: at server.gzip: expected true or false, found a string"#),
             (#"{"summary": "s", "loadBalancer": "traefik", "expect": {}}"#,
