@@ -106,15 +106,18 @@ extension ScenarioExpectation {
 
     /// True when `result` is the inside hop of tap A or tap B next to the
     /// load balancer's hop and broken only by the failure that broke the load
-    /// balancer's hop: tap A could not get an answer from the load balancer,
-    /// so its own hop shows the request never left and its 502 in the
-    /// server's place, for the same recorded failure. That is one failure,
-    /// the load balancer's, not a second one inside the tap.
+    /// balancer's hop (or was attached to its foreign answer): tap A could not
+    /// get an answer from the load balancer, so its own hop shows the request
+    /// never left and its 502 in the server's place; or tap B refused the load
+    /// balancer's handshake, which answered itself, so tap B's own hop shows
+    /// that refusal. That is one failure, the load balancer's, not a second
+    /// one inside the tap.
     static func sharesTheLoadBalancersBreak(_ result: HopResult, in exchange: VerifiedExchange, hop: HopInfo,
                                             path: VerifiedPath) -> Bool {
         guard result.verdict == .broken, !result.failures.isEmpty, abs(result.hop - hop.number) == 1,
               path.hops.first(where: { $0.number == result.hop })?.kind == .inside,
-              let cell = exchange.hops.first(where: { $0.hop == hop.number }), cell.verdict == .broken else {
+              let cell = exchange.hops.first(where: { $0.hop == hop.number }),
+              cell.verdict == .broken || cell.verdict == .foreign else {
             return false
         }
         return result.failures.allSatisfy { cell.failures.contains($0) }

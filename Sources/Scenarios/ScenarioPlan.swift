@@ -109,7 +109,7 @@ public struct ScenarioPlan: Hashable, Sendable {
     /// `https://127.0.0.1:PORT`: the origin the client asks for: tap A's
     /// (reverse), or tap B's, reached through tap A as the client's proxy (forward).
     public var publicOrigin: String {
-        "https://\(Self.loopbackHost):\(scenario.intermediary.topology == .forward ? ports.tapB : ports.tapA)"
+        "https://\(scenario.clientHost):\(scenario.intermediary.topology == .forward ? ports.tapB : ports.tapA)"
     }
 
     /// The URL the client requests first.
@@ -170,7 +170,7 @@ public struct ScenarioPlan: Hashable, Sendable {
 
         let host = Self.loopbackHost
         let forward = kind.topology == .forward
-        let origin = "https://\(host):\(forward ? ports.tapB : ports.tapA)"
+        let origin = "https://\(scenario.clientHost):\(forward ? ports.tapB : ports.tapA)"
         let inherited = listening == .inheritReserved ? ProcessCommand.listenerDescriptor : nil
         let publicProcess = kind.processes.last
         let publicInherits = inherited != nil && publicProcess.map { Self.inherits($0.listening, scenario: scenario) } == true
@@ -179,7 +179,7 @@ public struct ScenarioPlan: Hashable, Sendable {
                 ? "fd@\(ProcessCommand.listenerDescriptor)" : "\(host):\(ports.loadBalancer)",
             "LISTEN_ADDRESS": host, "LISTEN_PORT": String(ports.loadBalancer),
             "UPSTREAM_ADDRESS": host, "UPSTREAM_PORT": String(ports.tapB), "UPSTREAM_NAME": Self.upstreamName,
-            "PUBLIC_HOST": host, "PUBLIC_PORT": String(forward ? ports.tapB : ports.tapA), "PUBLIC_ORIGIN": origin,
+            "PUBLIC_HOST": scenario.clientHost, "PUBLIC_PORT": String(forward ? ports.tapB : ports.tapA), "PUBLIC_ORIGIN": origin,
             "CERT": files.loadBalancerCertificate, "KEY": files.loadBalancerKey, "CERT_BUNDLE": files.loadBalancerBundle,
             "CA": kind.workUser == nil ? files.caCertificate : work + "/ca-cert.pem",
             "RUNDIR": run, "SCENARIO_DIR": scenario.directory,

@@ -22,7 +22,7 @@ final class IntermediaryScenarioTests: XCTestCase {
         "command/good",
         "apache/forwarding-fields", "caddy/forwarding-fields", "trafficserver/forwarding-fields", "nghttpx/forwarding-fields",
         "squid/forwarding-fields", "varnish/forwarding-fields",
-        "varnish/cache-401", "varnish/cache-session",
+        "varnish/cache-401", "varnish/cache-session", "squid/client-cert-gateway",
     ]
 
     private func run(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> ScenarioResult {
@@ -108,6 +108,25 @@ final class IntermediaryScenarioTests: XCTestCase {
             XCTAssertEqual(exchange.hops.first { $0.hop == hop.number }?.verdict, .identical, "\(exchange.hops)")
         }
         XCTAssertTrue(good.summary.contains("  tls:      blind tunnel: tinyproxy relayed tap A's TLS"), good.summary)
+    }
+
+    /// Squid's ssl-bump in front of a certificate gateway (tap B requiring a
+    /// client certificate): Squid answers itself, and verify attaches tap B's
+    /// refusal to that exchange. Its inspection CA has a name of its own: with
+    /// the run CA's name, tap A checked Squid's certificates (which carry no
+    /// authority key identifier) against the run CA and refused them.
+    func testSquidInFrontOfACertificateGatewayAnswersItselfWithTheGatewaysRefusalAttached() throws {
+        let result = try run("squid/client-cert-gateway")
+        let evidence = try XCTUnwrap(result.client.outcome?.diagnosis?.evidence)
+        XCTAssertTrue(evidence.hasPrefix("foreign 503 from squid/5.7, not from the server (X-Squid-Error: ERR_SECURE_CONNECT_FAIL"),
+                      evidence)
+        let hop = try XCTUnwrap(ScenarioExpectation.loadBalancerHop(in: result.report))
+        let cell = try XCTUnwrap(result.report.exchanges.first?.hops.first { $0.hop == hop.number })
+        XCTAssertEqual(cell.verdict, .foreign)
+        XCTAssertEqual(cell.failures.map(\.tap), ["tap-b"])
+        let bumpCA = try String(contentsOfFile: try XCTUnwrap(result.plan.files.bumpCADirectory) + "/ca-cert.pem", encoding: .utf8)
+        let runCA = try String(contentsOfFile: result.plan.files.caCertificate, encoding: .utf8)
+        XCTAssertNotEqual(bumpCA, runCA)
     }
 
     func testACommandScenarioRunsTheProductItNames() throws {

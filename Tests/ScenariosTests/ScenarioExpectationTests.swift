@@ -117,6 +117,21 @@ final class ScenarioExpectationTests: XCTestCase {
                        ["verify: exchange 1 (unauthenticated-request) fails on inside tap-a, not on the load balancer's hop tap-a → tap-b: broken"])
     }
 
+    /// Tap B refused the load balancer's handshake and the load balancer
+    /// answered itself: tap B's own hop shows the same refusal, one failure.
+    func testTapBsOwnHopBrokenByTheRefusalAttachedToAForeignAnswerIsThatOneFailure() throws {
+        let foreign = ScenarioExpectation(client: .fails(diagnosis: .transportFailure, step: .protectedRequest),
+                                          verify: .fails(.init(step: .unauthenticatedRequest, verdict: .foreign,
+                                                               failure: "no client certificate")))
+        let client = ClientObservation(termination: .exited(1), outcome: try outcome(
+            Diagnosis(mode: .transportFailure, step: .protectedRequest, evidence: "503 from squid")))
+        let refusal = RecordedFailure(tap: "tap-b", failure: .init(kind: .tls, location: "downstream TLS handshake",
+                                                                   message: "peer presented no client certificate"))
+        let answered = report([exchange(1, .unauthenticatedRequest, [3: cell(3, .foreign, failures: [refusal]),
+                                                                     4: cell(4, .broken, failures: [refusal])])])
+        XCTAssertEqual(foreign.mismatches(client: client, report: answered), [])
+    }
+
     func testTheWrongDifferenceOrVerdictIsAMismatch() throws {
         let otherDifference = report([exchange(1, .bootstrap, [Self.loadBalancerHop: cell(
             Self.loadBalancerHop, .modified, response: [MessageDifference(kind: .bodyChanged, text: "body changed (10 → 12 bytes)")])])])
