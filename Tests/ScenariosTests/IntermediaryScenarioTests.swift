@@ -35,7 +35,21 @@ final class IntermediaryScenarioTests: XCTestCase {
     }
 
     func testApache() throws {
-        try runAll(["apache/good", "apache/defaults", "apache/error-override", "apache/deflate", "apache/forwarding-fields"])
+        let results = try runAll(["apache/good", "apache/defaults", "apache/error-override", "apache/deflate",
+                                  "apache/forwarding-fields"])
+        // ProxyPreserveHost Off: the upstream's address as Host, said as a Host change from tap A's to tap B's.
+        let defaults = results[1]
+        let hop = try XCTUnwrap(ScenarioExpectation.loadBalancerHop(in: defaults.report))
+        let targets = defaults.report.exchanges.compactMap { $0.hops.first { $0.hop == hop.number } }
+            .flatMap(\.request.differences).filter { $0.kind == .targetChanged }.map(\.text)
+        XCTAssertEqual(Set(targets), ["Host changed (127.0.0.1:\(defaults.plan.ports.tapA) → 127.0.0.1:\(defaults.plan.ports.tapB))"])
+        // ProxyErrorOverride: one diagnosis from one piece of evidence, Apache's HTML page in the 401's place.
+        let override = results[2]
+        XCTAssertEqual(override.client.outcome?.diagnosis?.mode, .html401)
+        XCTAssertTrue(override.client.outcome?.diagnosis?.evidence.contains("401 with text/html") ?? false,
+                      override.client.description)
+        let challenge = try XCTUnwrap(override.report.exchanges.first { $0.step?.rawValue == "challenge-401" })
+        XCTAssertEqual(challenge.hops.first { $0.hop == hop.number }?.response.outcome, .modified)
     }
 
     func testCaddy() throws {
