@@ -14,28 +14,19 @@ final class ProxyPseudoFieldOrderTests: XCTestCase {
     func testAClientsPseudoFieldOrderCrossesTheProxyAndIsRecordedOnBothLegs() throws {
         let target = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "origin.test", port: 9443))
         let playbook = try ProxyPlaybook(mode: .reverse(target))
-        let seen = Shared<[[String]]>([])
-        let originTLS = try HTTPServer.tlsSetup(identity: playbook.originAuthority.leaf(for: "origin.test"), protocols: .http2)
-        let origin = HTTPServer(group: EventLoopGroup(loopCount: 1, label: "unused"),
-                                configuration: HTTPServer.Configuration(address: .loopbackIPv4(port: 9443), tls: originTLS)) { stream in
+        let seen = PlaybookBox<[[String]]>([])
+        let origin = try playbook.startHTTP2Origin(host: "origin.test", port: 9443) { stream in
             if case .http2(let list) = stream.requestWire { seen.value.append(list.map(\.name)) }
             stream.collectBody { _ in try? stream.respond(HTTPResponseHead(status: 200), body: Array("ok".utf8)) }
         }
-        _ = origin.start(on: playbook.network)
-
-        let tls = try HTTPClientTLS(trustRoots: .caFile(playbook.authority.certificatePath), protocols: .http2,
-                                    serverName: "origin.test")
-        let endpoint = HTTPEndpoint(host: "127.0.0.1", port: playbook.address.port, tls: tls, protocolChoice: .http2)
-        let client = Shared<HTTPClientConnection?>(nil)
-        HTTPClientConnection.connect(to: endpoint, on: playbook.loop, events: { _ in }, completion: { client.value = try? $0.get() })
-        playbook.run()
-        let connection = try XCTUnwrap(client.value, "the client's TLS handshake with the proxy")
+        defer { withExtendedLifetime(origin) {} }
+        let connection = try playbook.connectHTTP2Client(serverName: "origin.test")
 
         // Chromium's order, as its head carries it once decoded.
         var head = HTTPRequestHead(method: "GET", scheme: "https", authority: "origin.test", path: "/suite/rest/a",
                                    version: .http2, fields: ["accept": "*/*"])
         head.pseudoFieldOrder = HTTP2PseudoFieldOrder([.method, .authority, .scheme, .path])
-        let ended = Shared(false)
+        let ended = PlaybookBox(false)
         _ = try connection.openStream(head) { event in
             if case .end = event { ended.value = true }
         }
@@ -54,11 +45,4 @@ final class ProxyPseudoFieldOrderTests: XCTestCase {
                                    after: try XCTUnwrap(record.leg(.upstream)?.request?.digest))
         XCTAssertEqual(hop.verdict, .identical)
     }
-}
-
-/// A value the test's closures share. `@unchecked Sendable`: the playbook
-/// runs everything on the test's thread.
-private final class Shared<Value>: @unchecked Sendable {
-    var value: Value
-    init(_ value: Value) { self.value = value }
 }
