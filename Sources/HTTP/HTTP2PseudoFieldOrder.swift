@@ -57,11 +57,15 @@ public struct HTTP2PseudoFieldOrder: Hashable, Sendable, CustomStringConvertible
     /// Allocates nothing.
     public init?(requestList list: [HTTPField]) {
         var builder = Builder()
-        for index in list.indices {
-            guard list[index].name.utf8.first == UInt8(ascii: ":") else { break }
-            guard let name = Name(fieldName: list[index].name), builder.add(name) else { return nil }
+        // Read in place through the buffer: iterating the array copies each field.
+        let known = list.withUnsafeBufferPointer { fields -> Bool in
+            for index in fields.indices {
+                guard fields[index].name.utf8.first == UInt8(ascii: ":") else { return true }
+                guard let name = Name(fieldName: fields[index].name), builder.add(name) else { return false }
+            }
+            return true
         }
-        guard let order = builder.order else { return nil }
+        guard known, let order = builder.order else { return nil }
         self = order
     }
 
