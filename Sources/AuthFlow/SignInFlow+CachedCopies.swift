@@ -49,6 +49,10 @@ extension SignInFlow {
         if session {
             evidence += ". WARNING: the copy carries a session (" + (carriesCookies ? "Set-Cookie" : "the answer to a request with cookies")
                 + "): one user's session handed to another"
+        } else if answered[echo] == nil, r.request.head.fields["Cookie"] != nil {
+            // Another client's answer to this signed-in request: a cache shares answers across sessions.
+            evidence += ". WARNING: this request carried a session (cookies) and got another client's answer: "
+                + "one user's answers handed to another"
         }
         return FlowFailure(mode: .cachedResponse, evidence: evidence)
     }

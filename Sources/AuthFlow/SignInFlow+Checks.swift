@@ -105,10 +105,13 @@ extension SignInFlow {
     /// server, and not re-encoded on the way.
     func screen(_ r: Received, log: inout CheckLog) throws(FlowFailure) {
         if let failure = intermediaryAnswer(r) { throw failure }
+        // An echo of another request's trace is the mock server's field on
+        // another answer: a copy, whether or not this run knows the server
+        // echoes yet (a second app's first answer, cached from the first app's).
+        if r.request.traceID != nil, let copy = cachedCopy(r) { throw copy }
         let knowsServer = configuration.expectsTraceEcho || serverEvidence.echoes
         if knowsServer, let trace = r.request.traceID {
             guard ServerEvidence.echoed(r) else {
-                if let copy = cachedCopy(r) { throw copy }
                 if let page = errorPageFor401(r) { throw page }
                 throw foreign(r, why: "without the echo of \(SignInFlow.traceFieldName): \(trace)")
             }

@@ -332,6 +332,7 @@ enum ExchangeRecordLineDecoder {
         var exact: SHA256Digest?, semantic: SHA256Digest?, fields: FieldDigests?, fieldNames: [String]?
         var hopByHop: [String]?, version: HTTPVersion?, wireLength: Int?, method: String?, target: SHA256Digest?
         var targetForm: RequestTargetForm?, status: Int?, reasonPhrase: String?
+        var pseudoFieldOrder: HTTP2PseudoFieldOrder?
         let ok = object(&cursor) { cursor, key in
             if key.equals("exact") { return put(&exact, cursor.digest()) }
             if key.equals("semantic") { return put(&semantic, cursor.digest()) }
@@ -345,6 +346,7 @@ enum ExchangeRecordLineDecoder {
             if key.equals("targetForm") { return put(&targetForm, enumValue(&cursor, RequestTargetForm.self)) }
             if key.equals("status") { return put(&status, cursor.int()) }
             if key.equals("reasonPhrase") { return put(&reasonPhrase, cursor.string()) }
+            if key.equals("pseudoFieldOrder") { return put(&pseudoFieldOrder, pseudoFields(&cursor)) }
             return false
         }
         guard ok, let exact, let semantic, let fields, let fieldNames, let hopByHop, let version,
@@ -362,7 +364,17 @@ enum ExchangeRecordLineDecoder {
         digest.targetForm = targetForm
         digest.status = status
         digest.reasonPhrase = reasonPhrase
+        digest.pseudoFieldOrder = pseudoFieldOrder
         return digest
+    }
+
+    /// A pseudo-field order; nil (the general parser then names what is
+    /// wrong) for an unknown or repeated name, or an empty list.
+    private static func pseudoFields(_ cursor: inout JSONLineCursor) -> HTTP2PseudoFieldOrder? {
+        guard let names = array(&cursor, { cursor in cursor.string().flatMap(HTTP2PseudoFieldOrder.Name.init(fieldName:)) }) else {
+            return nil
+        }
+        return HTTP2PseudoFieldOrder(names)
     }
 
     private static func fieldDigests(_ cursor: inout JSONLineCursor) -> FieldDigests? {

@@ -74,6 +74,12 @@ extension HeadDigest {
             json.hex(target)
         }
         if let targetForm { json.member("targetForm", literal: targetForm.literal) }
+        if let pseudoFieldOrder {
+            json.key("pseudoFieldOrder")
+            json.openArray()
+            pseudoFieldOrder.forEach { json.literal($0.fieldName) }
+            json.closeArray()
+        }
         json.member("status", ifPresent: status)
         json.member("reasonPhrase", ifPresent: reasonPhrase)
         json.closeObject()

@@ -73,7 +73,8 @@ struct RecordingLineParser {
             }
             let reason = RecordingReader.describe(error)
             if header == nil { throw RecordingReadError.missingHeader(path: path, reason: reason) }
-            throw RecordingReadError.malformedLine(path: path, line: lineNumber, reason: reason)
+            throw RecordingReadError.malformedLine(path: path, line: lineNumber,
+                                                   column: RecordingReader.column(of: error, in: line), reason: reason)
         }
         switch (decoded, header) {
         case (.header(let h), nil):
@@ -88,7 +89,7 @@ struct RecordingLineParser {
         case (.exchange, nil):
             throw RecordingReadError.missingHeader(path: path, reason: "the first line is an exchange record")
         case (.header, .some):
-            throw RecordingReadError.malformedLine(path: path, line: lineNumber,
+            throw RecordingReadError.malformedLine(path: path, line: lineNumber, column: nil,
                                                    reason: "a second header line (two recordings concatenated?)")
         }
     }

@@ -1,3 +1,4 @@
+import ConfigurationFile
 import Foundation
 
 /// A recording read back: its header, its exchange records in file order, and
@@ -24,8 +25,11 @@ public struct RecordingWarning: Hashable, Sendable, CustomStringConvertible {
     /// 1-based line number.
     public var line: Int
     public var message: String
+    /// 1-based column (characters) of the value a malformed line's error is
+    /// about, when it names one.
+    public var column: Int? = nil
 
-    public var description: String { "\(path):\(line): \(message)" }
+    public var description: String { "\(path):\(line)\(column.map { ":\($0)" } ?? ""): \(message)" }
 }
 
 /// Why a recording could not be read, naming the file and, where it applies,
@@ -38,8 +42,9 @@ public enum RecordingReadError: Error, Hashable, Sendable, CustomStringConvertib
     case missingHeader(path: String, reason: String)
     /// The header names a format version this build does not read.
     case unsupportedFormat(path: String, found: Int, supported: Int)
-    /// A complete line (not the torn last one) is not a valid record.
-    case malformedLine(path: String, line: Int, reason: String)
+    /// A complete line (not the torn last one) is not a valid record;
+    /// `column` is where the value it is about starts, when the error names one.
+    case malformedLine(path: String, line: Int, column: Int?, reason: String)
 
     public var description: String {
         switch self {
@@ -48,7 +53,8 @@ public enum RecordingReadError: Error, Hashable, Sendable, CustomStringConvertib
         case .missingHeader(let path, let reason): return "\(path):1: not an Intact recording: \(reason)"
         case .unsupportedFormat(let path, let found, let supported):
             return "\(path):1: recording format version \(found) is not supported by this build (it reads versions 1 to \(supported))"
-        case .malformedLine(let path, let line, let reason): return "\(path):\(line): malformed record: \(reason)"
+        case .malformedLine(let path, let line, let column, let reason):
+            return "\(path):\(line)\(column.map { ":\($0)" } ?? ""): malformed record: \(reason)"
         }
     }
 }
@@ -179,6 +185,36 @@ public enum RecordingReader {
 
     /// A short, precise reason for a decoding failure: what was wrong and at
     /// which key path.
+    /// The column (1-based, in characters) where the value `error` is about
+    /// starts on `line`: its coding path followed through the line parsed
+    /// again with positions (`LocatedJSON`); nil when the error names no
+    /// value (a missing member, not JSON) or the path does not lead to one.
+    /// Only on the error path: a line read without error is never parsed twice.
+    static func column(of error: Error, in line: UnsafeRawBufferPointer) -> Int? {
+        let codingPath: [CodingKey]
+        switch error {
+        case DecodingError.dataCorrupted(let context), DecodingError.typeMismatch(_, let context),
+             DecodingError.valueNotFound(_, let context):
+            codingPath = context.codingPath
+        default:
+            return nil
+        }
+        guard !codingPath.isEmpty, var value = try? LocatedJSON.parse(Array(line)) else { return nil }
+        for key in codingPath {
+            switch value.value {
+            case .array(let elements):
+                guard let index = key.intValue, elements.indices.contains(index) else { return nil }
+                value = elements[index]
+            case .object(let members):
+                guard let member = members.last(where: { $0.key == key.stringValue }) else { return nil }
+                value = member.value
+            default:
+                return nil
+            }
+        }
+        return value.position.column
+    }
+
     static func describe(_ error: Error) -> String {
         func at(_ path: [CodingKey]) -> String {
             path.isEmpty ? "" : " at " + path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")

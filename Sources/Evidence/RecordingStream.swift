@@ -108,9 +108,10 @@ public final class RecordingStream {
                     return nil
                 }
             } catch let error as RecordingReadError {
-                guard case .malformedLine(_, let line, let reason) = error else { throw error }
+                guard case .malformedLine(_, let line, let column, let reason) = error else { throw error }
                 unreadable += 1
-                warnings.append(RecordingWarning(path: path, line: line, message: "skipped a malformed record: \(reason)"))
+                warnings.append(RecordingWarning(path: path, line: line, message: "skipped a malformed record: \(reason)",
+                                             column: column))
             }
         }
         return nil
@@ -221,9 +222,10 @@ public final class RecordingStream {
                 break
             }
         } catch let error as RecordingReadError {
-            guard case .malformedLine(_, let line, let reason) = error else { throw error }
+            guard case .malformedLine(_, let line, let column, let reason) = error else { throw error }
             unreadable += 1
-            warnings.append(RecordingWarning(path: path, line: line, message: "skipped a malformed record: \(reason)"))
+            warnings.append(RecordingWarning(path: path, line: line, message: "skipped a malformed record: \(reason)",
+                                             column: column))
         }
         return nil
     }

@@ -30,7 +30,10 @@ public struct RecordingWriteError: Error, Hashable, Sendable, CustomStringConver
     public var description: String {
         let lost = lostRecords > 0 ? " (\(lostRecords) record\(lostRecords == 1 ? "" : "s") lost)" : ""
         switch kind {
-        case .alreadyExists: return "\(path): recording already exists; choose another file or replace it"
+        case .alreadyExists:
+            return "\(path): recording already exists, and a recording is never overwritten or appended to: "
+                + "give --record another file (a second client of the same run its own, with its own --tap: "
+                + "intact verify takes both), or move this one away first"
         case .cannotOpen: return "\(path): cannot open recording: \(reason)"
         case .writeFailed: return "\(path): writing the recording failed: \(reason)\(lost)"
         case .encodingFailed: return "\(path): a record could not be encoded: \(reason)\(lost)"

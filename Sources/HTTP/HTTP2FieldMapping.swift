@@ -5,6 +5,9 @@
 ///   `:authority`, `:path` for requests (CONNECT: `:method` and `:authority`
 ///   only; an RFC 8441 extended CONNECT: `:method`, `:protocol`, `:scheme`,
 ///   `:authority`, `:path`), `:status` for responses;
+/// - the pseudo-fields keep the head's `pseudoFieldOrder` (the order they
+///   arrived in from an HTTP/2 client) when it names exactly the ones sent;
+///   nghttp2 sends a list in the order given;
 /// - `:scheme` is the head's scheme, `https` when it has none;
 /// - `:authority` is the head's authority, else the value of its `Host` field;
 ///   `Host` itself is never sent (`:authority` carries it);
@@ -16,7 +19,9 @@
 /// - everything else (cookie crumbs included) keeps its order and value.
 ///
 /// Receiving: nghttp2 has already validated the list (lowercase names, pseudo
-/// fields first and once, no connection-specific fields); this only splits it.
+/// fields first and once, no connection-specific fields); this only splits
+/// it, and keeps the pseudo-fields' order on the head when it is not the
+/// standard one (`HTTP2PseudoFieldOrder`).
 public enum HTTP2FieldMapping {
     /// True when `field` never travels in HTTP/2 (any case): a hop-by-hop
     /// name (`HopByHopFieldNames.fixedName`, one length test and one
@@ -46,6 +51,7 @@ public enum HTTP2FieldMapping {
             if let authority { list.append(HTTPField(name: ":authority", value: authority)) }
             list.append(HTTPField(name: ":path", value: head.path.isEmpty ? "/" : head.path))
         }
+        head.pseudoFieldOrder?.arrange(&list, pseudoFieldCount: list.count)
         appendRegular(head.fields, to: &list)
         return list
     }
@@ -116,8 +122,10 @@ public enum HTTP2FieldMapping {
         } else {
             form = path == "*" ? .asterisk : .origin
         }
-        return HTTPRequestHead(method: HTTPMethod(method), scheme: scheme, authority: authority, path: path,
-                               targetForm: form, version: .http2, fields: fields, connectProtocol: connectProtocol)
+        var head = HTTPRequestHead(method: HTTPMethod(method), scheme: scheme, authority: authority, path: path,
+                                   targetForm: form, version: .http2, fields: fields, connectProtocol: connectProtocol)
+        if let order = HTTP2PseudoFieldOrder(requestList: list), !order.isStandard { head.pseudoFieldOrder = order }
+        return head
     }
 
     /// Builds a response head from a decoded list (client role); nil when

@@ -42,6 +42,7 @@ public struct HTTPRequestHead: Hashable, Sendable {
         var version: HTTPVersion
         var fields: HTTPFields
         var connectProtocol: Optional<String>
+        var pseudoFieldOrder: Optional<HTTP2PseudoFieldOrder> = nil
     }
 
     /// The shared values. Invariant: never changed while more than one head
@@ -106,6 +107,14 @@ public struct HTTPRequestHead: Hashable, Sendable {
         get { storage.values.connectProtocol }
         set { makeUnique(); storage.values.connectProtocol = newValue }
         _modify { makeUnique(); yield &storage.values.connectProtocol }
+    }
+
+    /// The order an HTTP/2 head's pseudo-fields arrived in, when it was not
+    /// the one `HTTP2FieldMapping` sends by default; an HTTP/2 sender keeps
+    /// it (`HTTP2FieldMapping.requestList`). Nil for every other head.
+    public var pseudoFieldOrder: HTTP2PseudoFieldOrder? {
+        get { storage.values.pseudoFieldOrder }
+        set { makeUnique(); storage.values.pseudoFieldOrder = newValue }
     }
 
     public init(method: HTTPMethod, scheme: String? = nil, authority: String? = nil, path: String,

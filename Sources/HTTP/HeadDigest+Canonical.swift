@@ -105,6 +105,7 @@ extension HeadDigest {
             digest.method = head.method.rawValue
             digest.target = target
             digest.targetForm = head.targetForm
+            if case .http2(let list) = wire { digest.pseudoFieldOrder = HTTP2PseudoFieldOrder(requestList: list) }
             return digest
         }
     }

@@ -44,6 +44,11 @@ public struct HeadDigest: Codable, Hashable, Sendable {
     public var target: SHA256Digest?
     /// Requests only: the form the target took.
     public var targetForm: RequestTargetForm?
+    /// HTTP/2 requests only: the order of the pseudo-fields on the wire (the
+    /// `exact` digest covers it; `verify` names it when only it differs).
+    /// Nil for HTTP/1.x, for responses (one pseudo-field, `:status`), and in
+    /// records of builds before it was recorded.
+    public var pseudoFieldOrder: HTTP2PseudoFieldOrder?
 
     /// Responses only: the status code.
     public var status: Int?
@@ -63,7 +68,8 @@ public struct HeadDigest: Codable, Hashable, Sendable {
 
         /// The HTTP/2 field list of a request head as a sender emits it:
         /// `:method`, `:scheme`, `:authority`, `:path` (CONNECT: `:method`,
-        /// `:authority`), then the regular fields with lowercased names.
+        /// `:authority`; in the head's `pseudoFieldOrder` when it has one),
+        /// then the regular fields with lowercased names.
         public static func http2Request(_ head: HTTPRequestHead) -> WireForm {
             var list: [HTTPField] = [HTTPField(name: ":method", value: head.method.rawValue)]
             if head.isExtendedConnect {
@@ -75,6 +81,7 @@ public struct HeadDigest: Codable, Hashable, Sendable {
                 if let authority = head.authority { list.append(HTTPField(name: ":authority", value: authority)) }
                 list.append(HTTPField(name: ":path", value: head.path))
             }
+            head.pseudoFieldOrder?.arrange(&list, pseudoFieldCount: list.count)
             for field in head.fields { list.append(HTTPField(name: field.lowercasedName, value: field.value)) }
             return .http2(fields: list)
         }

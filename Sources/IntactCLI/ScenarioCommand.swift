@@ -157,12 +157,19 @@ enum ScenarioCommand {
             output.line("  \(index + 1). \(service.displayName), listening on 127.0.0.1:\(plan.port(of: service.role) ?? 0):")
             output.line("     \(service)")
         }
-        var client = plan.client
-        client.arguments.removeAll { $0 == "--json" }
-        let step = plan.services.count + 1
-        output.line("Then sign in through tap A, and verify the four recordings:")
-        output.line("  \(step). \(client)")
-        output.line("  \(step + 1). stop tap A, \(scenario.intermediary.displayName), tap B and the server (Ctrl-C), then:")
+        let clients = ([plan.client] + plan.laterClients).map { command in
+            var command = command
+            command.arguments.removeAll { $0 == "--json" }
+            return command
+        }
+        var step = plan.services.count + 1
+        output.line("Then sign in through tap A\(clients.count > 1 ? ", once per app, one after the other" : ""), "
+                    + "and verify the \(plan.pathTaps.count) recordings:")
+        for client in clients {
+            output.line("  \(step). \(client)")
+            step += 1
+        }
+        output.line("  \(step). stop tap A, \(scenario.intermediary.displayName), tap B and the server (Ctrl-C), then:")
         output.line("     \(plan.verify)")
         output.line("Expected: " + expectationText(scenario))
         return ExitStatus.success
@@ -184,9 +191,12 @@ enum ScenarioCommand {
     static func expectationText(_ scenario: Scenario) -> String {
         let expectation = scenario.expectation
         var parts: [String] = []
+        let earlier = scenario.clientRuns - 1
+        let who = earlier > 0 ? "the client signs in " + (earlier == 1 ? "once" : "\(earlier) times") + ", then " : ""
         switch expectation.client {
-        case .succeeds: parts.append("the client signs in")
-        case let .fails(mode, step): parts.append("the client fails with \(mode.rawValue) at \(step.rawValue)")
+        case .succeeds: parts.append(who.isEmpty ? "the client signs in" : who + "signs in again")
+        case let .fails(mode, step):
+            parts.append((who.isEmpty ? "the client " : who) + "fails with \(mode.rawValue) at \(step.rawValue)")
         }
         switch expectation.verify {
         case let .holds(tolerated, intermediaryRequests):
@@ -195,6 +205,8 @@ enum ScenarioCommand {
                             + "request\(intermediaryRequests == 1 ? "" : "s") listed"))
         case let .fails(failure):
             parts.append("verify finds \(failure.step.rawValue) \(failure.verdict.rawValue) on tap-a → tap-b"
+                         + (failure.cachedCopy ? ", a cached copy of another exchange's answer" : "")
+                         + (failure.failure.map { ", with a failure saying \"\($0)\"" } ?? "")
                          + (failure.differences.isEmpty ? "" : " (" + failure.differences.map(\.description).joined(separator: "; ") + ")"))
         }
         return parts.joined(separator: "; ")

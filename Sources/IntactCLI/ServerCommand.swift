@@ -57,7 +57,9 @@ enum ServerCommand {
             the flow defines, with the reason in the Intact-Reason field (synthetic).
 
             Its certificate is minted by the development CA in --ca-dir (created on first use),
-            unless --cert and --key are given. With --require-client-cert the TLS handshake fails
+            unless --cert and --key are given: for the name a client asks for (SNI), else one
+            naming both the --external-url host and the listen address, so a tap or load
+            balancer that reaches the server by its address verifies it too. With --require-client-cert the TLS handshake fails
             without a client certificate issued by that CA (see 'intact ca issue-client').
 
             \(SignInOptions.syntheticNote) The bootstrap response (synthetic) is JSON with

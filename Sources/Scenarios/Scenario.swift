@@ -26,16 +26,20 @@ import Foundation
 ///                "faults": ["strip-set-cookie"],  //   injects fault presets (`intact proxy --fault`)
 ///                "faultRules": "rules.json"},    //   and a fault rule file (`intact proxy --faults`)
 ///       "tapB": {"recordSecrets": true, "faults": []},   // optional: the same for tap B
-///       "client": {"requestFields": ["Accept-Encoding: gzip, deflate", "User-Agent:"]},
-///                                                // optional: fields the client sends on every request
-///                                                //   (`intact client --request-field`; `NAME:` sends none)
+///       "client": {"requestFields": ["Accept-Encoding: gzip, deflate", "User-Agent:"],
+///                  "runs": 2, "host": "localhost"}, // optional: fields the client sends on every request
+///                                                //   (`intact client --request-field`; `NAME:` sends none);
+///                                                //   the client run again as another app (1 to 4 runs);
+///                                                //   the server's host in its URL (default 127.0.0.1)
 ///       "server": {"gzip": true},                // optional: the mock server gzips for clients that accept it
 ///       "expect": {
 ///         "client": {"succeeds": false, "diagnosis": "strip-set-cookie", "step": "token-exchange"},
 ///         "verify": {"holds": false, "exchange": "bootstrap", "verdict": "modified",
 ///                    "difference": {"message": "response", "kind": "field-removed", "field": "set-cookie"},
 ///                    "differences": [{"message": "response", "kind": "cookie-changed", "field": "set-cookie",
-///                                     "cookie": "JSESSIONID", "text": "JSESSIONID: Path changed (/suite → /)"}]}
+///                                     "cookie": "JSESSIONID", "text": "JSESSIONID: Path changed (/suite → /)"}],
+///                    "cachedCopy": true,          // optional: the answer there is a copy of another exchange's
+///                    "failure": "no client certificate"} // optional: a recorded failure attached there says this
 ///       }
 ///     }
 ///
@@ -91,6 +95,15 @@ public struct Scenario: Hashable, Sendable {
     /// the browser's own path (`client.browserProxy`: `direct` or a proxy URL),
     /// as `intact client` options.
     public var clientBrowserArguments: [String] = []
+    /// How many times the client runs, one after the other, each as another
+    /// app with its own recording (`client.runs`, 1 to 4; two apps behind a
+    /// cache). `expect.client` is the last run's; every earlier run must sign in.
+    public var clientRuns = 1
+    /// The host the client names the server by (`client.host`): `127.0.0.1`,
+    /// or `localhost` for an intermediary that certifies host names only (a
+    /// TLS-inspecting Squid mints a certificate naming no IP address when it
+    /// has no server certificate to copy). Every process still listens on 127.0.0.1.
+    public var clientHost = ScenarioPlan.loopbackHost
     /// Whether the mock server gzip-encodes its answers to clients that accept gzip (`intact server --gzip`).
     public var serverGzips = false
     public var expectation: ScenarioExpectation
@@ -149,13 +162,14 @@ private struct ScenarioManifestReader {
     static let scenarioFields = ["summary", "intermediary", "loadBalancer", "config", "files", "command", "breaks", "policy",
                                  "tapA", "tapB", "client", "server", "expect"]
     static let commandFields = ["name", "packages", "check", "run", "forward", "plainUpstream"]
-    static let clientSettingsFields = ["requestFields", "browser", "browserProxy"]
+    static let clientSettingsFields = ["requestFields", "browser", "browserProxy", "runs", "host"]
     static let serverSettingsFields = ["gzip"]
     static let tapAFields = ["clientCertificate", "plainHTTP", "recordSecrets", "faults", "faultRules"]
     static let tapBFields = ["recordSecrets", "faults", "faultRules"]
     static let expectFields = ["client", "verify", "tls"]
     static let clientFields = ["succeeds", "diagnosis", "step"]
-    static let verifyFields = ["holds", "tolerated", "intermediaryRequests", "exchange", "verdict", "difference", "differences"]
+    static let verifyFields = ["holds", "tolerated", "intermediaryRequests", "exchange", "verdict", "difference", "differences",
+                               "cachedCopy", "failure"]
     static let differenceFields = ["message", "kind", "field", "cookie", "text"]
 
     func scenario(_ json: LocatedJSON) throws(ConfigurationError) -> Scenario {
@@ -174,10 +188,13 @@ private struct ScenarioManifestReader {
         let clientReader = try top.object("client", allowed: Self.clientSettingsFields)
         let requestFields = try clientReader.map(requestFieldSettings) ?? []
         var browserArguments: [String] = []
-        if let browser = try clientReader?.choice("browser", among: ["simulated", "chromium"].map(ScenarioBrowser.init)) {
+        if let browser = try clientReader?.choice("browser", among: ["simulated", "chromium"].map(ScenarioWord.init)) {
             browserArguments += ["--browser", browser.rawValue]
         }
         if let path = try clientReader?.name("browserProxy") { browserArguments += ["--browser-proxy", path] }
+        let clientRuns = try clientReader?.int("runs", in: 1...4) ?? 1
+        let clientHost = try clientReader?.choice("host", among: [ScenarioPlan.loopbackHost, "localhost"].map(ScenarioWord.init))?
+            .rawValue ?? ScenarioPlan.loopbackHost
         let serverGzips = try top.object("server", allowed: Self.serverSettingsFields)?.bool("gzip") ?? false
         let expect = try object(top, "expect", Self.expectFields)
         let tls = try expect.choice("tls", ScenarioExpectation.TLSOutcome.self)
@@ -191,7 +208,7 @@ private struct ScenarioManifestReader {
                         policyFile: policy.map(resolve),
                         tapAPresentsClientCertificate: presentsCertificate, tapA: tapA, tapB: tapB,
                         clientRequestFields: requestFields, clientBrowserArguments: browserArguments,
-                        serverGzips: serverGzips, expectation: expectation)
+                        clientRuns: clientRuns, clientHost: clientHost, serverGzips: serverGzips, expectation: expectation)
     }
 
     /// `intermediary` (or its older name `loadBalancer`): a built-in kind, or
@@ -272,7 +289,8 @@ private struct ScenarioManifestReader {
 
     private func verifyOutcome(_ verify: JSONFieldReader) throws(ConfigurationError) -> ScenarioExpectation.VerifyOutcome {
         if try verify.required("holds", verify.bool) {
-            guard !verify.has("exchange"), !verify.has("verdict"), !verify.has("difference"), !verify.has("differences") else {
+            guard !verify.has("exchange"), !verify.has("verdict"), !verify.has("difference"), !verify.has("differences"),
+                  !verify.has("cachedCopy"), !verify.has("failure") else {
                 throw verify.error(.inconsistent("a verification that holds has no failing exchange, verdict or difference"))
             }
             let tolerated = try verify.strings("tolerated") ?? []
@@ -298,7 +316,10 @@ private struct ScenarioManifestReader {
             guard !list.isEmpty else { throw verify.error(.invalid("expected at least one difference"), "differences") }
             for fields in list { differences.append(try expectedDifference(fields)) }
         }
-        return .fails(ScenarioExpectation.ExpectedFailure(step: step, verdict: verdict, differences: differences))
+        let failure = try verify.name("failure")
+        return .fails(ScenarioExpectation.ExpectedFailure(step: step, verdict: verdict, differences: differences,
+                                                          cachedCopy: try verify.bool("cachedCopy") ?? false,
+                                                          failure: failure))
     }
 
     private func expectedDifference(_ fields: JSONFieldReader) throws(ConfigurationError) -> ScenarioExpectation.ExpectedDifference {
@@ -361,8 +382,8 @@ public struct ScenarioTapOptions: Hashable, Sendable {
     }
 }
 
-/// `client.browser`'s values.
-private struct ScenarioBrowser: RawRepresentable {
+/// A value among a fixed list of words (`client.browser`, `client.host`).
+private struct ScenarioWord: RawRepresentable {
     let rawValue: String
 
     init(rawValue: String) {

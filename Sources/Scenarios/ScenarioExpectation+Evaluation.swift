@@ -7,9 +7,15 @@ extension ScenarioExpectation {
     public static let loadBalancerHop = (from: "tap-a", to: "tap-b")
 
     /// Every way `client` and `report` differ from the expectation, one
-    /// sentence each; empty when the run is as expected.
-    public func mismatches(client observed: ClientObservation, report: VerificationReport) -> [String] {
-        clientMismatches(observed) + verifyMismatches(report)
+    /// sentence each; empty when the run is as expected. `earlier` are the
+    /// runs of the client before the last (`client.runs`), each of which
+    /// must have signed in; `client` is the last.
+    public func mismatches(client observed: ClientObservation, earlier: [ClientObservation] = [],
+                           report: VerificationReport) -> [String] {
+        let earlierFailures = earlier.enumerated().filter { !$0.element.succeeded }.map { run, observed in
+            "client run \(run + 1) of \(earlier.count + 1): expected success (only the last run is judged by expect.client), got \(observed)"
+        }
+        return earlierFailures + clientMismatches(observed) + verifyMismatches(report)
     }
 
     private func clientMismatches(_ observed: ClientObservation) -> [String] {
@@ -65,13 +71,25 @@ extension ScenarioExpectation {
             }
             let candidates = report.exchanges.filter { $0.step?.rawValue == expected.step.rawValue }
                 .compactMap { exchange in exchange.hops.first { $0.hop == hop.number } }
-            guard let match = candidates.first(where: { $0.verdict == expected.verdict }) else {
+            let matches = candidates.filter { $0.verdict == expected.verdict }
+            guard let match = matches.first(where: { !expected.cachedCopy || $0.response.cachedCopy != nil }) else {
+                if !matches.isEmpty {
+                    found.append("verify: expected \(expected.step.rawValue) on \(hop.label) to be named a cached copy, "
+                                 + "it is \(expected.verdict.rawValue) without one")
+                    return found
+                }
                 let seen = candidates.map(\.verdict.rawValue).joined(separator: ", ")
                 var labels: [String] = []
                 for label in report.exchanges.compactMap(\.step?.rawValue) where !labels.contains(label) { labels.append(label) }
                 found.append("verify: expected \(expected.step.rawValue) to be \(expected.verdict.rawValue) on \(hop.label), "
                              + "got " + (seen.isEmpty ? "no exchange labelled so (labels: \(labels.joined(separator: ", ")))" : seen))
                 return found
+            }
+            if let text = expected.failure,
+               !match.failures.contains(where: { $0.description.contains(text) || $0.explanation?.contains(text) == true }) {
+                let attached = match.failures.map { $0.explanation ?? $0.description }
+                found.append("verify: expected a failure saying \"\(text)\" attached to \(expected.step.rawValue) on \(hop.label), got "
+                             + (attached.isEmpty ? "none" : attached.joined(separator: "; ")))
             }
             for difference in expected.differences {
                 let message = difference.message == .request ? match.request : match.response
@@ -88,15 +106,18 @@ extension ScenarioExpectation {
 
     /// True when `result` is the inside hop of tap A or tap B next to the
     /// load balancer's hop and broken only by the failure that broke the load
-    /// balancer's hop: tap A could not get an answer from the load balancer,
-    /// so its own hop shows the request never left and its 502 in the
-    /// server's place, for the same recorded failure. That is one failure,
-    /// the load balancer's, not a second one inside the tap.
+    /// balancer's hop (or was attached to its foreign answer): tap A could not
+    /// get an answer from the load balancer, so its own hop shows the request
+    /// never left and its 502 in the server's place; or tap B refused the load
+    /// balancer's handshake, which answered itself, so tap B's own hop shows
+    /// that refusal. That is one failure, the load balancer's, not a second
+    /// one inside the tap.
     static func sharesTheLoadBalancersBreak(_ result: HopResult, in exchange: VerifiedExchange, hop: HopInfo,
                                             path: VerifiedPath) -> Bool {
         guard result.verdict == .broken, !result.failures.isEmpty, abs(result.hop - hop.number) == 1,
               path.hops.first(where: { $0.number == result.hop })?.kind == .inside,
-              let cell = exchange.hops.first(where: { $0.hop == hop.number }), cell.verdict == .broken else {
+              let cell = exchange.hops.first(where: { $0.hop == hop.number }),
+              cell.verdict == .broken || cell.verdict == .foreign else {
             return false
         }
         return result.failures.allSatisfy { cell.failures.contains($0) }
@@ -119,7 +140,8 @@ extension ScenarioExpectation {
                     message.differences.filter { $0.toleratedBy == nil }.map { "\(side) \($0.text)" }
                 }
                 let failures = result.failures.map { $0.explanation ?? $0.description }
-                let details = (differences + failures).joined(separator: "; ")
+                let copy = result.response.cachedCopy.map { ["response \($0.text)"] } ?? []
+                let details = (differences + copy + failures).joined(separator: "; ")
                 lines.append("\(exchange.step?.rawValue ?? "exchange \(exchange.number)") on \(label): \(result.verdict.rawValue)"
                              + (details.isEmpty ? "" : " (\(details))"))
             }

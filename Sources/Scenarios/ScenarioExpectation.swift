@@ -39,12 +39,19 @@ public struct ScenarioExpectation: Hashable, Sendable {
         public var verdict: HopVerdict
         /// Named differences that must all be among those of that hop, when the verdict is `modified`.
         public var differences: [ExpectedDifference]
+        /// The answer on that hop must be named a copy of another exchange's (`cachedCopy`: a cache served it).
+        public var cachedCopy: Bool
+        /// Text one recorded failure attached to that hop must contain, in its
+        /// message or its explanation (tap B's "peer presented no client certificate").
+        public var failure: String?
 
         public init(step: AuthStep, verdict: HopVerdict, difference: ExpectedDifference? = nil,
-                    differences: [ExpectedDifference] = []) {
+                    differences: [ExpectedDifference] = [], cachedCopy: Bool = false, failure: String? = nil) {
             self.step = step
             self.verdict = verdict
             self.differences = (difference.map { [$0] } ?? []) + differences
+            self.cachedCopy = cachedCopy
+            self.failure = failure
         }
     }
 

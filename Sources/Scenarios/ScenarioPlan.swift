@@ -29,6 +29,10 @@ public struct ScenarioPlan: Hashable, Sendable {
     public static let resourcePath = "/suite/rest/protected"
     /// Tap names, in path order: they name the recordings and the report's hops.
     public static let tapNames = ["client", "tap-a", "tap-b", "server"]
+    /// The tap names of a scenario's runs of the client after the first (`client.runs`): `client-2`, …
+    static func laterClientTaps(_ scenario: Scenario) -> [String] {
+        scenario.clientRuns < 2 ? [] : (2...scenario.clientRuns).map { "client-\($0)" }
+    }
     /// The PKCS#12 password of the client certificate tap A presents.
     public static let clientCertificatePassword = "intact"
 
@@ -57,6 +61,8 @@ public struct ScenarioPlan: Hashable, Sendable {
         public var recordings: [String: String]
         /// What the client printed with `--json`.
         public var clientOutput: String
+        /// What each later run of the client printed (`client-2.json`, …), in run order.
+        public var laterClientOutputs: [String] = []
         public var reportText: String
         public var reportHTML: String
         public var reportJSON: String
@@ -91,13 +97,19 @@ public struct ScenarioPlan: Hashable, Sendable {
     /// Server, tap B, the intermediary's processes, tap A: each keeps running and listens on its port.
     public var services: [ProcessCommand]
     public var client: ProcessCommand
+    /// The client run again after `client`, each as another app recording
+    /// as its own tap (`client-2`, …): two apps behind one cache. Empty for one run.
+    public var laterClients: [ProcessCommand] = []
+    /// The recordings' taps in path order: every client (each a start of the
+    /// path; verify merges them), then tap A, tap B, the server.
+    public var pathTaps: [String] = ScenarioPlan.tapNames
     /// The `intact verify` command equivalent to the verification the runner does.
     public var verify: ProcessCommand
 
     /// `https://127.0.0.1:PORT`: the origin the client asks for: tap A's
     /// (reverse), or tap B's, reached through tap A as the client's proxy (forward).
     public var publicOrigin: String {
-        "https://\(Self.loopbackHost):\(scenario.intermediary.topology == .forward ? ports.tapB : ports.tapA)"
+        "https://\(scenario.clientHost):\(scenario.intermediary.topology == .forward ? ports.tapB : ports.tapA)"
     }
 
     /// The URL the client requests first.
@@ -144,8 +156,11 @@ public struct ScenarioPlan: Hashable, Sendable {
             renderedFiles: Dictionary(uniqueKeysWithValues: scenario.files.map { ($0, rendered($0)) }),
             workDirectory: work, bumpCADirectory: bumpCA,
             tapATrust: bumpCA == nil ? caDirectory + "/ca-cert.pem" : run + "/tap-a-trust.pem",
-            recordings: Dictionary(uniqueKeysWithValues: Self.tapNames.map { ($0, run + "/\($0).jsonl") }),
-            clientOutput: run + "/client.json", reportText: run + "/report.txt", reportHTML: run + "/report.html",
+            recordings: Dictionary(uniqueKeysWithValues: (Self.tapNames + Self.laterClientTaps(scenario)).map {
+                ($0, run + "/\($0).jsonl")
+            }),
+            clientOutput: run + "/client.json", laterClientOutputs: Self.laterClientTaps(scenario).map { run + "/\($0).json" },
+            reportText: run + "/report.txt", reportHTML: run + "/report.html",
             reportJSON: run + "/report.json")
         self.scenario = scenario
         self.ports = ports
@@ -155,7 +170,7 @@ public struct ScenarioPlan: Hashable, Sendable {
 
         let host = Self.loopbackHost
         let forward = kind.topology == .forward
-        let origin = "https://\(host):\(forward ? ports.tapB : ports.tapA)"
+        let origin = "https://\(scenario.clientHost):\(forward ? ports.tapB : ports.tapA)"
         let inherited = listening == .inheritReserved ? ProcessCommand.listenerDescriptor : nil
         let publicProcess = kind.processes.last
         let publicInherits = inherited != nil && publicProcess.map { Self.inherits($0.listening, scenario: scenario) } == true
@@ -164,7 +179,7 @@ public struct ScenarioPlan: Hashable, Sendable {
                 ? "fd@\(ProcessCommand.listenerDescriptor)" : "\(host):\(ports.loadBalancer)",
             "LISTEN_ADDRESS": host, "LISTEN_PORT": String(ports.loadBalancer),
             "UPSTREAM_ADDRESS": host, "UPSTREAM_PORT": String(ports.tapB), "UPSTREAM_NAME": Self.upstreamName,
-            "PUBLIC_HOST": host, "PUBLIC_PORT": String(forward ? ports.tapB : ports.tapA), "PUBLIC_ORIGIN": origin,
+            "PUBLIC_HOST": scenario.clientHost, "PUBLIC_PORT": String(forward ? ports.tapB : ports.tapA), "PUBLIC_ORIGIN": origin,
             "CERT": files.loadBalancerCertificate, "KEY": files.loadBalancerKey, "CERT_BUNDLE": files.loadBalancerBundle,
             "CA": kind.workUser == nil ? files.caCertificate : work + "/ca-cert.pem",
             "RUNDIR": run, "SCENARIO_DIR": scenario.directory,
@@ -216,14 +231,21 @@ public struct ScenarioPlan: Hashable, Sendable {
         ] + (scenario.tapAPresentsClientCertificate ? ["--upstream-client-cert", files.clientCertificate] : [])
             + scenario.tapA.proxyArguments + recordingOptions("tap-a"), inheritsListener: inherited != nil)
         services = [server, tapB] + intermediary + [tapA]
-        client = ProcessCommand(role: .client, executable: intactExecutable, arguments: [
-            "client", origin + Self.resourcePath, "--ca", files.caCertificate, "--json",
-        ] + (forward ? ["--proxy", "http://\(host):\(ports.tapA)"] : [])
-            + scenario.clientRequestFields.flatMap { ["--request-field", $0.description] } + scenario.clientBrowserArguments
-            + recordingOptions("client"))
+        let clientCommand = { (tap: String) in
+            ProcessCommand(role: .client, executable: intactExecutable, arguments: [
+                "client", origin + Self.resourcePath, "--ca", files.caCertificate, "--json",
+            ] + (forward ? ["--proxy", "http://\(host):\(ports.tapA)"] : [])
+                + scenario.clientRequestFields.flatMap { ["--request-field", $0.description] } + scenario.clientBrowserArguments
+                + recordingOptions(tap))
+        }
+        client = clientCommand("client")
+        let laterTaps = Self.laterClientTaps(scenario)
+        laterClients = laterTaps.map(clientCommand)
+        let pathTaps = ["client"] + laterTaps + Self.tapNames.dropFirst()
+        self.pathTaps = pathTaps
         verify = ProcessCommand(role: .verify, executable: intactExecutable, arguments:
-            ["verify"] + Self.tapNames.compactMap { files.recordings[$0] }
-            + ["--path", Self.tapNames.joined(separator: ","), "--html", files.reportHTML]
+            ["verify"] + pathTaps.compactMap { files.recordings[$0] }
+            + ["--path", pathTaps.joined(separator: ","), "--html", files.reportHTML]
             + (scenario.policyFile.map { ["--policy", $0] } ?? []) + ["--intermediary", kind.name])
     }
 

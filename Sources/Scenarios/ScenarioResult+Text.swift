@@ -17,7 +17,11 @@ extension ScenarioResult {
         lines.append("  path:     client → \(tapA) → \(product) :\(ports.loadBalancer)\(inner)"
                      + " → tap B\(kind.upstreamTLS ? "" : " (plain HTTP)") :\(ports.tapB) → server :\(ports.server) (127.0.0.1)")
         if let tls = tlsLine { lines.append("  tls:      " + tls) }
-        lines.append("  client:   " + (client.succeeded ? "signed in, follow-up request succeeded" : "FAILED, \(client)"))
+        let runs = earlierClients + [client]
+        for (index, run) in runs.enumerated() {
+            let label = runs.count == 1 ? "client:   " : "client \(index + 1): "
+            lines.append("  " + label + (run.succeeded ? "signed in, follow-up request succeeded" : "FAILED, \(run)"))
+        }
         if let quote = client.outcome?.diagnosis?.quote { lines.append("            breaks: \"\(quote)\"") }
         if report.policyHolds {
             lines.append("  verify:   policy \(report.policy.name) holds")

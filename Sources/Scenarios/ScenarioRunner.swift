@@ -154,18 +154,25 @@ public final class ScenarioRunner: Sendable {
         // The inner port of a kind without an inner process: nothing of the run listens there.
         reserved.handedOver(.innerIntermediary)
         try checkServicesRun(plan)
-        let client = try runClient(plan)
+        var clients = [try runClient(plan.client, output: plan.files.clientOutput, plan: plan)]
+        for (command, output) in zip(plan.laterClients, plan.files.laterClientOutputs) {
+            try checkServicesRun(plan)
+            clients.append(try runClient(command, output: output, plan: plan))
+        }
+        let client = clients.removeLast()
         try checkServicesRun(plan)
         stopAll()
         let report = try verify(plan)
         let tls = (try? RecordingReader.read(path: plan.files.recordings["tap-a"] ?? "")).flatMap {
             IntermediaryTLS.observe(plan: plan, tapA: $0)
         }
-        var mismatches = options.loadBalancerDown ? nil : scenario.expectation.mismatches(client: client, report: report)
+        var mismatches = options.loadBalancerDown ? nil
+            : scenario.expectation.mismatches(client: client, earlier: clients, report: report)
         if let expected = scenario.expectation.tls, !options.loadBalancerDown {
             mismatches?.append(contentsOf: ScenarioExpectation.tlsMismatches(expected: expected, observed: tls))
         }
-        return ScenarioResult(plan: plan, client: client, report: report, mismatches: mismatches, intermediaryTLS: tls)
+        return ScenarioResult(plan: plan, client: client, earlierClients: clients, report: report, mismatches: mismatches,
+                              intermediaryTLS: tls)
     }
 
     /// Called from a signal handler: records `signal`, then stops every
@@ -307,22 +314,22 @@ public final class ScenarioRunner: Sendable {
         return ([own].filter { !$0.isEmpty } + others).joined(separator: "\n")
     }
 
-    /// Runs the client to its end and reads its JSON outcome.
-    private func runClient(_ plan: ScenarioPlan) throws(ScenarioError) -> ClientObservation {
+    /// Runs one run of the client to its end and reads its JSON outcome from `output`.
+    private func runClient(_ command: ProcessCommand, output: String, plan: ScenarioPlan) throws(ScenarioError) -> ClientObservation {
         let log = plan.files.log(.client, in: plan.runDirectory)
-        let child = try ChildProcess.spawn(plan.client, outputFile: plan.files.clientOutput, errorFile: log)
+        let child = try ChildProcess.spawn(command, outputFile: output, errorFile: log)
         children.withLock { $0.append(child) }
         guard let ended = child.wait(timeout: options.clientTimeout) else {
             child.stop(grace: 0)
             throw .timedOut(role: "the client", seconds: Int(options.clientTimeout), logTail: Self.tail(of: log, lines: 20))
         }
         progress("the client (pid \(child.pid)) \(ended)")
-        let data = FileManager.default.contents(atPath: plan.files.clientOutput) ?? Data()
+        let data = FileManager.default.contents(atPath: output) ?? Data()
         guard !data.isEmpty else { return ClientObservation(termination: ended, outcome: nil) }
         do {
             return ClientObservation(termination: ended, outcome: try JSONDecoder().decode(FlowOutcome.self, from: data))
         } catch {
-            throw .unreadableOutput(role: "the client", file: plan.files.clientOutput,
+            throw .unreadableOutput(role: "the client", file: output,
                                     reason: "not the JSON outcome of intact client --json (\(error))")
         }
     }
@@ -331,11 +338,11 @@ public final class ScenarioRunner: Sendable {
     /// scenario's policy, and writes the report as text, JSON and HTML.
     private func verify(_ plan: ScenarioPlan) throws(ScenarioError) -> VerificationReport {
         do {
-            let recordings = try ScenarioPlan.tapNames.map { tap in
+            let recordings = try plan.pathTaps.map { tap in
                 try RecordingReader.read(path: plan.files.recordings[tap] ?? "")
             }
             let policy = try plan.scenario.policyFile.map(VerificationPolicy.load(path:)) ?? .strict
-            let report = try Verifier(Verifier.Configuration(policy: policy, path: ScenarioPlan.tapNames)).verify(recordings)
+            let report = try Verifier(Verifier.Configuration(policy: policy, path: plan.pathTaps)).verify(recordings)
             let causes = IntermediaryDirective.section(for: report, product: plan.scenario.intermediary.name)
             try Data((TextReport.render(report) + (causes.map { "\n" + $0 } ?? "")).utf8)
                 .write(to: URL(fileURLWithPath: plan.files.reportText))
@@ -359,7 +366,10 @@ public final class ScenarioRunner: Sendable {
 /// What one run of a scenario produced.
 public struct ScenarioResult: Sendable {
     public var plan: ScenarioPlan
+    /// The client's run, the last when it ran several times (`client.runs`).
     public var client: ClientObservation
+    /// The runs before the last, in order; empty for one run.
+    public var earlierClients: [ClientObservation]
     public var report: VerificationReport
     /// How the run differs from the scenario's expectation (empty: as
     /// expected); nil when the run deliberately departed from the scenario
@@ -368,10 +378,11 @@ public struct ScenarioResult: Sendable {
     /// How TLS crossed a forward intermediary; nil for a reverse one.
     public var intermediaryTLS: IntermediaryTLS?
 
-    public init(plan: ScenarioPlan, client: ClientObservation, report: VerificationReport, mismatches: [String]?,
-                intermediaryTLS: IntermediaryTLS? = nil) {
+    public init(plan: ScenarioPlan, client: ClientObservation, earlierClients: [ClientObservation] = [],
+                report: VerificationReport, mismatches: [String]?, intermediaryTLS: IntermediaryTLS? = nil) {
         self.plan = plan
         self.client = client
+        self.earlierClients = earlierClients
         self.report = report
         self.mismatches = mismatches
         self.intermediaryTLS = intermediaryTLS

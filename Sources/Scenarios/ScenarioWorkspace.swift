@@ -82,7 +82,9 @@ public enum ScenarioWorkspace {
                 try copyMissing(from: defaults, to: (files.renderedConfig as NSString).deletingLastPathComponent)
             }
             if let bumpCA = files.bumpCADirectory {
-                _ = try CertificateAuthority.loadOrCreate(in: bumpCA)
+                // A name of its own: tap A trusts it beside the run's CA, and Squid's certificates
+                // carry no authority key identifier to tell two CAs of one name apart.
+                _ = try CertificateAuthority.loadOrCreate(in: bumpCA, commonName: "Intact scenario: \(kind.displayName)'s inspection CA")
                 let runCA = try String(contentsOfFile: files.caCertificate, encoding: .utf8)
                 let ownCA = try String(contentsOfFile: bumpCA + "/ca-cert.pem", encoding: .utf8)
                 try write(runCA + ownCA, to: files.tapATrust, mode: 0o644)

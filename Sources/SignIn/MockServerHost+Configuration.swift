@@ -53,3 +53,15 @@ extension MockServerHost {
         public var createdCA: Bool
     }
 }
+
+extension MockServerHost.Configuration {
+    /// The names the certificate presented without SNI names: the external
+    /// host, and the listen address unless it is a wildcard (a tap or load
+    /// balancer that reaches the server by its address verifies it too).
+    var certificateNames: [String] {
+        let listen = (listeningSocket?.localAddress ?? listenAddress).ip
+        let wildcard = listen == "0.0.0.0" || listen == "::"
+        let external = externalOriginFollowsListener ? listen : server.externalOrigin.host
+        return [external] + (wildcard || listen == external ? [] : [listen])
+    }
+}

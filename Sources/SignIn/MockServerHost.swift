@@ -70,9 +70,7 @@ public final class MockServerHost: Sendable {
     public func start() throws(StartError) -> Started {
         let certificate: ServerCertificateSource.Loaded
         do {
-            let host = configuration.externalOriginFollowsListener ? configuration.listenAddress.ip
-                                                                   : configuration.server.externalOrigin.host
-            certificate = try configuration.certificate.load(defaultName: host)
+            certificate = try configuration.certificate.load(defaultNames: configuration.certificateNames)
         } catch {
             throw .certificate(error)
         }

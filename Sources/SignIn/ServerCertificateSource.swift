@@ -19,25 +19,28 @@ public enum ServerCertificateSource: Sendable {
         var createdCA: Bool
     }
 
-    /// Loads the source. The certificate for requests without SNI names `defaultName`.
-    /// Blocks on disk I/O and maybe key generation: never call on a loop queue.
-    func load(defaultName: String) throws -> Loaded {
+    /// Loads the source. The certificate for requests without SNI (or with a
+    /// name the CA cannot certify) names every one of `defaultNames`: the
+    /// external host and the listen address, so a tap that reaches the
+    /// server by its address verifies it as well as a client that uses the
+    /// external URL. Blocks on disk I/O and maybe key generation: never call on a loop queue.
+    func load(defaultNames: [String]) throws -> Loaded {
         switch self {
         case .developmentCA(let directory):
             let (authority, created) = try CertificateAuthority.loadOrCreate(in: directory)
-            return try Self.minting(from: authority, defaultName: defaultName, created: created)
+            return try Self.minting(from: authority, defaultNames: defaultNames, created: created)
         case .authority(let authority):
-            return try Self.minting(from: authority, defaultName: defaultName, created: false)
+            return try Self.minting(from: authority, defaultNames: defaultNames, created: false)
         case .files(let certificate, let key):
             let identity = try TLSIdentity(certificateFile: certificate, keyFile: key)
             return Loaded(configuration: TLSServerConfiguration(identity: identity), caCertificatePath: nil, createdCA: false)
         }
     }
 
-    /// A configuration presenting the CA's leaf for the SNI name, else for `defaultName`.
+    /// A configuration presenting the CA's leaf for the SNI name, else one for `defaultNames`.
     /// The default leaf is minted here, so a bad name fails before the server starts.
-    private static func minting(from authority: CertificateAuthority, defaultName: String, created: Bool) throws -> Loaded {
-        let fallback = try authority.leaf(for: defaultName)
+    private static func minting(from authority: CertificateAuthority, defaultNames: [String], created: Bool) throws -> Loaded {
+        let fallback = try authority.leaf(forNames: defaultNames)
         let configuration = TLSServerConfiguration(identity: fallback) { serverName in
             guard let serverName else { return nil }
             // A name the CA cannot certify gets the default certificate; the client then reports the mismatch.

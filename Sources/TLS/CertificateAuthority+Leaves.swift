@@ -39,12 +39,27 @@ extension CertificateAuthority {
         leafCache.withLock { $0.capacity }
     }
 
-    private func mintLeaf(for host: CertificateHost) throws -> TLSIdentity {
-        let alternativeName: String
-        switch host {
-        case let .dnsName(name): alternativeName = "DNS:" + name
-        case let .ipAddress(address): alternativeName = "IP:" + address
+    /// One server certificate naming every one of `names` (host names or
+    /// IP addresses, duplicates dropped), its subject CN the first: for a
+    /// server reached by several names (the mock server's external host and
+    /// its listen address). Not cached; throws `.invalidName` as `leaf(for:)`.
+    public func leaf(forNames names: [String]) throws -> TLSIdentity {
+        var hosts: [CertificateHost] = []
+        for name in names {
+            let host = try CertificateHost(name)
+            if !hosts.contains(where: { $0.description == host.description }) { hosts.append(host) }
         }
+        guard let first = hosts.first else { throw CertificateError.invalidName("", reason: "no name given") }
+        return hosts.count == 1 ? try leaf(for: first.description) : try mintLeaf(for: first, also: hosts.dropFirst())
+    }
+
+    private func mintLeaf(for host: CertificateHost, also others: ArraySlice<CertificateHost> = []) throws -> TLSIdentity {
+        let alternativeName = ([host] + others).map { host in
+            switch host {
+            case let .dnsName(name): return "DNS:" + name
+            case let .ipAddress(address): return "IP:" + address
+            }
+        }.joined(separator: ",")
         // A common name holds at most 64 characters. A longer host name gets
         // an empty subject, and RFC 5280 then requires the subjectAltName to be critical.
         let fitsCommonName = host.description.utf8.count <= 64

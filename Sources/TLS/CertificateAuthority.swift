@@ -65,14 +65,18 @@ public final class CertificateAuthority: Sendable {
     /// `.alreadyExists` rather than overwrite a CA, also when another process
     /// created one meanwhile (`loadOrCreate` then loads that one).
     /// Blocks on key generation and disk I/O: never call on a loop queue.
-    public static func create(in directory: String,
-                              leafCacheCapacity: Int = defaultLeafCacheCapacity) throws -> CertificateAuthority {
+    /// `commonName` names the CA certificate (default: "Intact Development CA
+    /// (host) day"); a second CA a client trusts beside the first needs a
+    /// name of its own, or a certificate without an authority key identifier
+    /// (Squid mints such) is checked against the wrong one.
+    public static func create(in directory: String, leafCacheCapacity: Int = defaultLeafCacheCapacity,
+                              commonName: String? = nil) throws -> CertificateAuthority {
         let certificatePath = CertificateFiles.path(directory, certificateFileName)
         if CertificateFiles.exists(certificatePath) { throw CertificateError.alreadyExists(file: certificatePath) }
         let authorityKey = try X509Codec.generateP256Key()
         let authority: TLSIdentity
         do {
-            let certificate = try selfSignedCertificate(key: authorityKey)
+            let certificate = try selfSignedCertificate(key: authorityKey, commonName: commonName ?? Self.commonName())
             authority = TLSIdentity(certificate: certificate, chain: [], key: authorityKey)
         } catch {
             EVP_PKEY_free(authorityKey)
@@ -121,12 +125,12 @@ public final class CertificateAuthority: Sendable {
     /// none. Safe when several processes do it at once on one new directory:
     /// one creates, the others load what it made. `created` says which happened.
     /// Blocks on disk I/O and maybe key generation: never call on a loop queue.
-    public static func loadOrCreate(in directory: String, leafCacheCapacity: Int = defaultLeafCacheCapacity)
-        throws -> (authority: CertificateAuthority, created: Bool)
+    public static func loadOrCreate(in directory: String, leafCacheCapacity: Int = defaultLeafCacheCapacity,
+                                    commonName: String? = nil) throws -> (authority: CertificateAuthority, created: Bool)
     {
         if !holdsAnyFile(directory) {
             do {
-                return (try create(in: directory, leafCacheCapacity: leafCacheCapacity), true)
+                return (try create(in: directory, leafCacheCapacity: leafCacheCapacity, commonName: commonName), true)
             } catch CertificateError.alreadyExists {
                 // Another process made it first: use theirs.
             }
@@ -197,9 +201,9 @@ public final class CertificateAuthority: Sendable {
         return "Intact Development CA (\(host.prefix(28))) \(formatter.string(from: now))"
     }
 
-    private static func selfSignedCertificate(key: OpaquePointer) throws -> OpaquePointer {
+    private static func selfSignedCertificate(key: OpaquePointer, commonName: String) throws -> OpaquePointer {
         let builder = X509Builder(
-            subject: [("O", "Intact"), ("CN", commonName())],
+            subject: [("O", "Intact"), ("CN", commonName)],
             extensions: [
                 (NID_basic_constraints, "critical,CA:TRUE,pathlen:0"),
                 (NID_key_usage, "critical,keyCertSign,cRLSign"),

@@ -112,8 +112,35 @@ final class IntermediaryAnswerTests: XCTestCase {
                       d.evidence)
     }
 
-    func testAnotherClientsCopyIsNamedWithItsAge() throws {
+    /// With or without `--expect-echo`: the echo of another request's trace is
+    /// the mock server's field, so even the run's first answer is known a copy
+    /// (a second app behind a cache that stored the first app's 401).
+    /// A signed-in request (the follow-up, with the session cookie) answered
+    /// with another client's copy: answers shared across sessions, said loudly.
+    func testAnotherClientsCopyOfASignedInRequestIsAWarning() throws {
         let outcome = run { driver in
+            driver.onRequest = { request, _ in
+                guard request.step == .followUp else { return .forward }
+                return .answer(HTTPResponseHead(status: 200, fields: ["Content-Type": "application/json",
+                                                                      SignInFlow.traceFieldName: "otherrun-5"]),
+                               Array("{}".utf8))
+            }
+        }
+        let d = try XCTUnwrap(outcome.diagnosis)
+        XCTAssertEqual(d.mode, .cachedResponse)
+        XCTAssertEqual(d.step, .followUp)
+        XCTAssertTrue(d.evidence.hasSuffix("WARNING: this request carried a session (cookies) and got another client's answer: "
+                                           + "one user's answers handed to another"), d.evidence)
+    }
+
+    func testAnotherClientsCopyIsNamedWithItsAge() throws {
+        for echo in [true, false] {
+            try anotherClientsCopyIsNamedWithItsAge(expectingEcho: echo)
+        }
+    }
+
+    private func anotherClientsCopyIsNamedWithItsAge(expectingEcho: Bool) throws {
+        let outcome = run(flow: Fixture.flow { $0.expectsTraceEcho = expectingEcho }) { driver in
             driver.onRequest = { request, _ in
                 var fields: HTTPFields = ["Content-Type": "application/json", "Age": "12",
                                           SignInFlow.traceFieldName: "otherrun-1"]
@@ -126,6 +153,7 @@ final class IntermediaryAnswerTests: XCTestCase {
         XCTAssertTrue(d.evidence.contains("a copy of the server's answer to a request this client never sent "
                                           + "(Intact-Trace: otherrun-1, another client's), served by the intermediary: "
                                           + "a cached response (12 s in the cache, its Age field)"), d.evidence)
+        XCTAssertFalse(d.evidence.contains("WARNING"), "the first request has no session: \(d.evidence)")
     }
 
     // MARK: Redirects to the same resource

@@ -81,11 +81,11 @@ final class ExchangeRecordLineBytesTests: XCTestCase {
         "d24605016ff309706a9bd55ba89b1ec860b7f15149aa6ce5c761fdc2dc80e3c5", // "ex-5", 3965 bytes
         "0f2b36bd3b6d0b40a87f99ee52e1a515632692a8638117071326e121d61bdd57", // "ex-6", 3496 bytes
         "111356e4c848bcf8d5222a5afe9c241b672ee1a09004397b829714a622465206", // "ex-6", 3496 bytes
-        "cc667d02d3293f299c085c17f9a134642ccee1b996dfc9e7fea3823e213846ee", // "ex-h2", 2108 bytes
+        "1e07b982c3f53ea46e953b9529f6b62af0cf6d3b801d8b9dd3aecea8c6ea197e", // "ex-h2", 2170 bytes (pseudoFieldOrder added)
         "17b960c37bf054ceeb8829f836cd7d0b38f950b68968ae33134867dd4ec97c4d", // "ex-empty", 76 bytes
         "90d76273cbd4a6c33149f09ae8f19b22daeb15e7267cd609730319a18fc22e74", // "awkward", 6158 bytes
         "1b7476031b51a437dfb61f7d94e200768af7b1bebb8c2ce02a6242d2a6fa8c71", // "numbers", 7024 bytes
-        "0e0abd22dee9b39fa3c40eed4e37fba6479f6c81969613e4e655060555e58a49", // "proxied GET", 5094 bytes
+        "61598f2852c95e9791b423c7c247e4ec8ec0238302fc99e541a0847aeab6765e", // "proxied GET", 5156 bytes (pseudoFieldOrder added)
     ]
 
     func testEveryLineIsTheSameBytesAsTheFormatSays() throws {

@@ -39,7 +39,7 @@ final class RecordingReaderTests: XCTestCase {
         lines.insert("this is not json", at: 2)
         let path = try write(lines)
         XCTAssertThrowsError(try RecordingReader.read(path: path)) { error in
-            guard case RecordingReadError.malformedLine(let file, let line, let reason)? = error as? RecordingReadError else {
+            guard case RecordingReadError.malformedLine(let file, let line, _, let reason)? = error as? RecordingReadError else {
                 return XCTFail("expected malformedLine, got \(error)")
             }
             XCTAssertEqual(file, path)
@@ -110,7 +110,7 @@ final class RecordingReaderTests: XCTestCase {
         var lines = try validLines(1)
         lines.append(lines[0])
         XCTAssertThrowsError(try RecordingReader.read(path: try write(lines))) { error in
-            guard case RecordingReadError.malformedLine(_, 3, _)? = error as? RecordingReadError else {
+            guard case RecordingReadError.malformedLine(_, 3, _, _)? = error as? RecordingReadError else {
                 return XCTFail("expected malformedLine at 3, got \(error)")
             }
         }
@@ -146,7 +146,7 @@ final class RecordingReaderTests: XCTestCase {
         }
         let chunkedError = failure { try RecordingReader.read(path: broken, chunkSize: 7) }
         let inMemoryError = failure { try RecordingReader.read(Data(contentsOf: URL(fileURLWithPath: broken)), path: broken) }
-        guard case .malformedLine(broken, 22, _)? = chunkedError else {
+        guard case .malformedLine(broken, 22, _, _)? = chunkedError else {
             return XCTFail("expected malformedLine at 22, got \(String(describing: chunkedError))")
         }
         XCTAssertEqual(chunkedError, inMemoryError)

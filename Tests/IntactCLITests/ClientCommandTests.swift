@@ -1,5 +1,6 @@
 import AuthFlow
 import Foundation
+import IntactTestSupport
 import SignIn
 import XCTest
 @testable import IntactCLI
@@ -83,5 +84,18 @@ final class ClientCommandTests: XCTestCase {
         let run = intact(["client", url, "--client-cert", "/nonexistent/me.p12"])
         XCTAssertEqual(run.status, 1)
         XCTAssertTrue(run.error.hasPrefix("intact: cannot use client certificate /nonexistent/me.p12:"), run.error)
+    }
+
+    /// A recording is never overwritten: the refusal says what to do instead,
+    /// the two-clients workflow included.
+    func testRecordingToAnExistingFileSaysWhatToDoInstead() throws {
+        let file = makeTemporaryDirectory() + "/client.jsonl"
+        XCTAssertTrue(FileManager.default.createFile(atPath: file, contents: Data("{}\n".utf8)))
+        let run = intact(["client", url, "--record", file])
+        XCTAssertEqual(run.status, 1)
+        XCTAssertEqual(run.error, "intact: \(file): recording already exists, and a recording is never overwritten or "
+                       + "appended to: give --record another file (a second client of the same run its own, with its own "
+                       + "--tap: intact verify takes both), or move this one away first\n")
+        XCTAssertEqual(try String(contentsOfFile: file, encoding: .utf8), "{}\n", "left as it was")
     }
 }

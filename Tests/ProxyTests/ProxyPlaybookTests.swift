@@ -171,29 +171,20 @@ final class ProxyPlaybookTests: XCTestCase {
     func testAnHTTP2ExchangeRunsInMemoryOnBothLegs() throws {
         let target = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "origin.test", port: 9443))
         let playbook = try ProxyPlaybook(mode: .reverse(target))
-        let seen = Box<[String]>([])
-        let originTLS = try HTTPServer.tlsSetup(identity: playbook.originAuthority.leaf(for: "origin.test"), protocols: .http2)
-        let origin = HTTPServer(group: EventLoopGroup(loopCount: 1, label: "unused"),
-                                configuration: HTTPServer.Configuration(address: .loopbackIPv4(port: 9443), tls: originTLS)) { stream in
+        let seen = PlaybookBox<[String]>([])
+        let origin = try playbook.startHTTP2Origin(host: "origin.test", port: 9443) { stream in
             seen.value.append("\(stream.version) \(stream.request.method) \(stream.request.path)")
             stream.collectBody { _ in
                 try? stream.respond(HTTPResponseHead(status: 200), body: Array("answer to \(stream.request.path)".utf8))
             }
         }
-        _ = origin.start(on: playbook.network)
-
-        let tls = try HTTPClientTLS(trustRoots: .caFile(playbook.authority.certificatePath), protocols: .http2,
-                                    serverName: "origin.test")
-        let endpoint = HTTPEndpoint(host: "127.0.0.1", port: playbook.address.port, tls: tls, protocolChoice: .http2)
-        let client = Box<HTTPClientConnection?>(nil)
-        HTTPClientConnection.connect(to: endpoint, on: playbook.loop, events: { _ in }, completion: { client.value = try? $0.get() })
-        playbook.run()
-        let connection = try XCTUnwrap(client.value, "the client's TLS handshake with the proxy")
+        defer { withExtendedLifetime(origin) {} }
+        let connection = try playbook.connectHTTP2Client(serverName: "origin.test")
         XCTAssertEqual(connection.version, .http2)
 
-        let answers = Box<[String: String]>([:])
+        let answers = PlaybookBox<[String: String]>([:])
         for path in ["/one", "/two"] {
-            let body = Box<[UInt8]>([])
+            let body = PlaybookBox<[UInt8]>([])
             _ = try connection.openStream(HTTPRequestHead(method: "GET", authority: "origin.test", path: path)) { event in
                 switch event {
                 case .body(let bytes): body.value += bytes
@@ -212,11 +203,4 @@ final class ProxyPlaybookTests: XCTestCase {
             XCTAssertEqual(record.leg(.downstream)?.response?.digest.body, record.leg(.upstream)?.response?.digest.body)
         }
     }
-}
-
-/// A value the test's closures share. `@unchecked Sendable`: the playbook
-/// runs everything on the test's thread.
-private final class Box<Value>: @unchecked Sendable {
-    var value: Value
-    init(_ value: Value) { self.value = value }
 }

@@ -22,6 +22,7 @@ final class IntermediaryScenarioTests: XCTestCase {
         "command/good",
         "apache/forwarding-fields", "caddy/forwarding-fields", "trafficserver/forwarding-fields", "nghttpx/forwarding-fields",
         "squid/forwarding-fields", "varnish/forwarding-fields",
+        "varnish/cache-401", "varnish/cache-session", "squid/client-cert-gateway",
     ]
 
     private func run(_ name: String, file: StaticString = #filePath, line: UInt = #line) throws -> ScenarioResult {
@@ -34,7 +35,21 @@ final class IntermediaryScenarioTests: XCTestCase {
     }
 
     func testApache() throws {
-        try runAll(["apache/good", "apache/defaults", "apache/error-override", "apache/deflate", "apache/forwarding-fields"])
+        let results = try runAll(["apache/good", "apache/defaults", "apache/error-override", "apache/deflate",
+                                  "apache/forwarding-fields"])
+        // ProxyPreserveHost Off: the upstream's address as Host, said as a Host change from tap A's to tap B's.
+        let defaults = results[1]
+        let hop = try XCTUnwrap(ScenarioExpectation.loadBalancerHop(in: defaults.report))
+        let targets = defaults.report.exchanges.compactMap { $0.hops.first { $0.hop == hop.number } }
+            .flatMap(\.request.differences).filter { $0.kind == .targetChanged }.map(\.text)
+        XCTAssertEqual(Set(targets), ["Host changed (127.0.0.1:\(defaults.plan.ports.tapA) → 127.0.0.1:\(defaults.plan.ports.tapB))"])
+        // ProxyErrorOverride: one diagnosis from one piece of evidence, Apache's HTML page in the 401's place.
+        let override = results[2]
+        XCTAssertEqual(override.client.outcome?.diagnosis?.mode, .html401)
+        XCTAssertTrue(override.client.outcome?.diagnosis?.evidence.contains("401 with text/html") ?? false,
+                      override.client.description)
+        let challenge = try XCTUnwrap(override.report.exchanges.first { $0.step?.rawValue == "challenge-401" })
+        XCTAssertEqual(challenge.hops.first { $0.hop == hop.number }?.response.outcome, .modified)
     }
 
     func testCaddy() throws {
@@ -64,6 +79,25 @@ final class IntermediaryScenarioTests: XCTestCase {
         }
     }
 
+    /// Two apps one after the other behind a Varnish that caches: the second
+    /// gets the first's answer, named a copy of that exchange by the client and
+    /// by verify, loudly when the answer is a signed-in request's.
+    func testVarnishServesTheFirstAppsAnswerToTheSecond() throws {
+        let challenge = try run("varnish/cache-401")
+        XCTAssertTrue(challenge.earlierClients.map(\.succeeded) == [true], challenge.summary)
+        let copy = try XCTUnwrap(challenge.report.exchanges.lazy.compactMap { $0.hops.compactMap(\.response.cachedCopy).first }.first)
+        XCTAssertEqual(copy.exchange, 1, "the first app's 401")
+        XCTAssertFalse(copy.carriesSession, "a 401 without cookies carries no session")
+        XCTAssertFalse(challenge.client.outcome?.diagnosis?.evidence.contains("WARNING") ?? true)
+
+        let session = try run("varnish/cache-session")
+        let signedIn = try XCTUnwrap(session.report.exchanges.lazy.compactMap { $0.hops.compactMap(\.response.cachedCopy).first }.first)
+        XCTAssertTrue(signedIn.carriesSession, "the first app's signed-in answer")
+        XCTAssertTrue(session.summary.contains("WARNING: the copy carries a session"), session.summary)
+        let evidence = try XCTUnwrap(session.client.outcome?.diagnosis?.evidence)
+        XCTAssertTrue(evidence.contains("WARNING: this request carried a session (cookies) and got another client's answer"), evidence)
+    }
+
     func testNghttpx() throws {
         try runAll(["nghttpx/good", "nghttpx/defaults", "nghttpx/add-forwarded", "nghttpx/hsts", "nghttpx/forwarding-fields"])
     }
@@ -88,6 +122,25 @@ final class IntermediaryScenarioTests: XCTestCase {
             XCTAssertEqual(exchange.hops.first { $0.hop == hop.number }?.verdict, .identical, "\(exchange.hops)")
         }
         XCTAssertTrue(good.summary.contains("  tls:      blind tunnel: tinyproxy relayed tap A's TLS"), good.summary)
+    }
+
+    /// Squid's ssl-bump in front of a certificate gateway (tap B requiring a
+    /// client certificate): Squid answers itself, and verify attaches tap B's
+    /// refusal to that exchange. Its inspection CA has a name of its own: with
+    /// the run CA's name, tap A checked Squid's certificates (which carry no
+    /// authority key identifier) against the run CA and refused them.
+    func testSquidInFrontOfACertificateGatewayAnswersItselfWithTheGatewaysRefusalAttached() throws {
+        let result = try run("squid/client-cert-gateway")
+        let evidence = try XCTUnwrap(result.client.outcome?.diagnosis?.evidence)
+        XCTAssertTrue(evidence.hasPrefix("foreign 503 from squid/5.7, not from the server (X-Squid-Error: ERR_SECURE_CONNECT_FAIL"),
+                      evidence)
+        let hop = try XCTUnwrap(ScenarioExpectation.loadBalancerHop(in: result.report))
+        let cell = try XCTUnwrap(result.report.exchanges.first?.hops.first { $0.hop == hop.number })
+        XCTAssertEqual(cell.verdict, .foreign)
+        XCTAssertEqual(cell.failures.map(\.tap), ["tap-b"])
+        let bumpCA = try String(contentsOfFile: try XCTUnwrap(result.plan.files.bumpCADirectory) + "/ca-cert.pem", encoding: .utf8)
+        let runCA = try String(contentsOfFile: result.plan.files.caCertificate, encoding: .utf8)
+        XCTAssertNotEqual(bumpCA, runCA)
     }
 
     func testACommandScenarioRunsTheProductItNames() throws {

@@ -117,6 +117,21 @@ final class ScenarioExpectationTests: XCTestCase {
                        ["verify: exchange 1 (unauthenticated-request) fails on inside tap-a, not on the load balancer's hop tap-a → tap-b: broken"])
     }
 
+    /// Tap B refused the load balancer's handshake and the load balancer
+    /// answered itself: tap B's own hop shows the same refusal, one failure.
+    func testTapBsOwnHopBrokenByTheRefusalAttachedToAForeignAnswerIsThatOneFailure() throws {
+        let foreign = ScenarioExpectation(client: .fails(diagnosis: .transportFailure, step: .protectedRequest),
+                                          verify: .fails(.init(step: .unauthenticatedRequest, verdict: .foreign,
+                                                               failure: "no client certificate")))
+        let client = ClientObservation(termination: .exited(1), outcome: try outcome(
+            Diagnosis(mode: .transportFailure, step: .protectedRequest, evidence: "503 from squid")))
+        let refusal = RecordedFailure(tap: "tap-b", failure: .init(kind: .tls, location: "downstream TLS handshake",
+                                                                   message: "peer presented no client certificate"))
+        let answered = report([exchange(1, .unauthenticatedRequest, [3: cell(3, .foreign, failures: [refusal]),
+                                                                     4: cell(4, .broken, failures: [refusal])])])
+        XCTAssertEqual(foreign.mismatches(client: client, report: answered), [])
+    }
+
     func testTheWrongDifferenceOrVerdictIsAMismatch() throws {
         let otherDifference = report([exchange(1, .bootstrap, [Self.loadBalancerHop: cell(
             Self.loadBalancerHop, .modified, response: [MessageDifference(kind: .bodyChanged, text: "body changed (10 → 12 bytes)")])])])
@@ -125,6 +140,41 @@ final class ScenarioExpectationTests: XCTestCase {
         let missing = report([exchange(1, .bootstrap, [Self.loadBalancerHop: cell(Self.loadBalancerHop, .missing)])])
         XCTAssertEqual(strippedCookies.mismatches(client: try failedClient(), report: missing),
                        ["verify: expected bootstrap to be modified on tap-a → tap-b, got missing"])
+    }
+
+    /// `client.runs`: every run before the last must sign in; `expect.client` is the last's.
+    func testAnEarlierRunOfTheClientMustSignIn() throws {
+        let good = ScenarioExpectation(client: .succeeds, verify: .holds(tolerated: []))
+        let signedIn = ClientObservation(termination: .exited(0), outcome: try outcome(nil))
+        let plain = report([exchange(1, .challenge401)])
+        XCTAssertEqual(good.mismatches(client: signedIn, earlier: [signedIn], report: plain), [])
+        XCTAssertEqual(good.mismatches(client: signedIn, earlier: [try failedClient()], report: plain),
+                       ["client run 1 of 2: expected success (only the last run is judged by expect.client), "
+                        + "got strip-set-cookie at token-exchange: no cookies"])
+    }
+
+    /// `cachedCopy` and `failure`: the foreign answer must be named a copy, and a recorded failure attached.
+    func testACachedCopyAndAnAttachedFailureMustBeThere() throws {
+        let cached = ScenarioExpectation(client: .fails(diagnosis: .cachedResponse, step: .protectedRequest),
+                                         verify: .fails(.init(step: .challenge401, verdict: .foreign, cachedCopy: true,
+                                                              failure: "no client certificate")))
+        let client = ClientObservation(termination: .exited(1), outcome: try outcome(
+            Diagnosis(mode: .cachedResponse, step: .protectedRequest, evidence: "a copy")))
+        let refusal = RecordedFailure(tap: "tap-b", failure: .init(kind: .tls, location: "downstream TLS handshake",
+                                                                   message: "peer presented no client certificate"))
+        func run(copy: Bool, failures: [RecordedFailure]) -> VerificationReport {
+            var foreign = cell(Self.loadBalancerHop, .foreign, failures: failures)
+            if copy {
+                foreign.response.cachedCopy = CachedCopy(exchange: 1, traceID: "t1", earlierBy: 200, otherResource: false,
+                                                         carriesSession: false)
+            }
+            return report([exchange(1, .challenge401), exchange(2, .challenge401, [Self.loadBalancerHop: foreign])])
+        }
+        XCTAssertEqual(cached.mismatches(client: client, report: run(copy: true, failures: [refusal])), [])
+        XCTAssertEqual(cached.mismatches(client: client, report: run(copy: false, failures: [refusal])),
+                       ["verify: expected challenge-401 on tap-a → tap-b to be named a cached copy, it is foreign without one"])
+        XCTAssertEqual(cached.mismatches(client: client, report: run(copy: true, failures: [])),
+                       ["verify: expected a failure saying \"no client certificate\" attached to challenge-401 on tap-a → tap-b, got none"])
     }
 
     func testAPolicyThatHoldsWhereItShouldFailIsAMismatch() throws {

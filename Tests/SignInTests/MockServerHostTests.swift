@@ -1,4 +1,5 @@
 import AuthFlow
+import IntactTestSupport
 import Foundation
 import HTTP
 import Transport
@@ -150,5 +151,22 @@ final class MockServerHostTests: XCTestCase {
             XCTAssertTrue(response.head.fields[MockServer.reasonFieldName]?.hasSuffix("exceeds the limit of 1024") ?? false,
                           "\(protocols): \(response.head.fields)")
         }
+    }
+}
+
+/// The certificate the mock server presents without SNI names its external
+/// host and its listen address, so a tap reaching it by address (as `--mode
+/// reverse:https://127.0.0.1:PORT` does) verifies it too.
+final class MockServerCertificateNameTests: XCTestCase {
+    func testTheDefaultCertificateNamesTheExternalHostAndTheListenAddress() throws {
+        let loopback = try Loopback.start(self) { configuration in
+            configuration.server = MockServerConfiguration(externalOrigin: Origin(scheme: "https", host: "appian.test"))
+            configuration.externalOriginFollowsListener = false
+        }
+        let port = loopback.started.listenAddress.port
+        let run = try ToolRun.run("/bin/sh", ["-c", "openssl s_client -connect 127.0.0.1:\(port) -noservername < /dev/null "
+                                              + "2>/dev/null | openssl x509 -noout -ext subjectAltName"])
+        XCTAssertTrue(run.output.contains("DNS:appian.test"), run.output)
+        XCTAssertTrue(run.output.contains("IP Address:127.0.0.1"), run.output)
     }
 }

@@ -32,6 +32,17 @@ final class CertificateAuthorityHomeTests: XCTestCase {
                        ["ca-cert.pem", "ca-key.pem", "leaf-key.pem"])
     }
 
+    /// A second CA trusted beside the first gets a name of its own; loaded again, it keeps it.
+    func testACAMayBeGivenANameOfItsOwn() throws {
+        let directory = makeTemporaryDirectory() + "/bump"
+        let (made, created) = try CertificateAuthority.loadOrCreate(in: directory, commonName: "Intact scenario: Squid's inspection CA")
+        XCTAssertTrue(created)
+        XCTAssertEqual(made.commonName, "Intact scenario: Squid's inspection CA")
+        XCTAssertEqual(try CertificateAuthority.load(from: directory).commonName, "Intact scenario: Squid's inspection CA")
+        XCTAssertTrue(try CertificateAuthority.create(in: makeTemporaryDirectory() + "/ca").commonName
+            .hasPrefix("Intact Development CA ("))
+    }
+
     func testAnEmptyExistingDirectoryIsReplacedByTheNewCA() throws {
         let directory = makeTemporaryDirectory() + "/ca"
         XCTAssertEqual(mkdir(directory, 0o755), 0)

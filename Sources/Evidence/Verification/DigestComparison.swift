@@ -119,6 +119,10 @@ extension DigestComparison {
 
         if let from = a.reasonPhrase, let to = b.reasonPhrase, from != to { reasons.append(.reasonPhrase) }
 
+        if let from = a.pseudoFieldOrder, let to = b.pseudoFieldOrder, from.shared(with: to) != to.shared(with: from) {
+            reasons.append(.pseudoFieldOrder(from: from, to: to))
+        }
+
         if reasons.isEmpty && a.semantic == b.semantic { reasons.append(.wireFormatting) }
         return reasons
     }
@@ -191,9 +195,15 @@ extension Equivalence {
         Equivalence(kind: .targetForm, text: "target form \(from.rawValue) → \(to.rawValue)")
     }
     public static let reasonPhrase = Equivalence(kind: .reasonPhrase, text: "reason phrase")
+    /// HTTP/2 pseudo-fields in another order (a proxy re-emitting them in its
+    /// own): `pseudo-header order (:method :authority :scheme :path → :method :scheme :authority :path)`.
+    public static func pseudoFieldOrder(from: HTTP2PseudoFieldOrder, to: HTTP2PseudoFieldOrder) -> Equivalence {
+        Equivalence(kind: .pseudoHeaderOrder, text: "pseudo-header order (\(from) → \(to))")
+    }
     /// Trailer fields differ in name case or in order between names.
     public static let trailerFormatting = Equivalence(kind: .trailerFormatting, text: "trailer formatting")
     /// The head bytes differ in nothing named above: whitespace around
-    /// values, pseudo-field order, or similar formatting.
+    /// values, or the pseudo-field order in a record of a build that did not
+    /// record it, or similar formatting.
     public static let wireFormatting = Equivalence(kind: .wireFormatting, text: "wire formatting")
 }

@@ -392,6 +392,8 @@ public struct Equivalence: Codable, Hashable, Sendable {
         case cookieCrumbs = "cookie-crumbs", fieldOrder = "field-order", targetForm = "target-form"
         case reasonPhrase = "reason-phrase", trailerFormatting = "trailer-formatting"
         case wireFormatting = "wire-formatting"
+        /// HTTP/2 pseudo-fields in another order (`HTTP2PseudoFieldOrder`).
+        case pseudoHeaderOrder = "pseudo-header-order"
         /// The scheme alone changed because a tap chose its upstream scheme (`TapSchemeChoice`).
         case tapScheme = "tap-scheme"
         /// A reverse tap sent its upstream's authority for a request that
