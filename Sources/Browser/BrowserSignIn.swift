@@ -70,7 +70,6 @@ public struct BrowserSignIn: Sendable {
     private var current: [String: Int] = [:]
     /// Extra-info events that came before their request.
     private var earlyRequestFields: [String: [(String, String)]] = [:]
-    private var usedTraceIDs = 0
     /// The id of `Fetch.enable`, the one command whose refusal the run survives.
     private var fetchEnable: Int?
     private var loadEventSeen = false
@@ -258,11 +257,18 @@ public struct BrowserSignIn: Sendable {
     private mutating func paused(_ params: LocatedJSON) -> [CDPCommand] {
         guard let fetchID = params["requestId"]?.string else { return [] }
         let isPage = params["resourceType"]?.string == "Document" && (params["frameId"]?.string ?? targetID) == targetID
-        guard isPage, usedTraceIDs < task.traceIDs.count, let request = params["request"] else {
+        // The login page's hops (a redirect chain, HSTS's internal 307) carry the login page's id, the
+        // submission's hops the credentials' id: the server echoes the id of the step it answers.
+        let step: Int
+        switch phase {
+        case .loadingLoginPage: step = 0
+        case .filling, .awaitingCallback: step = 1
+        default: step = task.traceIDs.count
+        }
+        guard isPage, step < task.traceIDs.count, let request = params["request"] else {
             return [command("Fetch.continueRequest", .object(["requestId": .string(fetchID)]))]
         }
-        let trace = task.traceIDs[usedTraceIDs]
-        usedTraceIDs += 1
+        let trace = task.traceIDs[step]
         var headers = request["headers"]?.stringPairs.filter { $0.name.lowercased() != task.traceFieldName.lowercased() } ?? []
         headers.append((task.traceFieldName, trace))
         if let network = params["networkId"]?.string, let index = current[network] { run.exchanges[index].traceID = trace }
@@ -290,6 +296,8 @@ public struct BrowserSignIn: Sendable {
             note("was redirected from \(from) (\(run.exchanges[index].status.map(String.init) ?? "?")) to \(url)")
             if run.exchanges[index].status == 307, run.exchanges[index].responseField("Non-Authoritative-Reason") == "HSTS" {
                 run.findings.append(.hstsUpgrade(from: from, to: url))
+                // Made up inside the browser: no raw head (extra info) comes for it; the next response's is the next hop's.
+                run.exchanges[index].responseIsRaw = true
             }
         }
         if isMain, BrowserSignIn.scheme(of: url) == task.callbackScheme.lowercased() {
@@ -313,7 +321,8 @@ public struct BrowserSignIn: Sendable {
         current[id] = index
         if isMain {
             switch phase {
-            case .loadingLoginPage where run.loginPage == nil:
+            case .loadingLoginPage where run.loginPage == nil || run.exchanges[run.loginPage!].redirectedTo == url:
+                // A redirect of the login page (a gateway's, HSTS's internal 307) moves it to the next hop.
                 run.loginPage = index
             case .awaitingCallback, .filling:
                 run.credentials = index
@@ -321,7 +330,8 @@ public struct BrowserSignIn: Sendable {
                 break
             }
         }
-        note("requested \(exchange.method) \(url)")
+        // `data:` URLs (the default favicon) are no network request: kept, not narrated.
+        if BrowserSignIn.scheme(of: url) != "data" { note("requested \(exchange.method) \(url)") }
         return []
     }
 

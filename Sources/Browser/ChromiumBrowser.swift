@@ -38,7 +38,8 @@ public final class ChromiumBrowser: @unchecked Sendable {
             var session = BrowserSignIn(task: task)
             let profile: ChromiumProfile
             do {
-                profile = try ChromiumProfile.create(trustedCA: settings.trustedCA, environment: environment)
+                profile = try ChromiumProfile.create(trustedCA: settings.trustedCA, clientCertificate: settings.clientCertificate,
+                                                     environment: environment)
             } catch {
                 var run = session.run
                 run.failure = .launch("\(error)")

@@ -19,6 +19,10 @@ extension MockServerHost {
         /// then it is known only once the socket is bound.
         public var externalOriginFollowsListener: Bool
         public var certificate: ServerCertificateSource
+        /// The name of the certificate presented to a client that sends no
+        /// SNI; nil: the external origin's host (the listening address when it follows it).
+        /// The demo behind a proxy reached by name sets the listening address: its proxy dials by IP.
+        public var certificateNameWithoutSNI: String?
         /// When set, the TLS handshake fails without a client certificate that
         /// leads to these roots; the subject of the one presented is recorded.
         public var clientCertificateRoots: TLSTrustRoots?

@@ -70,8 +70,8 @@ public final class MockServerHost: Sendable {
     public func start() throws(StartError) -> Started {
         let certificate: ServerCertificateSource.Loaded
         do {
-            let host = configuration.externalOriginFollowsListener ? configuration.listenAddress.ip
-                                                                   : configuration.server.externalOrigin.host
+            let host = configuration.certificateNameWithoutSNI
+                ?? (configuration.externalOriginFollowsListener ? configuration.listenAddress.ip : configuration.server.externalOrigin.host)
             certificate = try configuration.certificate.load(defaultName: host)
         } catch {
             throw .certificate(error)
