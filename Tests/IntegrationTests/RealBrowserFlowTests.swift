@@ -105,6 +105,39 @@ final class RealBrowserFlowTests: XCTestCase {
         XCTAssertEqual(diagnosis.sentence, .step7Callback)
     }
 
+    /// Examples/faults/browser.json's HSTS rule: the login page answered with a redirect to its own URL over http
+    /// (as a TLS-offloading intermediary that writes `http://` does) and `Strict-Transport-Security`, once.
+    private static let hstsRule = #"""
+        {"rules": [{"name": "hsts-then-http-redirect", "match": {"leg": "response", "step": "login-page", "times": 1},
+          "actions": [{"action": "set-status", "status": 302, "location": "http://${authority}${target}"},
+                      {"action": "add-header", "name": "Strict-Transport-Security", "value": "max-age=300"}]}]}
+        """#
+
+    func testAnHTTPRedirectTheBrowserUpgradesThroughHSTSIsDiagnosed() throws {
+        // Chromium keeps HSTS for a name, never for 127.0.0.1: the demo serves under one, mapped to loopback.
+        let run = try demo(.http2OrHTTP1, rules: RealBrowserFlowTests.hstsRule) { $0.publicHost = "intact-hsts.test" }
+        let diagnosis = try XCTUnwrap(run.outcome.diagnosis)
+        XCTAssertEqual(diagnosis.mode, .browserHSTS, diagnosis.evidence)
+        XCTAssertEqual(diagnosis.step, .loginPage)
+        XCTAssertEqual(diagnosis.sentence, .unmodified)
+        XCTAssertTrue(diagnosis.evidence.hasPrefix("HSTS made the browser use https: https://intact-hsts.test:"), diagnosis.evidence)
+        XCTAssertTrue(diagnosis.evidence.contains("(an internal 307, Non-Authoritative-Reason: HSTS) because the same answer set "
+                                                  + "Strict-Transport-Security: max-age=300"), diagnosis.evidence)
+        XCTAssertTrue(diagnosis.evidence.hasSuffix("/suite?… in plain http"), diagnosis.evidence)
+        XCTAssertTrue(run.outcome.steps.first?.verdict == .pass, "the app reached intact-hsts.test through --resolve's mapping")
+    }
+
+    func testTheDemoServesUnderANameAndTheSimulatedBrowserStopsAtTheRedirectToHTTP() throws {
+        // No Chromium needed: the app and the simulated browser dial the name through the client's resolve table.
+        let plain = try FaultFlowRun.run([]) { $0.publicHost = "intact-hsts.test" }
+        XCTAssertTrue(plain.outcome.succeeded, String(describing: plain.outcome.diagnosis))
+        XCTAssertTrue(plain.outcome.steps.allSatisfy { $0.request.url.hasPrefix("https://intact-hsts.test:") }, "every step named the host")
+        // The simulated browser keeps no HSTS: it reports the intermediary's redirect itself.
+        let redirected = try FaultFlowRun.run(rules: RealBrowserFlowTests.hstsRule) { $0.publicHost = "intact-hsts.test" }
+        XCTAssertEqual(redirected.outcome.diagnosis?.mode, .foreignResponse, String(describing: redirected.outcome.diagnosis))
+        XCTAssertEqual(redirected.outcome.diagnosis?.step, .loginPage)
+    }
+
     func testAFormWithUnexpectedFieldsIsFilledAsFarAsPossibleAndTheMissingFieldNamed() throws {
         let page = #"<html><head><title>Sign in</title></head><body><form method=\"POST\" action=\"/suite/auth\"><input type=\"hidden\" name=\"csrf\" value=\"x\"><input type=\"email\" name=\"login\"><input type=\"text\" name=\"otp\"></form></body></html>"#
         let run = try demo(.http1Only, rules: """
