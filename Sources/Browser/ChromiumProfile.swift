@@ -15,6 +15,7 @@ public struct ChromiumProfile: Sendable {
     public var userData: String { directory + "/user-data" }
     /// Where the browser's output goes.
     public var logPath: String { directory + "/chromium.log" }
+
     var nssDatabase: String { "sql:" + directory + "/.pki/nssdb" }
 
     /// The Debian package with certutil.
@@ -131,8 +132,16 @@ public struct ChromiumProfile: Sendable {
         return text.split(separator: "\n").filter { !$0.contains("dbus") }.suffix(lines).joined(separator: "\n")
     }
 
-    /// Removes the directory and everything in it.
+    /// Removes the directory and everything in it, and the directory
+    /// Chromium made in `TMPDIR` for its singleton socket (the profile's
+    /// `SingletonSocket` links to it; a killed browser never removes it).
     public func remove() {
+        if let socket = try? FileManager.default.destinationOfSymbolicLink(atPath: userData + "/SingletonSocket") {
+            let made = (socket as NSString).deletingLastPathComponent
+            if (made as NSString).lastPathComponent.hasPrefix("org.chromium.Chromium.") {
+                try? FileManager.default.removeItem(atPath: made)
+            }
+        }
         try? FileManager.default.removeItem(atPath: directory)
     }
 }

@@ -193,8 +193,9 @@ final class RealBrowserFlowTests: XCTestCase {
         XCTAssertEqual(diagnosis.mode, .browserFailed)
         XCTAssertTrue(diagnosis.evidence.hasPrefix("the browser was killed by signal 9"), diagnosis.evidence)
         XCTAssertTrue(diagnosis.evidence.contains("before the callback; last it "), diagnosis.evidence)
-        let left = ((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).filter { $0.hasPrefix("intact-chromium-") }
-        XCTAssertEqual(left, [], "no profile left behind")
+        let left = ((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [])
+            .filter { $0.hasPrefix("intact-chromium-") || $0.hasPrefix("org.chromium.Chromium.") }
+        XCTAssertEqual(left, [], "no profile left behind, nor Chromium's singleton directory in TMPDIR")
     }
 }
 
