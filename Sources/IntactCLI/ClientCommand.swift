@@ -83,12 +83,20 @@ enum ClientCommand {
             catches the redirect to the callback scheme; the app steps stay in Intact. The
             browser's view goes to NAME.browser.json beside --record. What only a browser shows
             is diagnosed: a cookie it refused, a Content-Security-Policy that blocked the
-            callback, a net error, a crash or a hang (--browser-timeout).
+            callback, HSTS turning an intermediary's http URL into https, a net error, a crash or
+            a hang (--browser-timeout). A stop signal (Ctrl-C, kill) ends the browser and removes
+            its profile before Intact ends.
+
+            --resolve HOST:PORT:ADDRESS dials ADDRESS for that name, as curl does, and gives
+            Chromium the same mapping (Chromium keeps HSTS only for names, never for IP addresses).
 
             --app-proxy and --browser-proxy put the app and the browser on different paths
             (a per-app VPN: the app on it, the browser not); --browser-client-cert gives the
-            browser its own client certificate (or none). A failure on the browser's path names
-            the split and the document's sentence (VPN; client certificates).
+            browser its own client certificate (or none). For Chromium the certificate and its
+            key go into the run's temporary profile only (its NSS database, and a preference that
+            presents it unasked to the login URL's origin); nothing machine-wide changes. A failure
+            on the browser's path names the split and the document's sentence (VPN; client
+            certificates).
 
             \(SignInOptions.syntheticNote)
             """,

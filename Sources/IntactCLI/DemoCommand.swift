@@ -64,7 +64,13 @@ enum DemoCommand {
             not: its path reaches nothing; fixed by putting the browser on the VPN, i.e. no
             split) and client-cert-app-only (the proxy asks for a client certificate; the app
             holds one, the browser none; --browser-client-cert gives the browser one and the
-            flow passes). The diagnosis names the split and the document's sentence.
+            flow passes; Chromium gets it in its temporary profile only, presented unasked to the
+            proxy's origin). The diagnosis names the split and the document's sentence.
+
+            With --public-host NAME the demo is served under NAME instead of 127.0.0.1 (mapped to
+            the proxy's loopback address for the client and Chromium): Chromium keeps HSTS only
+            for names, so the HSTS rule of Examples/faults/browser.json shows browser-hsts with
+            --browser chromium --public-host intact-hsts.test.
 
             With --keep, after the run a fresh mock server and proxy keep running (recording
             to OUT/keep/) and the command prints curl commands that walk through the flow by
