@@ -241,6 +241,8 @@ public struct BrowserSignIn: Sendable {
         case "Page.loadEventFired":
             loadEventSeen = true
             return maybeReadLoginBody()
+        case "Page.frameNavigated":
+            frameNavigated(params)
         case "Audits.issueAdded":
             issue(params)
         case "Inspector.targetCrashed", "Target.targetCrashed":
@@ -437,8 +439,35 @@ public struct BrowserSignIn: Sendable {
         return [read]
     }
 
-    /// Audits: cookie issues repeat what extra info said; CSP violations are only here.
+    /// The main frame committed an error page (`chrome-error://…` with the URL it could not
+    /// reach) after the submission: a navigation stopped before any request DevTools
+    /// reported (the insecure-form warning), so no `loadingFailed` of a known request ends the run.
+    private mutating func frameNavigated(_ params: LocatedJSON) {
+        guard let frame = params["frame"], frame["parentId"] == nil, (frame["id"]?.string ?? targetID) == targetID,
+              let unreachable = frame["unreachableUrl"]?.string else { return }
+        switch phase {
+        case .filling, .awaitingCallback:
+            break
+        default:
+            return
+        }
+        let page = run.loginPageExchange?.url ?? task.loginURL
+        let insecure = run.findings.contains {
+            if case .mixedContent(let url, _) = $0 { return url == unreachable } else { return false }
+        }
+        note("showed an error page for \(unreachable)")
+        finish(insecure ? .insecureFormBlocked(action: unreachable, page: page)
+                        : .navigationFailed(url: unreachable, netError: "the browser showed its error page"))
+    }
+
+    /// Audits: cookie issues repeat what extra info said; CSP violations and mixed content are only here.
     private mutating func issue(_ params: LocatedJSON) {
+        if let details = params["issue"]?["details"]?["mixedContentIssueDetails"], let insecure = details["insecureURL"]?.string {
+            let page = details["mainResourceURL"]?.string ?? run.loginPageExchange?.url ?? task.loginURL
+            run.findings.append(.mixedContent(insecureURL: insecure, page: page))
+            note("found the http URL \(insecure) on the https page (\(details["resolutionStatus"]?.string ?? "mixed content"))")
+            return
+        }
         guard let issue = params["issue"], issue["code"]?.string == "ContentSecurityPolicyIssue",
               let details = issue["details"]?["contentSecurityPolicyIssueDetails"] else { return }
         let directive = details["violatedDirective"]?.string ?? "(unknown directive)"

@@ -72,6 +72,8 @@ enum BrowserSteps {
                                           sentFields: fields(post?.requestFields ?? []), traced: post?.traceID != nil, head: postHead, elapsed: elapsed, now: now)
             case .hstsUpgrade:
                 continue // A page's upgrade ended the run above; another request's (the favicon) is no step.
+            case .mixedContent:
+                continue // Named with the failure it caused (the insecure-form warning), if any.
             }
         }
         if let post, post.netError == nil, let head = postHead, run.credentialsBody != nil || head.status >= 300 {
@@ -139,6 +141,10 @@ enum BrowserSteps {
         var mode = FailureMode.browserFailed
         var sentence: DocumentSentence?
         var evidence = "\(failure)"
+        if case .insecureFormBlocked = failure, flow.configuration.expectsTraceEcho {
+            evidence += "; the mock server's form posts to a relative action: the intermediary rewrote it to http"
+            sentence = .unmodified
+        }
         if case .navigationFailed(_, let error) = failure {
             if error.contains("CLIENT_AUTH_CERT") || error.contains("SSL_CLIENT_AUTH") {
                 mode = .browserClientCert

@@ -249,4 +249,18 @@ final class BrowserSignInTests: XCTestCase {
         XCTAssertEqual(traces.count, 3)
         XCTAssertTrue(traces.allSatisfy { $0.contains(#"{"name":"Intact-Trace","value":"r-2"}"#) }, "\(traces)")
     }
+
+    func testAFormPostingToHTTPThatTheBrowserRefusesToSubmitIsNamed() throws {
+        var (session, _) = opened()
+        _ = loadLoginPage(&session, report: fullForm)
+        let action = "http://h.test:8443/suite/auth"
+        _ = session.receive(event("Audits.issueAdded", #"{"issue":{"code":"MixedContentIssue","details":{"mixedContentIssueDetails":{"resolutionStatus":"MixedContentWarning","insecureURL":"\#(action)","mainResourceURL":"\#(loginURL)"}}}}"#))
+        // No request of the submission: the insecure-form warning stops it, then the error page commits.
+        _ = session.receive(event("Network.loadingFailed", #"{"requestId":"X","errorText":"net::ERR_BLOCKED_BY_CLIENT","blockedReason":"other"}"#))
+        XCTAssertFalse(session.isFinished, "a failure of a request it never saw does not end the run")
+        _ = session.receive(event("Page.frameNavigated", #"{"frame":{"id":"T","url":"chrome-error://chromewebdata/","unreachableUrl":"\#(action)"}}"#))
+        XCTAssertTrue(session.isFinished)
+        XCTAssertEqual(session.run.failure, .insecureFormBlocked(action: action, page: loginURL))
+        XCTAssertEqual(session.run.findings, [.mixedContent(insecureURL: action, page: loginURL)])
+    }
 }

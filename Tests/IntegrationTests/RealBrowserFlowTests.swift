@@ -138,6 +138,23 @@ final class RealBrowserFlowTests: XCTestCase {
         XCTAssertEqual(redirected.outcome.diagnosis?.step, .loginPage)
     }
 
+    func testAFormActionRewrittenToHTTPIsStoppedByTheInsecureFormWarningNotUpgraded() throws {
+        // Under a name (on 127.0.0.1 Chromium counts http as trustworthy and posts in plain http).
+        let run = try demo(.http1Only, rules: #"""
+            {"rules": [{"name": "http-form-action", "match": {"leg": "response", "step": "login-page"},
+              "actions": [{"action": "add-header", "name": "Strict-Transport-Security", "value": "max-age=300"},
+                          {"action": "regex-body", "pattern": "action=\"/", "template": "action=\"http://${authority}/"}]}]}
+            """#) { $0.publicHost = "intact-hsts.test" }
+        let diagnosis = try XCTUnwrap(run.outcome.diagnosis)
+        XCTAssertEqual(diagnosis.mode, .browserFailed, diagnosis.evidence)
+        XCTAssertEqual(diagnosis.step, .credentials)
+        XCTAssertEqual(diagnosis.sentence, .unmodified)
+        XCTAssertTrue(diagnosis.evidence.hasPrefix("the browser did not submit the sign-in form: its action http://intact-hsts.test:"),
+                      diagnosis.evidence)
+        XCTAssertTrue(diagnosis.evidence.contains("insecure-form warning"), diagnosis.evidence)
+        XCTAssertTrue(diagnosis.evidence.hasSuffix("the intermediary rewrote it to http"), diagnosis.evidence)
+    }
+
     func testAFormWithUnexpectedFieldsIsFilledAsFarAsPossibleAndTheMissingFieldNamed() throws {
         let page = #"<html><head><title>Sign in</title></head><body><form method=\"POST\" action=\"/suite/auth\"><input type=\"hidden\" name=\"csrf\" value=\"x\"><input type=\"email\" name=\"login\"><input type=\"text\" name=\"otp\"></form></body></html>"#
         let run = try demo(.http1Only, rules: """
