@@ -12,7 +12,7 @@ extension MockServer {
         init(status: Int, contentType: String?, body: [UInt8], note: String) {
             var fields = HTTPFields()
             if let contentType { fields.append("Content-Type", contentType) }
-            head = HTTPResponseHead(status: status, fields: fields)
+            head = HTTPResponseHead(status: HTTPStatus(status), fields: fields)
             self.body = body
             self.note = note
         }
@@ -25,9 +25,9 @@ extension MockServer {
             return reply
         }
 
-        static func methodNotAllowed(_ method: String, allowed: String) -> Reply {
+        static func methodNotAllowed(_ method: HTTPMethod, allowed: HTTPMethod) -> Reply {
             var reply = plain(405, "method \(method) not allowed here; use \(allowed)")
-            reply.head.fields.append("Allow", allowed)
+            reply.head.fields.append("Allow", allowed.rawValue)
             return reply
         }
 

@@ -33,8 +33,8 @@ extension MockServer {
     }
 
     /// Methods that change state and so need the CSRF header.
-    static func isUnsafe(_ method: String) -> Bool {
-        ["POST", "PUT", "PATCH", "DELETE"].contains(method)
+    static func isUnsafe(_ method: HTTPMethod) -> Bool {
+        [.post, .put, .patch, .delete].contains(method)
     }
 
     mutating func protectedResource(_ request: MockRequest, now: Date) -> Reply {
@@ -53,7 +53,7 @@ extension MockServer {
         }
         session.lastUsed = now
         sessions[id] = session
-        return .json(200, ["user": session.username, "method": request.head.method, "path": request.head.pathOnly],
+        return .json(200, ["user": session.username, "method": request.head.method.rawValue, "path": request.head.pathOnly],
                      note: "served \(request.head.pathOnly) to \(session.username)")
     }
 }

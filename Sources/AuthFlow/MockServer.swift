@@ -93,16 +93,16 @@ public struct MockServer: Sendable {
         let method = request.head.method
         switch classifier.endpoint(ofPath: request.head.pathOnly) {
         case .context:
-            guard method == "GET" else { return .methodNotAllowed(method, allowed: "GET") }
+            guard method == .get else { return .methodNotAllowed(method, allowed: .get) }
             return loginPage(request, now: now)
         case .auth:
-            guard method == "POST" else { return .methodNotAllowed(method, allowed: "POST") }
+            guard method == .post else { return .methodNotAllowed(method, allowed: .post) }
             return credentials(request, now: now)
         case .token:
-            guard method == "POST" else { return .methodNotAllowed(method, allowed: "POST") }
+            guard method == .post else { return .methodNotAllowed(method, allowed: .post) }
             return tokenExchange(request, now: now)
         case .corsPing:
-            guard method == "GET" else { return .methodNotAllowed(method, allowed: "GET") }
+            guard method == .get else { return .methodNotAllowed(method, allowed: .get) }
             let authed = if case .live = lookUpSession(request.head.fields, now: now) { true } else { false }
             return .json(200, ["authed": authed], note: "cors ping: authed=\(authed)")
         case .protected:

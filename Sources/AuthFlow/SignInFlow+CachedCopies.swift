@@ -12,7 +12,7 @@ extension SignInFlow {
         /// The exchange's number in the run (1-based, as the report numbers them).
         let number: Int
         let at: Date
-        let method: String
+        let method: HTTPMethod
         let path: String
         /// The request carried cookies.
         let hadCookies: Bool

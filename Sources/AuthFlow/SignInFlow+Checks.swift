@@ -70,7 +70,7 @@ extension SignInFlow {
             }
         }
 
-        var status: Int { head.status }
+        var status: Int { head.status.code }
         var contentType: String? { head.fields["Content-Type"] }
         var bodyText: String { String(decoding: body, as: UTF8.self) }
         var location: String? { head.fields["Location"] }

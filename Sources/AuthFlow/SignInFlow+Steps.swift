@@ -186,7 +186,7 @@ extension SignInFlow {
 
         let method = configuration.followUpMethod
         var extra: [(String, String)] = []
-        if MockServer.isUnsafe(method), let csrf = appJar.value(of: MockServer.csrfCookie, for: configuration.resourceURL, now: now) {
+        if MockServer.isUnsafe(HTTPMethod(method)), let csrf = appJar.value(of: MockServer.csrfCookie, for: configuration.resourceURL, now: now) {
             extra.append((MockServer.csrfHeader, csrf))
         }
         let request = makeRequest(.followUp, agent: .app, method: method, url: configuration.resourceURL,

@@ -239,13 +239,13 @@ public struct SignInFlow: Sendable {
         if let contentType { fields.append("Content-Type", contentType) }
         if !body.isEmpty || ["POST", "PUT", "PATCH"].contains(method) { fields.append("Content-Length", String(body.count)) }
         if let traceID { fields.append(SignInFlow.traceFieldName, traceID) }
-        let head = HTTPRequestHead(method: method, scheme: url.origin.scheme, authority: url.origin.authority,
+        let head = HTTPRequestHead(method: HTTPMethod(method), scheme: url.origin.scheme, authority: url.origin.authority,
                                    path: url.pathAndQuery, fields: fields)
         return FlowRequest(step: step, agent: agent, url: url, head: head, body: body, traceID: traceID)
     }
 
     func summary(of request: FlowRequest) -> StepResult.RequestSummary {
-        StepResult.RequestSummary(method: request.head.method, url: request.url.serialized,
+        StepResult.RequestSummary(method: request.head.method.rawValue, url: request.url.serialized,
                                   cookieNames: CookieJar.parseCookieHeader(request.head.fields).map(\.name),
                                   bodyBytes: request.body.count)
     }

@@ -71,7 +71,7 @@ public struct RecordedMessage: Codable, Hashable, Sendable {
     public init(request head: borrowing HTTPRequestHead, connectionScheme: String, digest: MessageDigest,
                 trailers: HTTPFields? = nil, body: StoredBody? = nil, complete: Bool = true,
                 timings: MessageTimings, redaction: borrowing RedactionPolicy) {
-        self.init(method: head.method, scheme: head.scheme ?? connectionScheme, authority: head.authority,
+        self.init(method: head.method.rawValue, scheme: head.scheme ?? connectionScheme, authority: head.authority,
                   path: redaction.recordTarget(head.path), targetForm: head.targetForm,
                   connectProtocol: head.connectProtocol, version: head.version,
                   fields: redaction.record(head.fields), trailers: RecordedMessage.recordTrailers(trailers, redaction),
@@ -85,7 +85,7 @@ public struct RecordedMessage: Codable, Hashable, Sendable {
     public init(response head: borrowing HTTPResponseHead, digest: MessageDigest, trailers: HTTPFields? = nil,
                 body: StoredBody? = nil, complete: Bool = true, timings: MessageTimings,
                 redaction: borrowing RedactionPolicy) {
-        self.init(status: head.status, reason: head.reason, version: head.version,
+        self.init(status: head.status.code, reason: head.reason, version: head.version,
                   fields: redaction.record(head.fields), trailers: RecordedMessage.recordTrailers(trailers, redaction),
                   digest: digest,
                   body: body == nil ? nil : redaction.recordBody(body, contentType: head.fields["content-type"]),

@@ -37,7 +37,7 @@ public struct CannedResponse: Sendable, Hashable {
     func parts(version: HTTPVersion) -> [HTTPResponsePart] {
         var fields = self.fields
         if !fields.contains("Content-Length") { fields.append("Content-Length", String(body.count)) }
-        let head = HTTPResponseHead(status: status, reason: version == .http2 ? "" : reason,
+        let head = HTTPResponseHead(status: HTTPStatus(status), reason: version == .http2 ? "" : reason,
                                     version: version, fields: fields)
         return body.isEmpty ? [.head(head), .end(trailers: nil)] : [.head(head), .body(body), .end(trailers: nil)]
     }

@@ -49,9 +49,9 @@ public struct ExchangeFaults: Sendable {
         let request = context.request
         let step = context.step(answeredBy: head)
         let firings = engine.fire(leg: .response) {
-            $0.match.holds(step: step, request: request, fields: head.fields, status: head.status)
+            $0.match.holds(step: step, request: request, fields: head.fields, status: head.status.code)
         }
-        let bodyAllowed = request.method.uppercased() != "HEAD" && !head.isInformational
+        let bodyAllowed = request.method.rawValue.uppercased() != "HEAD" && !head.isInformational
             && head.status != 204 && head.status != 304
         let plan = LegPlan(head: head, leg: .response, firings: firings, bodyAllowed: bodyAllowed,
                            bufferLimit: engine.bufferLimit, variables: TemplateVariables(request: request))

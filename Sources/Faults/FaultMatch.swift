@@ -54,7 +54,7 @@ public struct FaultMatch: Sendable, Hashable {
     /// `fields` are the head fields of the rule's leg; `status` is nil on the request leg.
     func holds(step: AuthStep, request: HTTPRequestHead, fields: HTTPFields, status: Int?) -> Bool {
         if let steps, !steps.contains(step) { return false }
-        if let methods, !methods.contains(request.method.uppercased()) { return false }
+        if let methods, !methods.contains(request.method.rawValue.uppercased()) { return false }
         if let path, !path.matches(request) { return false }
         if present.contains(where: { !fields.contains($0) }) { return false }
         if absent.contains(where: { fields.contains($0) }) { return false }

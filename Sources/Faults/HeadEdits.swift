@@ -48,8 +48,8 @@ extension HTTPResponseHead: FaultableHead {
         switch action {
         case .setStatus(let newStatus, let newReason, let location):
             let old = status
-            status = newStatus
-            reason = version == .http2 ? "" : (newReason ?? HTTPResponseHead.standardReason(newStatus))
+            status = HTTPStatus(newStatus)
+            reason = version == .http2 ? "" : (newReason ?? HTTPResponseHead.standardReason(HTTPStatus(newStatus)))
             var change = "status \(old) → \(newStatus)"
             if let location {
                 fields.set("Location", location)
@@ -71,26 +71,26 @@ extension HTTPFields {
     mutating func apply(_ action: FaultAction) -> HeadEdit {
         switch action {
         case .removeHeader(let name):
-            let n = remove(name)
+            let n = remove(HTTPField.Name(name))
             return n == 0 ? .unchanged : .changed("removed \(n) \(name) field\(n == 1 ? "" : "s")")
         case .addHeader(let name, let value):
             append(name, value)
             return .changed("added \(name)")
         case .setHeader(let name, let value):
             let old = values(name)
-            set(name, value)
+            set(HTTPField.Name(name), value)
             return old == [value] ? .unchanged : .changed(old.isEmpty ? "added \(name)" : "set \(name)")
         case .renameHeader(let name, let to):
-            let lower = HTTPField.lowercaseASCII(name)
+            let renamed = HTTPField.Name(name)
             var n = 0
             mapInPlace { field in
-                if field.lowercasedName == lower { field.name = to; n += 1 }
+                if field.hasName(renamed) { field.name = to; n += 1 }
             }
             return n == 0 ? .unchanged : .changed("renamed \(n) \(name) field\(n == 1 ? "" : "s") to \(to)")
         case .headerCase(let name, let style):
             var n = 0
             mapInPlace { field in
-                guard name.map({ field.lowercasedName == HTTPField.lowercaseASCII($0) }) ?? true else { return }
+                guard name.map({ field.hasName(HTTPField.Name($0)) }) ?? true else { return }
                 let new = style.apply(field.name)
                 if new != field.name { field.name = new; n += 1 }
             }
@@ -98,7 +98,7 @@ extension HTTPFields {
         case .removeSetCookie(let cookie):
             var removed: [String] = []
             removeAll { field in
-                guard field.lowercasedName == "set-cookie" else { return false }
+                guard field.hasName(.setCookie) else { return false }
                 let name = SetCookieValue.cookieName(field.value)
                 guard cookie == nil || cookie == name else { return false }
                 removed.append(name)
@@ -109,7 +109,7 @@ extension HTTPFields {
         case .rewriteSetCookie(let cookie, let edit):
             var names: [String] = []
             mapInPlace { field in
-                guard field.lowercasedName == "set-cookie" else { return }
+                guard field.hasName(.setCookie) else { return }
                 let name = SetCookieValue.cookieName(field.value)
                 guard cookie == nil || cookie == name else { return }
                 let new = edit.apply(to: field.value)
@@ -118,11 +118,11 @@ extension HTTPFields {
             return names.isEmpty ? .unchanged : .changed("Set-Cookie \(names.joined(separator: ", ")): \(edit.summary)")
         case .foldSetCookie:
             let all = values("Set-Cookie")
-            guard all.count > 1, let first = firstIndex(where: { $0.lowercasedName == "set-cookie" }) else { return .unchanged }
+            guard all.count > 1, let first = firstIndex(where: { $0.hasName(.setCookie) }) else { return .unchanged }
             let name = self[first].name
             var folded = HTTPFields()
             for (i, field) in enumerated() {
-                if i == first { folded.append(name, all.joined(separator: ", ")) } else if field.lowercasedName != "set-cookie" { folded.append(field) }
+                if i == first { folded.append(name, all.joined(separator: ", ")) } else if !field.hasName(.setCookie) { folded.append(field) }
             }
             self = folded
             return .changed("folded \(all.count) Set-Cookie fields into one")
@@ -151,7 +151,7 @@ extension HTTPFields {
         var changed = false
         var result = HTTPFields()
         for field in self {
-            guard field.lowercasedName == "cookie" else { result.append(field); continue }
+            guard field.hasName(.cookie) else { result.append(field); continue }
             var crumbs = CookieCrumbs(field.value)
             let before = crumbs.rendered
             edit(&crumbs)

@@ -72,15 +72,15 @@ extension HTTPFields {
         // The usual head has one value and no list: found without building the array of values.
         var count = 0
         var listed = false
-        for field in fields where field.hasName(lowercased: "content-length") {
+        for field in fields where field.hasName(.contentLength) {
             count += 1
             if count == 1 { listed = field.value.utf8.contains(UInt8(ascii: ",")) }
         }
-        guard count > 1 || listed, let length = ContentLengthList.agreedLength(values("content-length")) else { return nil }
+        guard count > 1 || listed, let length = ContentLengthList.agreedLength(values(.contentLength)) else { return nil }
         var collapsed = HTTPFields()
         var written = false
         for field in self {
-            guard field.hasName(lowercased: "content-length") else {
+            guard field.hasName(.contentLength) else {
                 collapsed.append(field)
                 continue
             }

@@ -20,11 +20,11 @@ public enum ExtendedConnect {
         precondition(head.isExtendedConnect, "not an extended CONNECT")
         let token = head.connectProtocol ?? ""
         var fields = head.fields
-        fields.removeAll { $0.lowercasedName == "sec-websocket-key" }
+        fields.remove(.secWebSocketKey)
         fields.append("Upgrade", token)
         fields.append("Connection", "Upgrade")
         if isWebSocket(token) { fields.append("Sec-WebSocket-Key", key) }
-        return HTTPRequestHead(method: "GET", scheme: head.scheme, authority: head.authority,
+        return HTTPRequestHead(method: .get, scheme: head.scheme, authority: head.authority,
                                path: head.path.isEmpty ? "/" : head.path, targetForm: .origin,
                                version: .http1_1, fields: fields)
     }
@@ -49,15 +49,15 @@ public enum ExtendedConnect {
     /// switch to the protocol asked for and, for a WebSocket, carry the
     /// accept derived from the key sent.
     public static func problem(with response: HTTPResponseHead, to sent: HTTPRequestHead) -> String? {
-        guard let asked = sent.fields["upgrade"] else { return "the request asked for no upgrade" }
-        guard let switched = response.fields["upgrade"],
+        guard let asked = sent.fields[.upgrade] else { return "the request asked for no upgrade" }
+        guard let switched = response.fields[.upgrade],
               HTTPField.lowercaseASCII(switched) == HTTPField.lowercaseASCII(asked) else {
-            return "101 switched to \"\(response.fields["upgrade"] ?? "")\", not the \"\(asked)\" asked for"
+            return "101 switched to \"\(response.fields[.upgrade] ?? "")\", not the \"\(asked)\" asked for"
         }
-        guard isWebSocket(asked), let key = sent.fields["sec-websocket-key"] else { return nil }
+        guard isWebSocket(asked), let key = sent.fields[.secWebSocketKey] else { return nil }
         let expected = webSocketAccept(key: key)
-        guard response.fields["sec-websocket-accept"] == expected else {
-            return "Sec-WebSocket-Accept \"\(response.fields["sec-websocket-accept"] ?? "")\" does not match "
+        guard response.fields[.secWebSocketAccept] == expected else {
+            return "Sec-WebSocket-Accept \"\(response.fields[.secWebSocketAccept] ?? "")\" does not match "
                 + "the key the proxy sent (expected \"\(expected)\")"
         }
         return nil
@@ -67,14 +67,14 @@ public enum ExtendedConnect {
     /// the same fields without the HTTP/1.1 handshake's own (`Upgrade`,
     /// `Connection` and what it names, `Sec-WebSocket-Accept`).
     public static func acceptedResponse(_ response: HTTPResponseHead) -> HTTPResponseHead {
-        var named: Set<String> = ["upgrade", "connection", "sec-websocket-accept"]
-        for value in response.fields.values("connection") {
+        var named: Set<HTTPField.Name> = [.upgrade, .connection, .secWebSocketAccept]
+        for value in response.fields.values(.connection) {
             for token in value.split(separator: ",") {
-                named.insert(HTTPField.lowercaseASCII(token.trimmingSpacesAndTabs()))
+                named.insert(HTTPField.Name(token.trimmingSpacesAndTabs()))
             }
         }
         var fields = response.fields
-        fields.removeAll { named.contains($0.lowercasedName) }
-        return HTTPResponseHead(status: 200, reason: nil, version: .http2, fields: fields)
+        fields.removeAll { named.contains(HTTPField.Name($0.name)) }
+        return HTTPResponseHead(status: .ok, reason: nil, version: .http2, fields: fields)
     }
 }

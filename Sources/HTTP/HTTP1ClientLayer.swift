@@ -248,7 +248,7 @@ public struct HTTP1ClientLayer: Sendable {
                     // The stream carries the tunnel's bytes from here on; set before the owner
                     // hears of the 101, which may reset the stream at once. Any other 101 ends
                     // the exchange once delivered.
-                    if exchange?.tunnelAsked == true && parsed.head.status == 101 {
+                    if exchange?.tunnelAsked == true && parsed.head.status == .switchingProtocols {
                         phase = .tunnelling
                     } else {
                         followup = .upgrade
@@ -287,7 +287,7 @@ public struct HTTP1ClientLayer: Sendable {
             framing = HTTP1Framing.none
         }
         if head.version == .http2 { head.version = .http1_1 }
-        if !head.fields.contains("host"), let authority = head.authority { head.fields.append("Host", authority) }
+        if !head.fields.contains(.host), let authority = head.authority { head.fields.append("Host", authority) }
         let serialized: HTTP1SerializedHead
         do {
             serialized = try serializer.writeRequestHead(head, framing: framing)

@@ -65,13 +65,13 @@ public struct HTTP1ParsedResponseHead: Hashable, Sendable {
     /// (false for close-delimited bodies and tunnels).
     public var keepAlive: Bool
     /// The method of the request this answers (as given to `expectResponse`).
-    public var requestMethod: String
+    public var requestMethod: HTTPMethod
 
     /// A 1xx other than 101: a final response to the same request follows.
-    public var isInterim: Bool { head.isInformational && head.status != 101 }
+    public var isInterim: Bool { head.status.isInterim }
 
     public init(head: HTTPResponseHead, rawHead: [UInt8], framing: HTTP1Framing, keepAlive: Bool,
-                requestMethod: String) {
+                requestMethod: HTTPMethod) {
         self.head = head
         self.rawHead = rawHead
         self.framing = framing

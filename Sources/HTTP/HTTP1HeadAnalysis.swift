@@ -63,7 +63,7 @@ struct HTTP1HeadAnalysis {
         switch lengths?.reading {
         case .length(let n)?: contentLength = n
         case .invalid(let value)?: throw .invalidContentLength(value)
-        case .conflicting?: throw .conflictingContentLengths(fields.values("content-length"))
+        case .conflicting?: throw .conflictingContentLengths(fields.values(.contentLength))
         case nil: break
         }
     }

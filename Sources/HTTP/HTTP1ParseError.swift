@@ -76,14 +76,14 @@ public enum HTTP1ParseError: Error, Hashable, Sendable, CustomStringConvertible 
     }
 
     /// The status a server answers a request that has this problem.
-    public var status: Int {
+    public var status: HTTPStatus {
         switch self {
-        case .startLineTooLong: return 414
-        case .headTimeout: return 408
-        case .headerSectionTooLarge, .tooManyFields: return 431
-        case .unsupportedTransferCoding: return 501
-        case .unsupportedVersion: return 505
-        default: return 400
+        case .startLineTooLong: return .uriTooLong
+        case .headTimeout: return .requestTimeout
+        case .headerSectionTooLarge, .tooManyFields: return .requestHeaderFieldsTooLarge
+        case .unsupportedTransferCoding: return .notImplemented
+        case .unsupportedVersion: return .httpVersionNotSupported
+        default: return .badRequest
         }
     }
 

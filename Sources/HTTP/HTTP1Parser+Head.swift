@@ -58,7 +58,8 @@ extension HTTP1Parser {
         guard !methodBytes.isEmpty, !targetBytes.isEmpty,
               !versionBytes.contains(HTTP1Grammar.space) else { throw .invalidRequestLine(HTTP1ParseError.quoted(line)) }
         let version = try parseVersion(versionBytes)
-        guard let method = HTTP1Grammar.tokenText(methodBytes) else { throw .invalidMethod(HTTP1Grammar.text(methodBytes)) }
+        guard let text = HTTP1Grammar.tokenText(methodBytes) else { throw .invalidMethod(HTTP1Grammar.text(methodBytes)) }
+        let method = HTTPMethod(text)
         let target = try HTTP1RequestTarget(parsing: targetBytes, method: method)
         return .request(method: method, target: target, version: version)
     }
@@ -80,7 +81,7 @@ extension HTTP1Parser {
             reason = reason.dropFirst()
         }
         guard let reasonText = HTTP1Grammar.fieldValueText(reason) else { throw .invalidStatusLine }
-        return .response(version: version, status: status, reason: reasonText)
+        return .response(version: version, status: HTTPStatus(status), reason: reasonText)
     }
 
     /// `HTTP/1.0` or `HTTP/1.1`. A well-formed other version (`HTTP/2.0`,
@@ -116,17 +117,17 @@ extension HTTP1Parser {
         }
     }
 
-    private mutating func completeRequest(_ method: String, _ target: HTTP1RequestTarget, _ version: HTTPVersion,
+    private mutating func completeRequest(_ method: HTTPMethod, _ target: HTTP1RequestTarget, _ version: HTTPVersion,
                                           _ fields: HTTPFields, _ rawHead: [UInt8]) throws(HTTP1ParseError) -> HTTP1ParsedRequestHead {
         let analysis = try HTTP1HeadAnalysis(fields: fields, version: version)
         let host = try Self.host(analysis.host, count: analysis.hostCount, version: version)
         let framing = Self.declaredFraming(analysis) ?? .none
-        if method == "CONNECT" && framing.allowsBody { throw .contentInConnectRequest }
+        if method == .connect && framing.allowsBody { throw .contentInConnectRequest }
         let head = HTTPRequestHead(method: method, scheme: target.scheme, authority: target.authority ?? host,
                                    path: target.path, targetForm: target.form, version: version, fields: fields)
         let keepAlive = analysis.keepAlive(version: version)
         let upgrade = analysis.upgradeRequested(version: version)
-        if method == "CONNECT" || upgrade {
+        if method == .connect || upgrade {
             afterMessage = .awaitTunnelDecision
         } else {
             afterMessage = keepAlive ? .nextMessage : .close
@@ -137,7 +138,7 @@ extension HTTP1Parser {
                                       upgradeRequested: upgrade)
     }
 
-    private mutating func completeResponse(_ version: HTTPVersion, _ status: Int, _ reason: String,
+    private mutating func completeResponse(_ version: HTTPVersion, _ status: HTTPStatus, _ reason: String,
                                            _ fields: HTTPFields, _ rawHead: [UInt8]) throws(HTTP1ParseError) -> HTTP1ParsedResponseHead {
         guard let method = pendingMethods.first else { throw .unsolicitedResponse }
         let analysis = try HTTP1HeadAnalysis(fields: fields, version: version)
@@ -165,9 +166,9 @@ extension HTTP1Parser {
     /// RFC 9112 §6.3 for responses: 101 and 2xx to CONNECT switch to a tunnel;
     /// 1xx, 204, 304 and answers to HEAD have no body whatever the fields say;
     /// otherwise the fields decide, and without them the body runs to close.
-    static func responseFraming(status: Int, requestMethod: String, analysis: HTTP1HeadAnalysis) -> HTTP1Framing {
-        if status == 101 || (requestMethod == "CONNECT" && (200..<300).contains(status)) { return .tunnel }
-        if (100..<200).contains(status) || status == 204 || status == 304 || requestMethod == "HEAD" { return .none }
+    static func responseFraming(status: HTTPStatus, requestMethod: HTTPMethod, analysis: HTTP1HeadAnalysis) -> HTTP1Framing {
+        if status == .switchingProtocols || (requestMethod == .connect && status.isSuccessful) { return .tunnel }
+        if status.forbidsBody || requestMethod == .head { return .none }
         return declaredFraming(analysis) ?? .closeDelimited
     }
 

@@ -55,8 +55,8 @@ public struct HTTP1Parser: Sendable {
 
     /// A parsed start line, waiting for its fields.
     enum StartLine: Sendable {
-        case request(method: String, target: HTTP1RequestTarget, version: HTTPVersion)
-        case response(version: HTTPVersion, status: Int, reason: String)
+        case request(method: HTTPMethod, target: HTTP1RequestTarget, version: HTTPVersion)
+        case response(version: HTTPVersion, status: HTTPStatus, reason: String)
     }
 
     /// What follows the end of the current message.
@@ -75,7 +75,7 @@ public struct HTTP1Parser: Sendable {
     /// Decided when a head completes, applied when its message ends.
     var afterMessage = AfterMessage.nextMessage
     /// Methods of the requests whose responses are still to come (response parser).
-    var pendingMethods: [String] = []
+    var pendingMethods: [HTTPMethod] = []
 
     /// Bytes dropped because they followed a message that closed the connection.
     public private(set) var discardedByteCount = 0
@@ -96,7 +96,7 @@ public struct HTTP1Parser: Sendable {
 
     /// Response parser: the next response (after any interim ones) answers a
     /// request with this method. Call once per request sent, in order.
-    public mutating func expectResponse(to method: String) { pendingMethods.append(method) }
+    public mutating func expectResponse(to method: HTTPMethod) { pendingMethods.append(method) }
 
     /// Whether the next event is the current message's `.end` (its body, if
     /// any, was all returned, with nothing left to read for the end itself:

@@ -14,19 +14,19 @@ struct HTTP1RequestTarget: Hashable, Sendable {
     var authority: String?
     var path: String
 
-    init(parsing target: ArraySlice<UInt8>, method: String) throws(HTTP1ParseError) {
+    init(parsing target: ArraySlice<UInt8>, method: HTTPMethod) throws(HTTP1ParseError) {
         guard target.allSatisfy({ HTTP1Grammar.isVisibleASCII($0) && $0 != UInt8(ascii: "#") }) else {
             throw .invalidRequestTarget(HTTP1Grammar.text(target))
         }
         // Visible ASCII: copied as it is, not scanned again.
         let text = target.withUnsafeBufferPointer(HTTP1Grammar.printableText)
-        if method == "CONNECT" {
+        if method == .connect {
             guard Self.isAuthority(target, requirePort: true) else { throw .invalidRequestTarget(text) }
             self.init(form: .authority, scheme: nil, authority: text, path: "")
             return
         }
         if target.elementsEqual("*".utf8) {
-            guard method == "OPTIONS" else { throw .invalidRequestTarget(text) }
+            guard method == .options else { throw .invalidRequestTarget(text) }
             self.init(form: .asterisk, scheme: nil, authority: nil, path: "*")
             return
         }

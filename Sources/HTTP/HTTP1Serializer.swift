@@ -47,7 +47,7 @@ public struct HTTP1Serializer: Sendable {
     public mutating func writeRequestHead(_ head: HTTPRequestHead,
                                           framing: HTTP1Framing? = nil) throws(HTTP1SerializerError) -> HTTP1SerializedHead {
         try checkIdle()
-        guard HTTP1Grammar.isToken(head.method.utf8) else { throw .invalidMethod(head.method) }
+        guard HTTP1Grammar.isToken(head.method.rawValue.utf8) else { throw .invalidMethod(head.method.rawValue) }
         let target = head.target
         guard !target.isEmpty, target.utf8.allSatisfy(HTTP1Grammar.isVisibleASCII) else { throw .invalidTarget(target) }
         let version = try Self.versionText(head.version)
@@ -57,8 +57,8 @@ public struct HTTP1Serializer: Sendable {
         let chosen = try Self.resolve(requested: framing, receiverView: declared ?? .none, unframed: declared == nil,
                                       isResponse: false, chunkedAllowed: head.version == .http1_1, fields: &fields)
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(Self.headCapacity(fields) + target.utf8.count + head.method.utf8.count)
-        bytes.append(contentsOf: head.method.utf8)
+        bytes.reserveCapacity(Self.headCapacity(fields) + target.utf8.count + head.method.rawValue.utf8.count)
+        bytes.append(contentsOf: head.method.rawValue.utf8)
         bytes.append(HTTP1Grammar.space)
         bytes.append(contentsOf: target.utf8)
         bytes.append(HTTP1Grammar.space)
@@ -72,10 +72,10 @@ public struct HTTP1Serializer: Sendable {
     /// 101 is interim: the final head for the same request follows, with no
     /// body or end in between.
     public mutating func writeResponseHead(_ head: HTTPResponseHead, framing: HTTP1Framing? = nil,
-                                           requestMethod: String = "GET",
+                                           requestMethod: HTTPMethod = .get,
                                            requestVersion: HTTPVersion = .http1_1) throws(HTTP1SerializerError) -> HTTP1SerializedHead {
         try checkIdle()
-        guard (100...999).contains(head.status) else { throw .invalidStatus(head.status) }
+        guard (100...999).contains(head.status.code) else { throw .invalidStatus(head.status.code) }
         guard HTTP1Grammar.isFieldValue(head.reason) else { throw .invalidReason(head.reason) }
         let version = try Self.versionText(head.version)
         var fields = head.fields
@@ -92,7 +92,7 @@ public struct HTTP1Serializer: Sendable {
         Self.appendStatus(head.status, to: &bytes)
         bytes.append(HTTP1Grammar.space)
         HTTP1Grammar.appendLatin1(head.reason, to: &bytes)
-        let isInterim = head.isInformational && head.status != 101
+        let isInterim = head.status.isInterim
         return try finishHead(&bytes, fields: fields, framing: chosen, isInterim: isInterim)
     }
 
@@ -190,7 +190,8 @@ public struct HTTP1Serializer: Sendable {
     }
 
     /// Appends the three digits of a status code in 100…999.
-    private static func appendStatus(_ status: Int, to bytes: inout [UInt8]) {
+    private static func appendStatus(_ status: HTTPStatus, to bytes: inout [UInt8]) {
+        let status = status.code
         bytes.append(0x30 + UInt8(truncatingIfNeeded: status / 100))
         bytes.append(0x30 + UInt8(truncatingIfNeeded: status / 10 % 10))
         bytes.append(0x30 + UInt8(truncatingIfNeeded: status % 10))

@@ -339,7 +339,7 @@ public struct HTTP1ServerLayer: Sendable {
         var head = head.carriedByHTTP1()
         var framing = framing
         if framing == nil, translated, Self.expectsTrailers(head, answering: request) {
-            head.fields.removeAll { $0.lowercasedName == "content-length" }
+            head.fields.remove(.contentLength)
             framing = .chunked
         }
         // A final answer before the 100 the client waits for: it will not send the body, so
@@ -360,7 +360,7 @@ public struct HTTP1ServerLayer: Sendable {
             throw .serialize(error)
         }
         head.fields = serialized.fields
-        guard !head.isInformational || head.status == 101 else {
+        guard !head.status.isInterim else {
             return SentHead(head: head, serialized: serialized, opensTunnel: false)
         }
         switch serialized.framing {
@@ -467,7 +467,7 @@ public struct HTTP1ServerLayer: Sendable {
     /// Whether a response may carry `Connection: close`: a final response
     /// that opens no tunnel (not a 1xx, not a 2xx to CONNECT).
     static func mayAnnounceClose(_ head: HTTPResponseHead, answering request: HTTPRequestHead) -> Bool {
-        !head.isInformational && !(request.method == "CONNECT" && (200..<300).contains(head.status))
+        !head.isInformational && !(request.method == .connect && head.status.isSuccessful)
     }
 
     /// Whether a response translated from HTTP/2 should go out chunked so
@@ -476,12 +476,12 @@ public struct HTTP1ServerLayer: Sendable {
     /// body. Only chunked framing carries trailers, so its `Content-Length`
     /// (framing only, RFC 9112 §6.1) then gives way.
     static func expectsTrailers(_ head: HTTPResponseHead, answering request: HTTPRequestHead) -> Bool {
-        guard request.version == .http1_1, request.method != "HEAD", head.status >= 200,
-              head.status != 204, head.status != 304, !(request.method == "CONNECT" && head.status < 300) else {
+        guard request.version == .http1_1, request.method != .head, !head.status.forbidsBody,
+              !(request.method == .connect && head.status.isSuccessful) else {
             return false
         }
-        if head.fields.contains("trailer") { return true }
-        return request.fields.values("te").contains { value in
+        if head.fields.contains(.trailer) { return true }
+        return request.fields.values(.te).contains { value in
             value.split(separator: ",").contains { member in
                 let coding = member.split(separator: ";").first.map { String($0.filter { $0 != " " && $0 != "\t" }) }
                 return HTTPField.lowercaseASCII(coding ?? "") == "trailers"

@@ -20,7 +20,7 @@ extension HTTP2ConnectionLayer {
         throws(HTTP2LayerError) -> (id: HTTP2StreamID, head: HTTPRequestHead, endStream: Bool, sent: [HTTPField]) {
         if let failure { throw .connectionFailed(failure) }
         guard canOpenStream else { throw .goingAway }
-        if let name = head.connectProtocol, head.method == "CONNECT", session.peerSettingsReceived,
+        if let name = head.connectProtocol, head.method == .connect, session.peerSettingsReceived,
            !session.peerAllowsExtendedConnect {
             throw .extendedConnectNotAllowed(protocol: name)
         }

@@ -18,36 +18,28 @@
 /// Receiving: nghttp2 has already validated the list (lowercase names, pseudo
 /// fields first and once, no connection-specific fields); this only splits it.
 public enum HTTP2FieldMapping {
-    /// Lowercased names that never travel in HTTP/2: the hop-by-hop ones
-    /// (`HopByHopFieldNames.fixed`) but `te`, which is handled apart, and
-    /// `host`. A list, compared byte for byte (`HTTPField.hasName(lowercased:)`)
-    /// only for a name whose length one of them has (`connectionSpecificLengths`;
-    /// why not a `Set`: Docs/performance.md#http2-header-lists).
-    private static let connectionSpecific: [String] = HopByHopFieldNames.fixed.subtracting(["te"]).sorted() + ["host"]
-    /// Bit `n` set when a name of `connectionSpecific` has `n` UTF-8 bytes (all are under 64).
-    private static let connectionSpecificLengths: UInt64 = connectionSpecific.reduce(0) { $0 | 1 << UInt64($1.utf8.count) }
-
-    /// True when `field` is one of `connectionSpecific` (any case).
+    /// True when `field` never travels in HTTP/2 (any case): a hop-by-hop
+    /// name (`HopByHopFieldNames.fixedName`, one length test and one
+    /// comparison, no `Set`: Docs/performance.md#http2-header-lists) but
+    /// `te`, which is handled apart, and `host`.
     private static func isConnectionSpecific(_ field: HTTPField) -> Bool {
-        let count = field.name.utf8.count
-        guard count < 64, connectionSpecificLengths & 1 << UInt64(count) != 0 else { return false }
-        for name in connectionSpecific where field.hasName(lowercased: name) { return true }
-        return false
+        if let name = HopByHopFieldNames.fixedName(field.name) { return name != .te }
+        return field.hasName(.host)
     }
 
     /// The header list for a request head.
     public static func requestList(_ head: HTTPRequestHead) -> [HTTPField] {
         var list: [HTTPField] = []
         list.reserveCapacity(5 + head.fields.count)
-        list.append(HTTPField(name: ":method", value: head.method))
-        let authority = head.authority ?? head.fields["host"]
-        if let connectProtocol = head.connectProtocol, head.method == "CONNECT" {
+        list.append(HTTPField(name: ":method", value: head.method.rawValue))
+        let authority = head.authority ?? head.fields[.host]
+        if let connectProtocol = head.connectProtocol, head.method == .connect {
             // RFC 8441 §4: an extended CONNECT carries :protocol, :scheme and :path too.
             list.append(HTTPField(name: ":protocol", value: connectProtocol))
             list.append(HTTPField(name: ":scheme", value: head.scheme ?? "https"))
             list.append(HTTPField(name: ":authority", value: authority ?? ""))
             list.append(HTTPField(name: ":path", value: head.path.isEmpty ? "/" : head.path))
-        } else if head.method == "CONNECT" {
+        } else if head.method == .connect {
             list.append(HTTPField(name: ":authority", value: authority ?? ""))
         } else {
             list.append(HTTPField(name: ":scheme", value: head.scheme ?? "https"))
@@ -62,7 +54,7 @@ public enum HTTP2FieldMapping {
     static func responseList(_ head: HTTPResponseHead) -> [HTTPField] {
         var list: [HTTPField] = []
         list.reserveCapacity(1 + head.fields.count)
-        list.append(HTTPField(name: ":status", value: String(head.status)))
+        list.append(HTTPField(name: ":status", value: String(head.status.code)))
         appendRegular(head.fields, to: &list)
         return list
     }
@@ -78,18 +70,18 @@ public enum HTTP2FieldMapping {
     /// Appends `regularList(fields)` to `list` (one array for a whole head).
     private static func appendRegular(_ fields: HTTPFields, to list: inout [HTTPField]) {
         // The tokens `Connection` lists, lowercased (none in the usual head).
-        var named: [String] = []
-        for field in fields where field.hasName(lowercased: "connection") {
+        var named: [HTTPField.Name] = []
+        for field in fields where field.hasName(.connection) {
             for token in field.value.split(separator: ",") {
-                named.append(HTTPField.lowercaseASCII(token.trimmingSpacesAndTabs()))
+                named.append(HTTPField.Name(token.trimmingSpacesAndTabs()))
             }
         }
         // One copy of each field, used for every check and for the field
         // that goes out (reading `fields[index]` per check copies it each time).
         for field in fields.collapsingContentLengthList {
             if isConnectionSpecific(field) { continue }
-            if !named.isEmpty, named.contains(where: { field.hasName(lowercased: $0) }) { continue }
-            if field.hasName(lowercased: "te"), HTTPField.lowercaseASCII(field.value.trimmingSpacesAndTabs()) != "trailers" {
+            if !named.isEmpty, named.contains(where: { field.hasName($0) }) { continue }
+            if field.hasName(.te), HTTPField.lowercaseASCII(field.value.trimmingSpacesAndTabs()) != "trailers" {
                 continue
             }
             list.append(HTTPField(name: field.lowercasedName, value: field.value))
@@ -119,12 +111,12 @@ public enum HTTP2FieldMapping {
             }
         }
         let form: RequestTargetForm
-        if method == "CONNECT" && connectProtocol == nil {
+        if method == HTTPMethod.connect.rawValue && connectProtocol == nil {
             form = .authority
         } else {
             form = path == "*" ? .asterisk : .origin
         }
-        return HTTPRequestHead(method: method, scheme: scheme, authority: authority, path: path,
+        return HTTPRequestHead(method: HTTPMethod(method), scheme: scheme, authority: authority, path: path,
                                targetForm: form, version: .http2, fields: fields, connectProtocol: connectProtocol)
     }
 
@@ -142,7 +134,7 @@ public enum HTTP2FieldMapping {
             }
         }
         guard let status else { return nil }
-        return HTTPResponseHead(status: status, reason: "", version: .http2, fields: fields)
+        return HTTPResponseHead(status: HTTPStatus(status), reason: "", version: .http2, fields: fields)
     }
 }
 

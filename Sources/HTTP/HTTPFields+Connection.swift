@@ -10,7 +10,7 @@ extension HTTPFields {
 
     /// Whether `Connection` lists `close`.
     public var requestsClose: Bool {
-        values("connection").contains { value in
+        values(.connection).contains { value in
             value.split(separator: ",").contains { HTTPField.lowercaseASCII(Self.trimmed($0)) == "close" }
         }
     }

@@ -19,18 +19,6 @@ public struct HTTPField: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(name): \(value)" }
 
-    /// True when the name is `lower` (ASCII-lowercased) ignoring ASCII case.
-    /// Builds no `String`: lookups run on every message's head.
-    public func hasName(lowercased lower: String) -> Bool {
-        HTTPField.utf8EqualIgnoringASCIICase(name, lower, secondIsLowercase: true)
-    }
-
-    /// True when the name is `other` ignoring ASCII case (either side in any
-    /// case). Builds no `String`, whatever the lengths.
-    public func hasName(_ other: String) -> Bool {
-        HTTPField.utf8EqualIgnoringASCIICase(name, other, secondIsLowercase: false)
-    }
-
     /// True when the UTF-8 bytes of `a` and `b` are equal once ASCII letters
     /// are lowercased (on both sides, or only on `a`'s when `b` is known to
     /// be lowercase). Lengths first (O(1) for native strings), then one loop
@@ -137,19 +125,35 @@ public struct HTTPFields: Hashable, Sendable, RandomAccessCollection, Expressibl
     public subscript(position: Int) -> HTTPField { fields[position] }
 
     /// The first value of a field, or nil.
-    public subscript(name: String) -> String? {
+    public subscript(name: HTTPField.Name) -> String? {
         for field in fields where field.hasName(name) { return field.value }
         return nil
     }
 
     /// Every value of a field, in order.
-    public func values(_ name: String) -> [String] {
+    public func values(_ name: HTTPField.Name) -> [String] {
         var values: [String] = []
         for field in fields where field.hasName(name) { values.append(field.value) }
         return values
     }
 
-    public func contains(_ name: String) -> Bool { self[name] != nil }
+    public func contains(_ name: HTTPField.Name) -> Bool { fields.contains { $0.hasName(name) } }
+
+    // The same lookups for a name held as text (a configured or recorded
+    // name); a name the code knows is a constant (`HTTPField.Name`).
+
+    /// The first value of the field `name` (any ASCII case), or nil.
+    public subscript(name: String) -> String? { self[HTTPField.Name(name)] }
+
+    /// Every value of the field `name` (any ASCII case), in order.
+    public func values(_ name: String) -> [String] { values(HTTPField.Name(name)) }
+
+    public func contains(_ name: String) -> Bool { contains(HTTPField.Name(name)) }
+
+    @discardableResult
+    public mutating func remove(_ name: String) -> Int { remove(HTTPField.Name(name)) }
+
+    public mutating func set(_ name: String, _ value: String) { set(HTTPField.Name(name), value) }
 
     public mutating func append(_ name: String, _ value: String) {
         fields.append(HTTPField(name: name, value: value))
@@ -162,25 +166,23 @@ public struct HTTPFields: Hashable, Sendable, RandomAccessCollection, Expressibl
 
     /// Removes every field with this name; returns how many were removed.
     @discardableResult
-    public mutating func remove(_ name: String) -> Int {
-        let lower = HTTPField.lowercaseASCII(name)
+    public mutating func remove(_ name: HTTPField.Name) -> Int {
         let before = fields.count
-        fields.removeAll { $0.hasName(lowercased: lower) }
+        fields.removeAll { $0.hasName(name) }
         return before - fields.count
     }
 
     /// Replaces the first field of this name in place (keeping its position)
-    /// and removes the others; appends when absent.
-    public mutating func set(_ name: String, _ value: String) {
-        let lower = HTTPField.lowercaseASCII(name)
-        if let first = fields.firstIndex(where: { $0.hasName(lowercased: lower) }) {
+    /// and removes the others; appends when absent, spelled as `name` is.
+    public mutating func set(_ name: HTTPField.Name, _ value: String) {
+        if let first = fields.firstIndex(where: { $0.hasName(name) }) {
             fields[first].value = value
             var i = fields.index(after: first)
             while i < fields.endIndex {
-                if fields[i].hasName(lowercased: lower) { fields.remove(at: i) } else { i += 1 }
+                if fields[i].hasName(name) { fields.remove(at: i) } else { i += 1 }
             }
         } else {
-            append(name, value)
+            append(name.rawName, value)
         }
     }
 

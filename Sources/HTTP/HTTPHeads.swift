@@ -34,7 +34,7 @@ public enum RequestTargetForm: String, Hashable, Sendable, Codable {
 public struct HTTPRequestHead: Hashable, Sendable {
     /// What a head holds; copies of a head share one of these (`Storage`).
     private struct Values: Hashable {
-        var method: String
+        var method: HTTPMethod
         var scheme: Optional<String>
         var authority: Optional<String>
         var path: String
@@ -61,7 +61,7 @@ public struct HTTPRequestHead: Hashable, Sendable {
         if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.values) }
     }
 
-    public var method: String {
+    public var method: HTTPMethod {
         get { storage.values.method }
         set { makeUnique(); storage.values.method = newValue }
         _modify { makeUnique(); yield &storage.values.method }
@@ -108,7 +108,7 @@ public struct HTTPRequestHead: Hashable, Sendable {
         _modify { makeUnique(); yield &storage.values.connectProtocol }
     }
 
-    public init(method: String, scheme: String? = nil, authority: String? = nil, path: String,
+    public init(method: HTTPMethod, scheme: String? = nil, authority: String? = nil, path: String,
                 targetForm: RequestTargetForm = .origin, version: HTTPVersion = .http1_1,
                 fields: HTTPFields = HTTPFields(), connectProtocol: String? = nil) {
         storage = Storage(Values(method: method, scheme: scheme, authority: authority, path: path,
@@ -125,7 +125,7 @@ public struct HTTPRequestHead: Hashable, Sendable {
     }
 
     /// An RFC 8441 extended CONNECT: `CONNECT` with a `:protocol`.
-    public var isExtendedConnect: Bool { method == "CONNECT" && connectProtocol != nil }
+    public var isExtendedConnect: Bool { method == .connect && connectProtocol != nil }
 
     /// The target as an HTTP/1.1 request line would carry it in `targetForm`.
     public var target: String {
@@ -146,13 +146,13 @@ public struct HTTPRequestHead: Hashable, Sendable {
 
 /// A response's head, independent of the version that carried it.
 public struct HTTPResponseHead: Hashable, Sendable {
-    public var status: Int
+    public var status: HTTPStatus
     /// The reason phrase as received (HTTP/1.1); empty for HTTP/2.
     public var reason: String
     public var version: HTTPVersion
     public var fields: HTTPFields
 
-    public init(status: Int, reason: String? = nil, version: HTTPVersion = .http1_1,
+    public init(status: HTTPStatus, reason: String? = nil, version: HTTPVersion = .http1_1,
                 fields: HTTPFields = HTTPFields()) {
         self.status = status
         self.reason = reason ?? HTTPResponseHead.standardReason(status)
@@ -160,18 +160,18 @@ public struct HTTPResponseHead: Hashable, Sendable {
         self.fields = fields
     }
 
-    /// 1xx responses other than 101 are interim: a final response follows.
-    public var isInformational: Bool { status >= 100 && status < 200 }
+    /// 1xx (101 included; `status.isInterim` tells the interim ones).
+    public var isInformational: Bool { status.isInformational }
 
     /// The reason phrase RFC 9110 §15 gives `status`, "Unknown" for a code it does not define.
-    public static func standardReason(_ status: Int) -> String {
+    public static func standardReason(_ status: HTTPStatus) -> String {
         rfc9110Reason(status) ?? "Unknown"
     }
 
     /// The reason phrase RFC 9110 §15 defines for `status`, nil for a code it
     /// does not define (an HTTP/1.1 status line may then carry an empty reason).
-    public static func rfc9110Reason(_ status: Int) -> String? {
-        switch status {
+    public static func rfc9110Reason(_ status: HTTPStatus) -> String? {
+        switch status.code {
         case 100: return "Continue"
         case 101: return "Switching Protocols"
         case 200: return "OK"

@@ -59,8 +59,8 @@ extension HeadDigest {
     public init(request head: HTTPRequestHead, wire: WireForm, connectionScheme: String,
                 using function: DigestFunction) {
         let scheme = head.scheme ?? connectionScheme
-        let authority = head.authority ?? head.fields["host"] ?? ""
-        let startLine = 40 + head.method.utf8.count + (head.connectProtocol?.utf8.count ?? 0) + scheme.utf8.count
+        let authority = head.authority ?? head.fields[.host] ?? ""
+        let startLine = 40 + head.method.rawValue.utf8.count + (head.connectProtocol?.utf8.count ?? 0) + scheme.utf8.count
             + authority.utf8.count + head.path.utf8.count
         let capacity = HeadDigest.inputCapacity(head.fields, wire: wire)
         self = DigestInput.with(capacity: startLine + capacity.input) { input in
@@ -69,12 +69,12 @@ extension HeadDigest {
             // method is a token, so `CONNECT:websocket` is no method of its own).
             if let connectProtocol = head.connectProtocol {
                 let at = input.beginItem()
-                input.appendText(head.method)
+                input.appendText(head.method.rawValue)
                 input.appendText(":")
                 input.appendText(connectProtocol)
                 input.endItem(at)
             } else {
-                input.appendItem(head.method)
+                input.appendItem(head.method.rawValue)
             }
             let targetStart = input.position
             input.appendItem(scheme, lowercasingASCII: true)
@@ -83,7 +83,7 @@ extension HeadDigest {
             let target = input.digest(of: targetStart..<input.position, using: function)
             var digest = HeadDigest(startLine: &input, fields: head.fields, nameBytes: capacity.names, wire: wire,
                                     version: head.version, using: function)
-            digest.method = head.method
+            digest.method = head.method.rawValue
             digest.target = target
             digest.targetForm = head.targetForm
             return digest
@@ -96,10 +96,10 @@ extension HeadDigest {
         let capacity = HeadDigest.inputCapacity(head.fields, wire: wire)
         self = DigestInput.with(capacity: 64 + capacity.input) { input in
             input.appendItem("response")
-            input.appendItem(String(head.status))
+            input.appendItem(String(head.status.code))
             var digest = HeadDigest(startLine: &input, fields: head.fields, nameBytes: capacity.names, wire: wire,
                                     version: head.version, using: function)
-            digest.status = head.status
+            digest.status = head.status.code
             digest.reasonPhrase = head.reason
             return digest
         }

@@ -65,10 +65,10 @@ public struct HeadDigest: Codable, Hashable, Sendable {
         /// `:method`, `:scheme`, `:authority`, `:path` (CONNECT: `:method`,
         /// `:authority`), then the regular fields with lowercased names.
         public static func http2Request(_ head: HTTPRequestHead) -> WireForm {
-            var list: [HTTPField] = [HTTPField(name: ":method", value: head.method)]
+            var list: [HTTPField] = [HTTPField(name: ":method", value: head.method.rawValue)]
             if head.isExtendedConnect {
                 return .http2(fields: HTTP2FieldMapping.requestList(head))
-            } else if head.method == "CONNECT" {
+            } else if head.method == .connect {
                 list.append(HTTPField(name: ":authority", value: head.authority ?? ""))
             } else {
                 list.append(HTTPField(name: ":scheme", value: head.scheme ?? "https"))
@@ -82,7 +82,7 @@ public struct HeadDigest: Codable, Hashable, Sendable {
         /// The HTTP/2 field list of a response head: `:status`, then the
         /// regular fields with lowercased names.
         public static func http2Response(_ head: HTTPResponseHead) -> WireForm {
-            var list: [HTTPField] = [HTTPField(name: ":status", value: String(head.status))]
+            var list: [HTTPField] = [HTTPField(name: ":status", value: String(head.status.code))]
             for field in head.fields { list.append(HTTPField(name: field.lowercasedName, value: field.value)) }
             return .http2(fields: list)
         }

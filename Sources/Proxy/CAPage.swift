@@ -30,7 +30,7 @@ public struct CAPage: LocalSite {
     }
 
     public func response(to head: HTTPRequestHead) -> [HTTPResponsePart] {
-        guard head.method == "GET" || head.method == "HEAD" else {
+        guard head.method == .get || head.method == .head else {
             return answer(405, "text/plain; charset=utf-8", Array("intact.proxy serves GET and HEAD only\n".utf8),
                           head: head, extra: [("Allow", "GET, HEAD")])
         }
@@ -51,8 +51,8 @@ public struct CAPage: LocalSite {
         fields.append("Cache-Control", "no-store")
         for (name, value) in extra { fields.append(name, value) }
         fields.append("Proxy-Status", "\(LocalResponse.proxyName); details=\"answered by the proxy: CA page\"")
-        let response = HTTPResponseHead(status: status, fields: fields)
-        if head.method == "HEAD" || body.isEmpty { return [.head(response), .end(trailers: nil)] }
+        let response = HTTPResponseHead(status: HTTPStatus(status), fields: fields)
+        if head.method == .head || body.isEmpty { return [.head(response), .end(trailers: nil)] }
         return [.head(response), .body(body), .end(trailers: nil)]
     }
 

@@ -135,7 +135,7 @@ extension DownstreamLayer {
     }
 
     /// The wire form of a response head as the HTTP/1.1 serializer writes it.
-    static func http1Wire(_ head: HTTPResponseHead, requestMethod: String) -> HeadDigest.WireForm {
+    static func http1Wire(_ head: HTTPResponseHead, requestMethod: HTTPMethod) -> HeadDigest.WireForm {
         var serializer = HTTP1Serializer()
         guard let written = try? serializer.writeResponseHead(head, requestMethod: requestMethod) else {
             return .http1(head: [])

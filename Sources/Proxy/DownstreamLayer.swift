@@ -290,7 +290,7 @@ public struct DownstreamLayer {
         let tls: TLSDetails?
         switch phase {
         case .plain:
-            if head.method == "CONNECT" { return connect(exchange, head, wire: wire, io) }
+            if head.method == .connect { return connect(exchange, head, wire: wire, io) }
             if let site = settings.localSite, LocalSiteAddress.isAddressed(head, loopGuard: settings.loopGuard) {
                 return answerLocally(exchange, head, wire: wire, framing: framing, site: site, io)
             }
@@ -303,7 +303,7 @@ public struct DownstreamLayer {
             route = target
             tls = nil
         case .intercepting(let target, let info):
-            guard head.method != "CONNECT" || head.isExtendedConnect else {
+            guard head.method != .connect || head.isExtendedConnect else {
                 return refuse(exchange, head, wire: wire, streamID: streamID, status: 501, .protocolError,
                               "CONNECT inside an intercepted connection is not supported", io)
             }
@@ -432,7 +432,7 @@ public struct DownstreamLayer {
         let record: ExchangeRecord
         if let received = error.unreadableRequestLine {
             // No request at all (an HTTP/0.9 `GET /`, bytes that are no request line): a connection event.
-            record = annotated(unreadableRequestRecord(exchange, received: received, answered: answer?.status,
+            record = annotated(unreadableRequestRecord(exchange, received: received, answered: answer?.status.code,
                                                        problem: problem))
         } else {
             record = annotated(malformedRecord(exchange, error: error,

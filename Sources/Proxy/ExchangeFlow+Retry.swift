@@ -14,7 +14,7 @@ struct UpstreamReplay {
     static let bodyLimit = 64 * 1024
     /// Methods whose request may be sent again when it was only likely, not
     /// certainly, unprocessed (RFC 9110 §9.2.2).
-    static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
+    static let idempotentMethods: Set<HTTPMethod> = [.get, .head, .options, .trace, .put, .delete]
     /// The most attempts per exchange after a failure that only likely went
     /// unprocessed (a reused HTTP/1.1 connection closed unanswered).
     static let maximumAttempts = 2

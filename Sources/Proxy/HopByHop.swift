@@ -8,46 +8,21 @@ import HTTP
 /// `Transfer-Encoding` and `Content-Length` are kept: they tell the codec of
 /// the next hop how the body is framed (an HTTP/2 leg drops them itself).
 enum HopByHop {
-    /// The fixed connection-specific names, lowercased, except the framing ones.
-    static let names: Set<String> = HopByHopFieldNames.fixed.subtracting(HopByHopFieldNames.framing)
-    /// `names` as a list, walked for every field of every head both ways.
-    private static let nameList = Array(names)
-    /// Bit n set when one of `names` is n bytes long (all are under 64): most
-    /// fields are ruled out by their length alone.
-    private static let nameLengths: UInt64 = nameList.reduce(0) { $0 | 1 << $1.utf8.count }
-
-    /// Each of `names` as its length and first letter (see `key`).
-    private static let nameKeys: [UInt16] = nameList.map { key(length: $0.utf8.count, first: $0.utf8.first!) }
-
-    /// A name's length and first byte (ASCII letters in lower case) in one number.
-    private static func key(length: Int, first: UInt8) -> UInt16 {
-        UInt16(truncatingIfNeeded: length) << 8 | UInt16(first | 0x20)
-    }
-
-    /// False when `field` cannot have one of `names`: no name of its length
-    /// starts with its first letter. Reads two bytes' worth, compares no
-    /// name: most fields of most heads (`user-agent` and `keep-alive` have
-    /// one length, not one first letter) stop here.
-    private static func mayHaveFixedName(_ field: HTTPField) -> Bool {
-        let name = field.name.utf8
-        let length = name.count
-        guard length < 64, nameLengths & 1 << length != 0, let first = name.first else { return false }
-        return nameKeys.contains(key(length: length, first: first))
-    }
-
-    /// False when no field of `fields` can have one of `names`: then nothing
-    /// is stripped (`Connection` and `TE`, which decide what else goes, are
-    /// among `names` too) and no upgrade is asked for. One cheap pass over a
-    /// head before the ones that compare names.
-    private static func mayHaveFixedNames(_ fields: HTTPFields) -> Bool {
-        fields.fields.contains(where: mayHaveFixedName)
-    }
-
-    /// True when `field` has one of the fixed connection-specific `names`.
+    /// True when `field` has a fixed connection-specific name
+    /// (`HopByHopFieldNames.fixedName`: one length test and one comparison)
+    /// other than the framing `Transfer-Encoding`. Runs for every field of
+    /// every head both ways; most stop at their length.
     private static func hasFixedName(_ field: HTTPField) -> Bool {
-        guard mayHaveFixedName(field) else { return false }
-        for name in nameList where field.hasName(lowercased: name) { return true }
-        return false
+        guard let name = HopByHopFieldNames.fixedName(field.name) else { return false }
+        return !HopByHopFieldNames.isFraming(name)
+    }
+
+    /// False when no field of `fields` has one of the fixed names: then
+    /// nothing is stripped (`Connection` and `TE`, which decide what else
+    /// goes, are among them) and no upgrade is asked for. One cheap pass
+    /// over a head before the ones that read values.
+    private static func mayHaveFixedNames(_ fields: HTTPFields) -> Bool {
+        fields.fields.contains(where: hasFixedName)
     }
 
     /// The `Connection` token that asks to switch protocols, as the message
@@ -55,11 +30,11 @@ enum HopByHop {
     /// `Upgrade` and names it in `Connection` (RFC 9110 §7.8; an HTTP/1.0
     /// `Upgrade` is ignored). Nil otherwise.
     static func upgradeToken(_ fields: HTTPFields, version: HTTPVersion) -> String? {
-        guard version == .http1_1, fields.contains("upgrade") else { return nil }
-        for value in fields.values("Connection") {
+        guard version == .http1_1, fields.contains(.upgrade) else { return nil }
+        for value in fields.values(.connection) {
             for token in value.split(separator: ",") {
                 let trimmed = token.trimmingSpaces
-                if HTTPField.lowercaseASCII(trimmed) == "upgrade" { return trimmed }
+                if HTTPField.Name(trimmed) == .upgrade { return trimmed }
             }
         }
         return nil
@@ -77,7 +52,7 @@ enum HopByHop {
     static func stripped(_ fields: HTTPFields, keepingUpgrade token: String?) -> HTTPFields? {
         guard let token else { return stripped(fields) }
         var out = stripped(fields) ?? fields
-        for field in fields where field.hasName(lowercased: "upgrade") { out.append(field.name, field.value) }
+        for field in fields where field.hasName(.upgrade) { out.append(field.name, field.value) }
         out.append("Connection", token)
         return out
     }
@@ -95,22 +70,22 @@ enum HopByHop {
     /// `strip(_:)` when it removes something; nil when nothing is to go.
     static func stripped(_ fields: HTTPFields) -> HTTPFields? {
         guard mayHaveFixedNames(fields) else { return nil }
-        var named = Set<String>()
-        for value in fields.values("connection") {
+        var named = Set<HTTPField.Name>()
+        for value in fields.values(.connection) {
             for token in value.split(separator: ",") {
-                named.insert(HTTPField.lowercaseASCII(token.trimmingSpaces))
+                let name = HTTPField.Name(token.trimmingSpaces)
+                if !HopByHopFieldNames.isFraming(name) { named.insert(name) }
             }
         }
-        if !named.isEmpty { named.subtract(HopByHopFieldNames.framing) }
         // A nested function over a constant copy, not a closure over the
         // variable: a captured variable is boxed (an allocation per head).
         let connectionNamed = named
         func isStripped(_ field: HTTPField) -> Bool {
-            if field.hasName(lowercased: "te") {
+            if field.hasName(.te) {
                 return HTTPField.lowercaseASCII(field.value.trimmingSpaces) != "trailers"
             }
             if hasFixedName(field) { return true }
-            return !connectionNamed.isEmpty && connectionNamed.contains(field.lowercasedName)
+            return !connectionNamed.isEmpty && connectionNamed.contains(HTTPField.Name(field.name))
         }
         guard fields.contains(where: isStripped) else { return nil }
         var out = fields
@@ -134,7 +109,7 @@ enum HopByHop {
         var shaped = head
         if shaped.targetForm == .absolute { shaped.targetForm = .origin }
         if shaped.scheme != target.scheme.rawValue { shaped.scheme = target.scheme.rawValue }
-        if supplyingAuthority, shaped.authority == nil, !shaped.fields.contains("host"), head.method != "CONNECT" {
+        if supplyingAuthority, shaped.authority == nil, !shaped.fields.contains(.host), head.method != .connect {
             shaped.authority = target.hostField
         }
         if let fields = stripped(head.fields, keepingUpgrade: upgradeToken(head.fields, version: head.version)) {
@@ -147,7 +122,7 @@ enum HopByHop {
     /// removed, except `Upgrade` and `Connection: upgrade` on a 101.
     static func shapeResponse(_ head: HTTPResponseHead) -> HTTPResponseHead {
         var shaped = head
-        let token = head.status == 101 ? upgradeToken(head.fields, version: .http1_1) : nil
+        let token = head.status == .switchingProtocols ? upgradeToken(head.fields, version: .http1_1) : nil
         shaped.fields = strip(head.fields, keepingUpgrade: token)
         return shaped
     }

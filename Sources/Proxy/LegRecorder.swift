@@ -55,7 +55,7 @@ struct LegRecorder {
 
     /// An interim response that was not sent on this leg (RFC 9110 §15.2: none to an HTTP/1.0 client).
     mutating func recordInterimWithheld(_ head: HTTPResponseHead) {
-        interimWithheld.append(head.status)
+        interimWithheld.append(head.status.code)
     }
 
     /// The leg as the record keeps it. Called once: the TLS details move

@@ -20,7 +20,7 @@ public struct LocalResponse: Hashable, Sendable {
         fields.append("Content-Length", String(body.count))
         fields.append("Proxy-Status", LocalResponse.proxyStatus(error))
         fields.append("Cache-Control", "no-store")
-        head = HTTPResponseHead(status: status, fields: fields)
+        head = HTTPResponseHead(status: HTTPStatus(status), fields: fields)
     }
 
     /// The answer as parts: head, body (when not empty), end.

@@ -61,7 +61,7 @@ struct MessageRecorder {
 
     /// The status of a recorded response head; nil for a request or no head.
     var responseStatus: Int? {
-        if case .response(let response, _) = head { return response.status }
+        if case .response(let response, _) = head { return response.status.code }
         return nil
     }
 

@@ -76,7 +76,7 @@ final class UpstreamTunnel: @unchecked Sendable {
                     finish(.success(Opened(channel: channel, leftover: leftover)))
                 case .refused(let head):
                     channel.close()
-                    finish(.failure(.upstreamProxyRefused(proxy: proxy.description, status: head.status,
+                    finish(.failure(.upstreamProxyRefused(proxy: proxy.description, status: head.status.code,
                                                           reason: head.reason, at: location)))
                 case .malformed(let error):
                     channel.close()

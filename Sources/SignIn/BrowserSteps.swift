@@ -185,7 +185,7 @@ enum BrowserSteps {
             }
         }
         let version: HTTPVersion = exchange.protocolName == "h2" ? .http2 : .http1_1
-        return HTTPResponseHead(status: status, version: version, fields: fields)
+        return HTTPResponseHead(status: HTTPStatus(status), version: version, fields: fields)
     }
 
     static func fields(_ pairs: [(name: String, value: String)]) -> [HTTPField] {

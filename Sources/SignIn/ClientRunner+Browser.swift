@@ -188,7 +188,7 @@ extension ClientRunner {
             guard let url = AbsoluteURL(exchange.url) else { continue }
             let isHTTP2 = exchange.protocolName == "h2"
             let regular = exchange.requestFields.filter { !$0.name.hasPrefix(":") }.map { HTTPField(name: $0.name, value: $0.value) }
-            var head = HTTPRequestHead(method: exchange.method, scheme: url.origin.scheme, authority: url.origin.authority,
+            var head = HTTPRequestHead(method: HTTPMethod(exchange.method), scheme: url.origin.scheme, authority: url.origin.authority,
                                        path: url.pathAndQuery, fields: HTTPFields(regular))
             head.version = isHTTP2 ? .http2 : .http1_1
             let requestWire: HeadDigest.WireForm = isHTTP2 ? .http2Request(head)
@@ -205,7 +205,7 @@ extension ClientRunner {
                 if let text = exchange.responseHeadText, !isHTTP2 {
                     responseWire = .http1(head: Array(text.utf8.dropLast(2)))
                 } else {
-                    responseWire = .http2(fields: [HTTPField(name: ":status", value: String(response.status))]
+                    responseWire = .http2(fields: [HTTPField(name: ":status", value: String(response.status.code))]
                                           + response.fields.map { HTTPField(name: $0.lowercasedName, value: $0.value) })
                 }
                 let travelled = response.travelled(as: responseWire)

@@ -68,7 +68,7 @@ extension MockServerHost {
                 exchange.sentResponseHead(response.head, wire: wire, storeLimit: host.recorder?.settings.bodyStoreLimit ?? 0,
                                           now: .now())
                 // A HEAD's answer carries no body (the stream drops it): recorded as sent.
-                if request.head.method != "HEAD" {
+                if request.head.method != .head {
                     try stream.sendBody(response.body)
                     exchange.sentResponseBody(response.body)
                 }

@@ -109,7 +109,7 @@ final class HTTPClientDialer: @unchecked Sendable {
                 return
             case .refused(let head):
                 channel.close()
-                finish(.failure(.proxyRefused(proxy: endpoint.proxy?.description ?? "the proxy", status: head.status,
+                finish(.failure(.proxyRefused(proxy: endpoint.proxy?.description ?? "the proxy", status: head.status.code,
                                                reason: head.reason)))
             case .malformed(let error):
                 channel.close()

@@ -90,7 +90,7 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
     public func respond(_ head: HTTPResponseHead, body: [UInt8] = [], trailers: HTTPFields? = nil) throws(TransportError) {
         var head = head
         let framing: HTTP1Framing?
-        let bodiless = head.status == 204 || head.status == 304 || request.method == "HEAD"
+        let bodiless = head.status == 204 || head.status == 304 || request.method == .head
         if trailers?.isEmpty == false {
             framing = .chunked
         } else if bodiless || head.fields.contains("content-length") || head.fields.contains("transfer-encoding") {
@@ -106,7 +106,7 @@ public final class HTTPServerStream: HTTPStream, @unchecked Sendable {
 
     /// A response to HEAD, or a final 204 or 304, carries no body (RFC 9110 §6.4.1).
     override var dropsOutboundBody: Bool {
-        if request.method == "HEAD" { return true }
+        if request.method == .head { return true }
         guard let status = response?.status else { return false }
         return status == 204 || status == 304
     }

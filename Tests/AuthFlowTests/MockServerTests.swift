@@ -53,7 +53,7 @@ final class MockServerTests: XCTestCase {
         return (session, csrf)
     }
 
-    private func assertRejected(_ response: MockResponse, _ status: Int, containing reason: String,
+    private func assertRejected(_ response: MockResponse, _ status: HTTPStatus, containing reason: String,
                                 file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(response.head.status, status, response.bodyText, file: file, line: line)
         let stated = response.head.fields[MockServer.reasonFieldName] ?? ""
@@ -287,12 +287,12 @@ final class MockServerTests: XCTestCase {
         XCTAssertEqual(ok.step, .authenticatedRequest)
         XCTAssertEqual(json(ok)["user"] as? String, "demo")
         for method in ["POST", "PUT", "PATCH", "DELETE"] {
-            let bare = MockRequest(head: HTTPRequestHead(method: method, path: "/suite/rest/x", fields: ["Cookie": cookie]))
+            let bare = MockRequest(head: HTTPRequestHead(method: HTTPMethod(method), path: "/suite/rest/x", fields: ["Cookie": cookie]))
             assertRejected(server.handle(bare, now: t0), 403, containing: "without X-APPIAN-CSRF-TOKEN")
-            let wrong = MockRequest(head: HTTPRequestHead(method: method, path: "/suite/rest/x",
+            let wrong = MockRequest(head: HTTPRequestHead(method: HTTPMethod(method), path: "/suite/rest/x",
                                                           fields: ["Cookie": cookie, "X-APPIAN-CSRF-TOKEN": "nope"]))
             assertRejected(server.handle(wrong, now: t0), 403, containing: "does not match")
-            let good = MockRequest(head: HTTPRequestHead(method: method, path: "/suite/rest/x",
+            let good = MockRequest(head: HTTPRequestHead(method: HTTPMethod(method), path: "/suite/rest/x",
                                                          fields: ["Cookie": cookie, "x-appian-csrf-token": csrf]))
             XCTAssertEqual(server.handle(good, now: t0).head.status, 200, method)
         }

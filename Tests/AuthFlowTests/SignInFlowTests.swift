@@ -392,7 +392,7 @@ final class SignInFlowTests: XCTestCase {
         diagnosis { driver in
             driver.onRequest = { request, _ in
                 guard request.step == step else { return .forward }
-                let head = HTTPResponseHead(status: status, fields: ["Content-Type": "text/plain", "Proxy-Status": proxyStatus])
+                let head = HTTPResponseHead(status: HTTPStatus(status), fields: ["Content-Type": "text/plain", "Proxy-Status": proxyStatus])
                 return .answer(head, Array("intact: upstream https://10.0.0.7:8443: failed\n".utf8))
             }
         }

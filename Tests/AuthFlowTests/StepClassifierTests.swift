@@ -8,13 +8,13 @@ final class StepClassifierTests: XCTestCase {
     private func request(_ method: String, _ path: String, cookie: String? = nil) -> HTTPRequestHead {
         var fields = HTTPFields()
         if let cookie { fields.append("Cookie", cookie) }
-        return HTTPRequestHead(method: method, path: path, fields: fields)
+        return HTTPRequestHead(method: HTTPMethod(method), path: path, fields: fields)
     }
 
     private func response(_ status: Int, location: String? = nil) -> HTTPResponseHead {
         var fields = HTTPFields()
         if let location { fields.append("Location", location) }
-        return HTTPResponseHead(status: status, fields: fields)
+        return HTTPResponseHead(status: HTTPStatus(status), fields: fields)
     }
 
     func testLabelsEveryStep() {

@@ -32,7 +32,7 @@ private enum Sample {
             authority = url.host
             path = url.percentEncodedPath + (url.percentEncodedQuery.map { "?" + $0 } ?? "")
         }
-        let head = HTTPRequestHead(method: String(parts[0]), scheme: scheme, authority: authority, path: path,
+        let head = HTTPRequestHead(method: HTTPMethod(String(parts[0])), scheme: scheme, authority: authority, path: path,
                                    targetForm: targetForm, version: .http1_1, fields: fields)
         let raw = Array(lines.map { $0 + "\r\n" }.joined().utf8)
         return (head, .http1(head: raw))
@@ -192,7 +192,7 @@ final class MessageDigestTests: XCTestCase {
     func testResponseStatusAndReasonPhrase() {
         func response(_ status: Int, _ reason: String, extra: [String] = []) -> MessageDigest {
             let lines = ["HTTP/1.1 \(status) \(reason)", "Content-Type: text/plain"] + extra
-            let head = HTTPResponseHead(status: status, reason: reason, fields: ["Content-Type": "text/plain"])
+            let head = HTTPResponseHead(status: HTTPStatus(status), reason: reason, fields: ["Content-Type": "text/plain"])
             return MessageDigest(head: HeadDigest(response: head, wire: .http1(head: Array(lines.map { $0 + "\r\n" }.joined().utf8)),
                                                   using: .sha256))
         }

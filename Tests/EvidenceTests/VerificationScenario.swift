@@ -170,7 +170,7 @@ struct VerificationScenario {
     static func ok(_ extra: [(String, String)] = [], status: Int = 200, length: Int = 0) -> HTTPResponseHead {
         var fields: HTTPFields = ["Content-Type": "application/json", "Content-Length": String(length)]
         for (name, value) in extra { fields.append(name, value) }
-        return HTTPResponseHead(status: status, version: .http1_1, fields: fields)
+        return HTTPResponseHead(status: HTTPStatus(status), version: .http1_1, fields: fields)
     }
 
     /// A simple exchange: `GET path` answered 200 with a small JSON body.
@@ -178,7 +178,7 @@ struct VerificationScenario {
                          body: String = "", requestFields: [(String, String)] = [],
                          responseFields: [(String, String)] = []) -> Exchange {
         var request = get(path, requestFields)
-        request.method = method
+        request.method = HTTPMethod(method)
         let responseBody = Array("{\"path\":\"\(path)\"}".utf8)
         return Exchange(request: request, requestBody: Array(body.utf8),
                         response: ok(responseFields, length: responseBody.count), responseBody: responseBody,

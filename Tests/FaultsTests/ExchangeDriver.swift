@@ -19,11 +19,11 @@ enum Fixture {
     ]
 
     static func request(_ method: String = "GET", _ path: String, _ fields: [(String, String)] = []) -> HTTPRequestHead {
-        HTTPRequestHead(method: method, path: path, fields: HTTPFields([HTTPField(name: "Host", value: host)] + fields.map { HTTPField(name: $0.0, value: $0.1) }))
+        HTTPRequestHead(method: HTTPMethod(method), path: path, fields: HTTPFields([HTTPField(name: "Host", value: host)] + fields.map { HTTPField(name: $0.0, value: $0.1) }))
     }
 
     static func response(_ status: Int, _ fields: [(String, String)] = []) -> HTTPResponseHead {
-        HTTPResponseHead(status: status, fields: HTTPFields(fields.map { HTTPField(name: $0.0, value: $0.1) }))
+        HTTPResponseHead(status: HTTPStatus(status), fields: HTTPFields(fields.map { HTTPField(name: $0.0, value: $0.1) }))
     }
 
     /// A response with a body and a matching Content-Length.

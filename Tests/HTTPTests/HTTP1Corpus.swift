@@ -7,7 +7,7 @@ struct HTTP1CorpusEntry {
     var kind: HTTP1Parser.Kind
     var wire: String
     /// For responses: the methods of the requests they answer, in order.
-    var methods: [String] = []
+    var methods: [HTTPMethod] = []
     /// Whether the peer closes after the bytes (ends close-delimited bodies).
     var finish = false
     /// Whether writing the parsed events again gives back `wire` byte for byte.
@@ -58,7 +58,7 @@ func coalesced(_ events: [HTTP1Event]) -> [HTTP1Event] {
 
 /// Parses `bytes` fed in pieces of `pieceSize` (all at once when nil),
 /// pulling events after every piece. Returns the events and the error, if any.
-func parse(_ bytes: [UInt8], kind: HTTP1Parser.Kind, methods: [String] = [], finish: Bool = false,
+func parse(_ bytes: [UInt8], kind: HTTP1Parser.Kind, methods: [HTTPMethod] = [], finish: Bool = false,
            pieceSize: Int? = nil, limits: HTTP1ParserLimits = .standard) -> (events: [HTTP1Event], error: HTTP1ParseError?) {
     var parser = HTTP1Parser(parsing: kind, limits: limits)
     for method in methods { parser.expectResponse(to: method) }

@@ -7,9 +7,9 @@ final class HTTP1ParserRejectionTests: XCTestCase {
     private struct Bad {
         var wire: String
         var error: HTTP1ParseError
-        var status: Int
+        var status: HTTPStatus
         var kind: HTTP1Parser.Kind = .request
-        var methods: [String] = []
+        var methods: [HTTPMethod] = []
         var finish = false
         var limits: HTTP1ParserLimits = .standard
     }

@@ -393,7 +393,7 @@ final class HTTP1ServerLayerTests: XCTestCase {
         return (text(head.serialized.bytes + framed + end.bytes), end.completion)
     }
 
-    private func request(_ path: String, method: String = "GET", version: HTTPVersion = .http1_1) -> HTTPRequestHead {
+    private func request(_ path: String, method: HTTPMethod = "GET", version: HTTPVersion = .http1_1) -> HTTPRequestHead {
         HTTPRequestHead(method: method, scheme: nil, authority: "h", path: path, version: version)
     }
 }

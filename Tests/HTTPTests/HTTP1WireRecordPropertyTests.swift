@@ -27,16 +27,16 @@ final class HTTP1WireRecordPropertyTests: XCTestCase {
 
     struct Case {
         var source: HTTPResponseHead
-        var requestMethod: String
+        var requestMethod: HTTPMethod
         var requestVersion: HTTPVersion
         var chunks: [[UInt8]]
         var trailers: HTTPFields?
     }
 
     static func makeCase(_ random: inout Generator) -> Case {
-        let requestMethod = random.pick(["GET", "GET", "HEAD", "POST"])
+        let requestMethod: HTTPMethod = random.pick(["GET", "GET", "HEAD", "POST"])
         let requestVersion = random.pick([HTTPVersion.http1_0, .http1_1, .http1_1])
-        let status = random.pick([200, 201, 203, 204, 206, 299, 304, 404, 422, 500, 599])
+        let status: HTTPStatus = random.pick([200, 201, 203, 204, 206, 299, 304, 404, 422, 500, 599])
         let fromHTTP2 = random.next(2) == 0
         var fields = HTTPFields()
         for _ in 0..<random.next(5) { fields.append("X-" + random.token(), random.value()) }

@@ -4,7 +4,7 @@ import XCTest
 /// Event → step scripts for `HTTP2ConnectionLayer`, with no sockets: the peer
 /// is an `HTTP2Session` in the opposite role, in memory (`HTTP2LayerScript`).
 final class HTTP2ConnectionLayerTests: XCTestCase {
-    private func request(_ method: String = "GET", _ path: String = "/", fields: HTTPFields = HTTPFields()) -> HTTPRequestHead {
+    private func request(_ method: HTTPMethod = "GET", _ path: String = "/", fields: HTTPFields = HTTPFields()) -> HTTPRequestHead {
         HTTPRequestHead(method: method, scheme: "https", authority: "a.test", path: path, fields: fields)
     }
 

@@ -79,7 +79,7 @@ final class HTTP2SessionTests: XCTestCase {
             for event in events {
                 switch event {
                 case .responseHead(let id, let head, _):
-                    statuses[indexOfStream[id]!] = head.status
+                    statuses[indexOfStream[id]!] = head.status.code
                     clientHashes[id] = SHA256()
                 case .data(let id, let bytes):
                     clientHashes[id]!.update(bytes)

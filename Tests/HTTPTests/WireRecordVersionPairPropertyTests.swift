@@ -66,11 +66,11 @@ final class WireRecordVersionPairPropertyTests: XCTestCase {
             fields.append(http2 ? "content-length" : "Content-Length", String(bodyLength))
         }
         if http2 {
-            return HTTPRequestHead(method: method, scheme: "https", authority: authority,
+            return HTTPRequestHead(method: HTTPMethod(method), scheme: "https", authority: authority,
                                    path: path, version: .http2, fields: fields)
         }
         fields.append(random.pick(["Host", "host"]), authority)
-        return HTTPRequestHead(method: method, authority: fields["host"], path: path, version: .http1_1, fields: fields)
+        return HTTPRequestHead(method: HTTPMethod(method), authority: fields["host"], path: path, version: .http1_1, fields: fields)
     }
 
     static func response(_ random: inout Generator, from source: HTTPVersion, bodyLength: Int) -> HTTPResponseHead {
@@ -79,7 +79,7 @@ final class WireRecordVersionPairPropertyTests: XCTestCase {
         var fields = Self.fields(&random, http2: http2)
         if random.next(2) == 0 { fields.append(http2 ? "content-length" : "Content-Length", String(bodyLength)) }
         let reason = http2 ? "" : random.pick(["OK", "Fine  By Me", "", "Créé"])
-        return HTTPResponseHead(status: status, reason: reason, version: source, fields: fields)
+        return HTTPResponseHead(status: HTTPStatus(status), reason: reason, version: source, fields: fields)
     }
 
     // MARK: HTTP/1.1 leg
@@ -117,7 +117,7 @@ final class WireRecordVersionPairPropertyTests: XCTestCase {
             framing = .chunked
         }
         var serializer = HTTP1Serializer()
-        let written = try serializer.writeResponseHead(head, framing: framing, requestMethod: method, requestVersion: .http1_1)
+        let written = try serializer.writeResponseHead(head, framing: framing, requestMethod: HTTPMethod(method), requestVersion: .http1_1)
         head.fields = written.fields
         var wire = written.bytes
         var sent: [UInt8] = []
@@ -134,7 +134,7 @@ final class WireRecordVersionPairPropertyTests: XCTestCase {
     /// Decodes HTTP/1.1 bytes the way the receiving engine's parser does.
     static func decodeHTTP1(_ wire: [UInt8], request: Bool, method: String) throws -> Seen {
         var parser = HTTP1Parser(parsing: request ? .request : .response)
-        if !request { parser.expectResponse(to: method) }
+        if !request { parser.expectResponse(to: HTTPMethod(method)) }
         parser.feed(wire)
         parser.finish()
         var seen: Seen?
@@ -278,7 +278,7 @@ final class WireRecordVersionPairPropertyTests: XCTestCase {
                     assertSame(recorded, decoded, label + " request")
                 } else {
                     let (recorded, wire) = try Self.sendHTTP1(head, body: requestBody, trailers: requestTrailers)
-                    assertSame(recorded, try Self.decodeHTTP1(wire, request: true, method: head.method), label + " request")
+                    assertSame(recorded, try Self.decodeHTTP1(wire, request: true, method: head.method.rawValue), label + " request")
                 }
             } else {
                 let method = random.pick(["GET", "GET", "HEAD", "POST"])
@@ -292,7 +292,7 @@ final class WireRecordVersionPairPropertyTests: XCTestCase {
                 }
                 let answerTrailers = bodiless ? nil : trailers
                 if target == .http2 {
-                    let request = HTTPRequestHead(method: method, scheme: "https", authority: "origin.test", path: "/",
+                    let request = HTTPRequestHead(method: HTTPMethod(method), scheme: "https", authority: "origin.test", path: "/",
                                                   version: .http2)
                     let (recorded, decoded) = try Self.overHTTP2(request: request, requestBody: [], requestTrailers: nil,
                                                                  answer: (answerHead, answerBody, answerTrailers))

@@ -110,7 +110,7 @@ final class RecordingPrivacyTests: XCTestCase {
             let target = item(scheme) + item(authority) + item(path)
             part("target of \(name)", target, recorded: recorded.target)
             startLine = item("request") + item(method) + target
-            let head = HTTPRequestHead(method: method, scheme: message.scheme, authority: message.authority, path: path,
+            let head = HTTPRequestHead(method: HTTPMethod(method), scheme: message.scheme, authority: message.authority, path: path,
                                        targetForm: message.targetForm ?? .origin, version: message.version, fields: fields)
             exactCandidates = message.version == .http2
                 ? [Self.exactInput(.http2Request(head)), Self.exactInput(.http2Sent(request: head))]
@@ -119,7 +119,7 @@ final class RecordingPrivacyTests: XCTestCase {
             let status = try XCTUnwrap(message.status, file: file, line: line)
             name = "response \(status)"
             startLine = item("response") + item(String(status))
-            let head = HTTPResponseHead(status: status, reason: message.reason, version: message.version, fields: fields)
+            let head = HTTPResponseHead(status: HTTPStatus(status), reason: message.reason, version: message.version, fields: fields)
             exactCandidates = message.version == .http2
                 ? [Self.exactInput(.http2Response(head)), Self.exactInput(.http2Sent(response: head))]
                 : [Self.http1Head("HTTP/1.1 \(status) \(message.reason ?? "")", fields)]

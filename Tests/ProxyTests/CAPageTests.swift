@@ -21,7 +21,7 @@ final class CAPageTests: XCTestCase {
     }
 
     func absolute(_ authority: String, path: String = "/", scheme: String = "http", method: String = "GET") -> HTTPRequestHead {
-        HTTPRequestHead(method: method, scheme: scheme, authority: authority, path: path, targetForm: .absolute,
+        HTTPRequestHead(method: HTTPMethod(method), scheme: scheme, authority: authority, path: path, targetForm: .absolute,
                         fields: ["Host": authority])
     }
 
@@ -77,7 +77,7 @@ final class CAPageTests: XCTestCase {
             }.first)
             XCTAssertEqual(record.legs.map(\.role), [.downstream])
             XCTAssertNil(record.error)
-            XCTAssertEqual(record.leg(.downstream)?.response?.status, sent?.status)
+            XCTAssertEqual(record.leg(.downstream)?.response?.status, sent?.status.code)
         }
     }
 

@@ -229,7 +229,7 @@ final class ExchangeFlowTests: XCTestCase {
         script.send(.requestEnd(trailers: nil))
         script.open()
         for status in [100, 103] {
-            let interim = HTTPResponseHead(status: status)
+            let interim = HTTPResponseHead(status: HTTPStatus(status))
             XCTAssertEqual(script.send(.responseHead(interim, wire: Script.wire(interim))), [], "\(status)")
         }
         XCTAssertEqual(script.send(.responseHead(Script.ok(length: 0), wire: Script.wire(Script.ok(length: 0)))),

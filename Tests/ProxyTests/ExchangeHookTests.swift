@@ -139,7 +139,7 @@ final class ExchangeHookTests: XCTestCase {
             script.start(request)
             script.send(.requestEnd(trailers: nil))
             script.open()
-            let head = HTTPResponseHead(status: status, fields: ["Content-Length": "0"])
+            let head = HTTPResponseHead(status: HTTPStatus(status), fields: ["Content-Length": "0"])
             script.send(.responseHead(head, wire: Script.wire(head)))
             script.send(.responseEnd(trailers: nil))
             return try XCTUnwrap(script.record)

@@ -10,7 +10,7 @@ final class ExchangeLogLineTests: XCTestCase {
         script.start(Script.get("/suite/rest/x?y=1"))
         script.send(.requestEnd(trailers: nil))
         script.open()
-        let head = HTTPResponseHead(status: status, fields: ["Content-Length": String(body)])
+        let head = HTTPResponseHead(status: HTTPStatus(status), fields: ["Content-Length": String(body)])
         script.send(.responseHead(head, wire: Script.wire(head)))
         if body > 0 { script.send(.responseBody(Script.bytes(body))) }
         script.send(.responseEnd(trailers: nil))

@@ -70,7 +70,7 @@ final class ProxyInteropTests: XCTestCase {
             let up = try XCTUnwrap(record.leg(.upstream)?.response)
             XCTAssertEqual(up.version, .http2)
             XCTAssertEqual(down.version, .http1_1)
-            XCTAssertEqual(down.reason, HTTPResponseHead.rfc9110Reason(down.status ?? 0), "\(record.exchangeID)")
+            XCTAssertEqual(down.reason, HTTPResponseHead.rfc9110Reason(HTTPStatus(down.status ?? 0)), "\(record.exchangeID)")
             assertCleanHop(record)
         }
     }

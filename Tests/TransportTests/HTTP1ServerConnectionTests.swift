@@ -54,7 +54,7 @@ final class HTTP1ServerConnectionTests: XCTestCase {
             XCTAssertTrue(next.hasPrefix("HTTP/1.1 200 OK\r\n"), "after case \(index): \(next.prefix(100))")
         }
         let reported = origin.malformed.current
-        XCTAssertEqual(reported.map(\.0.status), cases.map(\.status))
+        XCTAssertEqual(reported.map(\.0.status.code), cases.map(\.status))
         XCTAssertEqual(reported.map(\.1), cases.map { Optional($0.status) })
     }
 

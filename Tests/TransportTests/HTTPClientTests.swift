@@ -36,7 +36,7 @@ final class HTTPClientTests: XCTestCase {
                       to endpoint: HTTPEndpoint) -> Result<HTTPClientResponse, TransportError> {
         let result = Locked<Result<HTTPClientResponse, TransportError>>(.failure(.invalidState("no answer in time")))
         let done = DispatchSemaphore(value: 0)
-        client.send(HTTPRequestHead(method: method, path: path), body: body, to: endpoint) { outcome in
+        client.send(HTTPRequestHead(method: HTTPMethod(method), path: path), body: body, to: endpoint) { outcome in
             result.withLock { $0 = outcome }
             done.signal()
         }

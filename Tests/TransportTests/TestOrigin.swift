@@ -63,7 +63,7 @@ final class TestOrigin: Sendable {
         server = HTTPServer(group: group, configuration: configuration, onConnectionEvent: { _, event in
             switch event {
             case .ready: readyCount.withLock { $0 += 1 }
-            case .malformedRequest(let error, let answer, _): malformed.withLock { $0.append((error, answer?.status)) }
+            case .malformedRequest(let error, let answer, _): malformed.withLock { $0.append((error, answer?.status.code)) }
             case .stream, .closed, .refusedStream: break
             }
         }, onStream: { stream in
@@ -105,7 +105,7 @@ final class TestOrigin: Sendable {
             stream.collectBody(limit: 16 << 20) { result in
                 guard case .success(let (body, _)) = result else { return }
                 var head = HTTPResponseHead(status: 200)
-                head.fields.append("x-request-method", stream.request.method)
+                head.fields.append("x-request-method", stream.request.method.rawValue)
                 try? stream.respond(head, body: body)
             }
         } else if path == "/trailers" {

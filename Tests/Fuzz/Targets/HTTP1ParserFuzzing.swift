@@ -20,7 +20,7 @@ enum HTTP1ParserFuzzing {
     static func response(_ bytes: [UInt8]) {
         let input = FuzzInput(bytes, controlBytes: 2)
         var parser = HTTP1Parser(parsing: .response)
-        let methods = ["GET", "HEAD", "CONNECT", "POST"]
+        let methods: [HTTPMethod] = ["GET", "HEAD", "CONNECT", "POST"]
         for index in 0..<4 {
             parser.expectResponse(to: methods[Int(input.control[1] >> (2 * index)) & 3])
         }
