@@ -49,7 +49,7 @@ public final class ChromiumBrowser: @unchecked Sendable {
                 return end(run)
             }
             self.profile = profile
-            cleanupToken = ChromiumCleanup.shared.register(profile: profile.directory)
+            cleanupToken = ChromiumCleanup.shared.register(profile: profile)
             var browserEnvironment = environment
             browserEnvironment["HOME"] = profile.directory
             browserEnvironment["XDG_CONFIG_HOME"] = profile.directory + "/.config"

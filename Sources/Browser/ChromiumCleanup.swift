@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Glibc
 import Synchronization
@@ -8,65 +7,44 @@ import Synchronization
 /// a Ctrl-C or `kill` that ends Intact would otherwise leave it running,
 /// and its profile (the CA trust, a client certificate's private key) on disk.
 ///
-/// While at least one browser is registered the three signals are watched
-/// (their default action off); on one, every registered group gets SIGKILL,
-/// every registered profile is removed, the signals' earlier dispositions
-/// come back, and a signal whose earlier disposition was the default is
-/// raised again, so the process ends as it would have. A disposition someone
-/// else installed (another watcher) is left to act. When the last browser
-/// is unregistered the earlier dispositions come back.
+/// While at least one browser is registered the three signals go to a
+/// handler of its own, which only writes the signal's number to a pipe (all
+/// a signal handler may safely do); a thread reading the pipe then, under
+/// the registry's lock, sends SIGKILL to every registered group, removes
+/// every registered profile, puts back the dispositions the signals had
+/// before and raises the signal again: with the default disposition the
+/// process ends as the signal would have ended it, an ignored signal stays
+/// ignored, and another watcher's handler gets it. When the last browser is
+/// unregistered the earlier dispositions come back.
 ///
-/// Thread-safe: the registry is behind a mutex; the handler runs on a queue of its own.
+/// Thread-safe: the registry is behind a mutex. Not a dispatch signal
+/// source: libdispatch keeps its own handler and blocked masks after a source
+/// is cancelled, so dispositions could not be handed back reliably.
 final class ChromiumCleanup: Sendable {
     static let shared = ChromiumCleanup()
     static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
 
     private struct Entry {
-        var profile: String
+        var profile: ChromiumProfile
         var group: pid_t?
     }
 
     private struct Registry: ~Copyable {
         var entries: [Int: Entry] = [:]
         var next = 0
-        var watch: Watch?
-    }
-
-    /// The signal sources and each signal's disposition before them.
-    private final class Watch: @unchecked Sendable {
-        // @unchecked Sendable: set once in init; touched again only under the registry's mutex.
-        let sources: [DispatchSourceSignal]
-        let previous: [Int32: __sighandler_t?]
-
-        init(handler: @escaping @Sendable (Int32) -> Void) {
-            let queue = DispatchQueue(label: "intact.chromium.cleanup")
-            var previous: [Int32: __sighandler_t?] = [:]
-            sources = ChromiumCleanup.signals.map { number in
-                previous[number] = signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-                source.setEventHandler { handler(number) }
-                source.resume()
-                return source
-            }
-            self.previous = previous
-        }
-
-        func restore() {
-            for source in sources { source.cancel() }
-            for (number, handler) in previous { signal(number, handler) }
-        }
+        /// Each watched signal's disposition before ours; empty while none is watched.
+        var previous: [Int32: __sighandler_t?] = [:]
+        var readerStarted = false
     }
 
     private let registry = Mutex(Registry())
 
-    /// Registers a profile directory (before its browser starts); the token names it later.
-    func register(profile: String) -> Int {
+    /// Registers a profile (before its browser starts); the token names it later.
+    func register(profile: ChromiumProfile) -> Int {
         registry.withLock { registry in
             registry.next += 1
             registry.entries[registry.next] = Entry(profile: profile)
-            if registry.watch == nil {
-                registry.watch = Watch { [self] number in self.stopEverything(signal: number) }
-            }
+            if registry.previous.isEmpty { install(&registry) }
             return registry.next
         }
     }
@@ -84,35 +62,67 @@ final class ChromiumCleanup: Sendable {
         registry.withLock { registry in
             guard registry.entries.removeValue(forKey: token) != nil else { return }
             profile.remove()
-            if registry.entries.isEmpty, let watch = registry.watch {
-                watch.restore()
-                registry.watch = nil
-            }
+            if registry.entries.isEmpty { ChromiumCleanup.restore(&registry) }
         }
     }
 
-    private func stopEverything(signal number: Int32) {
-        let watch = registry.withLock { registry in
-            for entry in registry.entries.values {
-                if let group = entry.group { _ = kill(-group, SIGKILL) }
-                try? FileManager.default.removeItem(atPath: entry.profile)
+    /// Points the signals at `notifyCleanup` (keeping their earlier dispositions) and
+    /// starts the pipe's reader once per process. Called with the lock held.
+    private func install(_ registry: inout Registry) {
+        if !registry.readerStarted {
+            var ends: [Int32] = [0, 0]
+            guard pipe(&ends) == 0 else { return } // No pipe: browsers are still cleaned up on every other path.
+            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) } // Never inherited by a child (Chromium, certutil).
+            cleanupPipeWrite = ends[1]
+            let read = ends[0]
+            let thread = Thread { [self] in
+                var byte: UInt8 = 0
+                while true {
+                    let count = Glibc.read(read, &byte, 1)
+                    if count == 1 { stopEverything(signal: Int32(byte)) } else if count < 0 && errno == EINTR { continue } else { return }
+                }
             }
-            registry.entries = [:]
-            defer { registry.watch = nil }
-            return registry.watch
+            thread.name = "intact.chromium.cleanup"
+            thread.start()
+            registry.readerStarted = true
         }
-        guard let watch else { return }
-        watch.restore()
-        if let earlier = watch.previous[number], earlier.map({ unsafeBitCast($0, to: Int.self) }) ?? 0 == 0 {
-            // The default action was to end the process: end it, as the signal would have (the
-            // signal itself, unblocked and at its default; should a handler still catch it, the status a shell shows for it).
-            signal(number, SIG_DFL)
-            var unblock = sigset_t()
-            sigemptyset(&unblock)
-            sigaddset(&unblock, number)
-            pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
-            raise(number)
-            _exit(128 + number)
+        for number in ChromiumCleanup.signals {
+            registry.previous[number] = signal(number, notifyCleanup)
         }
     }
+
+    private static func restore(_ registry: inout Registry) {
+        for (number, handler) in registry.previous { signal(number, handler) }
+        registry.previous = [:]
+    }
+
+    private func stopEverything(signal number: Int32) {
+        let wasDefault = registry.withLock { registry -> Bool? in
+            guard let earlier = registry.previous[number] else { return nil } // Not watched (any more): nothing of ours runs.
+            for entry in registry.entries.values {
+                if let group = entry.group { _ = kill(-group, SIGKILL) }
+                entry.profile.remove()
+            }
+            registry.entries = [:]
+            ChromiumCleanup.restore(&registry)
+            return earlier.map { unsafeBitCast($0, to: Int.self) } ?? 0 == 0
+        }
+        guard let wasDefault else { return }
+        // The signal again, now to its earlier disposition: the default ends the process.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        sigaddset(&unblock, number)
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+        raise(number)
+        if wasDefault { _exit(128 + number) }
+    }
+}
+
+/// The write end of `ChromiumCleanup`'s pipe; set once, before any handler points here.
+nonisolated(unsafe) private var cleanupPipeWrite: Int32 = -1
+
+/// The signal handler: hands the signal's number to `ChromiumCleanup`'s reader (async-signal-safe).
+private func notifyCleanup(_ number: Int32) {
+    var byte = UInt8(truncatingIfNeeded: number)
+    _ = write(cleanupPipeWrite, &byte, 1)
 }
