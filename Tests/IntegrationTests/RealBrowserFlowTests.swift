@@ -205,7 +205,11 @@ final class RealBrowserFlowTests: XCTestCase {
         XCTAssertTrue(NSTemporaryDirectory().hasPrefix(temporary), "profiles are made under this test's TMPDIR")
         let run = try demo(.http1Only, rules: """
             {"rules": [{"name": "hold", "match": {"leg": "response", "step": "login-page"}, "actions": [{"action": "stall"}]}]}
-            """, executable: wrapper)
+            """, executable: wrapper) { configuration in
+            // The browser holds a client certificate: its key is in the profile that must go.
+            configuration.presentsClientCertificate = true
+            configuration.browserPresentsClientCertificate = true
+        }
         let diagnosis = try XCTUnwrap(run.outcome.diagnosis)
         XCTAssertEqual(diagnosis.mode, .browserFailed)
         XCTAssertTrue(diagnosis.evidence.hasPrefix("the browser was killed by signal 9"), diagnosis.evidence)
