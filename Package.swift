@@ -122,7 +122,7 @@ let package = Package(
         // The repository itself: no committed private key, dependencies as imported, the layer list true, links that lead somewhere.
         .testTarget(name: "RepositoryTests", dependencies: ["IntactTestSupport"]),
         .testTarget(name: "BrowserTests", dependencies: ["IntactTestSupport", "Browser", "ConfigurationFile"]),
-        .testTarget(name: "SignInTests", dependencies: ["IntactTestSupport", "SignIn", "AuthFlow", "Evidence", "Transport", "TLS", "HTTP", "Hashing", "Wire"]),
+        .testTarget(name: "SignInTests", dependencies: ["IntactTestSupport", "SignIn", "AuthFlow", "Browser", "Evidence", "Transport", "TLS", "HTTP", "Hashing", "Wire"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -137,6 +137,9 @@ public enum BrowserFinding: Hashable, Sendable, CustomStringConvertible {
     case contentSecurityPolicy(directive: String, blockedURL: String, page: String)
     /// HSTS turned an http URL into https (an internal 307).
     case hstsUpgrade(from: String, to: String)
+    /// A page served over https uses an http URL (`Audits` `MixedContentIssue`): for a
+    /// form's action, Chromium's insecure-form warning stops the submission.
+    case mixedContent(insecureURL: String, page: String)
 
     public var description: String {
         switch self {
@@ -146,6 +149,8 @@ public enum BrowserFinding: Hashable, Sendable, CustomStringConvertible {
             return "the page \(page)'s Content-Security-Policy \(directive) blocked \(blocked)"
         case .hstsUpgrade(let from, let to):
             return "HSTS made the browser use https: \(from) became \(to)"
+        case .mixedContent(let insecure, let page):
+            return "the https page \(page) uses the http URL \(insecure)"
         }
     }
 }
@@ -161,6 +166,9 @@ public enum BrowserFailure: Hashable, Sendable, CustomStringConvertible {
     case timedOut(seconds: Double, lastActivity: String)
     /// A navigation failed with a net error (`net::ERR_PROXY_CONNECTION_FAILED`…).
     case navigationFailed(url: String, netError: String)
+    /// The browser stopped the form's submission to an http URL from an https page
+    /// (its insecure-form warning page instead, `net::ERR_BLOCKED_BY_CLIENT`), before any request.
+    case insecureFormBlocked(action: String, page: String)
     /// The login page has no form to fill.
     case noForm(url: String, status: Int?, title: String)
     /// The form lacks a field the user would fill; the others were filled.
@@ -179,6 +187,10 @@ public enum BrowserFailure: Hashable, Sendable, CustomStringConvertible {
         case .timedOut(let seconds, let last):
             return "the browser did not reach the callback within \(BrowserFailure.format(seconds)) s; last it \(last)"
         case .navigationFailed(let url, let error): return "the browser could not load \(url): \(error)"
+        case .insecureFormBlocked(let action, let page):
+            return "the browser did not submit the sign-in form: its action \(action) is http on the https page \(page), "
+                + "and Chromium showed its insecure-form warning (\"The information you're about to submit is not secure\", "
+                + "net::ERR_BLOCKED_BY_CLIENT) instead of sending the credentials"
         case .noForm(let url, let status, let title):
             return "the page \(url) (\(status.map(String.init) ?? "no status")\(title.isEmpty ? "" : ", \"\(title)\"")) shows no form to sign in with"
         case .missingField(let field, let fields, let filled):

@@ -70,7 +70,6 @@ public struct BrowserSignIn: Sendable {
     private var current: [String: Int] = [:]
     /// Extra-info events that came before their request.
     private var earlyRequestFields: [String: [(String, String)]] = [:]
-    private var usedTraceIDs = 0
     /// The id of `Fetch.enable`, the one command whose refusal the run survives.
     private var fetchEnable: Int?
     private var loadEventSeen = false
@@ -242,6 +241,8 @@ public struct BrowserSignIn: Sendable {
         case "Page.loadEventFired":
             loadEventSeen = true
             return maybeReadLoginBody()
+        case "Page.frameNavigated":
+            frameNavigated(params)
         case "Audits.issueAdded":
             issue(params)
         case "Inspector.targetCrashed", "Target.targetCrashed":
@@ -258,11 +259,18 @@ public struct BrowserSignIn: Sendable {
     private mutating func paused(_ params: LocatedJSON) -> [CDPCommand] {
         guard let fetchID = params["requestId"]?.string else { return [] }
         let isPage = params["resourceType"]?.string == "Document" && (params["frameId"]?.string ?? targetID) == targetID
-        guard isPage, usedTraceIDs < task.traceIDs.count, let request = params["request"] else {
+        // The login page's hops (a redirect chain, HSTS's internal 307) carry the login page's id, the
+        // submission's hops the credentials' id: the server echoes the id of the step it answers.
+        let step: Int
+        switch phase {
+        case .loadingLoginPage: step = 0
+        case .filling, .awaitingCallback: step = 1
+        default: step = task.traceIDs.count
+        }
+        guard isPage, step < task.traceIDs.count, let request = params["request"] else {
             return [command("Fetch.continueRequest", .object(["requestId": .string(fetchID)]))]
         }
-        let trace = task.traceIDs[usedTraceIDs]
-        usedTraceIDs += 1
+        let trace = task.traceIDs[step]
         var headers = request["headers"]?.stringPairs.filter { $0.name.lowercased() != task.traceFieldName.lowercased() } ?? []
         headers.append((task.traceFieldName, trace))
         if let network = params["networkId"]?.string, let index = current[network] { run.exchanges[index].traceID = trace }
@@ -290,6 +298,8 @@ public struct BrowserSignIn: Sendable {
             note("was redirected from \(from) (\(run.exchanges[index].status.map(String.init) ?? "?")) to \(url)")
             if run.exchanges[index].status == 307, run.exchanges[index].responseField("Non-Authoritative-Reason") == "HSTS" {
                 run.findings.append(.hstsUpgrade(from: from, to: url))
+                // Made up inside the browser: no raw head (extra info) comes for it; the next response's is the next hop's.
+                run.exchanges[index].responseIsRaw = true
             }
         }
         if isMain, BrowserSignIn.scheme(of: url) == task.callbackScheme.lowercased() {
@@ -313,7 +323,8 @@ public struct BrowserSignIn: Sendable {
         current[id] = index
         if isMain {
             switch phase {
-            case .loadingLoginPage where run.loginPage == nil:
+            case .loadingLoginPage where run.loginPage == nil || run.exchanges[run.loginPage!].redirectedTo == url:
+                // A redirect of the login page (a gateway's, HSTS's internal 307) moves it to the next hop.
                 run.loginPage = index
             case .awaitingCallback, .filling:
                 run.credentials = index
@@ -321,7 +332,8 @@ public struct BrowserSignIn: Sendable {
                 break
             }
         }
-        note("requested \(exchange.method) \(url)")
+        // `data:` URLs (the default favicon) are no network request: kept, not narrated.
+        if BrowserSignIn.scheme(of: url) != "data" { note("requested \(exchange.method) \(url)") }
         return []
     }
 
@@ -427,8 +439,35 @@ public struct BrowserSignIn: Sendable {
         return [read]
     }
 
-    /// Audits: cookie issues repeat what extra info said; CSP violations are only here.
+    /// The main frame committed an error page (`chrome-error://…` with the URL it could not
+    /// reach) after the submission: a navigation stopped before any request DevTools
+    /// reported (the insecure-form warning), so no `loadingFailed` of a known request ends the run.
+    private mutating func frameNavigated(_ params: LocatedJSON) {
+        guard let frame = params["frame"], frame["parentId"] == nil, (frame["id"]?.string ?? targetID) == targetID,
+              let unreachable = frame["unreachableUrl"]?.string else { return }
+        switch phase {
+        case .filling, .awaitingCallback:
+            break
+        default:
+            return
+        }
+        let page = run.loginPageExchange?.url ?? task.loginURL
+        let insecure = run.findings.contains {
+            if case .mixedContent(let url, _) = $0 { return url == unreachable } else { return false }
+        }
+        note("showed an error page for \(unreachable)")
+        finish(insecure ? .insecureFormBlocked(action: unreachable, page: page)
+                        : .navigationFailed(url: unreachable, netError: "the browser showed its error page"))
+    }
+
+    /// Audits: cookie issues repeat what extra info said; CSP violations and mixed content are only here.
     private mutating func issue(_ params: LocatedJSON) {
+        if let details = params["issue"]?["details"]?["mixedContentIssueDetails"], let insecure = details["insecureURL"]?.string {
+            let page = details["mainResourceURL"]?.string ?? run.loginPageExchange?.url ?? task.loginURL
+            run.findings.append(.mixedContent(insecureURL: insecure, page: page))
+            note("found the http URL \(insecure) on the https page (\(details["resolutionStatus"]?.string ?? "mixed content"))")
+            return
+        }
         guard let issue = params["issue"], issue["code"]?.string == "ContentSecurityPolicyIssue",
               let details = issue["details"]?["contentSecurityPolicyIssueDetails"] else { return }
         let directive = details["violatedDirective"]?.string ?? "(unknown directive)"

@@ -28,6 +28,13 @@ public indirect enum CDPValue: Hashable, Sendable {
     /// The empty object, `{}`.
     public static let empty = CDPValue.object([Member]())
 
+    /// The value as JSON text.
+    public var encoded: [UInt8] {
+        var writer = JSONWriter(capacity: 256)
+        write(to: &writer)
+        return writer.bytes
+    }
+
     func write(to writer: inout JSONWriter) {
         switch self {
         case .string(let value): writer.string(value)

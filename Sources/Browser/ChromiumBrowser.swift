@@ -6,7 +6,8 @@ import Glibc
 /// browser, carries DevTools messages between the pipe and the state
 /// machine on one serial queue, enforces the time limit, and always ends the
 /// same way — the browser's process group killed, the profile removed —
-/// whether the callback was caught, the browser crashed, hung or was killed.
+/// whether the callback was caught, the browser crashed, hung or was killed;
+/// and if Intact itself is stopped by a signal meanwhile (`ChromiumCleanup`).
 ///
 /// ```swift
 /// ChromiumBrowser(settings: settings).signIn(task) { run in … }   // run.failure == nil: run.callbackURL
@@ -22,6 +23,8 @@ public final class ChromiumBrowser: @unchecked Sendable {
     private var profile: ChromiumProfile?
     private var timer: DispatchSourceTimer?
     private var completion: (@Sendable (BrowserRun) -> Void)?
+    /// This run's entry in `ChromiumCleanup` (a stop signal ends the browser and removes the profile).
+    private var cleanupToken: Int?
 
     /// `environment`: the caller's, for `PATH` (finding certutil) and passed on to the browser minus `HOME`.
     public init(settings: ChromiumSettings, environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -38,13 +41,15 @@ public final class ChromiumBrowser: @unchecked Sendable {
             var session = BrowserSignIn(task: task)
             let profile: ChromiumProfile
             do {
-                profile = try ChromiumProfile.create(trustedCA: settings.trustedCA, environment: environment)
+                profile = try ChromiumProfile.create(trustedCA: settings.trustedCA, clientCertificate: settings.clientCertificate,
+                                                     environment: environment)
             } catch {
                 var run = session.run
                 run.failure = .launch("\(error)")
                 return end(run)
             }
             self.profile = profile
+            cleanupToken = ChromiumCleanup.shared.register(profile: profile)
             var browserEnvironment = environment
             browserEnvironment["HOME"] = profile.directory
             browserEnvironment["XDG_CONFIG_HOME"] = profile.directory + "/.config"
@@ -64,6 +69,7 @@ public final class ChromiumBrowser: @unchecked Sendable {
                 return end(run)
             }
             self.process = process
+            if let cleanupToken { ChromiumCleanup.shared.attach(cleanupToken, group: process.pid) }
             let timer = DispatchSource.makeTimerSource(queue: queue)
             let limit = settings.timeout
             timer.schedule(deadline: .now() + .nanoseconds(Int(limit.components.seconds * 1_000_000_000
@@ -117,8 +123,11 @@ public final class ChromiumBrowser: @unchecked Sendable {
         session = nil
         process?.kill()
         process = nil
-        profile?.remove()
+        if let profile {
+            if let cleanupToken { ChromiumCleanup.shared.unregister(cleanupToken, removing: profile) } else { profile.remove() }
+        }
         profile = nil
+        cleanupToken = nil
         let completion = self.completion
         self.completion = nil
         completion?(run)

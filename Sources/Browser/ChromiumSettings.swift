@@ -26,6 +26,12 @@ public struct ChromiumSettings: Hashable, Sendable {
     public var http1Only: Bool
     /// The most steps 6–8 may take in the browser, from start to callback.
     public var timeout: Duration
+    /// Names the browser resolves to given addresses (`MAP HOST:PORT ADDRESS`,
+    /// Chromium's `--host-resolver-rules` syntax), ahead of the rule that
+    /// makes every other name but loopback unresolvable.
+    public var hostMappings: [String] = []
+    /// The client certificate the browser presents, unasked, to the origins it names.
+    public var clientCertificate: ChromiumClientCertificate?
 
     public init(executable: String, path: Path = .direct, trustedCA: String? = nil,
                 http1Only: Bool = false, timeout: Duration = .seconds(30)) {
@@ -87,8 +93,9 @@ public struct ChromiumSettings: Hashable, Sendable {
             "--disable-default-apps", "--disable-extensions", "--disable-domain-reliability", "--no-pings",
             "--disable-features=NetworkTimeServiceQuerying,OptimizationHints,MediaRouter,Translate",
             "--password-store=basic", "--use-mock-keychain",
-            // Names other than IP literals resolve to nothing: no lookups leave the machine.
-            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
+            // Names other than IP literals (and the mapped ones) resolve to nothing: no lookups leave the machine.
+            "--host-resolver-rules=" + (hostMappings + ["MAP * ~NOTFOUND", "EXCLUDE 127.0.0.1", "EXCLUDE localhost"])
+                .joined(separator: ", "),
         ]
         if runningAsRoot { arguments.append("--no-sandbox") }
         if http1Only { arguments.append("--disable-http2") }
@@ -102,5 +109,29 @@ public struct ChromiumSettings: Hashable, Sendable {
         }
         arguments.append("about:blank")
         return arguments
+    }
+}
+
+/// A client certificate for Chromium: imported into the run's profile (its
+/// NSS database, with `pk12util`) and picked without asking for `origins`
+/// through the profile's `auto_select_certificate` content setting — the
+/// per-profile form of the `AutoSelectCertificateForUrls` policy, so nothing
+/// outside the run's temporary profile changes. Without that setting
+/// headless Chromium waits for a person to pick a certificate.
+public struct ChromiumClientCertificate: Hashable, Sendable {
+    /// The certificate and its key as PKCS#12, encrypted with `password`.
+    public var pkcs12: [UInt8]
+    public var password: String
+    /// The certificate's issuer's common name: Chromium picks only a
+    /// certificate of that issuer (nil: the profile's one certificate).
+    public var issuerCommonName: String?
+    /// Origins (`https://host:port`) the browser presents it to when asked.
+    public var origins: [String]
+
+    public init(pkcs12: [UInt8], password: String, issuerCommonName: String?, origins: [String]) {
+        self.pkcs12 = pkcs12
+        self.password = password
+        self.issuerCommonName = issuerCommonName
+        self.origins = origins
     }
 }

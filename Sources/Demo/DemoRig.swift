@@ -110,17 +110,17 @@ public final class DemoRig: @unchecked Sendable {
             throw DemoError.proxyStart("cannot bind a loopback port: \(error)")
         }
         undo.append { proxySocket.close() }
-        let publicOrigin = Origin(scheme: "https", host: "127.0.0.1", port: Int(proxySocket.localAddress.port))
+        let publicOrigin = Origin(scheme: "https", host: configuration.publicHost ?? "127.0.0.1", port: Int(proxySocket.localAddress.port))
 
         // The mock server, on an ephemeral port, believing it is reached at the proxy's origin.
         let serverSettings = MockServerConfiguration(externalOrigin: publicOrigin, contextPath: configuration.contextPath)
         let serverRecorder = try recorder(files.serverRecording, tap: "server", role: .server, mode: "server")
         undo.append { _ = serverRecorder.close() }
-        let server = MockServerHost(
-            configuration: MockServerHost.Configuration(server: serverSettings,
-                                                        listenAddress: .loopbackIPv4(port: 0),
-                                                        certificate: .authority(authority)),
-            recorder: serverRecorder)
+        let serverHostSettings = MockServerHost.Configuration(server: serverSettings, listenAddress: .loopbackIPv4(port: 0),
+                                                              certificate: .authority(authority))
+        // The proxy dials the server by its loopback address (no SNI), whatever name the proxy is
+        // reached at: the certificate names both (`certificateNames`).
+        let server = MockServerHost(configuration: serverHostSettings, recorder: serverRecorder)
         let serverStarted: MockServerHost.Started
         do {
             serverStarted = try server.start()
@@ -177,6 +177,13 @@ public final class DemoRig: @unchecked Sendable {
                                                 clientIdentity: running.clientIdentity, protocols: configuration.protocols,
                                                 exchangeTimeout: configuration.exchangeTimeout, browser: configuration.browser)
         client.browserPath = configuration.browserPath
+        if let name = configuration.publicHost, let port = resource.origin.port {
+            do {
+                try client.resolve.add("\(name):\(port):\(running.endpoints.proxy.ip)")
+            } catch {
+                throw DemoError.client("\(error)")
+            }
+        }
         switch configuration.browserPresentsClientCertificate {
         case nil:
             break
@@ -280,7 +287,7 @@ public struct DemoEndpoints: Sendable {
     public var server: SocketAddress
     /// The proxy's address: what the client, and a user with curl, talk to.
     public var proxy: SocketAddress
-    /// `https://127.0.0.1:PORT`, the origin the mock server names in its 401.
+    /// `https://127.0.0.1:PORT` (or the `publicHost`), the origin the mock server names in its 401.
     public var publicOrigin: String
     /// The protected resource the client asks for first.
     public var resourceURL: String
@@ -308,6 +315,11 @@ public struct DemoConfiguration: Sendable {
     /// Whether the simulated browser holds the client certificate too; nil:
     /// it shares the app's. Chromium never holds one (`ChromiumProfile`).
     public var browserPresentsClientCertificate: Bool?
+    /// The name the proxy is reached at instead of `127.0.0.1` (its
+    /// certificate names it, the mock server's URLs use it); the client and
+    /// Chromium map it to the proxy's loopback address, as `--resolve` does.
+    /// Chromium keeps HSTS only for such a name, never for an IP address.
+    public var publicHost: String?
     /// The policy the verification applies (strict: the document's rule).
     public var policy: VerificationPolicy
     public var contextPath: String

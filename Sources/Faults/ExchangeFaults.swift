@@ -38,7 +38,7 @@ public struct ExchangeFaults: Sendable {
     public mutating func request(_ part: HTTPRequestPart) -> [RequestFaultOutput] {
         guard case .head(let head) = part, requestLeg.isAwaitingHead else { return requestLeg.receive(part) }
         let plan = LegPlan(head: head, leg: .request, firings: requestFirings, bodyAllowed: true,
-                           bufferLimit: engine.bufferLimit)
+                           bufferLimit: engine.bufferLimit, variables: TemplateVariables(request: context.request))
         return requestLeg.start(plan)
     }
 
@@ -54,7 +54,7 @@ public struct ExchangeFaults: Sendable {
         let bodyAllowed = request.method.rawValue.uppercased() != "HEAD" && !head.isInformational
             && head.status != 204 && head.status != 304
         let plan = LegPlan(head: head, leg: .response, firings: firings, bodyAllowed: bodyAllowed,
-                           bufferLimit: engine.bufferLimit)
+                           bufferLimit: engine.bufferLimit, variables: TemplateVariables(request: request))
         return responseLeg.start(plan)
     }
 }

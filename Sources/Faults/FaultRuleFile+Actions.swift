@@ -74,7 +74,11 @@ extension FaultRuleFile {
         case .replaceBody:
             return .replaceBody(body: Array(try a.required("body", a.string).utf8), contentType: try a.name("contentType"))
         case .regexBody:
-            return .regexBody(try a.required("pattern", a.regex), template: try a.required("template", a.string))
+            let template = try a.required("template", a.string)
+            if let unknown = TemplateVariables.unknownVariable(in: template) {
+                throw a.error(.inconsistent(TemplateVariables.unknownMessage(unknown, in: "template")))
+            }
+            return .regexBody(try a.required("pattern", a.regex), template: template)
         case .regexTarget:
             return .regexTarget(try a.required("pattern", a.regex), template: try a.required("template", a.string))
         case .truncateBody:
@@ -84,8 +88,12 @@ extension FaultRuleFile {
         case .gzipBody:
             return .gzipBody
         case .setStatus:
+            let location = try a.name("location")
+            if let location, let unknown = TemplateVariables.unknownVariable(in: location) {
+                throw a.error(.inconsistent(TemplateVariables.unknownMessage(unknown, in: "location")))
+            }
             return .setStatus(status: try a.required("status") { (k: String) throws(FaultRuleError) in try a.int(k, in: 100...599) },
-                              reason: try a.string("reason"), location: try a.name("location"))
+                              reason: try a.string("reason"), location: location)
         case .answer:
             return .answer(try decodeCannedResponse(a))
         case .rewriteURLs:

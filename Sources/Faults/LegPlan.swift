@@ -29,11 +29,14 @@ struct LegPlan<Head: FaultableHead> {
     /// - Parameters:
     ///   - bodyAllowed: false for messages that carry no body (responses to
     ///     HEAD, 1xx, 204, 304); body actions then do nothing.
-    init(head: Head, leg: FaultLeg, firings: [Firing], bodyAllowed: Bool, bufferLimit: Int) {
+    ///   - variables: the request's values for `${authority}` and `${target}`
+    ///     in templates (`TemplateVariables`); nil leaves templates as written.
+    init(head: Head, leg: FaultLeg, firings: [Firing], bodyAllowed: Bool, bufferLimit: Int, variables: TemplateVariables? = nil) {
         self.head = head
         body = BodyPipeline(limit: bufferLimit)
         walk: for var firing in firings {
-            for action in firing.rule.actions {
+            for written in firing.rule.actions {
+                let action = variables.map { written.expanded(with: $0) } ?? written
                 let rule = firing.rule.name
                 func record(_ change: String) {
                     applied.append(AppliedFault(rule: rule, action: action.kind, leg: leg, change: change))

@@ -31,8 +31,18 @@ enum BrowserOptions {
                                                + "(a per-app VPN puts only the app on it)")
         let browserClientCertificate = Option.optional(
             "browser-client-cert", .string("FILE|none"),
-            help: "the browser's client certificate, PKCS#12 with --client-cert-password, or none "
-                + "(default: the simulated browser shares --client-cert; Chromium has none)")
+            help: "the browser's client certificate: PKCS#12 (with --client-cert-password) or PEM with the certificate "
+                + "and its key in one file; or none (default: the simulated browser shares --client-cert; Chromium has none). "
+                + "Chromium gets it in its temporary profile, presented unasked to the login URL's origin only")
+    }
+
+    /// The identity in `file` for `--browser-client-cert` (PEM or PKCS#12, `IdentityFile`); the error names the file and the problem.
+    static func browserIdentity(file: String, password: String) throws -> TLSIdentity {
+        do {
+            return try IdentityFile.read(file, password: password)
+        } catch {
+            throw CommandFailure("cannot use browser client certificate \(file): \(error)")
+        }
     }
 
     /// A path as `--app-proxy`/`--browser-proxy` give it.

@@ -15,6 +15,11 @@ enum ClientCommand {
     /// The options of `intact client`, in `--help` order.
     struct Options: OptionGroup {
         let proxy = Option.optional("proxy", .forwardProxy, help: "forward proxy, http://HOST:PORT (default: $HTTPS_PROXY)")
+        let resolve = Option.repeatable(
+            "resolve", .string("HOST:PORT:ADDRESS"),
+            help: "connect to ADDRESS for HOST:PORT, as curl --resolve does ([+]HOST:PORT:ADDRESS[,ADDRESS]..., HOST * for any "
+                + "name, -HOST:PORT to take one back): TLS and Host keep the name; Chromium gets it as a host-resolver rule. "
+                + "Of several addresses the first is used")
         let ca = Option.optional("ca", .string("FILE"),
                                  help: "trust the CA certificates in this PEM file (default: the system store)")
         let clientCertificate = Option.optional("client-cert", .string("FILE"),
@@ -78,12 +83,20 @@ enum ClientCommand {
             catches the redirect to the callback scheme; the app steps stay in Intact. The
             browser's view goes to NAME.browser.json beside --record. What only a browser shows
             is diagnosed: a cookie it refused, a Content-Security-Policy that blocked the
-            callback, a net error, a crash or a hang (--browser-timeout).
+            callback, HSTS turning an intermediary's http URL into https, a net error, a crash or
+            a hang (--browser-timeout). A stop signal (Ctrl-C, kill) ends the browser and removes
+            its profile before Intact ends.
+
+            --resolve HOST:PORT:ADDRESS dials ADDRESS for that name, as curl does, and gives
+            Chromium the same mapping (Chromium keeps HSTS only for names, never for IP addresses).
 
             --app-proxy and --browser-proxy put the app and the browser on different paths
             (a per-app VPN: the app on it, the browser not); --browser-client-cert gives the
-            browser its own client certificate (or none). A failure on the browser's path names
-            the split and the document's sentence (VPN; client certificates).
+            browser its own client certificate (or none). For Chromium the certificate and its
+            key go into the run's temporary profile only (its NSS database, and a preference that
+            presents it unasked to the login URL's origin); nothing machine-wide changes. A failure
+            on the browser's path names the split and the document's sentence (VPN; client
+            certificates).
 
             \(SignInOptions.syntheticNote)
             """,
@@ -189,6 +202,11 @@ enum ClientCommand {
                                                        trust: arguments[options.ca].map { .caFile($0) } ?? .systemStore,
                                                        clientIdentity: identity, protocols: protocols,
                                                        exchangeTimeout: .milliseconds(Int64(timeout * 1000)))
+        do {
+            configuration.resolve = try ResolveTable(parsing: arguments[options.resolve])
+        } catch {
+            throw UsageError("\(error)", path: path)
+        }
         configuration.browser = try BrowserOptions.choice(arguments, options.browser, environment: environment)
         if let path = arguments[options.split.browserProxy] {
             configuration.browserPath = path.forwardProxy.map { .proxy($0) } ?? .direct
@@ -198,15 +216,7 @@ enum ClientCommand {
             if file == "none" {
                 configuration.browserIdentity = .none
             } else {
-                do {
-                    configuration.browserIdentity = .identity(try PKCS12.importIdentity(file: file, password: password))
-                } catch {
-                    throw CommandFailure("cannot use browser client certificate \(file): \(error)")
-                }
-                if case .chromium = configuration.browser {
-                    throw UsageError("--browser-client-cert FILE needs the simulated browser: headless Chromium cannot present a "
-                                     + "client certificate without a person to pick it", path: arguments.path)
-                }
+                configuration.browserIdentity = .identity(try BrowserOptions.browserIdentity(file: file, password: password))
             }
         } else if case .simulated = configuration.browser {
             configuration.browserIdentity = .sameAsApp

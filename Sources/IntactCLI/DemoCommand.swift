@@ -3,6 +3,7 @@ import Demo
 import Evidence
 import Foundation
 import SignIn
+import Wire
 
 /// `intact demo`: the whole mobile sign-in flow on this machine in one
 /// command — the mock server, the proxy in front of it as the stand-in for a
@@ -25,7 +26,12 @@ enum DemoCommand {
         let split = Option.optional("split", .choice(DemoSplit.allCases, "NAME"),
                                     help: "put the app and the browser on different paths: per-app-vpn-browser-off or client-cert-app-only")
         let browserClientCertificate = Option.flag("browser-client-cert",
-                                                   help: "with --split client-cert-app-only: the browser holds the certificate too")
+                                                   help: "with --split client-cert-app-only: the browser holds the certificate too "
+                                                       + "(Chromium: in its temporary profile, presented unasked to the proxy's origin)")
+        let publicHost = Option.optional("public-host", .string("NAME"),
+                                         help: "serve under NAME instead of 127.0.0.1 (the proxy's certificate names it; the "
+                                             + "client and Chromium map it to the proxy's loopback address, as --resolve does); "
+                                             + "Chromium keeps HSTS only for a name, e.g. intact-hsts.test")
         let faults = FaultOptions.Group()
     }
 
@@ -58,7 +64,13 @@ enum DemoCommand {
             not: its path reaches nothing; fixed by putting the browser on the VPN, i.e. no
             split) and client-cert-app-only (the proxy asks for a client certificate; the app
             holds one, the browser none; --browser-client-cert gives the browser one and the
-            flow passes). The diagnosis names the split and the document's sentence.
+            flow passes; Chromium gets it in its temporary profile only, presented unasked to the
+            proxy's origin). The diagnosis names the split and the document's sentence.
+
+            With --public-host NAME the demo is served under NAME instead of 127.0.0.1 (mapped to
+            the proxy's loopback address for the client and Chromium): Chromium keeps HSTS only
+            for names, so the HSTS rule of Examples/faults/browser.json shows browser-hsts with
+            --browser chromium --public-host intact-hsts.test.
 
             With --keep, after the run a fresh mock server and proxy keep running (recording
             to OUT/keep/) and the command prints curl commands that walk through the flow by
@@ -101,9 +113,15 @@ enum DemoCommand {
         if split == nil && arguments[options.browserClientCertificate] {
             throw UsageError("--browser-client-cert goes with --split client-cert-app-only", path: arguments.path)
         }
-        if arguments[options.browserClientCertificate], case .chromium = configuration.browser {
-            throw UsageError("--browser-client-cert needs the simulated browser: headless Chromium cannot present a "
-                             + "client certificate without a person to pick it", path: arguments.path)
+        if let name = arguments[options.publicHost] {
+            guard ResolveTable.isHostName(name), SocketAddress(numericHost: name, port: 0) == nil else {
+                throw UsageError("--public-host expects a host name such as intact-hsts.test (not an IP address), got '\(name)'",
+                                 path: arguments.path)
+            }
+            guard !arguments[options.keep] else {
+                throw UsageError("--public-host does not go with --keep (the curl walk-through uses 127.0.0.1)", path: arguments.path)
+            }
+            configuration.publicHost = name.lowercased()
         }
         if let faults { configuration.proxyAddons = [try faults.addon(contextPath: configuration.contextPath)] }
         let out = context.standardOutput

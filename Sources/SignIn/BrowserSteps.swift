@@ -14,6 +14,15 @@ enum BrowserSteps {
     /// failure's is `elapsed`, the browser's whole part.
     static func apply(_ run: BrowserRun, to flow: inout SignInFlow, paths: AgentPaths, elapsed: TimeInterval, now: Date = Date()) {
         guard flow.awaitsBrowserLoginPage else { return }
+        let upgrade = hstsUpgrade(in: run)
+        if let upgrade, upgrade.hop < (run.loginPage ?? run.exchanges.count) {
+            // The login page's own redirect chain went through HSTS: the login page step is the one that fails.
+            let page = run.loginPageExchange
+            return flow.failInBrowser(.browserHSTS, evidence: hstsEvidence(upgrade, run: run, configuration: flow.configuration),
+                                      sentence: flow.configuration.expectsTraceEcho ? .unmodified : nil,
+                                      sentFields: fields(page?.requestFields ?? []), traced: page?.traceID != nil,
+                                      head: page.flatMap(head(of:)), elapsed: page?.duration ?? elapsed, now: now)
+        }
         if let page = run.loginPageExchange, page.netError == nil, let head = head(of: page) {
             flow.receiveFromBrowser(sentFields: fields(page.requestFields), traced: page.traceID != nil, head: head,
                                     body: run.loginPageBody ?? [], elapsed: page.duration ?? elapsed, now: now,
@@ -24,6 +33,12 @@ enum BrowserSteps {
         }
         guard flow.awaitsBrowserCredentials else { return }
         let post = run.credentialsExchange
+        if let upgrade {
+            return flow.failInBrowser(.browserHSTS, evidence: hstsEvidence(upgrade, run: run, configuration: flow.configuration),
+                                      sentence: flow.configuration.expectsTraceEcho ? .unmodified : nil,
+                                      sentFields: fields(post?.requestFields ?? []), traced: post?.traceID != nil,
+                                      head: post.flatMap(head(of:)), elapsed: post?.duration ?? elapsed, now: now)
+        }
         if let callback = run.callbackURL {
             var head = post.flatMap(head(of:)) ?? HTTPResponseHead(status: 302)
             if head.fields["Location"] == nil { head.fields.append("Location", callback) }
@@ -55,11 +70,10 @@ enum BrowserSteps {
                 return flow.failInBrowser(.browserCookieRefused,
                                           evidence: "the browser refused cookie \(cookie.name): \(cookie.explanation), \(origin): Set-Cookie: \(cookie.line)",
                                           sentFields: fields(post?.requestFields ?? []), traced: post?.traceID != nil, head: postHead, elapsed: elapsed, now: now)
-            case .hstsUpgrade(let from, let to) where run.failure != nil:
-                return flow.failInBrowser(.browserHSTS, evidence: "HSTS made the browser use https: \(from) became \(to); then \(run.failure!)",
-                                          sentFields: fields(post?.requestFields ?? []), traced: post?.traceID != nil, head: postHead, elapsed: elapsed, now: now)
             case .hstsUpgrade:
-                continue
+                continue // A page's upgrade ended the run above; another request's (the favicon) is no step.
+            case .mixedContent:
+                continue // Named with the failure it caused (the insecure-form warning), if any.
             }
         }
         if let post, post.netError == nil, let head = postHead, run.credentialsBody != nil || head.status >= 300 {
@@ -70,11 +84,48 @@ enum BrowserSteps {
         fail(run, at: &flow, exchange: post, paths: paths, elapsed: elapsed, now: now)
     }
 
+    /// The first HSTS upgrade of a page request of the main frame (an
+    /// intermediary's redirect to `http://`), as (from, to, index of the upgraded hop).
+    static func hstsUpgrade(in run: BrowserRun) -> (from: String, to: String, hop: Int)? {
+        for case .hstsUpgrade(let from, let to) in run.findings {
+            if let hop = run.exchanges.firstIndex(where: { $0.isMainDocument && $0.url == from && $0.redirectedTo == to }) {
+                return (from, to, hop)
+            }
+        }
+        return nil
+    }
+
+    /// What `browser-hsts` says: where the browser was sent, what it did
+    /// instead and on which `Strict-Transport-Security`, and what a browser
+    /// without that entry does. Against the mock server (it sends neither an
+    /// http URL nor HSTS) both came from the intermediary.
+    static func hstsEvidence(_ upgrade: (from: String, to: String, hop: Int), run: BrowserRun,
+                             configuration: SignInFlow.Configuration) -> String {
+        func short(_ url: String) -> String { url.firstIndex(of: "?").map { url[..<$0] + "?…" } ?? url }
+        let setter = run.exchanges[..<upgrade.hop].last { $0.responseField("Strict-Transport-Security") != nil }
+        let sender = run.exchanges[..<upgrade.hop].last { $0.redirectedTo == upgrade.from }
+        let sent = sender.map { "\(short($0.url)) was answered with \($0.status.map(String.init) ?? "a redirect") to \(short(upgrade.from))" }
+            ?? "the browser was sent to \(short(upgrade.from))"
+        let policy = setter.map { exchange in
+            let value = exchange.responseField("Strict-Transport-Security") ?? ""
+            return exchange.url == sender?.url ? "the same answer set Strict-Transport-Security: \(value)"
+                : "\(short(exchange.url)) had set Strict-Transport-Security: \(value)"
+        } ?? "it held an HSTS entry for the host already"
+        var evidence = "HSTS made the browser use https: \(sent), and the browser turned that into https itself "
+            + "(an internal 307, Non-Authoritative-Reason: HSTS) because \(policy)"
+        if configuration.expectsTraceEcho {
+            evidence += "; the mock server sends neither an http URL nor Strict-Transport-Security: both came from the intermediary"
+        }
+        let outcome = run.failure.map { "then \($0)" } ?? "the sign-in went on only because the browser honoured that field"
+        return evidence + "; \(outcome): a browser that never saw it goes to \(short(upgrade.from)) in plain http"
+    }
+
     /// What the login page's step says besides its checks: how the trace
     /// travelled, and the browser's requests that are no step of the flow.
     static func loginPageNotes(_ run: BrowserRun) -> [String] {
         var notes = ["in Chromium: \(run.trace)"]
-        let others = run.exchanges.enumerated().filter { $0.offset != run.loginPage && $0.offset != run.credentials }
+        let others = run.exchanges.enumerated()
+            .filter { $0.offset != run.loginPage && $0.offset != run.credentials && BrowserSignIn.scheme(of: $0.element.url) != "data" }
             .map { "\($0.element.method) \($0.element.url)\($0.element.status.map { " (\($0))" } ?? "")" }
         if !others.isEmpty { notes.append("the browser also requested, untraced: " + others.joined(separator: ", ")) }
         if let form = run.form {
@@ -90,6 +141,10 @@ enum BrowserSteps {
         var mode = FailureMode.browserFailed
         var sentence: DocumentSentence?
         var evidence = "\(failure)"
+        if case .insecureFormBlocked = failure, flow.configuration.expectsTraceEcho {
+            evidence += "; the mock server's form posts to a relative action: the intermediary rewrote it to http"
+            sentence = .unmodified
+        }
         if case .navigationFailed(_, let error) = failure {
             if error.contains("CLIENT_AUTH_CERT") || error.contains("SSL_CLIENT_AUTH") {
                 mode = .browserClientCert

@@ -29,7 +29,7 @@ extension ClientRunner {
         let browserHasCertificate: Bool
         switch configuration.browser {
         case .chromium:
-            browserHasCertificate = false
+            if case .identity = configuration.browserIdentity { browserHasCertificate = true } else { browserHasCertificate = false }
         case .simulated:
             switch configuration.browserIdentity {
             case .sameAsApp: browserHasCertificate = appHasCertificate
@@ -42,20 +42,56 @@ extension ClientRunner {
     }
 
     /// The Chromium settings for this run: the browser's path, the CA the
-    /// client trusts (a PEM file), HTTP/1.1 only when the client offers only that.
-    func chromiumSettings(_ base: ChromiumSettings) -> ChromiumSettings {
+    /// client trusts (a PEM file), HTTP/1.1 only when the client offers only
+    /// that, the names `--resolve` maps, and the browser's own client
+    /// certificate (`--browser-client-cert`), presented unasked to `loginURL`'s origin.
+    func chromiumSettings(_ base: ChromiumSettings, loginURL: AbsoluteURL) throws -> ChromiumSettings {
         var settings = base
         settings.path = proxy(for: .browser).map { .forwardProxy(host: $0.host, port: $0.port) } ?? .direct
         if settings.trustedCA == nil, case .caFile(let file) = configuration.trust { settings.trustedCA = file }
         if configuration.protocols == .http1Only { settings.http1Only = true }
+        settings.hostMappings += configuration.resolve.chromiumRules
+        if case .identity(let identity) = configuration.browserIdentity {
+            let password = (0..<16).map { _ in String(UInt8.random(in: 0...255), radix: 16) }.joined()
+            settings.clientCertificate = ChromiumClientCertificate(
+                pkcs12: try PKCS12.export(identity: identity, password: password, friendlyName: "Intact browser certificate"),
+                password: password, issuerCommonName: ClientRunner.commonName(inDistinguishedName: identity.certificate.issuer),
+                origins: [loginURL.origin.serialized])
+        }
         return settings
+    }
+
+    /// The `CN` of an RFC 2253 distinguished name (`CN=intact demo CA,O=Intact`), unescaped; nil without one.
+    static func commonName(inDistinguishedName name: String) -> String? {
+        var components: [String] = [""]
+        var escaped = false
+        for character in name {
+            if escaped {
+                components[components.count - 1].append(character)
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else if character == "," || character == "+" {
+                components.append("")
+            } else {
+                components[components.count - 1].append(character)
+            }
+        }
+        return components.first { $0.hasPrefix("CN=") }.map { String($0.dropFirst(3)) }
     }
 
     /// Steps 6–8 in Chromium: the login URL of `request`, the user's
     /// credentials, the trace ids of the two page requests. When it ends,
     /// its run goes through the flow (`BrowserSteps`) on the loop.
     func runRealBrowser(_ base: ChromiumSettings, for request: FlowRequest) {
-        let settings = chromiumSettings(base)
+        let settings: ChromiumSettings
+        do {
+            settings = try chromiumSettings(base, loginURL: request.url)
+        } catch {
+            var run = BrowserRun()
+            run.failure = .launch("cannot give the browser its client certificate: \(error)")
+            return browserFinished(run, started: .now)
+        }
         let task = BrowserSignIn.Task(loginURL: request.url.serialized, callbackScheme: flow.configuration.callbackScheme,
                                       username: flow.configuration.username, password: flow.configuration.password,
                                       traceFieldName: SignInFlow.traceFieldName, traceIDs: flow.browserTraceIDs)

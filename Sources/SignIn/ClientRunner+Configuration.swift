@@ -38,8 +38,12 @@ extension ClientRunner {
         public var browser: BrowserChoice = .simulated
         /// The browser's own path when it differs from the app's (`proxy`): per-app VPN.
         public var browserPath: BrowserPath = .sameAsApp
-        /// The simulated browser's client certificate when it differs from the app's.
+        /// The simulated browser's client certificate when it differs from the app's;
+        /// Chromium's (imported into its profile) when it is `.identity`.
         public var browserIdentity: BrowserIdentity = .sameAsApp
+        /// Names resolved here, not by DNS (`--resolve`): for the app's and the
+        /// simulated browser's direct connections, and Chromium's resolver rules.
+        public var resolve = ResolveTable()
 
         public init(flow: SignInFlow.Configuration, proxy: ForwardProxy? = nil, trust: TLSTrustRoots = .systemStore,
                     clientIdentity: TLSIdentity? = nil, protocols: Protocols = .http2OrHTTP1,

@@ -135,11 +135,7 @@ public final class ClientRunner: @unchecked Sendable {
         }
         let client = clients[request.agent] ?? HTTPClient(loop: loop)
         clients[request.agent] = client
-        let origin = request.url.origin
-        let endpoint = HTTPEndpoint(host: origin.host, port: UInt16(origin.port ?? 443),
-                                    tls: request.agent == .browser ? browserTLS ?? tls : tls,
-                                    proxy: proxy(for: request.agent).map { HTTPProxyAddress(host: $0.host, port: UInt16($0.port)) },
-                                    protocolChoice: configuration.protocols.choice)
+        let endpoint = self.endpoint(for: request)
         exchangeNumber += 1
         let number = exchangeNumber
         let timer = loop.schedule(after: configuration.exchangeTimeout) { [self] in timedOut(number) }
@@ -147,6 +143,25 @@ public final class ClientRunner: @unchecked Sendable {
         client.send(request.head, body: request.body, to: endpoint) { [self] result in
             completed(number, result)
         }
+    }
+
+    /// Where `request` goes: its origin (or the address `--resolve` gives
+    /// its name, TLS keeping the name), through the agent's proxy if any.
+    private func endpoint(for request: FlowRequest) -> HTTPEndpoint {
+        let origin = request.url.origin
+        let port = UInt16(origin.port ?? 443)
+        var agentTLS = request.agent == .browser ? browserTLS ?? tls : tls
+        let proxy = proxy(for: request.agent).map { proxy in
+            HTTPProxyAddress(host: configuration.resolve.address(host: proxy.host, port: UInt16(proxy.port)) ?? proxy.host,
+                             port: UInt16(proxy.port))
+        }
+        var host = origin.host
+        // Through a proxy the proxy resolves the target, as with curl.
+        if proxy == nil, let address = configuration.resolve.address(host: origin.host, port: port) {
+            host = address
+            agentTLS.serverName = origin.host
+        }
+        return HTTPEndpoint(host: host, port: port, tls: agentTLS, proxy: proxy, protocolChoice: configuration.protocols.choice)
     }
 
     private func completed(_ number: Int, _ result: Result<HTTPClientResponse, TransportError>) {

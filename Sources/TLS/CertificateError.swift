@@ -31,6 +31,8 @@ public enum CertificateError: Error, Equatable, Sendable, CustomStringConvertibl
     case notACertificateAuthority(source: String)
     /// The bytes are not a PKCS#12 (`.p12`/`.pfx`) structure.
     case notPKCS12(source: String, reason: String)
+    /// A client certificate file that is neither PEM nor PKCS#12 (`IdentityFile`).
+    case neitherPEMNorPKCS12(source: String)
     /// The PKCS#12 password is wrong (its integrity MAC does not verify).
     case wrongPassword(source: String)
     /// The PKCS#12 structure decoded and its password is right, but its
@@ -74,6 +76,8 @@ public enum CertificateError: Error, Equatable, Sendable, CustomStringConvertibl
             return "\(source): the certificate is not a CA certificate (no basicConstraints CA:TRUE)"
         case let .notPKCS12(source, reason):
             return "\(source): not a PKCS#12 file (\(reason))"
+        case let .neitherPEMNorPKCS12(source):
+            return "\(source): neither PEM (a certificate and its private key) nor PKCS#12"
         case let .wrongPassword(source):
             return "\(source): wrong password (the PKCS#12 integrity check failed)"
         case let .unusablePKCS12(source, reason):

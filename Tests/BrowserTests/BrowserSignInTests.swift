@@ -222,4 +222,45 @@ final class BrowserSignInTests: XCTestCase {
         XCTAssertEqual(session.run.findings, [.hstsUpgrade(from: "http://h.test/suite", to: "https://h.test/suite")])
         XCTAssertEqual("\(session.run.findings[0])", "HSTS made the browser use https: http://h.test/suite became https://h.test/suite")
     }
+
+    func testTheLoginPagesRedirectChainThroughHSTSKeepsTheLoginPagesTraceAndEachHopsOwnStatus() throws {
+        var (session, _) = opened()
+        _ = session.receive(answer(8, #"{"frameId":"T","loaderId":"L"}"#))
+        let http = "http://h.test:8443/suite?c=1", https = "https://h.test:8443/suite?c=1"
+        var continued: [CDPCommand] = []
+        func paused(_ id: String, _ url: String) {
+            continued += session.receive(event("Fetch.requestPaused", #"{"requestId":"\#(id)","request":{"url":"\#(url)","method":"GET","headers":{}},"frameId":"T","resourceType":"Document","networkId":"L"}"#))
+        }
+        paused("F1", loginURL)
+        _ = session.receive(event("Network.requestWillBeSent", #"{"requestId":"L","frameId":"T","type":"Document","request":{"url":"\#(loginURL)","method":"GET","headers":{}}}"#))
+        _ = session.receive(event("Network.responseReceivedExtraInfo", #"{"requestId":"L","statusCode":302,"headers":{"location":"\#(http)","strict-transport-security":"max-age=300"}}"#))
+        _ = session.receive(event("Network.requestWillBeSent", #"{"requestId":"L","frameId":"T","type":"Document","request":{"url":"\#(http)","method":"GET","headers":{}},"redirectResponse":{"status":302,"headers":{"location":"\#(http)"}}}"#))
+        paused("F2", http)
+        _ = session.receive(event("Network.requestWillBeSent", #"{"requestId":"L","frameId":"T","type":"Document","request":{"url":"\#(https)","method":"GET","headers":{}},"redirectResponse":{"status":307,"headers":{"Location":"\#(https)","Non-Authoritative-Reason":"HSTS"}}}"#))
+        paused("F3", https)
+        _ = session.receive(event("Network.responseReceivedExtraInfo", #"{"requestId":"L","statusCode":200,"headers":{"content-type":"text/html"}}"#))
+        _ = session.receive(event("Network.loadingFinished", #"{"requestId":"L"}"#))
+        let read = session.receive(event("Page.loadEventFired", "{}"))
+        XCTAssertEqual(read.map(\.method), ["Network.getResponseBody"], "the chain's last hop is the login page")
+        XCTAssertEqual(session.run.loginPage, 2)
+        XCTAssertEqual(session.run.exchanges.map(\.status), [302, 307, 200], "the final head does not land on the internal 307")
+        XCTAssertEqual(session.run.findings, [.hstsUpgrade(from: http, to: https)])
+        let traces = continued.filter { $0.method == "Fetch.continueRequest" }.map { String(decoding: $0.encoded, as: UTF8.self) }
+        XCTAssertEqual(traces.count, 3)
+        XCTAssertTrue(traces.allSatisfy { $0.contains(#"{"name":"Intact-Trace","value":"r-2"}"#) }, "\(traces)")
+    }
+
+    func testAFormPostingToHTTPThatTheBrowserRefusesToSubmitIsNamed() throws {
+        var (session, _) = opened()
+        _ = loadLoginPage(&session, report: fullForm)
+        let action = "http://h.test:8443/suite/auth"
+        _ = session.receive(event("Audits.issueAdded", #"{"issue":{"code":"MixedContentIssue","details":{"mixedContentIssueDetails":{"resolutionStatus":"MixedContentWarning","insecureURL":"\#(action)","mainResourceURL":"\#(loginURL)"}}}}"#))
+        // No request of the submission: the insecure-form warning stops it, then the error page commits.
+        _ = session.receive(event("Network.loadingFailed", #"{"requestId":"X","errorText":"net::ERR_BLOCKED_BY_CLIENT","blockedReason":"other"}"#))
+        XCTAssertFalse(session.isFinished, "a failure of a request it never saw does not end the run")
+        _ = session.receive(event("Page.frameNavigated", #"{"frame":{"id":"T","url":"chrome-error://chromewebdata/","unreachableUrl":"\#(action)"}}"#))
+        XCTAssertTrue(session.isFinished)
+        XCTAssertEqual(session.run.failure, .insecureFormBlocked(action: action, page: loginURL))
+        XCTAssertEqual(session.run.findings, [.mixedContent(insecureURL: action, page: loginURL)])
+    }
 }

@@ -105,6 +105,56 @@ final class RealBrowserFlowTests: XCTestCase {
         XCTAssertEqual(diagnosis.sentence, .step7Callback)
     }
 
+    /// Examples/faults/browser.json's HSTS rule: the login page answered with a redirect to its own URL over http
+    /// (as a TLS-offloading intermediary that writes `http://` does) and `Strict-Transport-Security`, once.
+    private static let hstsRule = #"""
+        {"rules": [{"name": "hsts-then-http-redirect", "match": {"leg": "response", "step": "login-page", "times": 1},
+          "actions": [{"action": "set-status", "status": 302, "location": "http://${authority}${target}"},
+                      {"action": "add-header", "name": "Strict-Transport-Security", "value": "max-age=300"}]}]}
+        """#
+
+    func testAnHTTPRedirectTheBrowserUpgradesThroughHSTSIsDiagnosed() throws {
+        // Chromium keeps HSTS for a name, never for 127.0.0.1: the demo serves under one, mapped to loopback.
+        let run = try demo(.http2OrHTTP1, rules: RealBrowserFlowTests.hstsRule) { $0.publicHost = "intact-hsts.test" }
+        let diagnosis = try XCTUnwrap(run.outcome.diagnosis)
+        XCTAssertEqual(diagnosis.mode, .browserHSTS, diagnosis.evidence)
+        XCTAssertEqual(diagnosis.step, .loginPage)
+        XCTAssertEqual(diagnosis.sentence, .unmodified)
+        XCTAssertTrue(diagnosis.evidence.hasPrefix("HSTS made the browser use https: https://intact-hsts.test:"), diagnosis.evidence)
+        XCTAssertTrue(diagnosis.evidence.contains("(an internal 307, Non-Authoritative-Reason: HSTS) because the same answer set "
+                                                  + "Strict-Transport-Security: max-age=300"), diagnosis.evidence)
+        XCTAssertTrue(diagnosis.evidence.hasSuffix("/suite?… in plain http"), diagnosis.evidence)
+        XCTAssertTrue(run.outcome.steps.first?.verdict == .pass, "the app reached intact-hsts.test through --resolve's mapping")
+    }
+
+    func testTheDemoServesUnderANameAndTheSimulatedBrowserStopsAtTheRedirectToHTTP() throws {
+        // No Chromium needed: the app and the simulated browser dial the name through the client's resolve table.
+        let plain = try FaultFlowRun.run([]) { $0.publicHost = "intact-hsts.test" }
+        XCTAssertTrue(plain.outcome.succeeded, String(describing: plain.outcome.diagnosis))
+        XCTAssertTrue(plain.outcome.steps.allSatisfy { $0.request.url.hasPrefix("https://intact-hsts.test:") }, "every step named the host")
+        // The simulated browser keeps no HSTS: it reports the intermediary's redirect itself.
+        let redirected = try FaultFlowRun.run(rules: RealBrowserFlowTests.hstsRule) { $0.publicHost = "intact-hsts.test" }
+        XCTAssertEqual(redirected.outcome.diagnosis?.mode, .foreignResponse, String(describing: redirected.outcome.diagnosis))
+        XCTAssertEqual(redirected.outcome.diagnosis?.step, .loginPage)
+    }
+
+    func testAFormActionRewrittenToHTTPIsStoppedByTheInsecureFormWarningNotUpgraded() throws {
+        // Under a name (on 127.0.0.1 Chromium counts http as trustworthy and posts in plain http).
+        let run = try demo(.http1Only, rules: #"""
+            {"rules": [{"name": "http-form-action", "match": {"leg": "response", "step": "login-page"},
+              "actions": [{"action": "add-header", "name": "Strict-Transport-Security", "value": "max-age=300"},
+                          {"action": "regex-body", "pattern": "action=\"/", "template": "action=\"http://${authority}/"}]}]}
+            """#) { $0.publicHost = "intact-hsts.test" }
+        let diagnosis = try XCTUnwrap(run.outcome.diagnosis)
+        XCTAssertEqual(diagnosis.mode, .browserFailed, diagnosis.evidence)
+        XCTAssertEqual(diagnosis.step, .credentials)
+        XCTAssertEqual(diagnosis.sentence, .unmodified)
+        XCTAssertTrue(diagnosis.evidence.hasPrefix("the browser did not submit the sign-in form: its action http://intact-hsts.test:"),
+                      diagnosis.evidence)
+        XCTAssertTrue(diagnosis.evidence.contains("insecure-form warning"), diagnosis.evidence)
+        XCTAssertTrue(diagnosis.evidence.hasSuffix("the intermediary rewrote it to http"), diagnosis.evidence)
+    }
+
     func testAFormWithUnexpectedFieldsIsFilledAsFarAsPossibleAndTheMissingFieldNamed() throws {
         let page = #"<html><head><title>Sign in</title></head><body><form method=\"POST\" action=\"/suite/auth\"><input type=\"hidden\" name=\"csrf\" value=\"x\"><input type=\"email\" name=\"login\"><input type=\"text\" name=\"otp\"></form></body></html>"#
         let run = try demo(.http1Only, rules: """
@@ -155,13 +205,18 @@ final class RealBrowserFlowTests: XCTestCase {
         XCTAssertTrue(NSTemporaryDirectory().hasPrefix(temporary), "profiles are made under this test's TMPDIR")
         let run = try demo(.http1Only, rules: """
             {"rules": [{"name": "hold", "match": {"leg": "response", "step": "login-page"}, "actions": [{"action": "stall"}]}]}
-            """, executable: wrapper)
+            """, executable: wrapper) { configuration in
+            // The browser holds a client certificate: its key is in the profile that must go.
+            configuration.presentsClientCertificate = true
+            configuration.browserPresentsClientCertificate = true
+        }
         let diagnosis = try XCTUnwrap(run.outcome.diagnosis)
         XCTAssertEqual(diagnosis.mode, .browserFailed)
         XCTAssertTrue(diagnosis.evidence.hasPrefix("the browser was killed by signal 9"), diagnosis.evidence)
         XCTAssertTrue(diagnosis.evidence.contains("before the callback; last it "), diagnosis.evidence)
-        let left = ((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []).filter { $0.hasPrefix("intact-chromium-") }
-        XCTAssertEqual(left, [], "no profile left behind")
+        let left = ((try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [])
+            .filter { $0.hasPrefix("intact-chromium-") || $0.hasPrefix("org.chromium.Chromium.") }
+        XCTAssertEqual(left, [], "no profile left behind, nor Chromium's singleton directory in TMPDIR")
     }
 }
 

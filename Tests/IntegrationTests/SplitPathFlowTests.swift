@@ -72,4 +72,15 @@ final class SplitPathFlowTests: XCTestCase {
         XCTAssertEqual(diagnosis.sentence, .certificateGateway)
         XCTAssertTrue(diagnosis.evidence.contains("the app holds"), diagnosis.evidence)
     }
+
+    func testChromiumGivenTheCertificatePassesTheGateway() throws {
+        let browser = try chromium()
+        let rules = try FaultPreset.rules(specification: "client-cert-required")
+        let run = try FaultFlowRun.run(rules, clientCertificate: true) {
+            $0.browser = browser
+            $0.browserPresentsClientCertificate = true
+        }
+        XCTAssertTrue(run.outcome.succeeded, "Chromium presented its certificate unasked: \(String(describing: run.outcome.diagnosis))")
+        XCTAssertEqual(run.outcome.steps.filter { $0.agent == .browser }.map(\.verdict), [.pass, .pass])
+    }
 }
