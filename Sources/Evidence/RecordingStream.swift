@@ -108,10 +108,7 @@ public final class RecordingStream {
                     return nil
                 }
             } catch let error as RecordingReadError {
-                guard case .malformedLine(_, let line, let column, let reason) = error else { throw error }
-                unreadable += 1
-                warnings.append(RecordingWarning(path: path, line: line, message: "skipped a malformed record: \(reason)",
-                                             column: column))
+                try skip(error)
             }
         }
         return nil
@@ -222,12 +219,18 @@ public final class RecordingStream {
                 break
             }
         } catch let error as RecordingReadError {
-            guard case .malformedLine(_, let line, let column, let reason) = error else { throw error }
-            unreadable += 1
-            warnings.append(RecordingWarning(path: path, line: line, message: "skipped a malformed record: \(reason)",
-                                             column: column))
+            try skip(error)
         }
         return nil
+    }
+
+    /// Counts a malformed line and warns of it (the stream goes on with the
+    /// next line); any other read error is thrown on.
+    private func skip(_ error: RecordingReadError) throws {
+        guard case .malformedLine(_, let line, let column, let reason) = error else { throw error }
+        unreadable += 1
+        warnings.append(RecordingWarning(path: path, line: line, message: "skipped a malformed record: \(reason)",
+                                         column: column))
     }
 
     private static func open(_ path: String) throws -> (Int32, FileIdentity) {
