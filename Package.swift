@@ -17,9 +17,11 @@
 // into it from ProxyAddons through the hook protocol.
 // Protocol logic is sans-io (events in, commands out; tested without sockets):
 // ChannelSecurityLayer (TLS), HTTP1ServerLayer/HTTP1ClientLayer, HTTP2ConnectionLayer,
-// DownstreamLayer/ExchangeFlow (the proxy). Their drivers, per client connection:
-// ByteChannel (socket, TLS) -> HTTPConnection and its HTTP driver (called
-// directly) -> stream handlers -> DownstreamDriver. Wire's EventPoller holds a loop's sockets.
+// DownstreamLayer/ExchangeFlow (the proxy); the pool's decisions are HTTPClientPool+StateMachine.
+// One request passes six places (README "One request, end to end"): Wire's loop (EventPoller,
+// Connection) -> ByteChannel (socket, TLS) -> HTTPConnection and its HTTP driver -> DownstreamDriver
+// -> ExchangeFlow -> HTTPClientPool, whose upstream leg runs the first three again as a client.
+// Wire's EmbeddedNetwork runs the same middle in memory for the proxy playbook (IntactTestSupport).
 import PackageDescription
 
 let package = Package(
