@@ -16,6 +16,10 @@
 # Valgrind hides the CPU's SHA extensions (it cannot run them), so SHA-256 takes several
 # times its native instructions: the table shows apart that of Intact's digests (HAProxy
 # computes none).
+# The origin offers h2 and http/1.1 on one port (Intact negotiates h2 upstream, so its
+# HTTP/1.1 row translates versions) and only http/1.1 on a second: `intact_rec_h1up` is
+# Intact recording against that one, the same upstream protocol as HAProxy's server line
+# (`alpn http/1.1`), so the two do the same job.
 # Every process is started and stopped by its PID; the trap stops them all on exit.
 set -euo pipefail
 
@@ -30,8 +34,10 @@ under callgrind in front of the same nginx origin. Prints one table; asserts not
 Environment:
   INTACT=PATH                   the intact binary (default .build/release/intact)
   INTACT_ARGS="--opt ..."       more options for every Intact target (e.g. --loop-wait thread)
-  CALLGRIND_TARGETS="A B ..."   of intact_rec (--record), intact (no recording), haproxy
-                                (default: all three)
+  CALLGRIND_TARGETS="A B ..."   of intact_rec (--record), intact (no recording), haproxy,
+                                intact_rec_h1up (--record, the origin offering only
+                                http/1.1 upstream, as HAProxy's server line asks)
+                                (default: all four)
   CALLGRIND_PROTOCOLS="h1 h2"   which client protocols (default both)
   CALLGRIND_SHORT=S             requests in the short window (default 100)
   CALLGRIND_LONG=L              requests in the long window (default 700)
@@ -49,7 +55,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 bench_no_arguments callgrind.sh "${1:-}"
 INTACT=${INTACT:-$ROOT/.build/release/intact}
 INTACT_EXTRA=(${INTACT_ARGS:-})
-TARGETS=(${CALLGRIND_TARGETS:-intact_rec intact haproxy})
+TARGETS=(${CALLGRIND_TARGETS:-intact_rec intact haproxy intact_rec_h1up})
 PROTOCOLS=(${CALLGRIND_PROTOCOLS:-h1 h2})
 SHORT=${CALLGRIND_SHORT:-100}
 LONG=${CALLGRIND_LONG:-700}
@@ -63,7 +69,7 @@ for n in "$SHORT" "$LONG" "$WARMUP" "$PROFILE"; do
 done
 ((LONG > SHORT)) || die "CALLGRIND_LONG ($LONG) must exceed CALLGRIND_SHORT ($SHORT)"
 for t in "${TARGETS[@]}"; do
-  case "$t" in intact_rec|intact|haproxy) ;; *) die "CALLGRIND_TARGETS: unknown target '$t' (see --help)" ;; esac
+  case "$t" in intact_rec|intact|haproxy|intact_rec_h1up) ;; *) die "CALLGRIND_TARGETS: unknown target '$t' (see --help)" ;; esac
 done
 for p in "${PROTOCOLS[@]}"; do
   case "$p" in h1|h2) ;; *) die "CALLGRIND_PROTOCOLS: unknown protocol '$p' (h1 or h2)" ;; esac
@@ -87,11 +93,14 @@ wait_port() { # PORT PID: waits up to 120 s (valgrind starts slowly) while PID l
 bench_certs "$WORK" "$INTACT"
 cat "$WORK/origin-cert.pem" "$WORK/origin-key.pem" >"$WORK/origin.pem"
 ORIGIN=$(free_port)
-bench_origin_conf "$WORK" "$ORIGIN" "ssl http2" 1000 "keepalive_timeout 300s; ssl_session_tickets off;"
+ORIGIN_H1=$(free_port)
+bench_origin_conf "$WORK" "$ORIGIN" "ssl http2" 1000 \
+  "listen 127.0.0.1:$ORIGIN_H1 ssl; keepalive_timeout 300s; ssl_session_tickets off;"
 head -c 1024 /dev/urandom >"$WORK/www/1k"
 nginx -p "$WORK" -c "$WORK/origin.conf" >"$WORK/origin.out" 2>&1 &
 PIDS+=("$!")
 wait_port "$ORIGIN" "$!"
+wait_port "$ORIGIN_H1" "${PIDS[-1]}"
 
 # The same HAProxy as Benchmarks/run.sh's: one thread, upstream certificate verified,
 # upstream connections kept and reused.
@@ -170,6 +179,8 @@ for t in "${TARGETS[@]}"; do
   case "$t" in
     intact_rec) cmd=("$INTACT" proxy --listen "127.0.0.1:$P" --mode "reverse:https://127.0.0.1:$ORIGIN"
                      --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --record "$WORK/recording.jsonl" --loops 1 "${INTACT_EXTRA[@]}") ;;
+    intact_rec_h1up) cmd=("$INTACT" proxy --listen "127.0.0.1:$P" --mode "reverse:https://127.0.0.1:$ORIGIN_H1"
+                     --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --record "$WORK/recording-h1up.jsonl" --loops 1 "${INTACT_EXTRA[@]}") ;;
     intact)     cmd=("$INTACT" proxy --listen "127.0.0.1:$P" --mode "reverse:https://127.0.0.1:$ORIGIN"
                      --ca-dir "$CA" --upstream-ca "$CA/ca-cert.pem" --quiet --loops 1 "${INTACT_EXTRA[@]}") ;;
     haproxy)    haproxy_cfg "$P"; cmd=(haproxy -db -f "$WORK/haproxy.cfg") ;;
@@ -203,22 +214,25 @@ for t in "${TARGETS[@]}"; do
 done
 
 thousands() { awk -v v="$1" 'BEGIN { if (v == "") print "n/a"; else printf "%.1fk", v / 1000 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f×", a / b; else print "n/a" }'; }
 goal() { [[ $1 == h1 ]] && echo "≤ 250k (issue 30)" || echo "—"; }
 
 echo
 echo "## callgrind per request ($(date -u +%Y-%m-%d), 1 KiB GETs, one keep-alive connection, $((LONG - SHORT)) requests: a $LONG-request window minus a $SHORT-request one)"
 echo
-echo "| per request | Intact, recording on | Intact, off | HAProxy | on ÷ HAProxy | target |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+echo "Upstream: Intact negotiates h2 with the origin (the first three columns); HAProxy's server line"
+echo "asks for http/1.1; \"upstream h1\" is Intact recording against the origin's http/1.1-only port."
+echo
+echo "| per request | Intact, recording on | Intact, off | HAProxy | on ÷ HAProxy | Intact recording on, upstream h1 | ÷ HAProxy | target |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for p in "${PROTOCOLS[@]}"; do
-  echo "| $p instructions | **$(thousands "${IR[intact_rec:$p]:-}")** | $(thousands "${IR[intact:$p]:-}") | $(thousands "${IR[haproxy:$p]:-}") | $(ratio "${IR[intact_rec:$p]:-0}" "${IR[haproxy:$p]:-0}")× | $(goal "$p") |"
-  echo "| $p of which SHA-256 of digests (software under valgrind) | $(thousands "${SHA[intact_rec:$p]:-}") | $(thousands "${SHA[intact:$p]:-}") | $(thousands "${SHA[haproxy:$p]:-}") | — | — |"
-  echo "| $p mallocs | **${MALLOCS[intact_rec:$p]:-n/a}** | ${MALLOCS[intact:$p]:-n/a} | ${MALLOCS[haproxy:$p]:-n/a} | $(ratio "${MALLOCS[intact_rec:$p]:-0}" "${MALLOCS[haproxy:$p]:-0}")× | — |"
+  echo "| $p instructions | **$(thousands "${IR[intact_rec:$p]:-}")** | $(thousands "${IR[intact:$p]:-}") | $(thousands "${IR[haproxy:$p]:-}") | $(ratio "${IR[intact_rec:$p]:-0}" "${IR[haproxy:$p]:-0}") | $(thousands "${IR[intact_rec_h1up:$p]:-}") | $(ratio "${IR[intact_rec_h1up:$p]:-0}" "${IR[haproxy:$p]:-0}") | $(goal "$p") |"
+  echo "| $p of which SHA-256 of digests (software under valgrind) | $(thousands "${SHA[intact_rec:$p]:-}") | $(thousands "${SHA[intact:$p]:-}") | $(thousands "${SHA[haproxy:$p]:-}") | — | $(thousands "${SHA[intact_rec_h1up:$p]:-}") | — | — |"
+  echo "| $p mallocs | **${MALLOCS[intact_rec:$p]:-n/a}** | ${MALLOCS[intact:$p]:-n/a} | ${MALLOCS[haproxy:$p]:-n/a} | $(ratio "${MALLOCS[intact_rec:$p]:-0}" "${MALLOCS[haproxy:$p]:-0}") | ${MALLOCS[intact_rec_h1up:$p]:-n/a} | $(ratio "${MALLOCS[intact_rec_h1up:$p]:-0}" "${MALLOCS[haproxy:$p]:-0}") | — |"
 done
 if [[ -n ${CALLGRIND_ROWS:-} ]]; then
   : >"$CALLGRIND_ROWS"
   for p in "${PROTOCOLS[@]}"; do
-    echo "| callgrind instructions per $p 1 KiB request, 1 conn (HAProxy $(thousands "${IR[haproxy:$p]:-}"), mallocs $(printf '%s / %s / HAProxy %s' "${MALLOCS[intact_rec:$p]:-n/a}" "${MALLOCS[intact:$p]:-n/a}" "${MALLOCS[haproxy:$p]:-n/a}")) | **$(thousands "${IR[intact_rec:$p]:-}")** | $(thousands "${IR[intact:$p]:-}") | $(goal "$p") |" >>"$CALLGRIND_ROWS"
+    echo "| callgrind instructions per $p 1 KiB request, 1 conn (HAProxy $(thousands "${IR[haproxy:$p]:-}"); Intact recording with an http/1.1 upstream as HAProxy's $(thousands "${IR[intact_rec_h1up:$p]:-}"); mallocs $(printf '%s / %s / HAProxy %s' "${MALLOCS[intact_rec:$p]:-n/a}" "${MALLOCS[intact:$p]:-n/a}" "${MALLOCS[haproxy:$p]:-n/a}")) | **$(thousands "${IR[intact_rec:$p]:-}")** | $(thousands "${IR[intact:$p]:-}") | $(goal "$p") |" >>"$CALLGRIND_ROWS"
   done
 fi
