@@ -42,6 +42,9 @@ Environment:
   CALLGRIND_SHORT=S             requests in the short window (default 100)
   CALLGRIND_LONG=L              requests in the long window (default 700)
   CALLGRIND_WARMUP=W            requests before the windows, per protocol (default 100)
+  CALLGRIND_DISTINCT=1          no two requests alike: each path gets a query of its own
+                                (?n=1, ?n=2, ...), so a proxy cannot reuse what it took of
+                                the previous head (default 0: the same GET each time)
   CALLGRIND_PROFILE=N           also print the N functions with the most self instructions
                                 per request (long − short dump) for each target and protocol
   CALLGRIND_ROWS=FILE           also write the table's rows, ratio-table style, to FILE
@@ -61,12 +64,14 @@ SHORT=${CALLGRIND_SHORT:-100}
 LONG=${CALLGRIND_LONG:-700}
 WARMUP=${CALLGRIND_WARMUP:-100}
 PROFILE=${CALLGRIND_PROFILE:-0}
+DISTINCT=${CALLGRIND_DISTINCT:-0}
 WORK=$(mktemp -d /tmp/intact-callgrind.XXXXXX)
 bench_frame "bench callgrind"
 
 for n in "$SHORT" "$LONG" "$WARMUP" "$PROFILE"; do
   [[ $n =~ ^[0-9]+$ ]] || die "CALLGRIND_SHORT, _LONG, _WARMUP and _PROFILE take whole numbers, not '$n'"
 done
+[[ $DISTINCT == 0 || $DISTINCT == 1 ]] || die "CALLGRIND_DISTINCT takes 0 or 1, not '$DISTINCT'"
 ((LONG > SHORT)) || die "CALLGRIND_LONG ($LONG) must exceed CALLGRIND_SHORT ($SHORT)"
 for t in "${TARGETS[@]}"; do
   case "$t" in intact_rec|intact|haproxy|intact_rec_h1up) ;; *) die "CALLGRIND_TARGETS: unknown target '$t' (see --help)" ;; esac
@@ -131,7 +136,7 @@ EOF
 client_start() { # PORT PROTOCOL
   rm -f "$WORK/client-in" "$WORK/client-out"
   mkfifo "$WORK/client-in" "$WORK/client-out"
-  python3 "$ROOT/Benchmarks/callgrind_client.py" "$1" "$2" "$CA/ca-cert.pem" /1k 1024 \
+  DISTINCT=$DISTINCT python3 "$ROOT/Benchmarks/callgrind_client.py" "$1" "$2" "$CA/ca-cert.pem" /1k 1024 \
     <"$WORK/client-in" >"$WORK/client-out" 2>"$WORK/client.err" &
   CLIENT=$!; PIDS+=("$CLIENT")
   exec 5>"$WORK/client-in" 6<"$WORK/client-out"
@@ -218,7 +223,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f×", 
 goal() { [[ $1 == h1 ]] && echo "≤ 250k (issue 30)" || echo "—"; }
 
 echo
-echo "## callgrind per request ($(date -u +%Y-%m-%d), 1 KiB GETs, one keep-alive connection, $((LONG - SHORT)) requests: a $LONG-request window minus a $SHORT-request one)"
+echo "## callgrind per request ($(date -u +%Y-%m-%d), 1 KiB GETs$( ((DISTINCT)) && echo ", each path with a query of its own"), one keep-alive connection, $((LONG - SHORT)) requests: a $LONG-request window minus a $SHORT-request one)"
 echo
 echo "Upstream: Intact negotiates h2 with the origin (the first three columns); HAProxy's server line"
 echo "asks for http/1.1; \"upstream h1\" is Intact recording against the origin's http/1.1-only port."

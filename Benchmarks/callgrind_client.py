@@ -5,9 +5,14 @@ framing: no package needed), kept open for the whole run. Reads a number N per l
 standard input, sends N GETs of PATH one after the other, each read whole and checked
 (status 200, LENGTH body bytes), then prints "done N". Exits at end of input. So the
 windows the script measures hold requests only: no handshake, no connection set-up.
+With DISTINCT set to 1 in the environment, no two requests are alike: each path carries
+a query of its own (`?n=1`, `?n=2`, ...; the origin serves the same file), so nothing a
+proxy remembers of the last head can stand in for the next one.
 
   callgrind_client.py PORT PROTOCOL CAFILE PATH LENGTH
 """
+import itertools
+import os
 import http.client
 import socket
 import ssl
@@ -15,7 +20,14 @@ import struct
 import sys
 
 port, protocol, cafile, path, length = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+distinct = os.environ.get("DISTINCT", "0") == "1"
+sequence = itertools.count(1)
 ctx = ssl.create_default_context(cafile=cafile)
+
+
+def next_path():
+    """PATH, or PATH with a query of its own when DISTINCT=1."""
+    return "%s?n=%d" % (path, next(sequence)) if distinct else path
 ctx.set_alpn_protocols(["h2" if protocol == "h2" else "http/1.1"])
 
 
@@ -30,7 +42,7 @@ class H1:
         self.conn.sock = ctx.wrap_socket(socket.create_connection(("127.0.0.1", port)), server_hostname="localhost")
 
     def get(self):
-        self.conn.request("GET", path, headers={"Host": "localhost"})
+        self.conn.request("GET", next_path(), headers={"Host": "localhost"})
         response = self.conn.getresponse()
         body = response.read()
         if response.status != 200 or len(body) != length:
@@ -79,7 +91,7 @@ class H2:
     def get(self):
         stream, self.stream = self.stream, self.stream + 2
         block = b"".join(self.literal(n, v) for n, v in
-                         ((":method", "GET"), (":scheme", "https"), (":authority", "localhost"), (":path", path)))
+                         ((":method", "GET"), (":scheme", "https"), (":authority", "localhost"), (":path", next_path())))
         self.sock.sendall(self.frame(1, 0x5, stream, block))  # HEADERS, END_STREAM | END_HEADERS
         status_ok, body = None, 0
         while True:
