@@ -2,7 +2,6 @@ import Evidence
 import HTTP
 import IntactTestSupport
 import Proxy
-import Transport
 import Wire
 import XCTest
 
@@ -164,38 +163,31 @@ final class ProxyPlaybookTests: XCTestCase {
         XCTAssertNil(playbook.records.first?.error)
     }
 
-    /// HTTP/2 on both legs, in memory: Transport's HTTP/2 client dials the
-    /// proxy and the proxy dials Transport's HTTP/2 server, both listening
-    /// on the playbook's network (a dial to a listener is a socket pair in
-    /// memory), TLS with ALPN on each leg.
+    /// HTTP/2 on both legs, in memory: an HTTP/2 client dials the proxy and
+    /// the proxy dials an HTTP/2 origin, TLS with ALPN `h2` on each leg, two
+    /// streams on one connection each way.
     func testAnHTTP2ExchangeRunsInMemoryOnBothLegs() throws {
         let target = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "origin.test", port: 9443))
         let playbook = try ProxyPlaybook(mode: .reverse(target))
-        let seen = PlaybookBox<[String]>([])
-        let origin = try playbook.startHTTP2Origin(host: "origin.test", port: 9443) { stream in
-            seen.value.append("\(stream.version) \(stream.request.method) \(stream.request.path)")
-            stream.collectBody { _ in
-                try? stream.respond(HTTPResponseHead(status: 200), body: Array("answer to \(stream.request.path)".utf8))
-            }
-        }
-        defer { withExtendedLifetime(origin) {} }
-        let connection = try playbook.connectHTTP2Client(serverName: "origin.test")
-        XCTAssertEqual(connection.version, .http2)
+        let client = try playbook.connectHTTP2Client(tls: "origin.test")
+        XCTAssertEqual(client.peer.negotiated?.alpn, "h2")
 
-        let answers = PlaybookBox<[String: String]>([:])
+        var paths: [HTTP2StreamID: String] = [:]
         for path in ["/one", "/two"] {
-            let body = PlaybookBox<[UInt8]>([])
-            _ = try connection.openStream(HTTPRequestHead(method: "GET", authority: "origin.test", path: path)) { event in
-                switch event {
-                case .body(let bytes): body.value += bytes
-                case .end: answers.value[path] = String(decoding: body.value, as: UTF8.self)
-                default: break
-                }
-            }
+            let stream = try XCTUnwrap(client.request(HTTPRequestHead(method: "GET", authority: "origin.test", path: path)))
+            paths[stream] = path
         }
+        let origin = try playbook.acceptHTTP2Dial(host: "origin.test", port: 9443)
+        XCTAssertEqual(origin.peer.negotiated?.alpn, "h2")
+        let requests = origin.takeEvents().requests
+        let seen = requests.map { "\($0.head.version) \($0.head.method) \($0.head.path)" }
+        for (stream, head) in requests { origin.respond(stream, body: Array("answer to \(head.path)".utf8)) }
         playbook.run()
-        XCTAssertEqual(answers.value, ["/one": "answer to /one", "/two": "answer to /two"])
-        XCTAssertEqual(seen.value.sorted(), ["HTTP/2 GET /one", "HTTP/2 GET /two"])
+        let events = client.takeEvents()
+        XCTAssertEqual(events.endedStreams, Set(paths.keys))
+        let answers = Dictionary(uniqueKeysWithValues: events.bodies.map { (paths[$0.key] ?? "?", String(decoding: $0.value, as: UTF8.self)) })
+        XCTAssertEqual(answers, ["/one": "answer to /one", "/two": "answer to /two"])
+        XCTAssertEqual(seen.sorted(), ["HTTP/2 GET /one", "HTTP/2 GET /two"])
         XCTAssertEqual(playbook.records.count, 2)
         for record in playbook.records {
             XCTAssertNil(record.error)
