@@ -48,49 +48,70 @@ final class UpstreamProxyTests: XCTestCase {
         }
     }
 
+    /// An exempt host is reached directly (on the playbook: the proxy's one
+    /// dial goes to the origin, none to the upstream proxy).
     func testPlainHTTPAndExemptHostsThroughTheUpstreamProxy() throws {
-        let refusing = try RefusingProxy.start(status: 403, reason: "Forbidden")
-        defer { refusing.stop() }
-        let origin = try RawOrigin(.swallow)
-        defer { origin.stop() }
-        // 127.0.0.1 is exempt: a plain-HTTP request goes straight to it, never to the refusing proxy.
-        let proxy = try ProxyHarness {
-            $0.upstreamProxy = UpstreamProxy(url: "http://127.0.0.1:\(refusing.port)", exemptions: ["127.0.0.1"])
+        // 127.0.0.1 is exempt: a plain-HTTP request goes straight to it, never to the upstream proxy.
+        let playbook = try ProxyPlaybook {
+            $0.upstreamProxy = UpstreamProxy(url: "http://127.0.0.1:3128", exemptions: ["127.0.0.1"])
             $0.connectTimeout = .seconds(2)
         }
-        XCTAssertNil(proxy.server.configuration.upstreamProxy?.address(for: "127.0.0.1"))
-        XCTAssertNotNil(proxy.server.configuration.upstreamProxy?.address(for: "example.test"))
-        let direct = try ToolRun.curl(["-x", proxy.proxyURL, "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2",
-                                       "http://127.0.0.1:\(origin.port)/"])
-        XCTAssertNotEqual(direct.output, "502", "an exempt host is reached directly")
-        XCTAssertEqual(refusing.requestHeads.count, 0)
+        XCTAssertNil(playbook.server.configuration.upstreamProxy?.address(for: "127.0.0.1"))
+        XCTAssertNotNil(playbook.server.configuration.upstreamProxy?.address(for: "example.test"))
+        let client = try playbook.connectClient()
+        client.send("GET http://127.0.0.1:8081/ HTTP/1.1\r\nHost: 127.0.0.1:8081\r\n\r\n")
+        let origin = try playbook.acceptDial(host: "127.0.0.1", port: 8081)
+        XCTAssertTrue(playbook.network.dials.isEmpty, "nothing dialled the upstream proxy")
+        origin.expect("GET / HTTP/1.1\r\nHost: 127.0.0.1:8081\r\n\r\n")
+        playbook.answer("HTTP/1.1 204 No Content\r\n\r\n", from: origin, reaches: client)
+        XCTAssertNil(playbook.records.first?.error)
     }
 
+    /// Each refusal of CONNECT by the upstream proxy (on the playbook: the
+    /// test is that proxy, answering the proxy's dial to it).
     func testRefusalsGiveTheClient502NamingTheUpstreamProxyAndItsAnswerRecorded() throws {
         for (status, reason, type) in [(407, "Proxy Authentication Required", "proxy_configuration_error"),
                                        (403, "Forbidden", "destination_unavailable"),
                                        (502, "Bad Gateway", "destination_unavailable")] {
-            let refusing = try RefusingProxy.start(status: status, reason: reason)
-            defer { refusing.stop() }
-            let upstream = "http://127.0.0.1:\(refusing.port)"
-            let proxy = try ProxyHarness {
-                $0.upstreamProxy = UpstreamProxy(url: "http://ann:s%3Acret@127.0.0.1:\(refusing.port)")
+            let upstream = "http://127.0.0.1:3128"
+            let playbook = try ProxyPlaybook {
+                $0.upstreamProxy = UpstreamProxy(url: "http://ann:s%3Acret@127.0.0.1:3128")
+            }
+            var requests: [String] = []
+            /// The upstream proxy: takes the proxy's dial, keeps the CONNECT head, refuses it.
+            func refuse() throws {
+                let refusing = try playbook.acceptDial(host: "127.0.0.1", port: 3128)
+                requests.append(refusing.readText())
+                refusing.send(RefusingProxy.answer(status: status, reason: reason))
+                refusing.finishSending()
+                playbook.run()
             }
             // Plain HTTP (absolute form): the pool's dial CONNECTs through the upstream proxy.
-            let plain = try ToolRun.curl(["-x", proxy.proxyURL, "-s", "-D", "-", "-o", "/dev/null",
-                                          "http://origin.test:8080/x"])
-            XCTAssertTrue(plain.output.hasPrefix("HTTP/1.1 502"), "\(status): \(plain.output)")
+            let client = try playbook.connectClient()
+            client.send("GET http://origin.test:8080/x HTTP/1.1\r\nHost: origin.test:8080\r\n\r\n")
+            try refuse()
+            let plain = client.readText()
+            XCTAssertTrue(plain.hasPrefix("HTTP/1.1 502"), "\(status): \(plain)")
             let expected = "Proxy-Status: intact; error=\(type); next-hop=\"\(upstream)\"; received-status=\(status); "
                 + "details=\"upstream proxy \(upstream) refused CONNECT: \(status) \(reason)"
-            XCTAssertTrue(plain.output.contains(expected), "\(status): \(plain.output)")
+            XCTAssertTrue(plain.contains(expected), "\(status): \(plain)")
             // HTTPS: the CONNECT is accepted (nothing is probed through an upstream proxy); the request
             // inside the intercepted TLS needs the upstream connection, and gets the 502.
-            let tunnel = try ToolRun.curl(["-x", proxy.proxyURL, "--cacert", proxy.caFile, "--http1.1", "-s", "-D", "-",
-                                           "-o", "/dev/null", "https://origin.test/"])
-            XCTAssertTrue(tunnel.output.contains("HTTP/1.1 502"), "\(status): \(tunnel.output)")
-            XCTAssertTrue(tunnel.output.contains(expected), "\(status): \(tunnel.output)")
+            let tunnelled = try playbook.connectClient()
+            tunnelled.send("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
+            playbook.run()
+            XCTAssertTrue(playbook.network.dials.isEmpty, "no probe through an upstream proxy")
+            XCTAssertTrue(tunnelled.readText().hasPrefix("HTTP/1.1 200 "))
+            try playbook.startClientTLS(tunnelled, serverName: "origin.test")
+            tunnelled.send("GET / HTTP/1.1\r\nHost: origin.test\r\n\r\n")
+            playbook.run()
+            XCTAssertNil(tunnelled.tlsFailure)
+            try refuse()
+            let tunnel = tunnelled.readText()
+            XCTAssertTrue(tunnel.contains("HTTP/1.1 502"), "\(status): \(tunnel)")
+            XCTAssertTrue(tunnel.contains(expected), "\(status): \(tunnel)")
 
-            let records = try proxy.stopAndRead().records
+            let records = playbook.records
             XCTAssertEqual(records.count, 2)
             for record in records {
                 XCTAssertEqual(record.leg(.downstream)?.response?.status, 502)
@@ -99,7 +120,6 @@ final class UpstreamProxyTests: XCTestCase {
                               "\(record.error.map { "\($0)" } ?? "no error")")
             }
             // Both CONNECTs carried the credentials, percent-decoded then Base64.
-            let requests = refusing.requestHeads
             XCTAssertEqual(requests.count, 2)
             XCTAssertEqual(Set(requests.map { $0.split(separator: "\r\n").first.map(String.init) ?? "" }),
                            ["CONNECT origin.test:8080 HTTP/1.1", "CONNECT origin.test:443 HTTP/1.1"])
@@ -109,11 +129,11 @@ final class UpstreamProxyTests: XCTestCase {
     }
 }
 
-/// A forward proxy that answers every CONNECT with one refusal, keeping each request head.
+/// How a forward proxy refuses a CONNECT with `status`: the answer's bytes.
 enum RefusingProxy {
-    static func start(status: Int, reason: String) throws -> RawOrigin {
-        try RawOrigin(.answer("HTTP/1.1 \(status) \(reason)\r\n"
+    static func answer(status: Int, reason: String) -> String {
+        "HTTP/1.1 \(status) \(reason)\r\n"
             + (status == 407 ? "Proxy-Authenticate: Basic realm=\"corp\"\r\n" : "")
-            + "Content-Length: 0\r\nConnection: close\r\n\r\n"))
+            + "Content-Length: 0\r\nConnection: close\r\n\r\n"
     }
 }
