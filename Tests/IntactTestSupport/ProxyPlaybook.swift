@@ -80,6 +80,20 @@ public final class ProxyPlaybook {
     /// The exchanges finished so far, in the order they finished.
     public var records: [ExchangeRecord] { log.records }
 
+    /// `records` as a recording under the header the proxy writes (its
+    /// tap, mode and options), for `Verifier`.
+    public var recording: Recording {
+        let configuration = server.configuration
+        let mode: String
+        switch configuration.mode {
+        case .forward: mode = "forward"
+        case .reverse: mode = "reverse"
+        }
+        let header = RecordingHeader(toolVersion: configuration.toolVersion, tap: configuration.tap, mode: mode,
+                                     options: configuration.recordedOptions, origin: configuration.recordedOrigin)
+        return Recording(path: "playbook", header: header, records: records)
+    }
+
     // MARK: Steps
 
     /// Delivers everything waiting, moving TLS records between the test's
@@ -108,22 +122,28 @@ public final class ProxyPlaybook {
     }
 
     /// A client connects to the proxy; with `tls`, it starts a handshake
-    /// for that server name at once (reverse mode), offering `alpn`.
-    public func connectClient(tls serverName: String? = nil, alpn: [String] = ["http/1.1"]) throws -> PlaybookPeer {
+    /// for that server name at once (reverse mode), offering `alpn`,
+    /// trusting the CA at `trusting` (the proxy's unless given).
+    public func connectClient(tls serverName: String? = nil, alpn: [String] = ["http/1.1"],
+                              trusting caFile: String? = nil) throws -> PlaybookPeer {
         let peer = PlaybookPeer(try network.connect(to: address))
-        if let serverName { try startClientTLS(peer, serverName: serverName, alpn: alpn) }
+        if let serverName { try startClientTLS(peer, serverName: serverName, alpn: alpn, trusting: caFile) }
         run()
         return peer
     }
 
-    /// Starts the client's TLS handshake on `peer` (after a CONNECT, in forward mode).
-    public func startClientTLS(_ peer: PlaybookPeer, serverName: String, alpn: [String] = ["http/1.1"]) throws {
-        let key = alpn.joined(separator: ",")
+    /// Starts the client's TLS handshake on `peer` (after a CONNECT, in
+    /// forward mode), trusting the CA at `trusting` (the proxy's unless
+    /// given: another CA makes a client that rejects the proxy's leaf).
+    public func startClientTLS(_ peer: PlaybookPeer, serverName: String, alpn: [String] = ["http/1.1"],
+                               trusting caFile: String? = nil) throws {
+        let trust = caFile ?? authority.certificatePath
+        let key = alpn.joined(separator: ",") + " " + trust
         let context: TLSContext
         if let made = clientContexts[key] {
             context = made
         } else {
-            var configuration = TLSClientConfiguration(verification: .verify(.caFile(authority.certificatePath)))
+            var configuration = TLSClientConfiguration(verification: .verify(.caFile(trust)))
             configuration.alpnOffer = alpn
             configuration.keyLog = .disabled
             context = try TLSContext(client: configuration)
