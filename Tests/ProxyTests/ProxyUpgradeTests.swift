@@ -13,9 +13,14 @@ import XCTest
 /// stalled peer holding the sender back.
 final class ProxyUpgradeTests: XCTestCase {
     static let key = "dGhlIHNhbXBsZSBub25jZQ=="
-    /// The origin's 101, its `Sec-WebSocket-Accept` derived from `key` (RFC 6455 §4.2.2).
-    static let switching = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-        + "Sec-WebSocket-Accept: \(ExtendedConnect.webSocketAccept(key: key))\r\n\r\n"
+    static let switching = switching(accept: ExtendedConnect.webSocketAccept(key: key))
+
+    /// An origin's 101 with `accept` as its `Sec-WebSocket-Accept` (RFC 6455
+    /// §4.2.2 derives it from the request's key: `ExtendedConnect.webSocketAccept`).
+    static func switching(accept: String) -> String {
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Accept: \(accept)\r\n\r\n"
+    }
     static let refusal = "HTTP/1.1 426 Upgrade Required\r\nContent-Length: 4\r\n\r\nnope"
 
     /// How the client reaches the origin: `reverse` (TLS to the proxy, a
