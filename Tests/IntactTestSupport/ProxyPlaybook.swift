@@ -168,9 +168,10 @@ public final class ProxyPlaybook {
     /// plaintext, or with `tls` a certificate for `host` from
     /// `originAuthority`, choosing from `alpn` what the proxy offers;
     /// `holdsTLS` holds the origin's handshake back until the test lets go
-    /// (`PlaybookPeer.holdsTLS`).
+    /// (`PlaybookPeer.holdsTLS`); `clientCertificates` is whether the origin
+    /// asks the proxy for a certificate (`negotiated?.peerCertificate` shows what came).
     public func acceptDial(host: String, port: UInt16, tls: Bool = false, alpn: [String] = ["http/1.1"],
-                           holdsTLS: Bool = false,
+                           holdsTLS: Bool = false, clientCertificates: TLSClientCertificatePolicy = .none,
                            file: StaticString = #filePath, line: UInt = #line) throws -> PlaybookPeer {
         guard let dial = takeDial(host: host, port: port, file: file, line: line) else {
             throw PlaybookError.noDial("\(host):\(port)")
@@ -180,6 +181,7 @@ public final class ProxyPlaybook {
         if tls {
             var configuration = TLSServerConfiguration(identity: try originAuthority.leaf(for: host))
             configuration.alpnPreference = alpn
+            configuration.clientCertificate = clientCertificates
             configuration.keyLog = .disabled
             peer.startTLS(try TLSEngine(context: try TLSContext(server: configuration)))
             tlsPeers.append(peer)
