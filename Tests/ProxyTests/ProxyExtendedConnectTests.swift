@@ -50,6 +50,17 @@ final class ProxyExtendedConnectTests: XCTestCase {
         return got
     }
 
+    /// Runs the playbook until `count` bytes of DATA on `stream` came to
+    /// `end`; what came (`seen` gains every event taken on the way).
+    private func data(_ count: Int, on stream: HTTP2StreamID, to end: PlaybookHTTP2, _ playbook: ProxyPlaybook,
+                      seen: inout [HTTP2Event]) -> [UInt8] {
+        collect(count, playbook) {
+            let batch = end.takeEvents()
+            seen += batch
+            return batch.bodies[stream] ?? []
+        }
+    }
+
     func testAnExtendedConnectBecomesAnHTTP1WebSocketAndIsRelayedAndRecorded() throws {
         let (playbook, client) = try playbook(to: .http)
         let stream = try client.session.sendRequest(Self.webSocketConnect, endStream: false)
@@ -80,11 +91,7 @@ final class ProxyExtendedConnectTests: XCTestCase {
         let arrived = collect(size, playbook) { origin.read() }
         XCTAssertEqual(arrived, frames)
         origin.send(arrived)
-        let echo = collect(size, playbook) {
-            let batch = client.takeEvents()
-            events += batch
-            return batch.bodies[stream] ?? []
-        }
+        let echo = data(size, on: stream, to: client, playbook, seen: &events)
         XCTAssertEqual(echo, frames, "the echo")
         try client.session.sendData(stream: stream, bytes: [], endStream: true)
         playbook.run()
@@ -153,17 +160,9 @@ final class ProxyExtendedConnectTests: XCTestCase {
         try client.session.sendData(stream: stream, bytes: frames, endStream: false)
         // The origin echoes the stream's DATA, and ends it when the client does.
         var originEvents: [HTTP2Event] = []
-        let arrived = collect(frames.count, playbook) {
-            let batch = origin.takeEvents()
-            originEvents += batch
-            return batch.bodies[connect.stream] ?? []
-        }
+        let arrived = data(frames.count, on: connect.stream, to: origin, playbook, seen: &originEvents)
         try origin.session.sendData(stream: connect.stream, bytes: arrived, endStream: false)
-        let echo = collect(frames.count, playbook) {
-            let batch = client.takeEvents()
-            events += batch
-            return batch.bodies[stream] ?? []
-        }
+        let echo = data(frames.count, on: stream, to: client, playbook, seen: &events)
         XCTAssertEqual(echo, frames, "the echo")
         try client.session.sendData(stream: stream, bytes: [], endStream: true)
         playbook.run()
