@@ -207,4 +207,47 @@ final class EmbeddedConnectionTests: XCTestCase {
         XCTAssertEqual(log.closed, .some(nil))
         XCTAssertEqual(clientLog.closed, .some(nil))
     }
+    /// With `socketPairWindow`, a socket pair's reader that stops holds its
+    /// writer back at the two buffers, as a kernel's would; the bytes, then
+    /// the writer's FIN, arrive in order once the reader resumes.
+    func testASocketPairsWindowHoldsTheWriterUntilTheReaderResumesThenTheFINFollowsTheBytes() throws {
+        let loop = EventLoop.embedded()
+        let network = EmbeddedNetwork(loop: loop)
+        network.socketPairWindow = 1000
+        let log = EventLog()
+        let server = Accepted()
+        serve(network, log: log) { server.connection = $0 }
+        let dialled = Locked<Connection?>(nil)
+        let clientLog = EventLog()
+        Connection.connect(host: "127.0.0.1", port: address.port, on: loop) { result in
+            let connection = try? result.get()
+            connection?.start { clientLog.events.append($0) }
+            dialled.withValue { $0 = connection }
+        }
+        loop.run()
+        let client = try XCTUnwrap(dialled.current)
+        let connection = try XCTUnwrap(server.connection)
+        client.pauseReading()
+        let bytes = (0..<5000).map { UInt8(truncatingIfNeeded: $0) }
+        connection.write(bytes)
+        loop.run()
+        XCTAssertEqual(connection.pendingWriteByteCount, 3000, "a window on each side: 2000 left the writer")
+        XCTAssertEqual(clientLog.received, [])
+        client.resumeReading()
+        loop.run()
+        XCTAssertEqual(clientLog.received, bytes, "every byte, in order")
+        // Again with the writer's FIN while its last bytes wait in the buffers.
+        client.pauseReading()
+        connection.write(Array(bytes.prefix(2000)))
+        connection.close()
+        loop.run()
+        XCTAssertEqual(connection.pendingWriteByteCount, 0, "2000 fit in the two buffers")
+        client.resumeReading()
+        loop.run()
+        XCTAssertEqual(clientLog.received, bytes + bytes.prefix(2000), "every byte, in order")
+        XCTAssertTrue(clientLog.sawEOF, "the FIN after the bytes")
+        client.close()
+        loop.run()
+        XCTAssertEqual(clientLog.closed, .some(nil))
+    }
 }
