@@ -2,6 +2,7 @@ import Evidence
 import HTTP
 import IntactTestSupport
 import Proxy
+import Transport
 import Wire
 import XCTest
 
@@ -163,36 +164,60 @@ final class ProxyPlaybookTests: XCTestCase {
         XCTAssertNil(playbook.records.first?.error)
     }
 
-    /// HTTP/2 on both legs, in memory: an HTTP/2 client dials the proxy and
-    /// the proxy dials an HTTP/2 origin, TLS with ALPN `h2` on each leg, two
-    /// streams on one connection each way.
+    /// HTTP/2 on both legs, in memory, between Intact's own ends: Transport's
+    /// HTTP/2 client (as `intact client` uses it) dials the proxy and the
+    /// proxy dials Transport's HTTP/2 server (as `intact server`), listening
+    /// on the playbook's network (a dial to a listener is a socket pair in
+    /// memory), TLS with ALPN on each leg.
     func testAnHTTP2ExchangeRunsInMemoryOnBothLegs() throws {
         let target = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "origin.test", port: 9443))
         let playbook = try ProxyPlaybook(mode: .reverse(target))
-        let client = try playbook.connectHTTP2Client(tls: "origin.test")
-        XCTAssertEqual(client.peer.negotiated?.alpn, "h2")
-
-        var paths: [HTTP2StreamID: String] = [:]
-        for path in ["/one", "/two"] {
-            let stream = try XCTUnwrap(client.request(HTTPRequestHead(method: "GET", authority: "origin.test", path: path)))
-            paths[stream] = path
+        let seen = LoopShared<[String]>([])
+        let tls = try HTTPServer.tlsSetup(identity: playbook.originAuthority.leaf(for: "origin.test"), protocols: .http2)
+        let origin = HTTPServer(group: EventLoopGroup(loopCount: 1, label: "unused"),
+                                configuration: HTTPServer.Configuration(address: .loopbackIPv4(port: 9443), tls: tls)) { stream in
+            seen.value.append("\(stream.version) \(stream.request.method) \(stream.request.path)")
+            stream.collectBody { _ in
+                try? stream.respond(HTTPResponseHead(status: 200), body: Array("answer to \(stream.request.path)".utf8))
+            }
         }
-        let origin = try playbook.acceptHTTP2Dial(host: "origin.test", port: 9443)
-        XCTAssertEqual(origin.peer.negotiated?.alpn, "h2")
-        let requests = origin.takeEvents().requests
-        let seen = requests.map { "\($0.head.version) \($0.head.method) \($0.head.path)" }
-        for (stream, head) in requests { origin.respond(stream, body: Array("answer to \(head.path)".utf8)) }
+        _ = origin.start(on: playbook.network)
+        let clientTLS = try HTTPClientTLS(trustRoots: .caFile(playbook.authority.certificatePath), protocols: .http2,
+                                          serverName: "origin.test")
+        let endpoint = HTTPEndpoint(host: "127.0.0.1", port: playbook.address.port, tls: clientTLS, protocolChoice: .http2)
+        let client = LoopShared<HTTPClientConnection?>(nil)
+        HTTPClientConnection.connect(to: endpoint, on: playbook.loop, events: { _ in }, completion: { client.value = try? $0.get() })
         playbook.run()
-        let events = client.takeEvents()
-        XCTAssertEqual(events.endedStreams, Set(paths.keys))
-        let answers = Dictionary(uniqueKeysWithValues: events.bodies.map { (paths[$0.key] ?? "?", String(decoding: $0.value, as: UTF8.self)) })
-        XCTAssertEqual(answers, ["/one": "answer to /one", "/two": "answer to /two"])
-        XCTAssertEqual(seen.sorted(), ["HTTP/2 GET /one", "HTTP/2 GET /two"])
+        let connection = try XCTUnwrap(client.value, "the client's TLS handshake with the proxy")
+        XCTAssertEqual(connection.version, .http2)
+
+        let answers = LoopShared<[String: String]>([:])
+        for path in ["/one", "/two"] {
+            let body = LoopShared<[UInt8]>([])
+            _ = try connection.openStream(HTTPRequestHead(method: "GET", authority: "origin.test", path: path)) { event in
+                switch event {
+                case .body(let bytes): body.value += bytes
+                case .end: answers.value[path] = String(decoding: body.value, as: UTF8.self)
+                default: break
+                }
+            }
+        }
+        playbook.run()
+        XCTAssertEqual(answers.value, ["/one": "answer to /one", "/two": "answer to /two"])
+        XCTAssertEqual(seen.value.sorted(), ["HTTP/2 GET /one", "HTTP/2 GET /two"])
         XCTAssertEqual(playbook.records.count, 2)
         for record in playbook.records {
             XCTAssertNil(record.error)
             XCTAssertEqual(record.leg(.upstream)?.response?.status, 200)
             XCTAssertEqual(record.leg(.downstream)?.response?.digest.body, record.leg(.upstream)?.response?.digest.body)
         }
+        withExtendedLifetime(origin) {}
     }
+}
+
+/// A value the test's closures share. `@unchecked Sendable`: the playbook
+/// runs everything on the test's thread.
+private final class LoopShared<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -178,21 +178,27 @@ final class EmbeddedConnectionTests: XCTestCase {
         XCTAssertEqual(network.dials.count, 0)
     }
 
-    func testADialToAListenerOfTheNetworkIsASocketPairInMemory() {
-        let loop = EventLoop.embedded()
-        let network = EmbeddedNetwork(loop: loop)
+    /// A dial from `network`'s loop to a listener on `address` (a socket
+    /// pair in memory), both ends started and logging, once the loop ran.
+    private func dialPair(_ network: EmbeddedNetwork) -> (client: Connection?, clientLog: EventLog, server: Accepted, log: EventLog) {
         let log = EventLog()
         let server = Accepted()
         serve(network, log: log) { server.connection = $0 }
         let dialled = Locked<Connection?>(nil)
         let clientLog = EventLog()
-        Connection.connect(host: "127.0.0.1", port: address.port, on: loop) { result in
+        Connection.connect(host: "127.0.0.1", port: address.port, on: network.loop) { result in
             let connection = try? result.get()
             connection?.start { clientLog.events.append($0) }
             dialled.withValue { $0 = connection }
         }
-        loop.run()
-        let client = dialled.current
+        network.loop.run()
+        return (dialled.current, clientLog, server, log)
+    }
+
+    func testADialToAListenerOfTheNetworkIsASocketPairInMemory() {
+        let loop = EventLoop.embedded()
+        let network = EmbeddedNetwork(loop: loop)
+        let (client, clientLog, server, log) = dialPair(network)
         XCTAssertTrue(network.dials.isEmpty)
         client?.write(Array("GET".utf8))
         loop.run()
@@ -214,18 +220,8 @@ final class EmbeddedConnectionTests: XCTestCase {
         let loop = EventLoop.embedded()
         let network = EmbeddedNetwork(loop: loop)
         network.socketPairWindow = 1000
-        let log = EventLog()
-        let server = Accepted()
-        serve(network, log: log) { server.connection = $0 }
-        let dialled = Locked<Connection?>(nil)
-        let clientLog = EventLog()
-        Connection.connect(host: "127.0.0.1", port: address.port, on: loop) { result in
-            let connection = try? result.get()
-            connection?.start { clientLog.events.append($0) }
-            dialled.withValue { $0 = connection }
-        }
-        loop.run()
-        let client = try XCTUnwrap(dialled.current)
+        let (dialled, clientLog, server, _) = dialPair(network)
+        let client = try XCTUnwrap(dialled)
         let connection = try XCTUnwrap(server.connection)
         client.pauseReading()
         let bytes = (0..<5000).map { UInt8(truncatingIfNeeded: $0) }
