@@ -1,7 +1,9 @@
 import Evidence
 import Foundation
 import Glibc
+import HTTP
 import IntactTestSupport
+import TLS
 import XCTest
 @testable import Proxy
 
@@ -10,35 +12,81 @@ import XCTest
 /// proxy that refuses CONNECT (407, 403, 502), which the client sees as a
 /// 502 naming that proxy and its answer, recorded.
 final class UpstreamProxyTests: XCTestCase {
+    /// On the playbook: the playbook's proxy (outer), a second one on its
+    /// network (inner, its upstream proxy; a dial to it is a socket pair in
+    /// memory) and a third that passes through to the inner one; the test
+    /// is the client and the origin.
     func testAChainThroughASecondInterceptingProxyReachesTheOriginAndBothRecordIt() throws {
-        let origin = try NginxOrigin.serving([("hello", 2048)]).0
-        defer { origin.stop() }
-        let inner = try ProxyHarness { $0.upstreamVerification = .caFile(origin.caFile); $0.tap = "inner" }
-        let innerCA = inner.caFile
-        let outer = try ProxyHarness {
-            $0.upstreamProxy = UpstreamProxy(url: "http://127.0.0.1:\(inner.port)")
+        let directory = TemporaryDirectory.create(prefix: "intact-inner")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let innerCA = try CertificateAuthority.create(in: directory + "/ca")
+        let playbook = try ProxyPlaybook {
+            $0.upstreamProxy = UpstreamProxy(url: "http://127.0.0.1:3128")
             // The inner proxy intercepts too: the outer one must trust its CA.
-            $0.upstreamVerification = .caFile(innerCA)
+            $0.upstreamVerification = .caFile(innerCA.certificatePath)
             $0.tap = "outer"
         }
-        for version in ["--http1.1", "--http2"] {
-            let run = try ToolRun.curl(["-x", outer.proxyURL, "--cacert", outer.caFile, version, "-o", "/dev/null",
-                                        "-w", "%{http_code} %{size_download}", origin.url("/hello")])
-            XCTAssertEqual(run.output, "200 2048", version + run.error)
+        let inner = try playbook.startProxy(port: 3128, authority: innerCA) { $0.tap = "inner" }
+        let hello = [UInt8](repeating: 0x68, count: 2048)
+        var origins: [PlaybookPeer] = []
+        /// The origin: takes every dial (the inner proxy's probes and request
+        /// connections, all to origin.test:443) and answers each GET /hello.
+        func serveOrigin() throws {
+            for _ in 0..<20 {
+                playbook.run()
+                while !playbook.network.dials.isEmpty {
+                    origins.append(try playbook.acceptDial(host: "origin.test", port: 443, tls: true))
+                }
+                for origin in origins where origin.readText().hasPrefix("GET /hello HTTP/1.1\r\n") {
+                    origin.send("HTTP/1.1 200 OK\r\nContent-Length: \(hello.count)\r\n\r\n")
+                    origin.send(hello)
+                }
+            }
+        }
+        for alpn in ["http/1.1", "h2"] {
+            let client = try playbook.connectClient()
+            client.send("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
+            playbook.run()
+            XCTAssertTrue(client.readText().hasPrefix("HTTP/1.1 200 "), alpn)
+            try playbook.startClientTLS(client, serverName: "origin.test", alpn: [alpn])
+            if alpn == "h2" {
+                let session = playbook.speakHTTP2(client, role: .client)
+                let stream = try XCTUnwrap(session.request(HTTPRequestHead(method: "GET", authority: "origin.test", path: "/hello")))
+                try serveOrigin()
+                let events = session.takeEvents()
+                XCTAssertEqual(events.statuses[stream], 200, alpn)
+                XCTAssertEqual(events.bodies[stream], hello, alpn)
+            } else {
+                client.send("GET /hello HTTP/1.1\r\nHost: origin.test\r\n\r\n")
+                try serveOrigin()
+                let answer = client.read()
+                XCTAssertTrue(String(decoding: answer.prefix(13), as: UTF8.self).hasPrefix("HTTP/1.1 200 "), alpn)
+                XCTAssertEqual(Array(answer.suffix(hello.count)), hello, alpn)
+            }
         }
         // A passthrough host is tunnelled through the upstream proxy too (CONNECT there, bytes relayed).
-        let passthrough = try ProxyHarness {
-            $0.upstreamProxy = UpstreamProxy(url: "http://127.0.0.1:\(inner.port)")
-            $0.passthroughHosts = ["127.0.0.1"]
+        let passthrough = try playbook.startProxy(port: 8082, authority: playbook.authority) {
+            $0.upstreamProxy = UpstreamProxy(url: "http://127.0.0.1:3128")
+            $0.passthroughHosts = ["origin.test"]
         }
-        let relayed = try ToolRun.curl(["-x", passthrough.proxyURL, "--cacert", innerCA, "-o", "/dev/null",
-                                        "-w", "%{http_code} %{size_download}", origin.url("/hello")])
-        XCTAssertEqual(relayed.output, "200 2048", "the inner proxy's certificate came through the tunnel: " + relayed.error)
-        let tunnels = try passthrough.stopAndRead().records
+        let relayed = try playbook.connectClient(to: passthrough.address)
+        relayed.send("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
+        try serveOrigin()
+        XCTAssertTrue(relayed.readText().hasPrefix("HTTP/1.1 200 "))
+        // The inner proxy's certificate comes through the tunnel.
+        try playbook.startClientTLS(relayed, serverName: "origin.test", trusting: innerCA.certificatePath)
+        relayed.send("GET /hello HTTP/1.1\r\nHost: origin.test\r\n\r\n")
+        try serveOrigin()
+        XCTAssertNil(relayed.tlsFailure, "the inner proxy's certificate came through the tunnel")
+        XCTAssertEqual(Array(relayed.read().suffix(hello.count)), hello)
+        // The client leaves: the tunnel ends, and is recorded.
+        relayed.finishSending()
+        try serveOrigin()
+        let tunnels = passthrough.records
         XCTAssertEqual(tunnels.count, 1)
         XCTAssertNil(tunnels.first?.error)
-        let outerRecords = try outer.stopAndRead().records
-        let innerRecords = try inner.stopAndRead().records
+        let outerRecords = playbook.records
+        let innerRecords = inner.records
         XCTAssertEqual(outerRecords.count, 2)
         XCTAssertEqual(innerRecords.count, 3, "every exchange crossed the second proxy")
         for record in outerRecords + innerRecords.prefix(2) {
