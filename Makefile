@@ -8,9 +8,9 @@ BUILD_PACKAGES := pkg-config libssl-dev libnghttp2-dev zlib1g-dev
 # report's browser (chromium), the intermediaries of the scenarios (nginx, HAProxy,
 # Apache httpd, Caddy, Traffic Server, Varnish and hitch, nghttpx, Squid with
 # ssl-bump, tinyproxy; their services are never used: the runner starts each
-# in the foreground on loopback ports), python3 (the
-# WebSocket client of the upgrade tests), python3-h2 (the HTTP/2 extended CONNECT
-# client: nghttp cannot send one) and util-linux (prlimit, setpriv, mount
+# in the foreground on loopback ports), python3 with python3-h2 (an HTTP/2
+# client sending a header block over 64 KiB: nghttp2, behind curl, nghttp and the
+# playbook's HTTP/2 ends, refuses to) and util-linux (prlimit, setpriv, mount
 # for the recording's disk-full and read-only cases).
 TEST_PACKAGES := openssl curl nghttp2-client chromium libnss3-tools nginx haproxy apache2 caddy trafficserver varnish hitch nghttp2-proxy \
 	squid-openssl tinyproxy python3 python3-h2 socat util-linux wrk

@@ -12,6 +12,11 @@ public final class EmbeddedNetwork: @unchecked Sendable {
     private var waitingDials: [EmbeddedDial] = []
     /// The port the next client connection or dial gets for its own end.
     private var nextPort: UInt16 = 40_000
+    /// The `receiveWindow` of both ends of each socket pair dialled from
+    /// now on (a dial to a listener of the network): how many bytes each
+    /// side's buffers hold, so a reader that stops holds its writer back
+    /// as the kernel's would. Nil: no limit.
+    public var socketPairWindow: Int?
 
     /// Makes `loop`'s network: from now on `Connection.connect` on `loop`
     /// dials here. `loop` must be embedded; one network per loop.
@@ -75,6 +80,8 @@ public final class EmbeddedNetwork: @unchecked Sendable {
             let client = EmbeddedPeer(loop: loop, address: remote)
             let server = EmbeddedPeer(loop: loop, address: remote)
             client.link(to: server)
+            client.receiveWindow = socketPairWindow
+            server.receiveWindow = socketPairWindow
             let local = SocketAddress.loopbackIPv4(port: takePort())
             hand(Connection(peer: server, loop: loop, localAddress: remote, remoteAddress: local), to: onAccept)
             let connection = Connection(peer: client, loop: loop, localAddress: local, remoteAddress: remote)

@@ -40,7 +40,8 @@ public final class EmbeddedPeer: @unchecked Sendable, CustomStringConvertible {
     private var writerWaiting = false
     /// The other end of an in-memory socket pair (`EmbeddedNetwork` dialling
     /// one of its own listeners): what this peer's connection writes is sent
-    /// on to it, and its FIN and reset too. Dropped once the connection is released.
+    /// on to it (within its `receiveWindow`), and its FIN and reset too.
+    /// Dropped once the connection is released and what it buffered went on.
     private var linked: EmbeddedPeer?
 
     /// Most bytes the connection's writes may leave unread before they meet
@@ -129,11 +130,28 @@ public final class EmbeddedPeer: @unchecked Sendable, CustomStringConvertible {
         other.linked = self
     }
 
-    /// A linked peer passes what its connection wrote on to the other end.
+    /// A linked peer passes what its connection wrote on to the other end,
+    /// as much as the other end's `receiveWindow` leaves room for (its
+    /// socket buffer); the rest waits in `unread`, so the writer meets
+    /// `EAGAIN` at its own window, until the other end's connection reads.
     private func forward() {
         guard let linked, !unread.isEmpty else { return }
-        linked.send(unread)
-        unread = []
+        let room = linked.receiveWindow.map { max(0, $0 - linked.unconsumedByteCount) } ?? unread.count
+        let taken = min(room, unread.count)
+        guard taken > 0 else { return }
+        linked.send(Array(unread.prefix(taken)))
+        unread.removeFirst(taken)
+        if writerWaiting {
+            writerWaiting = false
+            announce(input: false, output: true)
+        }
+        if receivedEOF, unread.isEmpty { passFIN() }
+    }
+
+    /// The connection's FIN reaches the other end once what it wrote before has.
+    private func passFIN() {
+        linked?.finishSending()
+        if isClosed { linked = nil }
     }
 
     /// The connection started: announces what waits already.
@@ -162,6 +180,8 @@ public final class EmbeddedPeer: @unchecked Sendable, CustomStringConvertible {
             inbound = []
             inboundStart = 0
         }
+        // Room in this end's buffer: the other end of a socket pair may pass more on.
+        linked?.forward()
         return taken
     }
 
@@ -189,7 +209,7 @@ public final class EmbeddedPeer: @unchecked Sendable, CustomStringConvertible {
 
     func connectionFinishedWriting() {
         receivedEOF = true
-        linked?.finishSending()
+        if unread.isEmpty { passFIN() }
     }
 
     func connectionReset() {
@@ -202,6 +222,7 @@ public final class EmbeddedPeer: @unchecked Sendable, CustomStringConvertible {
         connection = nil
         // Closed without a FIN (a failure's teardown): the other end sees a reset, as over TCP.
         if !receivedEOF { linked?.reset() }
-        linked = nil
+        // After a FIN, bytes still buffered for the other end go on to it, then the FIN (`forward`).
+        if !receivedEOF || unread.isEmpty { linked = nil }
     }
 }

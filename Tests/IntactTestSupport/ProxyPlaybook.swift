@@ -59,18 +59,38 @@ public final class ProxyPlaybook {
         directory = TemporaryDirectory.create(prefix: "intact-playbook")
         authority = try CertificateAuthority.create(in: directory + "/ca")
         originAuthority = try CertificateAuthority.create(in: directory + "/origin-ca")
-        var configuration = ProxyConfiguration(authority: authority)
-        configuration.listenHost = "127.0.0.1"
-        configuration.listenPort = 8080
+        var configuration = Self.configuration(authority: authority, trusting: originAuthority, port: 8080, log: log)
         configuration.mode = mode
-        configuration.tap = "playbook"
-        configuration.keyLog = .disabled
-        configuration.upstreamVerification = .caFile(originAuthority.certificatePath)
-        let log = self.log
-        configuration.exchangeLog = { record in log.append(record) }
         configure(&configuration)
         server = ProxyServer(configuration: configuration)
         address = try server.start(on: network)
+    }
+
+    /// A proxy's configuration on the playbook: listening at 127.0.0.1:`port`,
+    /// tap `playbook`, minting from `authority`, trusting the origins' CA,
+    /// logging its records to `log`.
+    private static func configuration(authority: CertificateAuthority, trusting origins: CertificateAuthority,
+                                      port: Int, log: RecordLog) -> ProxyConfiguration {
+        var configuration = ProxyConfiguration(authority: authority)
+        configuration.listenHost = "127.0.0.1"
+        configuration.listenPort = port
+        configuration.tap = "playbook"
+        configuration.keyLog = .disabled
+        configuration.upstreamVerification = .caFile(origins.certificatePath)
+        configuration.exchangeLog = { record in log.append(record) }
+        return configuration
+    }
+
+    /// Starts another proxy on the playbook's network, at 127.0.0.1:`port`,
+    /// minting from `authority` (a chain: the upstream proxy of this one, or
+    /// one beside it); `configure` adjusts its configuration as `init`'s does.
+    public func startProxy(port: Int, authority: CertificateAuthority,
+                           configure: (inout ProxyConfiguration) -> Void = { _ in }) throws -> PlaybookProxy {
+        let log = RecordLog()
+        var configuration = Self.configuration(authority: authority, trusting: originAuthority, port: port, log: log)
+        configure(&configuration)
+        let server = ProxyServer(configuration: configuration)
+        return PlaybookProxy(server: server, address: try server.start(on: network), log: log)
     }
 
     deinit {
@@ -79,6 +99,20 @@ public final class ProxyPlaybook {
 
     /// The exchanges finished so far, in the order they finished.
     public var records: [ExchangeRecord] { log.records }
+
+    /// `records` as a recording under the header the proxy writes (its
+    /// tap, mode and options), for `Verifier`.
+    public var recording: Recording {
+        let configuration = server.configuration
+        let mode: String
+        switch configuration.mode {
+        case .forward: mode = "forward"
+        case .reverse: mode = "reverse"
+        }
+        let header = RecordingHeader(toolVersion: configuration.toolVersion, tap: configuration.tap, mode: mode,
+                                     options: configuration.recordedOptions, origin: configuration.recordedOrigin)
+        return Recording(path: "playbook", header: header, records: records)
+    }
 
     // MARK: Steps
 
@@ -107,23 +141,30 @@ public final class ProxyPlaybook {
         run()
     }
 
-    /// A client connects to the proxy; with `tls`, it starts a handshake
-    /// for that server name at once (reverse mode), offering `alpn`.
-    public func connectClient(tls serverName: String? = nil, alpn: [String] = ["http/1.1"]) throws -> PlaybookPeer {
-        let peer = PlaybookPeer(try network.connect(to: address))
-        if let serverName { try startClientTLS(peer, serverName: serverName, alpn: alpn) }
+    /// A client connects to the proxy (or to another proxy of the playbook's
+    /// at `proxy`); with `tls`, it starts a handshake for that server name at
+    /// once (reverse mode), offering `alpn`, trusting the CA at `trusting`
+    /// (the proxy's unless given).
+    public func connectClient(to proxy: SocketAddress? = nil, tls serverName: String? = nil, alpn: [String] = ["http/1.1"],
+                              trusting caFile: String? = nil) throws -> PlaybookPeer {
+        let peer = PlaybookPeer(try network.connect(to: proxy ?? address))
+        if let serverName { try startClientTLS(peer, serverName: serverName, alpn: alpn, trusting: caFile) }
         run()
         return peer
     }
 
-    /// Starts the client's TLS handshake on `peer` (after a CONNECT, in forward mode).
-    public func startClientTLS(_ peer: PlaybookPeer, serverName: String, alpn: [String] = ["http/1.1"]) throws {
-        let key = alpn.joined(separator: ",")
+    /// Starts the client's TLS handshake on `peer` (after a CONNECT, in
+    /// forward mode), trusting the CA at `trusting` (the proxy's unless
+    /// given: another CA makes a client that rejects the proxy's leaf).
+    public func startClientTLS(_ peer: PlaybookPeer, serverName: String, alpn: [String] = ["http/1.1"],
+                               trusting caFile: String? = nil) throws {
+        let trust = caFile ?? authority.certificatePath
+        let key = alpn.joined(separator: ",") + " " + trust
         let context: TLSContext
         if let made = clientContexts[key] {
             context = made
         } else {
-            var configuration = TLSClientConfiguration(verification: .verify(.caFile(authority.certificatePath)))
+            var configuration = TLSClientConfiguration(verification: .verify(.caFile(trust)))
             configuration.alpnOffer = alpn
             configuration.keyLog = .disabled
             context = try TLSContext(client: configuration)
@@ -148,9 +189,10 @@ public final class ProxyPlaybook {
     /// plaintext, or with `tls` a certificate for `host` from
     /// `originAuthority`, choosing from `alpn` what the proxy offers;
     /// `holdsTLS` holds the origin's handshake back until the test lets go
-    /// (`PlaybookPeer.holdsTLS`).
+    /// (`PlaybookPeer.holdsTLS`); `clientCertificates` is whether the origin
+    /// asks the proxy for a certificate (`negotiated?.peerCertificate` shows what came).
     public func acceptDial(host: String, port: UInt16, tls: Bool = false, alpn: [String] = ["http/1.1"],
-                           holdsTLS: Bool = false,
+                           holdsTLS: Bool = false, clientCertificates: TLSClientCertificatePolicy = .none,
                            file: StaticString = #filePath, line: UInt = #line) throws -> PlaybookPeer {
         guard let dial = takeDial(host: host, port: port, file: file, line: line) else {
             throw PlaybookError.noDial("\(host):\(port)")
@@ -160,6 +202,7 @@ public final class ProxyPlaybook {
         if tls {
             var configuration = TLSServerConfiguration(identity: try originAuthority.leaf(for: host))
             configuration.alpnPreference = alpn
+            configuration.clientCertificate = clientCertificates
             configuration.keyLog = .disabled
             peer.startTLS(try TLSEngine(context: try TLSContext(server: configuration)))
             tlsPeers.append(peer)
@@ -314,8 +357,19 @@ public final class PlaybookPeer {
     }
 }
 
-/// The records the proxy logged. `Sendable`: behind a mutex (the proxy logs on its loop).
-private final class RecordLog: Sendable {
+/// Another proxy on a playbook's network (`ProxyPlaybook.startProxy`).
+public struct PlaybookProxy {
+    public let server: ProxyServer
+    /// Where it listens on the network.
+    public let address: SocketAddress
+    fileprivate let log: RecordLog
+
+    /// The exchanges it finished so far, in the order they finished.
+    public var records: [ExchangeRecord] { log.records }
+}
+
+/// The records a proxy logged. `Sendable`: behind a mutex (the proxy logs on its loop).
+fileprivate final class RecordLog: Sendable {
     private let list = Mutex<[ExchangeRecord]>([])
 
     func append(_ record: ExchangeRecord) {

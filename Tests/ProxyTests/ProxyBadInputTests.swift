@@ -3,26 +3,34 @@ import IntactTestSupport
 import Foundation
 import Glibc
 import HTTP
+import Wire
 import XCTest
 @testable import Proxy
 
-/// Each bad input of the issue, through a real proxy on loopback, with the
-/// answer the client gets and what the recording says.
+/// Each bad input of the issue through the proxy, with the answer the
+/// client gets and what the recording says: on the playbook (the whole
+/// proxy in memory, the test playing client and origin), but for the one
+/// input only a real HTTP/2 peer sends (a header block over 64 KiB).
 final class ProxyBadInputTests: XCTestCase {
-    /// The record of the one exchange the proxy saw (after stopping it).
-    private func onlyRecord(_ proxy: ProxyHarness, file: StaticString = #filePath, line: UInt = #line) throws -> ExchangeRecord {
-        let records = try proxy.stopAndRead().records
+    static let noContent = "HTTP/1.1 204 No Content\r\n\r\n"
+
+    /// The record of the one exchange the proxy saw.
+    private func onlyRecord(_ playbook: ProxyPlaybook, file: StaticString = #filePath, line: UInt = #line) throws -> ExchangeRecord {
+        let records = playbook.records
         XCTAssertEqual(records.count, 1, "\(records.map(\.exchangeID))", file: file, line: line)
         return try XCTUnwrap(records.first, file: file, line: line)
     }
 
     func testAMalformedRequestIsAnswered400WithTheReasonAndRecorded() throws {
-        let proxy = try ProxyHarness()
-        let answer = try XCTUnwrap(RawSocket.exchange(port: proxy.port,
-                                                      "GET http://127.0.0.1:1/ HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n"))
+        let playbook = try ProxyPlaybook()
+        let client = try playbook.connectClient()
+        client.send("GET http://127.0.0.1:1/ HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n")
+        playbook.run()
+        let answer = client.readText()
         XCTAssertTrue(answer.hasPrefix("HTTP/1.1 400 "), answer)
         XCTAssertTrue(answer.contains(HTTP1ParseError.missingColon.reason), answer)
-        let record = try onlyRecord(proxy)
+        XCTAssertTrue(playbook.network.dials.isEmpty)
+        let record = try onlyRecord(playbook)
         XCTAssertEqual(record.error?.kind, .protocolError)
         XCTAssertEqual(record.error?.message, HTTP1ParseError.missingColon.reason)
         XCTAssertEqual(record.leg(.downstream)?.response?.status, 400)
@@ -35,26 +43,26 @@ final class ProxyBadInputTests: XCTestCase {
     /// a connection event quoting the bytes seen, never an exchange; the
     /// proxy goes on serving.
     func testAnHTTP09OrUnparseableRequestLineIsA400AndAConnectionEvent() throws {
-        let origin = try RawSocket.serveLoopback { client in
-            _ = RawSocket.read(client, until: "\r\n\r\n")
-            RawSocket.send(client, Array("HTTP/1.1 204 No Content\r\n\r\n".utf8))
-            close(client)
-        }
-        defer { RawSocket.stopListening(origin.fd) }
-        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .http, host: "127.0.0.1", port: origin.port))
-        let proxy = try ProxyHarness(mode: .reverse(upstream)) { $0.listenPlain = true }
+        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .http, host: "origin.test", port: 80))
+        let playbook = try ProxyPlaybook(mode: .reverse(upstream)) { $0.listenPlain = true }
         for (line, quoted) in [("GET /\r\n", "GET /"), ("\u{01}\u{02}junk\r\n", "\\x01\\x02junk")] {
-            let fd = try XCTUnwrap(RawSocket.connect(port: proxy.port))
-            RawSocket.send(fd, Array(line.utf8))
-            // No shutdown: the answer (and the close) must come while the client still holds the connection open.
-            let answer = String(decoding: RawSocket.readAll(fd), as: UTF8.self)
-            close(fd)
+            let client = try playbook.connectClient()
+            client.send(line)
+            // No finishSending: the answer (and the close) must come while the client still holds the connection open.
+            playbook.run()
+            let answer = client.readText()
+            XCTAssertTrue(client.receivedEOF, "the proxy closed after its answer")
             XCTAssertTrue(answer.hasPrefix("HTTP/1.1 400 "), answer)
             XCTAssertTrue(answer.contains("request line \"\(quoted)\""), answer)
         }
-        XCTAssertTrue(try XCTUnwrap(RawSocket.exchange(port: proxy.port, "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"))
-            .hasPrefix("HTTP/1.1 204"), "the proxy goes on serving")
-        let recording = try proxy.stopAndRead()
+        let client = try playbook.connectClient()
+        client.send("GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+        let origin = try playbook.acceptDial(host: "origin.test", port: 80)
+        XCTAssertTrue(origin.readText().hasPrefix("GET / HTTP/1.1\r\n"))
+        origin.send(Self.noContent)
+        playbook.run()
+        XCTAssertTrue(client.readText().hasPrefix("HTTP/1.1 204"), "the proxy goes on serving")
+        let recording = playbook.recording
         let events = recording.records.compactMap(\.connection)
         XCTAssertEqual(events.map(\.outcome), [.unreadableRequest, .unreadableRequest], "\(recording.records)")
         XCTAssertEqual(events.map(\.received), ["GET /", "\\x01\\x02junk"])
@@ -70,7 +78,9 @@ final class ProxyBadInputTests: XCTestCase {
     /// An HTTP/2 request whose header list passes the 64 KiB limit is reset
     /// with ENHANCE_YOUR_CALM and leaves an exchange record with its
     /// refusal (as the HTTP/1.1 431 does), so verification reports it; the
-    /// connection goes on.
+    /// connection goes on. On a socket: nghttp2 (the playbook's HTTP/2 end,
+    /// curl's, nghttp's) refuses to send a header block over 64 KiB, so the
+    /// input comes from Python's h2.
     func testAnHTTP2RequestOverTheHeaderLimitIsAnExchangeRecordWithItsRefusal() throws {
         let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: 1))
         let proxy = try ProxyHarness(mode: .reverse(upstream))
@@ -136,19 +146,23 @@ final class ProxyBadInputTests: XCTestCase {
     /// connection event with the peer, never as an exchange, and the
     /// rejected handshake says which side failed at which stage.
     func testConnectionsWithoutARequestAreRecordedAsConnectionEvents() throws {
-        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: 1))
-        let proxy = try ProxyHarness(mode: .reverse(upstream))
-        let probe = try XCTUnwrap(RawSocket.connect(port: proxy.port))
-        close(probe)
-        let reset = try XCTUnwrap(RawSocket.connect(port: proxy.port))
-        RawSocket.reset(reset)
-        let target = "-connect 127.0.0.1:\(proxy.port) -servername localhost"
-        let handshake = try ToolRun.run("/bin/sh", ["-c", "openssl s_client \(target) -CAfile '\(proxy.caFile)' < /dev/null"])
-        XCTAssertTrue(handshake.output.contains("Verify return code: 0 (ok)"), handshake.output + handshake.error)
-        let rejected = try ToolRun.run("/bin/sh", ["-c", "openssl s_client \(target) -verify_return_error < /dev/null"])
-        XCTAssertNotEqual(rejected.status, 0, "the client rejects a certificate from a CA it does not know")
+        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "origin.test", port: 443))
+        let playbook = try ProxyPlaybook(mode: .reverse(upstream))
+        let probe = try playbook.connectClient()
+        probe.finishSending()
+        let reset = try playbook.connectClient()
+        reset.reset()
+        let handshake = try playbook.connectClient(tls: "localhost")
+        XCTAssertNil(handshake.tlsFailure)
+        XCTAssertNotNil(handshake.negotiated, "the client trusts the proxy's leaf")
+        handshake.finishSending()
+        // A client that knows another CA only rejects the proxy's leaf.
+        let rejected = try playbook.connectClient(tls: "localhost", trusting: playbook.originAuthority.certificatePath)
+        XCTAssertNotNil(rejected.tlsFailure, "the client rejects a certificate from a CA it does not know")
+        rejected.finishSending()
+        playbook.run()
 
-        let recording = try proxy.stopAndRead()
+        let recording = playbook.recording
         let events = recording.records.compactMap(\.connection)
         XCTAssertEqual(recording.records.count, 4, "\(recording.records)")
         XCTAssertEqual(Set(events.map(\.outcome)), [.closed, .reset, .handshakeOnly, .handshakeFailed])
@@ -167,66 +181,95 @@ final class ProxyBadInputTests: XCTestCase {
     }
 
     func testConnectToAClosedPortOrUnknownHostIs502WithTheReason() throws {
-        let proxy = try ProxyHarness()
-        let closed = try NginxOrigin.freePort()
-        let refused = try XCTUnwrap(RawSocket.exchange(port: proxy.port,
-                                                       "CONNECT 127.0.0.1:\(closed) HTTP/1.1\r\nHost: 127.0.0.1:\(closed)\r\n\r\n"))
+        let playbook = try ProxyPlaybook()
+        let closed = try playbook.connectClient()
+        closed.send("CONNECT 127.0.0.1:9 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n\r\n")
+        playbook.takeDial(host: "127.0.0.1", port: 9)?.refuse()
+        playbook.run()
+        let refused = closed.readText()
         XCTAssertTrue(refused.hasPrefix("HTTP/1.1 502 "), refused)
         XCTAssertTrue(refused.contains("error=connection_refused"), refused)
         XCTAssertTrue(refused.contains("ECONNREFUSED"), refused)
-        let unknown = try XCTUnwrap(RawSocket.exchange(port: proxy.port,
-                                                       "CONNECT nowhere.invalid:443 HTTP/1.1\r\nHost: nowhere.invalid:443\r\n\r\n"))
+        let nowhere = try playbook.connectClient()
+        nowhere.send("CONNECT nowhere.invalid:443 HTTP/1.1\r\nHost: nowhere.invalid:443\r\n\r\n")
+        playbook.takeDial(host: "nowhere.invalid", port: 443)?.fail(.nameNotFound("nowhere.invalid"))
+        playbook.run()
+        let unknown = nowhere.readText()
         XCTAssertTrue(unknown.hasPrefix("HTTP/1.1 502 "), unknown)
         XCTAssertTrue(unknown.contains("error=dns_error"), unknown)
         XCTAssertTrue(unknown.contains("nowhere.invalid"), unknown)
-        let records = try proxy.stopAndRead().records
+        let records = playbook.records
         XCTAssertEqual(records.map { $0.error?.kind }, [.connectionRefused, .resolution])
         XCTAssertEqual(records.map { $0.leg(.downstream)?.response?.status }, [502, 502])
     }
 
+    /// A CONNECT tunnel's GET through an intercepted connection to
+    /// `origin.test:443`, the origin presenting a leaf of the playbook's
+    /// origin CA; returns the client's end once its request went in, and the probe.
+    private func interceptedGet(_ playbook: ProxyPlaybook) throws -> (client: PlaybookPeer, probe: PlaybookPeer) {
+        let client = try playbook.connectClient()
+        client.send("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
+        let probe = try playbook.acceptDial(host: "origin.test", port: 443, tls: true)
+        XCTAssertTrue(client.readText().hasPrefix("HTTP/1.1 200 "))
+        try playbook.startClientTLS(client, serverName: "origin.test")
+        client.send("GET /file HTTP/1.1\r\nHost: origin.test\r\n\r\n")
+        playbook.run()
+        XCTAssertNil(client.tlsFailure)
+        return (client, probe)
+    }
+
     func testAnUpstreamCertificateThatFailsVerificationIs502NamingWhy() throws {
-        let origin = try NginxOrigin()
-        defer { origin.stop() }
-        try origin.serve("file", size: 10)
         // The proxy trusts the system store, which does not hold the origin's CA.
-        let proxy = try ProxyHarness()
-        let output = proxy.directory + "/answer"
-        let run = try ToolRun.curl(["-x", proxy.proxyURL, "--cacert", proxy.caFile, "-o", output, "-w", "%{http_code}",
-                                    origin.url("/file")])
-        XCTAssertEqual(run.status, 0, run.error)
-        XCTAssertEqual(run.output, "502")
-        let body = try String(contentsOfFile: output, encoding: .utf8)
+        let playbook = try ProxyPlaybook { $0.upstreamVerification = .systemStore }
+        let (client, _) = try interceptedGet(playbook)
+        // The request's own connection: the origin's leaf fails the proxy's verification again.
+        let origin = try playbook.acceptDial(host: "origin.test", port: 443, tls: true)
+        XCTAssertEqual(origin.read(), [], "no request reached the origin")
+        let answer = client.readText()
+        XCTAssertTrue(answer.hasPrefix("HTTP/1.1 502 "), answer)
+        let body = answer.components(separatedBy: "\r\n\r\n").dropFirst().joined()
         XCTAssertTrue(body.contains("certificate"), body)
         XCTAssertTrue(body.contains("verif"), body)
-        let record = try onlyRecord(proxy)
+        let record = try onlyRecord(playbook)
         XCTAssertEqual(record.error?.kind, .tls)
         XCTAssertNil(record.leg(.upstream), "no upstream connection was made")
         // The error names who issued the certificate and what to do (a TLS-inspecting proxy's CA is the usual cause).
         let message = record.error?.message ?? ""
-        XCTAssertTrue(message.contains("(issued by \(origin.authority.subject))"), message)
+        XCTAssertTrue(message.contains("(issued by \(playbook.originAuthority.subject))"), message)
         XCTAssertTrue(message.contains("trust that CA with --upstream-ca FILE (with --upstream-ca-adds to keep the system store too)"),
                       message)
     }
 
     /// `--upstream-ca FILE --upstream-ca-adds`: the file's CA besides the system store.
     func testAnAddedUpstreamCAIsTrustedBesidesTheSystemStore() throws {
-        let origin = try NginxOrigin()
-        defer { origin.stop() }
-        try origin.serve("file", size: 10)
-        let proxy = try ProxyHarness { $0.upstreamVerification = .systemStoreAndCAFile(origin.caFile) }
-        let run = try ToolRun.curl(["-x", proxy.proxyURL, "--cacert", proxy.caFile, "-o", "/dev/null", "-w", "%{http_code}",
-                                    origin.url("/file")])
-        XCTAssertEqual(run.output, "200", run.error)
-        XCTAssertEqual(proxy.server.configuration.recordedOptions["upstreamVerification"], "system+ca-file:\(origin.caFile)")
+        // The playbook's proxy trusts the origin CA's file alone; here it adds it to the system store.
+        let playbook = try ProxyPlaybook {
+            if case .caFile(let path) = $0.upstreamVerification { $0.upstreamVerification = .systemStoreAndCAFile(path) }
+        }
+        let (client, _) = try interceptedGet(playbook)
+        let origin = try playbook.acceptDial(host: "origin.test", port: 443, tls: true)
+        XCTAssertNil(origin.tlsFailure)
+        origin.expect("GET /file HTTP/1.1\r\nHost: origin.test\r\n\r\n")
+        playbook.answer("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789", from: origin, reaches: client)
+        XCTAssertEqual(playbook.server.configuration.recordedOptions["upstreamVerification"],
+                       "system+ca-file:\(playbook.originAuthority.certificatePath)")
     }
 
     func testAnUpstreamResetMidBodyCutsTheClientAndIsRecordedAsBroken() throws {
-        let origin = try RawOrigin(.resetMidBody(declared: 100_000, sent: 1000))
-        defer { origin.stop() }
-        let proxy = try ProxyHarness()
-        let run = try ToolRun.curl(["-x", proxy.proxyURL, "-o", "/dev/null", "http://127.0.0.1:\(origin.port)/big"])
-        XCTAssertNotEqual(run.status, 0, "curl saw a complete response")
-        let record = try onlyRecord(proxy)
+        let playbook = try ProxyPlaybook()
+        let client = try playbook.connectClient()
+        client.send("GET http://origin.test/big HTTP/1.1\r\nHost: origin.test\r\n\r\n")
+        let origin = try playbook.acceptDial(host: "origin.test", port: 80)
+        _ = origin.read()
+        origin.send("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n")
+        origin.send([UInt8](repeating: 0x61, count: 1000))
+        playbook.run()
+        origin.reset()
+        playbook.run()
+        let received = client.read()
+        XCTAssertLessThan(received.count, 100_000, "the client saw a complete response")
+        XCTAssertTrue(client.receivedEOF || client.receivedReset, "the client was cut")
+        let record = try onlyRecord(playbook)
         XCTAssertEqual(record.error?.kind, .reset, "\(String(describing: record.error))")
         XCTAssertEqual(record.leg(.upstream)?.response?.complete, false)
         XCTAssertEqual(record.leg(.downstream)?.response?.complete, false)
@@ -234,47 +277,53 @@ final class ProxyBadInputTests: XCTestCase {
     }
 
     func testAClientThatDisconnectsMidUploadIsRecordedAndTheUpstreamCut() throws {
-        let origin = try RawOrigin(.swallow)
-        defer { origin.stop() }
-        let proxy = try ProxyHarness()
-        let fd = try XCTUnwrap(RawSocket.connect(port: proxy.port))
-        RawSocket.send(fd, Array("PUT http://127.0.0.1:\(origin.port)/up HTTP/1.1\r\nHost: 127.0.0.1:\(origin.port)\r\nContent-Length: 1000000\r\n\r\n".utf8))
-        RawSocket.send(fd, [UInt8](repeating: 0x62, count: 5000))
-        usleep(200_000)
-        close(fd)
-        let record = try onlyRecord(proxy)
+        let playbook = try ProxyPlaybook()
+        let client = try playbook.connectClient()
+        client.send("PUT http://origin.test/up HTTP/1.1\r\nHost: origin.test\r\nContent-Length: 1000000\r\n\r\n")
+        client.send([UInt8](repeating: 0x62, count: 5000))
+        let origin = try playbook.acceptDial(host: "origin.test", port: 80)
+        playbook.run()
+        let head = "PUT /up HTTP/1.1\r\nHost: origin.test\r\nContent-Length: 1000000\r\n\r\n"
+        let upstream = origin.read()
+        XCTAssertEqual(String(decoding: upstream.prefix(head.utf8.count), as: UTF8.self), head)
+        client.finishSending()
+        playbook.run()
+        let record = try onlyRecord(playbook)
         XCTAssertEqual(record.error?.kind, .closedEarly, "\(String(describing: record.error))")
         XCTAssertEqual(record.leg(.downstream)?.request?.complete, false)
         XCTAssertEqual(record.leg(.downstream)?.request?.digest.body.length, 5000)
         XCTAssertNil(record.leg(.downstream)?.response)
-        for _ in 0..<100 where origin.bodyBytesReceived.isEmpty { usleep(20_000) }
-        XCTAssertEqual(origin.bodyBytesReceived, [5000], "the upstream saw the upload stop where the client's did")
+        let body = upstream.count - head.utf8.count + origin.read().count
+        XCTAssertEqual(body, 5000, "the upstream saw the upload stop where the client's did")
+        XCTAssertTrue(origin.receivedEOF || origin.receivedReset, "the upstream was cut")
     }
 
     func testRequestsAimedAtTheProxyItselfAreRefused() throws {
-        let proxy = try ProxyHarness()
-        let plain = try ToolRun.curl(["-x", proxy.proxyURL, "-w", "%{http_code}", "-o", "/dev/null",
-                                      "http://127.0.0.1:\(proxy.port)/loop"])
-        XCTAssertEqual(plain.output, "502", plain.error)
-        let tunnel = try XCTUnwrap(RawSocket.exchange(port: proxy.port,
-                                                      "CONNECT localhost:\(proxy.port) HTTP/1.1\r\nHost: localhost:\(proxy.port)\r\n\r\n"))
+        let playbook = try ProxyPlaybook()
+        let port = playbook.address.port
+        let plain = try playbook.connectClient()
+        plain.send("GET http://127.0.0.1:\(port)/loop HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+        playbook.run()
+        XCTAssertTrue(plain.readText().hasPrefix("HTTP/1.1 502 "))
+        let tunnelled = try playbook.connectClient()
+        tunnelled.send("CONNECT localhost:\(port) HTTP/1.1\r\nHost: localhost:\(port)\r\n\r\n")
+        playbook.run()
+        let tunnel = tunnelled.readText()
         XCTAssertTrue(tunnel.hasPrefix("HTTP/1.1 502 "), tunnel)
         XCTAssertTrue(tunnel.contains("error=proxy_loop_detected"), tunnel)
-        let records = try proxy.stopAndRead().records
+        XCTAssertTrue(playbook.network.dials.isEmpty, "nothing was dialled")
+        let records = playbook.records
         XCTAssertEqual(records.count, 2, "no looped request reached the proxy again")
         XCTAssertTrue(records.allSatisfy { $0.leg(.upstream) == nil })
     }
 
     func testAClientOfferingNoKnownALPNProtocolIsRefusedAndRecorded() throws {
-        let origin = try NginxOrigin()
-        defer { origin.stop() }
-        let proxy = try ProxyHarness(mode: .reverse(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: origin.port)!)) {
-            $0.upstreamVerification = .caFile(origin.caFile)
-        }
-        let run = try ToolRun.run("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(proxy.port)", "-alpn", "spdy/3",
-                                                      "-servername", "app.test", "-brief"])
-        XCTAssertTrue((run.output + run.error).contains("no application protocol"), run.output + run.error)
-        let record = try onlyRecord(proxy)
+        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "origin.test", port: 443))
+        let playbook = try ProxyPlaybook(mode: .reverse(upstream))
+        let client = try playbook.connectClient(tls: "app.test", alpn: ["spdy/3"])
+        let failure = try XCTUnwrap(client.tlsFailure, "the handshake was refused")
+        XCTAssertTrue("\(failure)".contains("no application protocol"), "\(failure)")
+        let record = try onlyRecord(playbook)
         XCTAssertEqual(record.exchangeID.hasSuffix(".0"), true)
         XCTAssertEqual(record.error?.kind, .tls)
         XCTAssertEqual(record.leg(.downstream)?.tls?.sni, "app.test")

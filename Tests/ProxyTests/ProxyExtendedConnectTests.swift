@@ -1,140 +1,73 @@
 import Evidence
 import Foundation
 import HTTP
+import Hashing
 import IntactTestSupport
 import Proxy
 import XCTest
 
-/// RFC 8441 extended CONNECT from an HTTP/2 client (Python's `h2`, Debian's
-/// python3-h2) through the reverse proxy to `UpgradeOrigin`, which speaks
-/// HTTP/1.1: the proxy advertises SETTINGS_ENABLE_CONNECT_PROTOCOL, sends
-/// the CONNECT on as an HTTP/1.1 `Upgrade` with a `Sec-WebSocket-Key` of its
-/// own, checks the origin's accept, answers the client 200 and relays the
-/// stream's DATA both ways; the record holds the translation and the relayed
-/// streams.
+/// RFC 8441 extended CONNECT from an HTTP/2 client through the reverse
+/// proxy, on the playbook (the whole proxy in memory; the test is the
+/// client and the origin). To an HTTP/1.1 origin: the proxy advertises
+/// SETTINGS_ENABLE_CONNECT_PROTOCOL, sends the CONNECT on as an HTTP/1.1
+/// `Upgrade` with a `Sec-WebSocket-Key` of its own, checks the origin's
+/// accept, answers the client 200 and relays the stream's DATA both ways;
+/// the record holds the translation and the relayed streams. To an HTTP/2
+/// origin: through as it is when the origin allows it, 502 when it does not.
 final class ProxyExtendedConnectTests: XCTestCase {
-    /// The client: `port cafile frames [--warm]`. Prints `setting <value>`
-    /// (the server's ENABLE_CONNECT_PROTOCOL), then `status <code>`; after a
-    /// 200 sends `frames` masked WebSocket text frames as DATA, reads the
-    /// echo, ends the stream and prints `echo <bytes> <digest> <same>` (HMAC-SHA-256
-    /// under the harness's digest key, as the recording digests), then
-    /// `ended`; after another status prints the body as `body <text>`. With
-    /// `--warm` a GET goes first on the connection (`warm` once answered).
-    private static let client = #"""
-    import hashlib, hmac, socket, ssl, sys
-    import h2.config, h2.connection, h2.events, h2.settings
-    port, cafile, frames = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-    \#(UpgradeOrigin.pythonTextFrames)
-    context = ssl.create_default_context(cafile=cafile)
-    context.check_hostname = False
-    context.set_alpn_protocols(["h2"])
-    s = context.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10), server_hostname="localhost")
-    conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
-    conn.initiate_connection()
-    s.sendall(conn.data_to_send())
-    events = []
-    def pump():
-        data = s.recv(65536)
-        if not data:
-            raise SystemExit("connection closed")
-        for event in conn.receive_data(data):
-            events.append(event)
-            if isinstance(event, h2.events.DataReceived):
-                conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
-        s.sendall(conn.data_to_send())
-    def take(kind):
-        while True:
-            for i, event in enumerate(events):
-                if isinstance(event, kind):
-                    return events.pop(i)
-            pump()
-    setting = None
-    while setting is None:
-        for event in list(events):
-            if isinstance(event, h2.events.RemoteSettingsChanged):
-                changed = event.changed_settings.get(h2.settings.SettingCodes.ENABLE_CONNECT_PROTOCOL)
-                setting = changed.new_value if changed else 0
-        if setting is None: pump()
-    print("setting %d" % setting)
-    if "--warm" in sys.argv:
-        warm = conn.get_next_available_stream_id()
-        conn.send_headers(warm, [(":method", "GET"), (":scheme", "https"), (":path", "/"),
-                                 (":authority", "127.0.0.1:%d" % port)], end_stream=True)
-        s.sendall(conn.data_to_send())
-        while True:
-            event = take((h2.events.StreamEnded, h2.events.StreamReset))
-            if event.stream_id == warm: break
-        events[:] = [e for e in events if getattr(e, "stream_id", None) != warm]
-        print("warm")
-    stream = conn.get_next_available_stream_id()
-    conn.send_headers(stream, [(":method", "CONNECT"), (":protocol", "websocket"), (":scheme", "https"),
-                               (":path", "/chat"), (":authority", "127.0.0.1:%d" % port),
-                               ("sec-websocket-version", "13"), ("sec-websocket-protocol", "chat")])
-    s.sendall(conn.data_to_send())
-    response = take(h2.events.ResponseReceived)
-    headers = dict(response.headers)
-    print("status %s" % headers[":status"])
-    print("headers %s" % sorted(k for k in headers if not k.startswith(":")))
-    if headers[":status"] == "200":
-        data = text_frames(frames)
-        for start in range(0, len(data), 1000):
-            while conn.local_flow_control_window(stream) < 1000:
-                pump()
-            conn.send_data(stream, data[start:start + 1000])
-            s.sendall(conn.data_to_send())
-        got = b""
-        while len(got) < len(data):
-            got += take(h2.events.DataReceived).data
-        conn.end_stream(stream)
-        s.sendall(conn.data_to_send())
-        take(h2.events.StreamEnded)
-        print("echo %d %s %s" % (len(got), hmac.new(b"\x42" * 32, got, hashlib.sha256).hexdigest(), got == data))
-        print("ended")
-    else:
-        body = b""
-        while True:
-            event = take((h2.events.DataReceived, h2.events.StreamEnded, h2.events.StreamReset))
-            if isinstance(event, h2.events.DataReceived):
-                body += event.data
-            else:
-                break
-        print("body %s" % body.decode("latin-1"))
-    """#
+    /// The client's extended CONNECT for a WebSocket at `/chat`.
+    static let webSocketConnect = HTTPRequestHead(method: .connect, scheme: "https", authority: "origin.test", path: "/chat",
+                                                  version: .http2,
+                                                  fields: ["sec-websocket-version": "13", "sec-websocket-protocol": "chat"],
+                                                  connectProtocol: "websocket")
 
-    private func runClient(_ proxy: ProxyHarness, frames: Int = 0, _ extra: [String] = []) throws -> [String] {
-        // Debian's python3 (with python3-h2), not whatever python3 comes first on PATH.
-        let run = try ToolRun.run("/usr/bin/python3", ["-c", Self.client, String(proxy.port), proxy.caFile,
-                                                       String(frames)] + extra, timeout: 60)
-        XCTAssertEqual(run.status, 0, run.error)
-        return run.output.split(separator: "\n").map(String.init)
+    /// The reverse proxy to `scheme://origin.test`, and an HTTP/2 client of
+    /// it that saw the proxy's SETTINGS_ENABLE_CONNECT_PROTOCOL.
+    private func playbook(to scheme: UpstreamTarget.Scheme) throws -> (ProxyPlaybook, PlaybookHTTP2) {
+        let port = scheme == .https ? 443 : 80
+        let target = try XCTUnwrap(UpstreamTarget(scheme: scheme, host: "origin.test", port: port))
+        let playbook = try ProxyPlaybook(mode: .reverse(target))
+        let client = try playbook.connectHTTP2Client(tls: "origin.test")
+        XCTAssertTrue(client.session.peerAllowsExtendedConnect, "the proxy's ENABLE_CONNECT_PROTOCOL is 1")
+        return (playbook, client)
     }
 
-    private func reverseProxy(to origin: UpgradeOrigin) throws -> ProxyHarness {
-        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .http, host: "127.0.0.1", port: origin.port))
-        return try ProxyHarness(mode: .reverse(upstream))
+    /// The non-pseudo field names of `stream`'s response head among `events`.
+    private func responseFieldNames(_ events: [HTTP2Event], _ stream: HTTP2StreamID) -> [String] {
+        var names: [String] = []
+        for case .responseHead(stream, _, let fields) in events { names += fields.map(\.name).filter { !$0.hasPrefix(":") } }
+        return names
+    }
+
+    /// Runs the playbook until `count` bytes came to `read` (or nothing moves); what came.
+    private func collect(_ count: Int, _ playbook: ProxyPlaybook, _ read: () -> [UInt8]) -> [UInt8] {
+        var got: [UInt8] = []
+        for _ in 0..<1_000 where got.count < count {
+            let more = read()
+            if more.isEmpty { playbook.run() }
+            got += more
+        }
+        return got
+    }
+
+    /// Runs the playbook until `count` bytes of DATA on `stream` came to
+    /// `end`; what came (`seen` gains every event taken on the way).
+    private func data(_ count: Int, on stream: HTTP2StreamID, to end: PlaybookHTTP2, _ playbook: ProxyPlaybook,
+                      seen: inout [HTTP2Event]) -> [UInt8] {
+        collect(count, playbook) {
+            let batch = end.takeEvents()
+            seen += batch
+            return batch.bodies[stream] ?? []
+        }
     }
 
     func testAnExtendedConnectBecomesAnHTTP1WebSocketAndIsRelayedAndRecorded() throws {
-        let origin = try UpgradeOrigin()
-        defer { origin.stop() }
-        let proxy = try reverseProxy(to: origin)
-        let frames = 500
-        let lines = try runClient(proxy, frames: frames)
-        XCTAssertEqual(lines.first, "setting 1")
-        XCTAssertEqual(lines.dropFirst().first, "status 200")
-        // No HTTP/1.1 handshake field reaches the HTTP/2 client.
-        XCTAssertFalse(lines.contains { $0.hasPrefix("headers") && ($0.contains("upgrade") || $0.contains("accept")) },
-                       "\(lines)")
-        XCTAssertEqual(lines.last, "ended")
-        let size = frames * 19
-        let echo = try XCTUnwrap(lines.dropLast().last?.split(separator: " ").map(String.init))
-        XCTAssertEqual(echo.count, 4)
-        XCTAssertEqual(echo.first, "echo")
-        XCTAssertEqual(echo.dropFirst().first, String(size))
-        XCTAssertEqual(echo.last, "True")
+        let (playbook, client) = try playbook(to: .http)
+        let stream = try client.session.sendRequest(Self.webSocketConnect, endStream: false)
+        let origin = try playbook.acceptDial(host: "origin.test", port: 80)
 
         // The origin got an HTTP/1.1 WebSocket handshake with the proxy's own key.
-        let head = try XCTUnwrap(origin.requestHeads.first)
+        let head = origin.readText()
         XCTAssertTrue(head.hasPrefix("GET /chat HTTP/1.1\r\n"), head)
         XCTAssertTrue(head.contains("\r\nUpgrade: websocket\r\n"), head)
         XCTAssertTrue(head.contains("\r\nConnection: Upgrade\r\n"), head)
@@ -142,9 +75,32 @@ final class ProxyExtendedConnectTests: XCTestCase {
         XCTAssertTrue(head.contains("\r\nsec-websocket-protocol: chat\r\n"), head)
         let keyLine = try XCTUnwrap(head.components(separatedBy: "\r\n").first { $0.hasPrefix("Sec-WebSocket-Key: ") })
         XCTAssertEqual(keyLine.count, "Sec-WebSocket-Key: ".count + 24, keyLine)
-        XCTAssertEqual(origin.echoedByteCounts, [size])
+        let key = String(keyLine.dropFirst("Sec-WebSocket-Key: ".count))
+        origin.send(ProxyUpgradeTests.switching(accept: ExtendedConnect.webSocketAccept(key: key)))
+        playbook.run()
+        var events = client.takeEvents()
+        XCTAssertEqual(events.statuses[stream], 200)
+        // No HTTP/1.1 handshake field reaches the HTTP/2 client.
+        let names = responseFieldNames(events, stream)
+        XCTAssertFalse(names.contains { $0.contains("upgrade") || $0.contains("accept") }, "\(names)")
 
-        let recording = try proxy.stopAndRead()
+        let frames = ProxyUpgradeTests.textFrames(500)
+        let size = frames.count
+        try client.session.sendData(stream: stream, bytes: frames, endStream: false)
+        // The origin echoes every byte until the client ends the stream.
+        let arrived = collect(size, playbook) { origin.read() }
+        XCTAssertEqual(arrived, frames)
+        origin.send(arrived)
+        let echo = data(size, on: stream, to: client, playbook, seen: &events)
+        XCTAssertEqual(echo, frames, "the echo")
+        try client.session.sendData(stream: stream, bytes: [], endStream: true)
+        playbook.run()
+        XCTAssertTrue(origin.receivedEOF, "the end of the stream reached the origin as a FIN")
+        origin.finishSending()
+        playbook.run()
+        XCTAssertTrue(client.takeEvents().endedStreams.contains(stream), "ended")
+
+        let recording = playbook.recording
         let record = try XCTUnwrap(recording.records.first { $0.leg(.downstream)?.request?.method == "CONNECT" })
         XCTAssertNil(record.error)
         let down = try XCTUnwrap(record.leg(.downstream)), up = try XCTUnwrap(record.leg(.upstream))
@@ -156,16 +112,17 @@ final class ProxyExtendedConnectTests: XCTestCase {
         XCTAssertEqual(up.request?.method, "GET")
         XCTAssertNil(up.request?.connectProtocol)
         XCTAssertEqual(up.request?.version, .http1_1)
-        XCTAssertEqual(up.request?.fields.first { $0.name == "Sec-WebSocket-Key" }?.value,
-                       String(keyLine.dropFirst("Sec-WebSocket-Key: ".count)))
+        XCTAssertEqual(up.request?.fields.first { $0.name == "Sec-WebSocket-Key" }?.value, key)
         XCTAssertEqual(up.response?.status, 101)
         XCTAssertTrue(up.translation?.contains("RFC 8441") == true, "\(String(describing: up.translation))")
+        // The recording digests under the process's key when it writes no file (RedactionPolicy()).
+        let digest = try XCTUnwrap(SHA256Digest(bytes: SecretDigester.ephemeral.authenticate(frames))).hex
         for leg in [down, up] {
             let relayed = try XCTUnwrap(leg.relayed, "\(leg.role)")
             XCTAssertEqual(relayed.clientToServer.bytes, size, "\(leg.role)")
             XCTAssertEqual(relayed.serverToClient.bytes, size, "\(leg.role)")
-            XCTAssertEqual(relayed.clientToServer.sha256.hex, echo[2], "\(leg.role)")
-            XCTAssertEqual(relayed.serverToClient.sha256.hex, echo[2], "\(leg.role)")
+            XCTAssertEqual(relayed.clientToServer.sha256.hex, digest, "\(leg.role)")
+            XCTAssertEqual(relayed.serverToClient.sha256.hex, digest, "\(leg.role)")
             XCTAssertEqual(leg.request?.digest.body.length, 0, "\(leg.role): the tunnel's bytes are no body")
             XCTAssertEqual(leg.response?.digest.body.length, 0, "\(leg.role)")
         }
@@ -185,22 +142,37 @@ final class ProxyExtendedConnectTests: XCTestCase {
         XCTAssertTrue(hops.allSatisfy { $0.verdict.passes }, "a clean proxy passes strict verification")
     }
 
-    /// An HTTP/2 origin that allows extended CONNECT (`PythonH2Origin`):
-    /// the CONNECT goes through as it is, no translation, and the tunnel's
-    /// DATA both ways.
+    /// An HTTP/2 origin that allows extended CONNECT: the CONNECT goes
+    /// through as it is, no translation, and the tunnel's DATA both ways.
     func testAnExtendedConnectToAnHTTP2OriginThatAllowsItPassesThrough() throws {
-        let origin = try PythonH2Origin(.extendedConnectEcho)
-        defer { origin.stop() }
-        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: origin.port))
-        let proxy = try ProxyHarness(mode: .reverse(upstream)) { $0.upstreamVerification = .caFile(origin.caFile) }
-        let frames = 300
-        let lines = try runClient(proxy, frames: frames)
-        XCTAssertEqual(Array(lines.prefix(2)), ["setting 1", "status 200"])
-        XCTAssertEqual(lines.last, "ended")
-        let echo = try XCTUnwrap(lines.dropLast().last?.split(separator: " ").map(String.init))
-        XCTAssertEqual(echo.count, 4)
-        XCTAssertEqual(echo.last, "True")
-        let record = try XCTUnwrap(proxy.stopAndRead().records.first { $0.leg(.downstream)?.request?.method == "CONNECT" })
+        let (playbook, client) = try playbook(to: .https)
+        let stream = try client.session.sendRequest(Self.webSocketConnect, endStream: false)
+        var settings = HTTP2Configuration()
+        settings.enableConnectProtocol = true
+        let origin = try playbook.acceptHTTP2Dial(host: "origin.test", port: 443, configuration: settings)
+        let connect = try XCTUnwrap(origin.takeEvents().requests.first, "the extended CONNECT went upstream")
+        XCTAssertEqual(connect.head.connectProtocol, "websocket")
+        try origin.session.sendResponse(stream: connect.stream, head: HTTPResponseHead(status: .ok), endStream: false)
+        playbook.run()
+        var events = client.takeEvents()
+        XCTAssertEqual(events.statuses[stream], 200)
+        let frames = ProxyUpgradeTests.textFrames(300)
+        try client.session.sendData(stream: stream, bytes: frames, endStream: false)
+        // The origin echoes the stream's DATA, and ends it when the client does.
+        var originEvents: [HTTP2Event] = []
+        let arrived = data(frames.count, on: connect.stream, to: origin, playbook, seen: &originEvents)
+        try origin.session.sendData(stream: connect.stream, bytes: arrived, endStream: false)
+        let echo = data(frames.count, on: stream, to: client, playbook, seen: &events)
+        XCTAssertEqual(echo, frames, "the echo")
+        try client.session.sendData(stream: stream, bytes: [], endStream: true)
+        playbook.run()
+        originEvents += origin.takeEvents()
+        XCTAssertTrue(originEvents.endedStreams.contains(connect.stream), "the client's end reached the origin")
+        try origin.session.sendData(stream: connect.stream, bytes: [], endStream: true)
+        playbook.run()
+        XCTAssertTrue(client.takeEvents().endedStreams.contains(stream), "ended")
+
+        let record = try XCTUnwrap(playbook.records.first { $0.leg(.downstream)?.request?.method == "CONNECT" })
         XCTAssertNil(record.error)
         let up = try XCTUnwrap(record.leg(.upstream))
         XCTAssertEqual(up.request?.method, "CONNECT")
@@ -208,21 +180,33 @@ final class ProxyExtendedConnectTests: XCTestCase {
         XCTAssertEqual(up.request?.version, .http2)
         XCTAssertEqual(up.response?.status, 200)
         XCTAssertNil(up.translation)
+        let digest = try XCTUnwrap(SHA256Digest(bytes: SecretDigester.ephemeral.authenticate(frames))).hex
         for leg in record.legs {
-            XCTAssertEqual(leg.relayed?.clientToServer.bytes, frames * 19, "\(leg.role)")
-            XCTAssertEqual(leg.relayed?.serverToClient.sha256.hex, echo[2], "\(leg.role)")
+            XCTAssertEqual(leg.relayed?.clientToServer.bytes, frames.count, "\(leg.role)")
+            XCTAssertEqual(leg.relayed?.serverToClient.sha256.hex, digest, "\(leg.role)")
         }
+    }
+
+    /// The client's extended CONNECT to an HTTP/1.1 origin that answers
+    /// its handshake with `answer`; the client's events for the stream.
+    private func answered(_ answer: (_ key: String) -> String) throws -> (ProxyPlaybook, HTTP2StreamID, [HTTP2Event]) {
+        let (playbook, client) = try playbook(to: .http)
+        let stream = try client.session.sendRequest(Self.webSocketConnect, endStream: false)
+        let origin = try playbook.acceptDial(host: "origin.test", port: 80)
+        let head = origin.readText()
+        let keyLine = head.components(separatedBy: "\r\n").first { $0.hasPrefix("Sec-WebSocket-Key: ") } ?? ""
+        origin.send(answer(String(keyLine.dropFirst("Sec-WebSocket-Key: ".count))))
+        playbook.run()
+        return (playbook, stream, client.takeEvents())
     }
 
     /// The origin refuses the upgrade: its answer goes to the HTTP/2 client as it is.
     func testARefusedExtendedConnectIsRelayedAsIs() throws {
-        let origin = try UpgradeOrigin(accepts: false)
-        defer { origin.stop() }
-        let proxy = try reverseProxy(to: origin)
-        let lines = try runClient(proxy)
-        XCTAssertEqual(Array(lines.prefix(2)), ["setting 1", "status 426"])
-        XCTAssertEqual(lines.last, "body nope")
-        let record = try XCTUnwrap(proxy.stopAndRead().records.first)
+        let (playbook, stream, events) = try answered { _ in ProxyUpgradeTests.refusal }
+        XCTAssertEqual(events.statuses[stream], 426)
+        XCTAssertEqual(events.bodies[stream].map { String(decoding: $0, as: UTF8.self) }, "nope")
+        XCTAssertTrue(events.endedStreams.contains(stream))
+        let record = try XCTUnwrap(playbook.records.first)
         XCTAssertNil(record.error)
         XCTAssertEqual(record.leg(.downstream)?.response?.status, 426)
         XCTAssertEqual(record.leg(.upstream)?.response?.status, 426)
@@ -232,35 +216,38 @@ final class ProxyExtendedConnectTests: XCTestCase {
     /// An origin whose 101 carries the wrong `Sec-WebSocket-Accept` opens no
     /// tunnel: the client gets 502 naming why, and the record says so.
     func testAWrongWebSocketAcceptIsAnswered502() throws {
-        let origin = try UpgradeOrigin(wrongAccept: true)
-        defer { origin.stop() }
-        let proxy = try reverseProxy(to: origin)
-        let lines = try runClient(proxy)
-        XCTAssertEqual(Array(lines.prefix(2)), ["setting 1", "status 502"])
-        XCTAssertTrue(lines.contains { $0.hasPrefix("headers") && $0.contains("proxy-status") }, "\(lines)")
-        let record = try XCTUnwrap(proxy.stopAndRead().records.first)
+        let (playbook, stream, events) = try answered { _ in ProxyUpgradeTests.switching(accept: "d3JvbmcgYWNjZXB0IHZhbHVlIQ==") }
+        XCTAssertEqual(events.statuses[stream], 502)
+        XCTAssertTrue(responseFieldNames(events, stream).contains("proxy-status"), "\(events)")
+        let record = try XCTUnwrap(playbook.records.first)
         XCTAssertEqual(record.leg(.downstream)?.response?.status, 502)
         XCTAssertEqual(record.leg(.upstream)?.response?.status, 101)
         XCTAssertTrue(record.error?.message.contains("Sec-WebSocket-Accept") == true, "\(String(describing: record.error))")
         XCTAssertNil(record.leg(.downstream)?.relayed)
     }
 
-    /// An HTTP/2 origin that does not allow extended CONNECT (nginx): once its
+    /// An HTTP/2 origin that does not allow extended CONNECT: once its
     /// SETTINGS are known (a GET went first on the pooled connection), the
     /// client gets 502 with a `Proxy-Status` naming why, and the record says so.
     func testAnHTTP2OriginWithoutExtendedConnectIsAnswered502() throws {
-        let nginx = try NginxOrigin(http2: true)
-        defer { nginx.stop() }
-        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: nginx.port))
-        let proxy = try ProxyHarness(mode: .reverse(upstream)) { $0.upstreamVerification = .caFile(nginx.caFile) }
-        let lines = try runClient(proxy, ["--warm"])
-        XCTAssertEqual(Array(lines.prefix(3)), ["setting 1", "warm", "status 502"])
-        let headers = try XCTUnwrap(lines.first { $0.hasPrefix("headers") })
-        XCTAssertTrue(headers.contains("proxy-status"), headers)
-        let body = try XCTUnwrap(lines.last)
+        let (playbook, client) = try playbook(to: .https)
+        let warm = try XCTUnwrap(client.request(HTTPRequestHead(method: "GET", authority: "origin.test", path: "/")))
+        let origin = try playbook.acceptHTTP2Dial(host: "origin.test", port: 443)
+        for (stream, _) in origin.takeEvents().requests { origin.respond(stream, body: Array("warm".utf8)) }
+        playbook.run()
+        XCTAssertTrue(client.takeEvents().endedStreams.contains(warm), "warm")
+        let stream = try client.session.sendRequest(Self.webSocketConnect, endStream: false)
+        playbook.run()
+        XCTAssertEqual(origin.takeEvents().requests.count, 0, "nothing went to the origin")
+        let events = client.takeEvents()
+        XCTAssertEqual(events.statuses[stream], 502)
+        XCTAssertTrue(responseFieldNames(events, stream).contains("proxy-status"), "\(events)")
+        let body = events.bodies[stream].map { String(decoding: $0, as: UTF8.self) } ?? ""
         XCTAssertTrue(body.contains("extended CONNECT"), body)
-        let records = try proxy.stopAndRead().records
-        let record = try XCTUnwrap(records.first { $0.leg(.downstream)?.request?.method == "CONNECT" })
+        // The client leaves (as the 502 ended only the proxy's side of the stream).
+        client.peer.finishSending()
+        playbook.run()
+        let record = try XCTUnwrap(playbook.records.first { $0.leg(.downstream)?.request?.method == "CONNECT" })
         XCTAssertEqual(record.leg(.downstream)?.response?.status, 502)
         XCTAssertEqual(record.leg(.downstream)?.response?.fields.first { $0.name.lowercased() == "proxy-status" }?
                         .value.contains("destination_unavailable"), true)

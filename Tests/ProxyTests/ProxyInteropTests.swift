@@ -78,7 +78,7 @@ final class ProxyInteropTests: XCTestCase {
     /// HTTP/1.1 to HTTP/1.1: the upstream's own phrase, even an odd one, goes
     /// to the client byte for byte, and both legs' exact head digests agree.
     func testTheUpstreamsReasonPhraseIsRelayedByteForByte() throws {
-        let raw = try RawOrigin(.answer("HTTP/1.1 200 Fine  By Me\r\nContent-Length: 2\r\n\r\nok"))
+        let raw = try RawOrigin(answer: "HTTP/1.1 200 Fine  By Me\r\nContent-Length: 2\r\n\r\nok")
         defer { raw.stop() }
         let proxy = try reverseProxy(to: raw)
         let (run, line) = try statusLine(["--http1.1", "--cacert", proxy.caFile, "https://127.0.0.1:\(proxy.port)/"],
@@ -100,7 +100,7 @@ final class ProxyInteropTests: XCTestCase {
     func testEarlyHintsAreRelayedAndRecorded() throws {
         let answer = "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
             + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
-        let raw = try RawOrigin(.answer(answer))
+        let raw = try RawOrigin(answer: answer)
         defer { raw.stop() }
         let proxy = try reverseProxy(to: raw)
         for version in ["--http1.1", "--http2"] {
@@ -156,7 +156,7 @@ final class ProxyInteropTests: XCTestCase {
     /// shows no authority downstream and the one sent upstream.
     func testAnHTTP10RequestWithoutHostGetsTheUpstreamsAuthority() throws {
         let body = "a body that ends when the connection does"
-        let raw = try RawOrigin(.answer("HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n\(body)"))
+        let raw = try RawOrigin(answer: "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n\(body)")
         defer { raw.stop() }
         let proxy = try reverseProxy(to: raw)
         let run = try ToolRun.run("/bin/sh", ["-c", "printf 'GET /plain HTTP/1.0\\r\\nAccept: */*\\r\\n\\r\\n' | "
@@ -185,7 +185,7 @@ final class ProxyInteropTests: XCTestCase {
     func testNoInterimResponseReachesAnHTTP10Client() throws {
         let answer = "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
             + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
-        let raw = try RawOrigin(.answer(answer))
+        let raw = try RawOrigin(answer: answer)
         defer { raw.stop() }
         let proxy = try reverseProxy(to: raw)
         let run = try ToolRun.run("/bin/sh", ["-c", "printf 'GET /hints HTTP/1.0\\r\\nHost: 127.0.0.1\\r\\n\\r\\n' | "

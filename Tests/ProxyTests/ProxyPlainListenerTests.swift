@@ -5,47 +5,42 @@ import XCTest
 @testable import Proxy
 
 /// A reverse tap with a plain-HTTP client leg (`--listen-plain`), as Varnish
-/// and appliances that speak `http://` to their backends need: the request
-/// arrives in plain HTTP, leaves over TLS to the nginx origin, is recorded
-/// with scheme `http` downstream and `https` upstream, and verification calls
-/// the scheme change the tap's own (`tap-scheme`), not a modification.
+/// and appliances that speak `http://` to their backends need, on the
+/// playbook (the test is client and TLS origin): the request arrives in
+/// plain HTTP, leaves over TLS, is recorded with scheme `http` downstream
+/// and `https` upstream, and verification calls the scheme change the
+/// tap's own (`tap-scheme`), not a modification.
 final class ProxyPlainListenerTests: XCTestCase {
-    static let shared = SharedNginxOrigin([("page", 40_000)])
-    static var origin: NginxOrigin? { shared.origin }
-    static var digest: String { shared.digests["page"] ?? "" }
+    /// A 40 kB page.
+    static let page = (0..<40_000).map { UInt8(truncatingIfNeeded: $0 % 251) }
 
-    override class func setUp() {
-        super.setUp()
-        shared.start()
-    }
-
-    override class func tearDown() {
-        shared.stop()
-        super.tearDown()
-    }
-
-    private func plainReverseProxy() throws -> ProxyHarness {
-        let origin = try XCTUnwrap(Self.origin, "no nginx origin")
-        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "127.0.0.1", port: origin.port))
-        return try ProxyHarness(mode: .reverse(upstream)) {
-            $0.upstreamVerification = .caFile(origin.caFile)
-            $0.listenPlain = true
-        }
+    private func plainReverseProxy() throws -> ProxyPlaybook {
+        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "origin.test", port: 443))
+        return try ProxyPlaybook(mode: .reverse(upstream)) { $0.listenPlain = true }
     }
 
     func testPlainHTTPInTLSOutRecordedAndJudgedAsTheTapsOwnScheme() throws {
-        let proxy = try plainReverseProxy()
-        for version in ["--http1.1", "--http1.0"] {
-            let output = proxy.directory + "/curl\(version)"
-            let run = try ToolRun.curl([version, "-o", output, "-w", "%{http_code}", "http://127.0.0.1:\(proxy.port)/page"])
-            XCTAssertEqual(run.status, 0, run.error)
-            XCTAssertEqual(run.output, "200")
-            XCTAssertEqual(try NginxOrigin.sha256(ofFile: output), Self.digest, version)
+        let playbook = try plainReverseProxy()
+        var origin: PlaybookPeer?
+        for version in ["HTTP/1.1", "HTTP/1.0"] {
+            let client = try playbook.connectClient()
+            client.send("GET /page \(version)\r\nHost: origin.test\r\n\r\n")
+            playbook.run()
+            // The first request dials; the second goes on the pooled connection.
+            if !playbook.network.dials.isEmpty { origin = try playbook.acceptDial(host: "origin.test", port: 443, tls: true) }
+            let upstream = try XCTUnwrap(origin)
+            XCTAssertTrue(upstream.readText().hasPrefix("GET /page HTTP/1."), version)
+            upstream.send("HTTP/1.1 200 OK\r\nContent-Length: \(Self.page.count)\r\n\r\n")
+            upstream.send(Self.page)
+            playbook.run()
+            let answer = client.read()
+            let head = String(decoding: answer.prefix(12), as: UTF8.self)
+            XCTAssertTrue(head.hasPrefix("HTTP/1.") && head.hasSuffix(" 200"), head)
+            XCTAssertEqual(Array(answer.suffix(Self.page.count)), Self.page, version)
         }
-        let recording = try proxy.stopAndRead()
+        let recording = playbook.recording
         XCTAssertEqual(recording.header.options["listenPlain"], "true")
-        XCTAssertEqual(recording.header.origin, "https://127.0.0.1:\(try XCTUnwrap(Self.origin).port)",
-                       "the origin a reverse tap's recording stands for")
+        XCTAssertEqual(recording.header.origin, "https://origin.test:443", "the origin a reverse tap's recording stands for")
         XCTAssertEqual(recording.records.count, 2)
         for record in recording.records {
             // Semantic request heads differ by the scheme alone (the verifier's part, below).
@@ -69,23 +64,25 @@ final class ProxyPlainListenerTests: XCTestCase {
     }
 
     func testATLSClientOnThePlainListenerGetsA400AndARecord() throws {
-        let proxy = try plainReverseProxy()
+        let playbook = try plainReverseProxy()
         // A TLS client (an https:// backend setting pointed at the plain port) sends a ClientHello.
-        let run = try ToolRun.curl(["-k", "-sS", "-o", "/dev/null", "https://127.0.0.1:\(proxy.port)/page"])
-        XCTAssertNotEqual(run.status, 0)
-        let recording = try proxy.stopAndRead()
-        let record = try XCTUnwrap(recording.records.first)
+        let client = try playbook.connectClient()
+        client.send(ProxyServerNameTests.clientHello(serverName: Array("origin.test".utf8)))
+        playbook.run()
+        let answer = client.readText()
+        XCTAssertTrue(answer.hasPrefix("HTTP/1.1 400 "), answer)
+        let record = try XCTUnwrap(playbook.records.first)
         XCTAssertEqual(record.error?.kind, .protocolError, "\(String(describing: record.error))")
         XCTAssertNil(record.leg(.upstream), "nothing went upstream")
+        XCTAssertTrue(playbook.network.dials.isEmpty)
     }
 
     func testAConnectionThatSendsNothingIsRecordedAsClosed() throws {
-        let proxy = try plainReverseProxy()
+        let playbook = try plainReverseProxy()
         // A TCP-only health check: connect and close.
-        let fd = try XCTUnwrap(RawSocket.connect(port: proxy.port))
-        close(fd)
-        usleep(200_000)  // the proxy sees the close before it stops
-        let recording = try proxy.stopAndRead()
-        XCTAssertEqual(recording.records.first?.connection?.outcome, .closed)
+        let client = try playbook.connectClient()
+        client.finishSending()
+        playbook.run()
+        XCTAssertEqual(playbook.records.first?.connection?.outcome, .closed)
     }
 }

@@ -164,27 +164,36 @@ final class ProxyPlaybookTests: XCTestCase {
         XCTAssertNil(playbook.records.first?.error)
     }
 
-    /// HTTP/2 on both legs, in memory: Transport's HTTP/2 client dials the
-    /// proxy and the proxy dials Transport's HTTP/2 server, both listening
+    /// HTTP/2 on both legs, in memory, between Intact's own ends: Transport's
+    /// HTTP/2 client (as `intact client` uses it) dials the proxy and the
+    /// proxy dials Transport's HTTP/2 server (as `intact server`), listening
     /// on the playbook's network (a dial to a listener is a socket pair in
     /// memory), TLS with ALPN on each leg.
     func testAnHTTP2ExchangeRunsInMemoryOnBothLegs() throws {
         let target = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "origin.test", port: 9443))
         let playbook = try ProxyPlaybook(mode: .reverse(target))
-        let seen = PlaybookBox<[String]>([])
-        let origin = try playbook.startHTTP2Origin(host: "origin.test", port: 9443) { stream in
+        let seen = LoopShared<[String]>([])
+        let tls = try HTTPServer.tlsSetup(identity: playbook.originAuthority.leaf(for: "origin.test"), protocols: .http2)
+        let origin = HTTPServer(group: EventLoopGroup(loopCount: 1, label: "unused"),
+                                configuration: HTTPServer.Configuration(address: .loopbackIPv4(port: 9443), tls: tls)) { stream in
             seen.value.append("\(stream.version) \(stream.request.method) \(stream.request.path)")
             stream.collectBody { _ in
                 try? stream.respond(HTTPResponseHead(status: 200), body: Array("answer to \(stream.request.path)".utf8))
             }
         }
-        defer { withExtendedLifetime(origin) {} }
-        let connection = try playbook.connectHTTP2Client(serverName: "origin.test")
+        _ = origin.start(on: playbook.network)
+        let clientTLS = try HTTPClientTLS(trustRoots: .caFile(playbook.authority.certificatePath), protocols: .http2,
+                                          serverName: "origin.test")
+        let endpoint = HTTPEndpoint(host: "127.0.0.1", port: playbook.address.port, tls: clientTLS, protocolChoice: .http2)
+        let client = LoopShared<HTTPClientConnection?>(nil)
+        HTTPClientConnection.connect(to: endpoint, on: playbook.loop, events: { _ in }, completion: { client.value = try? $0.get() })
+        playbook.run()
+        let connection = try XCTUnwrap(client.value, "the client's TLS handshake with the proxy")
         XCTAssertEqual(connection.version, .http2)
 
-        let answers = PlaybookBox<[String: String]>([:])
+        let answers = LoopShared<[String: String]>([:])
         for path in ["/one", "/two"] {
-            let body = PlaybookBox<[UInt8]>([])
+            let body = LoopShared<[UInt8]>([])
             _ = try connection.openStream(HTTPRequestHead(method: "GET", authority: "origin.test", path: path)) { event in
                 switch event {
                 case .body(let bytes): body.value += bytes
@@ -202,5 +211,13 @@ final class ProxyPlaybookTests: XCTestCase {
             XCTAssertEqual(record.leg(.upstream)?.response?.status, 200)
             XCTAssertEqual(record.leg(.downstream)?.response?.digest.body, record.leg(.upstream)?.response?.digest.body)
         }
+        withExtendedLifetime(origin) {}
     }
+}
+
+/// A value the test's closures share. `@unchecked Sendable`: the playbook
+/// runs everything on the test's thread.
+private final class LoopShared<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
 }

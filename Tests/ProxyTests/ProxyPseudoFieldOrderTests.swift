@@ -2,7 +2,6 @@ import Evidence
 import HTTP
 import IntactTestSupport
 import Proxy
-import Transport
 import Wire
 import XCTest
 
@@ -14,27 +13,25 @@ final class ProxyPseudoFieldOrderTests: XCTestCase {
     func testAClientsPseudoFieldOrderCrossesTheProxyAndIsRecordedOnBothLegs() throws {
         let target = try XCTUnwrap(UpstreamTarget(scheme: .https, host: "origin.test", port: 9443))
         let playbook = try ProxyPlaybook(mode: .reverse(target))
-        let seen = PlaybookBox<[[String]]>([])
-        let origin = try playbook.startHTTP2Origin(host: "origin.test", port: 9443) { stream in
-            if case .http2(let list) = stream.requestWire { seen.value.append(list.map(\.name)) }
-            stream.collectBody { _ in try? stream.respond(HTTPResponseHead(status: 200), body: Array("ok".utf8)) }
-        }
-        defer { withExtendedLifetime(origin) {} }
-        let connection = try playbook.connectHTTP2Client(serverName: "origin.test")
+        let client = try playbook.connectHTTP2Client(tls: "origin.test")
 
         // Chromium's order, as its head carries it once decoded.
         var head = HTTPRequestHead(method: "GET", scheme: "https", authority: "origin.test", path: "/suite/rest/a",
                                    version: .http2, fields: ["accept": "*/*"])
         head.pseudoFieldOrder = HTTP2PseudoFieldOrder([.method, .authority, .scheme, .path])
-        let ended = PlaybookBox(false)
-        _ = try connection.openStream(head) { event in
-            if case .end = event { ended.value = true }
+        let stream = try XCTUnwrap(client.request(head))
+        let origin = try playbook.acceptHTTP2Dial(host: "origin.test", port: 9443)
+        var seen: [[String]] = []
+        for event in origin.takeEvents() {
+            guard case .requestHead(let upstream, _, let decoded) = event else { continue }
+            seen.append(decoded.map(\.name))
+            origin.respond(upstream, body: Array("ok".utf8))
         }
         playbook.run()
-        XCTAssertTrue(ended.value, "the answer reached the client")
+        XCTAssertTrue(client.takeEvents().endedStreams.contains(stream), "the answer reached the client")
 
         let chromium = [":method", ":authority", ":scheme", ":path", "accept"]
-        XCTAssertEqual(seen.value, [chromium], "the origin got the client's order")
+        XCTAssertEqual(seen, [chromium], "the origin got the client's order")
         let record = try XCTUnwrap(playbook.records.first)
         let received = try XCTUnwrap(record.leg(.downstream)?.request?.digest.head)
         let sent = try XCTUnwrap(record.leg(.upstream)?.request?.digest.head)

@@ -9,7 +9,10 @@ import XCTest
 /// minted for a name the client will check (the address or host inside the
 /// SNI, the CONNECT target, the upstream), and the record notes what the
 /// client sent. A name OpenSSL itself refuses (over 255 bytes, a NUL) still
-/// leaves a record with the CONNECT target and the name escaped.
+/// leaves a record with the CONNECT target and the name escaped (on the
+/// playbook: a ClientHello written by hand). The odd names OpenSSL accepts
+/// stay on `openssl s_client` against nginx: the playbook's TLS ends (Intact's
+/// `TLSEngine`) never send an IP address, `host:port` or `_` as SNI.
 final class ProxyServerNameTests: XCTestCase {
     /// One request through `openssl s_client` (with `arguments` for the
     /// connection and the check of the certificate); its output and status.
@@ -68,23 +71,24 @@ final class ProxyServerNameTests: XCTestCase {
     /// proxy still records the tunnel: its CONNECT target, the name escaped,
     /// what failed.
     func testAServerNameOpenSSLRefusesStillLeavesARecordWithTheConnectTarget() throws {
-        let (origin, _) = try NginxOrigin.serving([("one-kib", 1024)])
-        defer { origin.stop() }
-        let proxy = try ProxyHarness()
-        let target = "127.0.0.1:\(origin.port)"
+        // On the playbook: the ClientHello is bytes the test writes, the origin the test's TLS end.
+        let playbook = try ProxyPlaybook()
+        let target = "origin.test:443"
         let long = [UInt8](repeating: UInt8(ascii: "a"), count: 300)
         let withNUL = Array("nul".utf8) + [0] + Array("byte.test".utf8)
         for name in [long, withNUL] {
-            let fd = try XCTUnwrap(RawSocket.connect(port: proxy.port))
-            RawSocket.send(fd, Array("CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n\r\n".utf8))
-            XCTAssertTrue(RawSocket.read(fd, until: "\r\n\r\n").hasPrefix("HTTP/1.1 200"))
-            RawSocket.send(fd, Self.clientHello(serverName: name))
-            let answer = RawSocket.readAll(fd)
-            close(fd)
+            let client = try playbook.connectClient()
+            client.send("CONNECT \(target) HTTP/1.1\r\nHost: \(target)\r\n\r\n")
+            _ = try playbook.acceptDial(host: "origin.test", port: 443, tls: true)
+            XCTAssertTrue(client.readText().hasPrefix("HTTP/1.1 200"))
+            client.send(Self.clientHello(serverName: name))
+            playbook.run()
+            let answer = client.read()
+            XCTAssertTrue(client.receivedEOF || client.isClosed, "the proxy closed the connection")
             // A fatal alert record (type 21), not a ServerHello.
             XCTAssertEqual(answer.first, 21, "\(answer.prefix(8))")
         }
-        let records = try proxy.stopAndRead().records
+        let records = playbook.records
         XCTAssertEqual(records.count, 2)
         for record in records {
             let down = try XCTUnwrap(record.leg(.downstream))

@@ -1,107 +1,109 @@
 import Evidence
 import Foundation
+import HTTP
 import Hashing
 import IntactTestSupport
 import Proxy
 import XCTest
 
-/// HTTP/1.1 `Upgrade` through the proxy, driven by a Python (standard
-/// library) WebSocket client against `UpgradeOrigin`: the 101 relayed, the
-/// frames echoed through, each leg's relayed streams counted and digested
-/// in the record; a refused upgrade relayed as is; and, on the playbook, a
+/// HTTP/1.1 `Upgrade` through the proxy, on the playbook (the whole proxy
+/// in memory; the test is the WebSocket client and the echo origin): the
+/// 101 relayed, the frames echoed through, each leg's relayed streams
+/// counted and digested in the record; a refused upgrade relayed as is; a
 /// stalled peer holding the sender back.
 final class ProxyUpgradeTests: XCTestCase {
-    /// The client: `mode port cafile origin-port frames [--again]`.
-    /// Sends the handshake, prints the status line; after a 101 sends
-    /// `frames` masked text frames, reads the echo, half-closes and prints
-    /// `echo <bytes> <digest>` (HMAC-SHA-256 under the harness's digest key,
-    /// as the recording digests); after a refusal sends `--again` a second
-    /// request on the same connection and prints its status line.
-    private static let client = #"""
-    import hashlib, hmac, socket, ssl, sys
-    mode, port, cafile, origin = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-    \#(UpgradeOrigin.pythonTextFrames)
-    frames = int(sys.argv[5])
-    s = socket.create_connection(("127.0.0.1", port), timeout=10)
-    def head():
-        data = b""
-        while not data.endswith(b"\r\n\r\n"):
-            byte = s.recv(1)
-            if not byte: break
-            data += byte
-        return data.decode("latin-1")
-    if mode == "connect":
-        s.sendall(("CONNECT 127.0.0.1:%s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n" % (origin, origin)).encode())
-        print(head().split("\r\n")[0])
-    if mode in ("reverse", "connect"):
-        context = ssl.create_default_context(cafile=cafile)
-        context.check_hostname = False
-        context.set_alpn_protocols(["http/1.1"])
-        s = context.wrap_socket(s, server_hostname="localhost")
-        target = "/chat"
-    else:
-        target = "http://127.0.0.1:%s/chat" % origin
-    s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-               "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n" % (target, origin)).encode())
-    answer = head()
-    print(answer.split("\r\n")[0])
-    if " 101 " in answer.split("\r\n")[0] + " ":
-        data = text_frames(frames)
-        s.sendall(data)
-        got = b""
-        while len(got) < len(data):
-            more = s.recv(65536)
-            if not more: break
-            got += more
-        if mode == "forward":
-            s.shutdown(socket.SHUT_WR)
-        else:
-            s = s.unwrap()
-            s.shutdown(socket.SHUT_WR)
-        rest = b""
-        while True:
-            more = s.recv(65536)
-            if not more: break
-            rest += more
-        print("echo %d %s %s" % (len(got), hmac.new(b"\x42" * 32, got, hashlib.sha256).hexdigest(), got == data))
-        print("rest %r" % rest.decode("latin-1"))
-    elif "--again" in sys.argv:
-        length = [l for l in answer.split("\r\n") if l.lower().startswith("content-length:")]
-        if length: s.recv(int(length[0].split(":")[1]))
-        s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n" % (target, origin)).encode())
-        print(head().split("\r\n")[0])
-    """#
+    static let key = "dGhlIHNhbXBsZSBub25jZQ=="
+    static let switching = switching(accept: ExtendedConnect.webSocketAccept(key: key))
 
-    private func runClient(_ mode: String, proxy: ProxyHarness, origin: UpgradeOrigin, frames: Int = 0,
-                           originPort: Int? = nil, _ extra: [String] = []) throws -> [String] {
-        let run = try ToolRun.run("/usr/bin/env", ["python3", "-c", Self.client, mode, String(proxy.port), proxy.caFile,
-                                                   String(originPort ?? origin.port), String(frames)] + extra,
-                                  timeout: 60)
-        XCTAssertEqual(run.status, 0, run.error)
-        return run.output.split(separator: "\n").map(String.init)
+    /// An origin's 101 with `accept` as its `Sec-WebSocket-Accept` (RFC 6455
+    /// §4.2.2 derives it from the request's key: `ExtendedConnect.webSocketAccept`).
+    static func switching(accept: String) -> String {
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Accept: \(accept)\r\n\r\n"
+    }
+    static let refusal = "HTTP/1.1 426 Upgrade Required\r\nContent-Length: 4\r\n\r\nnope"
+
+    /// How the client reaches the origin: `reverse` (TLS to the proxy, a
+    /// plain origin), `forward` (plain, absolute form), `connect` (inside
+    /// an intercepted CONNECT tunnel, to a TLS origin).
+    enum Route { case reverse, forward, connect }
+
+    /// A WebSocket client's handshake for `target`.
+    static func handshake(_ target: String) -> String {
+        "GET \(target) HTTP/1.1\r\nHost: origin.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n\r\n"
     }
 
-    private func reverseProxy(to origin: UpgradeOrigin) throws -> ProxyHarness {
-        let upstream = try XCTUnwrap(UpstreamTarget(scheme: .http, host: "127.0.0.1", port: origin.port))
-        return try ProxyHarness(mode: .reverse(upstream))
+    /// `count` masked text frames of "hello, intact" (19 bytes each), as RFC 6455 §5.2 frames a client's message.
+    static func textFrames(_ count: Int) -> [UInt8] {
+        let mask: [UInt8] = [1, 2, 3, 4]
+        let payload = Array("hello, intact".utf8)
+        let frame = [0x81, 0x80 | UInt8(payload.count)] + mask + payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+        return Array([[UInt8]](repeating: frame, count: count).joined())
+    }
+
+    /// A playbook for `route`, its client connected (and through the
+    /// tunnel, for `connect`), and the request target the client sends.
+    private func open(_ route: Route) throws -> (ProxyPlaybook, PlaybookPeer, String) {
+        switch route {
+        case .reverse:
+            let upstream = try XCTUnwrap(UpstreamTarget(scheme: .http, host: "origin.test", port: 80))
+            let playbook = try ProxyPlaybook(mode: .reverse(upstream))
+            return (playbook, try playbook.connectClient(tls: "localhost"), "/chat")
+        case .forward:
+            let playbook = try ProxyPlaybook()
+            return (playbook, try playbook.connectClient(), "http://origin.test/chat")
+        case .connect:
+            let playbook = try ProxyPlaybook()
+            let client = try playbook.connectClient()
+            client.send("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
+            _ = try playbook.acceptDial(host: "origin.test", port: 443, tls: true)
+            XCTAssertEqual(client.readText().prefix(12), "HTTP/1.1 200")
+            try playbook.startClientTLS(client, serverName: "origin.test")
+            return (playbook, client, "/chat")
+        }
+    }
+
+    /// The proxy's dial for `route`, answered by the test's origin.
+    private func origin(_ playbook: ProxyPlaybook, _ route: Route) throws -> PlaybookPeer {
+        route == .connect
+            ? try playbook.acceptDial(host: "origin.test", port: 443, tls: true)
+            : try playbook.acceptDial(host: "origin.test", port: 80)
     }
 
     /// The frames went both ways through the proxy and each leg's record
     /// holds the same counts and digests as the client saw.
-    private func assertEchoed(_ mode: String, _ proxy: ProxyHarness, _ origin: UpgradeOrigin,
-                              originPort: Int? = nil) throws {
-        let frames = 500
-        var lines = try runClient(mode, proxy: proxy, origin: origin, frames: frames, originPort: originPort)
-        if mode == "connect" { XCTAssertEqual(lines.removeFirst().prefix(12), "HTTP/1.1 200") }
-        XCTAssertEqual(lines.first, "HTTP/1.1 101 Switching Protocols")
-        XCTAssertEqual(lines.last, "rest ''")
-        let echo = try XCTUnwrap(lines.dropLast().last?.split(separator: " ").map(String.init))
-        let size = frames * 19
-        XCTAssertEqual(echo, ["echo", String(size), echo.count > 2 ? echo[2] : "", "True"])
-        let head = try XCTUnwrap(origin.requestHeads.first)
+    private func assertEchoed(_ route: Route) throws {
+        let (playbook, client, target) = try open(route)
+        client.send(Self.handshake(target))
+        let origin = try origin(playbook, route)
+        let head = origin.readText()
         XCTAssertTrue(head.contains("\r\nUpgrade: websocket\r\n"), head)
         XCTAssertTrue(head.contains("\r\nConnection: Upgrade\r\n"), head)
-        let recording = try proxy.stopAndRead()
+        origin.send(Self.switching)
+        playbook.run()
+        XCTAssertTrue(client.readText().hasPrefix("HTTP/1.1 101 Switching Protocols\r\n"))
+        let frames = Self.textFrames(500)
+        let size = frames.count
+        XCTAssertEqual(size, 500 * 19)
+        client.send(frames)
+        playbook.run()
+        // The origin echoes every byte until the client's FIN.
+        let arrived = origin.read()
+        XCTAssertEqual(arrived, frames)
+        origin.send(arrived)
+        playbook.run()
+        XCTAssertEqual(client.read(), frames, "the echo")
+        client.finishSending()
+        playbook.run()
+        XCTAssertTrue(origin.receivedEOF, "the client's FIN reached the origin")
+        XCTAssertEqual(origin.read(), [])
+        origin.finishSending()
+        playbook.run()
+        XCTAssertEqual(client.read(), [], "nothing after the echo")
+        XCTAssertTrue(client.receivedEOF, "the origin's FIN reached the client")
+
+        let recording = playbook.recording
         let upgraded = recording.records.filter { $0.leg(.downstream)?.response?.status == 101 }
         XCTAssertEqual(upgraded.count, 1, "\(recording.records.map(\.exchangeID))")
         let record = try XCTUnwrap(upgraded.first)
@@ -116,58 +118,49 @@ final class ProxyUpgradeTests: XCTestCase {
             XCTAssertFalse((hop.request.differences + hop.response.differences).contains { $0.kind == .relayedChanged },
                            "\(hop)")
         }
+        // The recording digests under the process's key when it writes no file (RedactionPolicy()).
+        let digest = try XCTUnwrap(SHA256Digest(bytes: SecretDigester.ephemeral.authenticate(frames))).hex
         for role in [ExchangeRecord.Leg.Role.downstream, .upstream] {
             let leg = try XCTUnwrap(record.leg(role))
             XCTAssertEqual(leg.response?.status, 101, "\(role)")
             let relayed = try XCTUnwrap(leg.relayed, "\(role)")
             XCTAssertEqual(relayed.clientToServer.bytes, size, "\(role)")
             XCTAssertEqual(relayed.serverToClient.bytes, size, "\(role)")
-            XCTAssertEqual(relayed.clientToServer.sha256.hex, echo[2], "\(role)")
-            XCTAssertEqual(relayed.serverToClient.sha256.hex, echo[2], "\(role)")
+            XCTAssertEqual(relayed.clientToServer.sha256.hex, digest, "\(role)")
+            XCTAssertEqual(relayed.serverToClient.sha256.hex, digest, "\(role)")
         }
-        if originPort == nil { XCTAssertEqual(origin.echoedByteCounts, [size]) }
     }
 
     func testAWebSocketThroughTheReverseProxyIsRelayedAndRecorded() throws {
-        let origin = try UpgradeOrigin()
-        defer { origin.stop() }
-        try assertEchoed("reverse", try reverseProxy(to: origin), origin)
+        try assertEchoed(.reverse)
     }
 
     func testAWebSocketThroughTheForwardProxyIsRelayedAndRecorded() throws {
-        let origin = try UpgradeOrigin()
-        defer { origin.stop() }
-        try assertEchoed("forward", try ProxyHarness(), origin)
+        try assertEchoed(.forward)
     }
 
-    /// Forward mode inside an intercepted CONNECT tunnel, to a TLS origin
-    /// (nginx, HTTP/1.1 only, proxying the WebSocket to the echo origin).
+    /// Forward mode inside an intercepted CONNECT tunnel, to a TLS origin (HTTP/1.1 only).
     func testAWebSocketInsideAnInterceptedConnectTunnelIsRelayedAndRecorded() throws {
-        let origin = try UpgradeOrigin()
-        defer { origin.stop() }
-        let nginx = try NginxOrigin(http2: false, serverExtra: """
-            location /chat {
-                proxy_pass http://127.0.0.1:\(origin.port);
-                proxy_http_version 1.1;
-                proxy_set_header Upgrade $http_upgrade;
-                proxy_set_header Connection "Upgrade";
-            }
-            """)
-        defer { nginx.stop() }
-        let proxy = try ProxyHarness { $0.upstreamVerification = .caFile(nginx.caFile) }
-        try assertEchoed("connect", proxy, origin, originPort: nginx.port)
+        try assertEchoed(.connect)
     }
 
     /// Bytes the origin sends with its 101, and its FIN right after, reach
     /// the client (they were read before the relay took the connection).
     func testBytesAndAFinThatCameWithThe101AreRelayed() throws {
-        let origin = try UpgradeOrigin(greeting: "hello from the origin")
-        defer { origin.stop() }
-        let proxy = try ProxyHarness()
-        let lines = try runClient("forward", proxy: proxy, origin: origin, originPort: nil)
-        XCTAssertEqual(lines.first, "HTTP/1.1 101 Switching Protocols")
-        XCTAssertEqual(lines.last, "rest 'hello from the origin'")
-        let record = try XCTUnwrap(proxy.stopAndRead().records.first)
+        let (playbook, client, target) = try open(.forward)
+        client.send(Self.handshake(target))
+        let origin = try origin(playbook, .forward)
+        _ = origin.read()
+        origin.send(Self.switching + "hello from the origin")
+        origin.finishSending()
+        playbook.run()
+        let answer = client.readText()
+        XCTAssertTrue(answer.hasPrefix("HTTP/1.1 101 Switching Protocols\r\n"), answer)
+        XCTAssertTrue(answer.hasSuffix("\r\n\r\nhello from the origin"), answer)
+        XCTAssertTrue(client.receivedEOF, "the origin's FIN came through")
+        client.finishSending()
+        playbook.run()
+        let record = try XCTUnwrap(playbook.records.first)
         XCTAssertNil(record.error)
         for role in [ExchangeRecord.Leg.Role.downstream, .upstream] {
             XCTAssertEqual(record.leg(role)?.relayed?.serverToClient.bytes, 21, "\(role)")
@@ -175,14 +168,34 @@ final class ProxyUpgradeTests: XCTestCase {
         }
     }
 
+    /// An upgrade the origin answers `refusal` (no 101), then a second
+    /// request on the same client connection, answered the same: the
+    /// status lines the client read.
+    private func refusedTwice(_ route: Route, refusal: String) throws -> (ProxyPlaybook, [String], [String]) {
+        let (playbook, client, target) = try open(route)
+        client.send(Self.handshake(target))
+        let origin = try origin(playbook, route)
+        var heads = [origin.readText()]
+        var lines: [String] = []
+        origin.send(refusal)
+        playbook.run()
+        lines.append(client.readText().components(separatedBy: "\r\n")[0])
+        client.send("GET \(target) HTTP/1.1\r\nHost: origin.test\r\n\r\n")
+        playbook.run()
+        // The connection stays HTTP: the next request goes on it.
+        XCTAssertTrue(playbook.network.dials.isEmpty, "the upstream connection was kept")
+        heads.append(origin.readText())
+        origin.send(refusal)
+        playbook.run()
+        lines.append(client.readText().components(separatedBy: "\r\n")[0])
+        return (playbook, lines, heads)
+    }
+
     func testARefusedUpgradeIsRelayedAsIsAndTheConnectionStaysHTTP() throws {
-        let origin = try UpgradeOrigin(accepts: false)
-        defer { origin.stop() }
-        let proxy = try reverseProxy(to: origin)
-        let lines = try runClient("reverse", proxy: proxy, origin: origin, originPort: nil, ["--again"])
+        let (playbook, lines, heads) = try refusedTwice(.reverse, refusal: Self.refusal)
         XCTAssertEqual(lines, ["HTTP/1.1 426 Upgrade Required", "HTTP/1.1 426 Upgrade Required"])
-        XCTAssertTrue(origin.requestHeads.first?.contains("\r\nUpgrade: websocket\r\n") == true)
-        let records = try proxy.stopAndRead().records
+        XCTAssertTrue(heads.first?.contains("\r\nUpgrade: websocket\r\n") == true)
+        let records = playbook.records
         XCTAssertEqual(records.count, 2)
         for record in records {
             XCTAssertNil(record.error)
@@ -192,13 +205,9 @@ final class ProxyUpgradeTests: XCTestCase {
     }
 
     func testAnUpgradeAnswered200IsRelayedAsIs() throws {
-        let origin = try UpgradeOrigin(accepts: false, refusal: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        defer { origin.stop() }
-        let proxy = try ProxyHarness()
-        let lines = try runClient("forward", proxy: proxy, origin: origin, originPort: nil, ["--again"])
+        let (playbook, lines, _) = try refusedTwice(.forward, refusal: "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
         XCTAssertEqual(lines, ["HTTP/1.1 200 OK", "HTTP/1.1 200 OK"])
-        let records = try proxy.stopAndRead().records
-        XCTAssertEqual(records.map { $0.leg(.downstream)?.response?.status }, [200, 200])
+        XCTAssertEqual(playbook.records.map { $0.leg(.downstream)?.response?.status }, [200, 200])
     }
 
     /// The origin reads nothing after its 101, on the playbook: the proxy

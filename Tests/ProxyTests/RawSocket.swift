@@ -2,9 +2,9 @@ import Foundation
 import IntactTestSupport
 import Glibc
 
-/// Blocking loopback sockets for the bad-input tests: a client that sends
-/// exact bytes (a malformed request, half an upload) and an origin that
-/// misbehaves on purpose (resets mid-body, never answers).
+/// Blocking loopback sockets for the interop tests: a client connection
+/// and an origin that answers with exact bytes (an odd reason phrase, an
+/// interim response, HTTP/1.0 framing) for real clients to read.
 enum RawSocket {
     /// `127.0.0.1:port` as a socket address (port 0: any).
     static func loopback(port: Int) -> sockaddr_in {
@@ -80,15 +80,6 @@ enum RawSocket {
         return text
     }
 
-    /// Sends one request's bytes on a fresh connection and returns everything
-    /// answered until the proxy closes (it does after an error answer).
-    static func exchange(port: Int, _ request: String) -> String? {
-        guard let fd = connect(port: port) else { return nil }
-        defer { close(fd) }
-        send(fd, Array(request.utf8))
-        return String(decoding: readAll(fd), as: UTF8.self)
-    }
-
     /// Listens on an ephemeral loopback port and hands each accepted
     /// connection to `handle` on a thread of its own, until the listener is
     /// shut down (`stopListening`). Returns the listener and its port.
@@ -106,53 +97,25 @@ enum RawSocket {
     }
 
     static func stopListening(_ listener: Int32) { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
-
-    /// Closes with a TCP reset (SO_LINGER 0) instead of a FIN.
-    static func reset(_ fd: Int32) {
-        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-        setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-        close(fd)
-    }
 }
 
-/// A plain-HTTP origin on loopback that serves each connection with one
-/// scripted behaviour, on a thread of its own.
+/// A plain-HTTP origin on loopback that answers each request head with
+/// exactly `answer`'s bytes, then closes its side and drains the peer
+/// before closing (a close-delimited body ends there), a thread per connection.
 final class RawOrigin: @unchecked Sendable {
-    /// What the origin does after reading a request head.
-    enum Behaviour {
-        /// Answers 200 with a Content-Length of `declared`, sends `sent` bytes, then resets.
-        case resetMidBody(declared: Int, sent: Int)
-        /// Never answers; reads until the peer goes, then records how many body bytes came.
-        case swallow
-        /// Answers with exactly these bytes, then closes its side and drains
-        /// the peer before closing (a close-delimited body ends there; a proxy
-        /// refusing CONNECT).
-        case answer(String)
-    }
-
     private(set) var port = 0
     private var listener: Int32 = -1
-    private let behaviour: Behaviour
+    private let answer: String
     private let lock = NSLock()
-    private var received: [Int] = []
     private var heads: [String] = []
-    private var accepted = 0
 
-    init(_ behaviour: Behaviour) throws {
-        self.behaviour = behaviour
-        (listener, port) = try RawSocket.serveLoopback { [self] client in
-            lock.withLock { accepted += 1 }
-            handle(client)
-        }
+    init(answer: String) throws {
+        self.answer = answer
+        (listener, port) = try RawSocket.serveLoopback { [self] client in handle(client) }
     }
-
-    /// Body bytes each finished connection received after its head.
-    var bodyBytesReceived: [Int] { lock.withLock { received } }
 
     /// Every request head read, in order.
     var requestHeads: [String] { lock.withLock { heads } }
-    /// Connections accepted so far.
-    var connectionsAccepted: Int { lock.withLock { accepted } }
 
     func stop() { RawSocket.stopListening(listener) }
 
@@ -161,21 +124,9 @@ final class RawOrigin: @unchecked Sendable {
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let head = RawSocket.read(client, until: "\r\n\r\n")
         lock.withLock { heads.append(head) }
-        switch behaviour {
-        case .resetMidBody(let declared, let sent):
-            RawSocket.send(client, Array("HTTP/1.1 200 OK\r\nContent-Length: \(declared)\r\n\r\n".utf8))
-            RawSocket.send(client, [UInt8](repeating: 0x61, count: sent))
-            usleep(100_000)
-            RawSocket.reset(client)
-        case .answer(let text):
-            RawSocket.send(client, Array(text.utf8))
-            shutdown(client, Int32(SHUT_WR))
-            _ = RawSocket.readAll(client)
-            close(client)
-        case .swallow:
-            let body = RawSocket.readAll(client, limit: .max)
-            lock.withLock { received.append(body.count) }
-            close(client)
-        }
+        RawSocket.send(client, Array(answer.utf8))
+        shutdown(client, Int32(SHUT_WR))
+        _ = RawSocket.readAll(client)
+        close(client)
     }
 }

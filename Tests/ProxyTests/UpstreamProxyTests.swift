@@ -1,7 +1,9 @@
 import Evidence
 import Foundation
 import Glibc
+import HTTP
 import IntactTestSupport
+import TLS
 import XCTest
 @testable import Proxy
 
@@ -10,35 +12,81 @@ import XCTest
 /// proxy that refuses CONNECT (407, 403, 502), which the client sees as a
 /// 502 naming that proxy and its answer, recorded.
 final class UpstreamProxyTests: XCTestCase {
+    /// On the playbook: the playbook's proxy (outer), a second one on its
+    /// network (inner, its upstream proxy; a dial to it is a socket pair in
+    /// memory) and a third that passes through to the inner one; the test
+    /// is the client and the origin.
     func testAChainThroughASecondInterceptingProxyReachesTheOriginAndBothRecordIt() throws {
-        let origin = try NginxOrigin.serving([("hello", 2048)]).0
-        defer { origin.stop() }
-        let inner = try ProxyHarness { $0.upstreamVerification = .caFile(origin.caFile); $0.tap = "inner" }
-        let innerCA = inner.caFile
-        let outer = try ProxyHarness {
-            $0.upstreamProxy = UpstreamProxy(url: "http://127.0.0.1:\(inner.port)")
+        let directory = TemporaryDirectory.create(prefix: "intact-inner")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let innerCA = try CertificateAuthority.create(in: directory + "/ca")
+        let playbook = try ProxyPlaybook {
+            $0.upstreamProxy = UpstreamProxy(url: "http://127.0.0.1:3128")
             // The inner proxy intercepts too: the outer one must trust its CA.
-            $0.upstreamVerification = .caFile(innerCA)
+            $0.upstreamVerification = .caFile(innerCA.certificatePath)
             $0.tap = "outer"
         }
-        for version in ["--http1.1", "--http2"] {
-            let run = try ToolRun.curl(["-x", outer.proxyURL, "--cacert", outer.caFile, version, "-o", "/dev/null",
-                                        "-w", "%{http_code} %{size_download}", origin.url("/hello")])
-            XCTAssertEqual(run.output, "200 2048", version + run.error)
+        let inner = try playbook.startProxy(port: 3128, authority: innerCA) { $0.tap = "inner" }
+        let hello = [UInt8](repeating: 0x68, count: 2048)
+        var origins: [PlaybookPeer] = []
+        /// The origin: takes every dial (the inner proxy's probes and request
+        /// connections, all to origin.test:443) and answers each GET /hello.
+        func serveOrigin() throws {
+            for _ in 0..<20 {
+                playbook.run()
+                while !playbook.network.dials.isEmpty {
+                    origins.append(try playbook.acceptDial(host: "origin.test", port: 443, tls: true))
+                }
+                for origin in origins where origin.readText().hasPrefix("GET /hello HTTP/1.1\r\n") {
+                    origin.send("HTTP/1.1 200 OK\r\nContent-Length: \(hello.count)\r\n\r\n")
+                    origin.send(hello)
+                }
+            }
+        }
+        for alpn in ["http/1.1", "h2"] {
+            let client = try playbook.connectClient()
+            client.send("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
+            playbook.run()
+            XCTAssertTrue(client.readText().hasPrefix("HTTP/1.1 200 "), alpn)
+            try playbook.startClientTLS(client, serverName: "origin.test", alpn: [alpn])
+            if alpn == "h2" {
+                let session = playbook.speakHTTP2(client, role: .client)
+                let stream = try XCTUnwrap(session.request(HTTPRequestHead(method: "GET", authority: "origin.test", path: "/hello")))
+                try serveOrigin()
+                let events = session.takeEvents()
+                XCTAssertEqual(events.statuses[stream], 200, alpn)
+                XCTAssertEqual(events.bodies[stream], hello, alpn)
+            } else {
+                client.send("GET /hello HTTP/1.1\r\nHost: origin.test\r\n\r\n")
+                try serveOrigin()
+                let answer = client.read()
+                XCTAssertTrue(String(decoding: answer.prefix(13), as: UTF8.self).hasPrefix("HTTP/1.1 200 "), alpn)
+                XCTAssertEqual(Array(answer.suffix(hello.count)), hello, alpn)
+            }
         }
         // A passthrough host is tunnelled through the upstream proxy too (CONNECT there, bytes relayed).
-        let passthrough = try ProxyHarness {
-            $0.upstreamProxy = UpstreamProxy(url: "http://127.0.0.1:\(inner.port)")
-            $0.passthroughHosts = ["127.0.0.1"]
+        let passthrough = try playbook.startProxy(port: 8082, authority: playbook.authority) {
+            $0.upstreamProxy = UpstreamProxy(url: "http://127.0.0.1:3128")
+            $0.passthroughHosts = ["origin.test"]
         }
-        let relayed = try ToolRun.curl(["-x", passthrough.proxyURL, "--cacert", innerCA, "-o", "/dev/null",
-                                        "-w", "%{http_code} %{size_download}", origin.url("/hello")])
-        XCTAssertEqual(relayed.output, "200 2048", "the inner proxy's certificate came through the tunnel: " + relayed.error)
-        let tunnels = try passthrough.stopAndRead().records
+        let relayed = try playbook.connectClient(to: passthrough.address)
+        relayed.send("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
+        try serveOrigin()
+        XCTAssertTrue(relayed.readText().hasPrefix("HTTP/1.1 200 "))
+        // The inner proxy's certificate comes through the tunnel.
+        try playbook.startClientTLS(relayed, serverName: "origin.test", trusting: innerCA.certificatePath)
+        relayed.send("GET /hello HTTP/1.1\r\nHost: origin.test\r\n\r\n")
+        try serveOrigin()
+        XCTAssertNil(relayed.tlsFailure, "the inner proxy's certificate came through the tunnel")
+        XCTAssertEqual(Array(relayed.read().suffix(hello.count)), hello)
+        // The client leaves: the tunnel ends, and is recorded.
+        relayed.finishSending()
+        try serveOrigin()
+        let tunnels = passthrough.records
         XCTAssertEqual(tunnels.count, 1)
         XCTAssertNil(tunnels.first?.error)
-        let outerRecords = try outer.stopAndRead().records
-        let innerRecords = try inner.stopAndRead().records
+        let outerRecords = playbook.records
+        let innerRecords = inner.records
         XCTAssertEqual(outerRecords.count, 2)
         XCTAssertEqual(innerRecords.count, 3, "every exchange crossed the second proxy")
         for record in outerRecords + innerRecords.prefix(2) {
@@ -48,49 +96,70 @@ final class UpstreamProxyTests: XCTestCase {
         }
     }
 
+    /// An exempt host is reached directly (on the playbook: the proxy's one
+    /// dial goes to the origin, none to the upstream proxy).
     func testPlainHTTPAndExemptHostsThroughTheUpstreamProxy() throws {
-        let refusing = try RefusingProxy.start(status: 403, reason: "Forbidden")
-        defer { refusing.stop() }
-        let origin = try RawOrigin(.swallow)
-        defer { origin.stop() }
-        // 127.0.0.1 is exempt: a plain-HTTP request goes straight to it, never to the refusing proxy.
-        let proxy = try ProxyHarness {
-            $0.upstreamProxy = UpstreamProxy(url: "http://127.0.0.1:\(refusing.port)", exemptions: ["127.0.0.1"])
+        // 127.0.0.1 is exempt: a plain-HTTP request goes straight to it, never to the upstream proxy.
+        let playbook = try ProxyPlaybook {
+            $0.upstreamProxy = UpstreamProxy(url: "http://127.0.0.1:3128", exemptions: ["127.0.0.1"])
             $0.connectTimeout = .seconds(2)
         }
-        XCTAssertNil(proxy.server.configuration.upstreamProxy?.address(for: "127.0.0.1"))
-        XCTAssertNotNil(proxy.server.configuration.upstreamProxy?.address(for: "example.test"))
-        let direct = try ToolRun.curl(["-x", proxy.proxyURL, "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2",
-                                       "http://127.0.0.1:\(origin.port)/"])
-        XCTAssertNotEqual(direct.output, "502", "an exempt host is reached directly")
-        XCTAssertEqual(refusing.requestHeads.count, 0)
+        XCTAssertNil(playbook.server.configuration.upstreamProxy?.address(for: "127.0.0.1"))
+        XCTAssertNotNil(playbook.server.configuration.upstreamProxy?.address(for: "example.test"))
+        let client = try playbook.connectClient()
+        client.send("GET http://127.0.0.1:8081/ HTTP/1.1\r\nHost: 127.0.0.1:8081\r\n\r\n")
+        let origin = try playbook.acceptDial(host: "127.0.0.1", port: 8081)
+        XCTAssertTrue(playbook.network.dials.isEmpty, "nothing dialled the upstream proxy")
+        origin.expect("GET / HTTP/1.1\r\nHost: 127.0.0.1:8081\r\n\r\n")
+        playbook.answer("HTTP/1.1 204 No Content\r\n\r\n", from: origin, reaches: client)
+        XCTAssertNil(playbook.records.first?.error)
     }
 
+    /// Each refusal of CONNECT by the upstream proxy (on the playbook: the
+    /// test is that proxy, answering the proxy's dial to it).
     func testRefusalsGiveTheClient502NamingTheUpstreamProxyAndItsAnswerRecorded() throws {
         for (status, reason, type) in [(407, "Proxy Authentication Required", "proxy_configuration_error"),
                                        (403, "Forbidden", "destination_unavailable"),
                                        (502, "Bad Gateway", "destination_unavailable")] {
-            let refusing = try RefusingProxy.start(status: status, reason: reason)
-            defer { refusing.stop() }
-            let upstream = "http://127.0.0.1:\(refusing.port)"
-            let proxy = try ProxyHarness {
-                $0.upstreamProxy = UpstreamProxy(url: "http://ann:s%3Acret@127.0.0.1:\(refusing.port)")
+            let upstream = "http://127.0.0.1:3128"
+            let playbook = try ProxyPlaybook {
+                $0.upstreamProxy = UpstreamProxy(url: "http://ann:s%3Acret@127.0.0.1:3128")
+            }
+            var requests: [String] = []
+            /// The upstream proxy: takes the proxy's dial, keeps the CONNECT head, refuses it.
+            func refuse() throws {
+                let refusing = try playbook.acceptDial(host: "127.0.0.1", port: 3128)
+                requests.append(refusing.readText())
+                refusing.send(RefusingProxy.answer(status: status, reason: reason))
+                refusing.finishSending()
+                playbook.run()
             }
             // Plain HTTP (absolute form): the pool's dial CONNECTs through the upstream proxy.
-            let plain = try ToolRun.curl(["-x", proxy.proxyURL, "-s", "-D", "-", "-o", "/dev/null",
-                                          "http://origin.test:8080/x"])
-            XCTAssertTrue(plain.output.hasPrefix("HTTP/1.1 502"), "\(status): \(plain.output)")
+            let client = try playbook.connectClient()
+            client.send("GET http://origin.test:8080/x HTTP/1.1\r\nHost: origin.test:8080\r\n\r\n")
+            try refuse()
+            let plain = client.readText()
+            XCTAssertTrue(plain.hasPrefix("HTTP/1.1 502"), "\(status): \(plain)")
             let expected = "Proxy-Status: intact; error=\(type); next-hop=\"\(upstream)\"; received-status=\(status); "
                 + "details=\"upstream proxy \(upstream) refused CONNECT: \(status) \(reason)"
-            XCTAssertTrue(plain.output.contains(expected), "\(status): \(plain.output)")
+            XCTAssertTrue(plain.contains(expected), "\(status): \(plain)")
             // HTTPS: the CONNECT is accepted (nothing is probed through an upstream proxy); the request
             // inside the intercepted TLS needs the upstream connection, and gets the 502.
-            let tunnel = try ToolRun.curl(["-x", proxy.proxyURL, "--cacert", proxy.caFile, "--http1.1", "-s", "-D", "-",
-                                           "-o", "/dev/null", "https://origin.test/"])
-            XCTAssertTrue(tunnel.output.contains("HTTP/1.1 502"), "\(status): \(tunnel.output)")
-            XCTAssertTrue(tunnel.output.contains(expected), "\(status): \(tunnel.output)")
+            let tunnelled = try playbook.connectClient()
+            tunnelled.send("CONNECT origin.test:443 HTTP/1.1\r\nHost: origin.test:443\r\n\r\n")
+            playbook.run()
+            XCTAssertTrue(playbook.network.dials.isEmpty, "no probe through an upstream proxy")
+            XCTAssertTrue(tunnelled.readText().hasPrefix("HTTP/1.1 200 "))
+            try playbook.startClientTLS(tunnelled, serverName: "origin.test")
+            tunnelled.send("GET / HTTP/1.1\r\nHost: origin.test\r\n\r\n")
+            playbook.run()
+            XCTAssertNil(tunnelled.tlsFailure)
+            try refuse()
+            let tunnel = tunnelled.readText()
+            XCTAssertTrue(tunnel.contains("HTTP/1.1 502"), "\(status): \(tunnel)")
+            XCTAssertTrue(tunnel.contains(expected), "\(status): \(tunnel)")
 
-            let records = try proxy.stopAndRead().records
+            let records = playbook.records
             XCTAssertEqual(records.count, 2)
             for record in records {
                 XCTAssertEqual(record.leg(.downstream)?.response?.status, 502)
@@ -99,7 +168,6 @@ final class UpstreamProxyTests: XCTestCase {
                               "\(record.error.map { "\($0)" } ?? "no error")")
             }
             // Both CONNECTs carried the credentials, percent-decoded then Base64.
-            let requests = refusing.requestHeads
             XCTAssertEqual(requests.count, 2)
             XCTAssertEqual(Set(requests.map { $0.split(separator: "\r\n").first.map(String.init) ?? "" }),
                            ["CONNECT origin.test:8080 HTTP/1.1", "CONNECT origin.test:443 HTTP/1.1"])
@@ -109,11 +177,11 @@ final class UpstreamProxyTests: XCTestCase {
     }
 }
 
-/// A forward proxy that answers every CONNECT with one refusal, keeping each request head.
+/// How a forward proxy refuses a CONNECT with `status`: the answer's bytes.
 enum RefusingProxy {
-    static func start(status: Int, reason: String) throws -> RawOrigin {
-        try RawOrigin(.answer("HTTP/1.1 \(status) \(reason)\r\n"
+    static func answer(status: Int, reason: String) -> String {
+        "HTTP/1.1 \(status) \(reason)\r\n"
             + (status == 407 ? "Proxy-Authenticate: Basic realm=\"corp\"\r\n" : "")
-            + "Content-Length: 0\r\nConnection: close\r\n\r\n"))
+            + "Content-Length: 0\r\nConnection: close\r\n\r\n"
     }
 }

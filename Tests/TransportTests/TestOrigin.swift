@@ -45,11 +45,16 @@ final class TestOrigin: Sendable {
     /// The chunk `/stream/N` repeats.
     static let streamChunk = patternBytes(64 * 1024, seed: 7)
 
+    /// The origin, on loopback sockets; or with `network` on an embedded
+    /// loop's in-memory network at 127.0.0.1:8443 (start it on that loop's
+    /// thread; `stop()` then needs the loop run).
     init(tls: Bool = true, protocols: HTTPProtocolChoice = .negotiated, loopCount: Int = 2,
          clientCertificate: TLSClientCertificatePolicy = .none,
-         connection: HTTPServerConnection.Configuration = HTTPServerConnection.Configuration()) throws {
-        group = EventLoopGroup(loopCount: loopCount, label: "test-origin")
+         connection: HTTPServerConnection.Configuration = HTTPServerConnection.Configuration(),
+         network: EmbeddedNetwork? = nil) throws {
+        group = EventLoopGroup(loopCount: network == nil ? loopCount : 1, label: "test-origin")
         var configuration = HTTPServer.Configuration(connection: connection)
+        if network != nil { configuration.address = .loopbackIPv4(port: 8443) }
         if tls {
             configuration.tls = try HTTPServer.tlsSetup(identity: TestPKI.shared().serverIdentity, protocols: protocols,
                                                         clientCertificate: clientCertificate)
@@ -69,7 +74,8 @@ final class TestOrigin: Sendable {
         }, onStream: { stream in
             TestOrigin.route(stream, streaming: streaming, onBlocked: onBlocked)
         })
-        address = try server.start()
+        let server = self.server
+        address = try network.map { server.start(on: $0) } ?? server.start()
     }
 
     func stop() {

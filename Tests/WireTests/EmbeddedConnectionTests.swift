@@ -178,21 +178,27 @@ final class EmbeddedConnectionTests: XCTestCase {
         XCTAssertEqual(network.dials.count, 0)
     }
 
-    func testADialToAListenerOfTheNetworkIsASocketPairInMemory() {
-        let loop = EventLoop.embedded()
-        let network = EmbeddedNetwork(loop: loop)
+    /// A dial from `network`'s loop to a listener on `address` (a socket
+    /// pair in memory), both ends started and logging, once the loop ran.
+    private func dialPair(_ network: EmbeddedNetwork) -> (client: Connection?, clientLog: EventLog, server: Accepted, log: EventLog) {
         let log = EventLog()
         let server = Accepted()
         serve(network, log: log) { server.connection = $0 }
         let dialled = Locked<Connection?>(nil)
         let clientLog = EventLog()
-        Connection.connect(host: "127.0.0.1", port: address.port, on: loop) { result in
+        Connection.connect(host: "127.0.0.1", port: address.port, on: network.loop) { result in
             let connection = try? result.get()
             connection?.start { clientLog.events.append($0) }
             dialled.withValue { $0 = connection }
         }
-        loop.run()
-        let client = dialled.current
+        network.loop.run()
+        return (dialled.current, clientLog, server, log)
+    }
+
+    func testADialToAListenerOfTheNetworkIsASocketPairInMemory() {
+        let loop = EventLoop.embedded()
+        let network = EmbeddedNetwork(loop: loop)
+        let (client, clientLog, server, log) = dialPair(network)
         XCTAssertTrue(network.dials.isEmpty)
         client?.write(Array("GET".utf8))
         loop.run()
@@ -205,6 +211,39 @@ final class EmbeddedConnectionTests: XCTestCase {
         client?.close()
         loop.run()
         XCTAssertEqual(log.closed, .some(nil))
+        XCTAssertEqual(clientLog.closed, .some(nil))
+    }
+    /// With `socketPairWindow`, a socket pair's reader that stops holds its
+    /// writer back at the two buffers, as a kernel's would; the bytes, then
+    /// the writer's FIN, arrive in order once the reader resumes.
+    func testASocketPairsWindowHoldsTheWriterUntilTheReaderResumesThenTheFINFollowsTheBytes() throws {
+        let loop = EventLoop.embedded()
+        let network = EmbeddedNetwork(loop: loop)
+        network.socketPairWindow = 1000
+        let (dialled, clientLog, server, _) = dialPair(network)
+        let client = try XCTUnwrap(dialled)
+        let connection = try XCTUnwrap(server.connection)
+        client.pauseReading()
+        let bytes = (0..<5000).map { UInt8(truncatingIfNeeded: $0) }
+        connection.write(bytes)
+        loop.run()
+        XCTAssertEqual(connection.pendingWriteByteCount, 3000, "a window on each side: 2000 left the writer")
+        XCTAssertEqual(clientLog.received, [])
+        client.resumeReading()
+        loop.run()
+        XCTAssertEqual(clientLog.received, bytes, "every byte, in order")
+        // Again with the writer's FIN while its last bytes wait in the buffers.
+        client.pauseReading()
+        connection.write(Array(bytes.prefix(2000)))
+        connection.close()
+        loop.run()
+        XCTAssertEqual(connection.pendingWriteByteCount, 0, "2000 fit in the two buffers")
+        client.resumeReading()
+        loop.run()
+        XCTAssertEqual(clientLog.received, bytes + bytes.prefix(2000), "every byte, in order")
+        XCTAssertTrue(clientLog.sawEOF, "the FIN after the bytes")
+        client.close()
+        loop.run()
         XCTAssertEqual(clientLog.closed, .some(nil))
     }
 }
