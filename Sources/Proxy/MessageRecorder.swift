@@ -79,8 +79,10 @@ struct MessageRecorder {
                                 at time: Timestamp) {
         let digest: HeadDigest
         if let digests, let (memos, keeps) = headMemo {
+            let read = memos.request
             digest = HeadDigest(request: request, wire: wire, connectionScheme: connectionScheme, using: digests,
-                                memo: &memos.request, keepingMemo: keeps)
+                                memo: &memos.request, earlier: memos.earlierRequest, keepingMemo: keeps)
+            if memos.acrossExchanges { memos.earlierRequest = read }
         } else if let digests {
             digest = HeadDigest(request: request, wire: wire, connectionScheme: connectionScheme, using: digests)
         } else {
@@ -93,8 +95,10 @@ struct MessageRecorder {
 
     mutating func recordResponse(_ response: HTTPResponseHead, wire: HeadDigest.WireForm, at time: Timestamp) {
         if let digests, let (memos, keeps) = headMemo {
+            let read = memos.response
             head = .response(response, HeadDigest(response: response, wire: wire, using: digests, memo: &memos.response,
-                                                  keepingMemo: keeps))
+                                                  earlier: memos.earlierResponse, keepingMemo: keeps))
+            if memos.acrossExchanges { memos.earlierResponse = read }
         } else if let digests {
             head = .response(response, HeadDigest(response: response, wire: wire, using: digests))
         } else {
@@ -217,12 +221,19 @@ struct MessageRecorder {
 /// or response on the connection, whose fields mostly repeat the last one's
 /// (`server`, `content-type`, `user-agent`, …), reuses their digests too;
 /// concurrent HTTP/2 streams only replace each other's memo, which costs
-/// hits, never a digest). Either way it only saves work: a memo never
-/// changes a digest. Memory: the last request's and response's digest input
-/// and digests, per connection.
+/// hits, never a digest). Across exchanges the head before the last is kept
+/// too (`earlierRequest`, `earlierResponse`): a request crosses as HTTP/1.1
+/// on one leg and HTTP/2 on the other, and its wire form (`exact`) repeats
+/// only the same leg's, two heads back. Either way it only saves work: a
+/// memo never changes a digest. Memory: the last two requests' and
+/// responses' digest input and digests, per connection.
 public final class HeadDigestMemos {
     var request: HeadDigestMemo?
     var response: HeadDigestMemo?
+    /// With `acrossExchanges`: the request head before `request`'s, looked up after it.
+    var earlierRequest: HeadDigestMemo?
+    /// With `acrossExchanges`: the response head before `response`'s, looked up after it.
+    var earlierResponse: HeadDigestMemo?
     /// True when the memos outlive one exchange (every head keeps its memo).
     let acrossExchanges: Bool
 
