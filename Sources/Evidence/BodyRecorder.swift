@@ -13,8 +13,9 @@ public struct BodyRecorder: Sendable {
     /// The most bytes kept; 0 keeps nothing and `finish` returns no stored body.
     public let storeLimit: Int
 
-    /// - Parameter function: what the body and trailers are digested with (the recording's).
-    public init(storeLimit: Int = 0, using function: DigestFunction) {
+    /// - Parameter function: what the body and trailers are digested with
+    ///   (the recording's); nil counts the bytes and hashes none (`BodyDigester`).
+    public init(storeLimit: Int = 0, using function: DigestFunction?) {
         self.storeLimit = max(0, storeLimit)
         digester = BodyDigester(using: function)
     }

@@ -20,8 +20,9 @@ import Hashing
 ///
 /// The bytes live in storage lent for one call (`with(capacity:_:)`),
 /// on the stack when it fits: a head's digests allocate no buffer. With a
-/// memo (`with(capacity:memo:_:)`), each digest is looked up in the
-/// previous head's first and noted for the next (`HeadDigestMemo`).
+/// memo (`with(capacity:memo:earlier:keep:maxDigests:using:_:)`), each digest
+/// is looked up in the previous head's first, then in the one before it, and
+/// noted for the next (`HeadDigestMemo`).
 struct DigestInput {
     /// Where the bytes are: storage lent by `with(capacity:_:)`, or
     /// `owned` once they outgrew it.
@@ -34,6 +35,8 @@ struct DigestInput {
     private(set) var position = 0
     /// The previous head's memo, to take digests from; nil without a memo.
     private var prior: HeadDigestMemo?
+    /// The memo of the head before that one, looked up after `prior`; nil when none is kept.
+    private var earlier: HeadDigestMemo?
     /// The digests taken so far, noted only when a memo is kept: room lent
     /// for the call, `takenCount` of it used.
     private var taken: UnsafeMutableBufferPointer<HeadDigestMemo.Entry>?
@@ -53,16 +56,19 @@ struct DigestInput {
     }
 
     /// `with(capacity:_:)` for a head digested with a memo: digests are
-    /// taken from `memo` where its bytes are equal; on return `memo` is this
-    /// input's (its bytes and the first `maxDigests` digests taken) when
-    /// `keep`, for the next head, else nil (it was the last head to use it).
-    static func with<Result>(capacity: Int, memo: inout HeadDigestMemo?, keep: Bool, maxDigests: Int,
-                             using function: DigestFunction, _ body: (inout DigestInput) -> Result) -> Result {
+    /// taken from `memo`, else from `earlier`, where its bytes are equal; on
+    /// return `memo` is this input's (its bytes and the first `maxDigests`
+    /// digests taken) when `keep`, for the next head, else nil (it was the
+    /// last head to use it).
+    static func with<Result>(capacity: Int, memo: inout HeadDigestMemo?, earlier: HeadDigestMemo?, keep: Bool,
+                             maxDigests: Int, using function: DigestFunction,
+                             _ body: (inout DigestInput) -> Result) -> Result {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(capacity, 16)) { room in
             withUnsafeTemporaryAllocation(of: HeadDigestMemo.Entry.self, capacity: keep ? max(maxDigests, 1) : 1) { entries in
                 var input = DigestInput(base: room.baseAddress!, capacity: room.count)
                 defer { input.owned?.deallocate() }
                 input.prior = memo
+                input.earlier = earlier
                 memo = nil
                 if keep { input.taken = entries }
                 let result = body(&input)
@@ -222,10 +228,14 @@ struct DigestInput {
     /// section copied whole).
     mutating func appendPrior(_ range: Range<Int>) {
         guard let prior else { return }
-        prior.withInput(range) { bytes in
-            guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-            UnsafeMutableRawPointer(claim(bytes.count)).copyMemory(from: source, byteCount: bytes.count)
-        }
+        prior.withInput(range) { appendRaw($0) }
+    }
+
+    /// Appends `bytes` as they are, no count (an HTTP/1.1 head's wire bytes,
+    /// so its `exact` digest is a range like any other).
+    mutating func appendRaw(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        UnsafeMutableRawPointer(claim(bytes.count)).copyMemory(from: source, byteCount: bytes.count)
     }
 
     /// Notes this head's field section for the memo it keeps (nothing without one).
@@ -237,11 +247,13 @@ struct DigestInput {
     var keepsMemo: Bool { taken != nil }
 
     /// The digest of a range of what was written with `function` (the
-    /// recording's), in one update; with a memo, the previous head's digest
-    /// of equal bytes when it has one, and noted for the next head.
+    /// recording's), in one update; with a memo, the previous head's (or the
+    /// earlier one's) digest of equal bytes when it has one, and noted for
+    /// the next head.
     mutating func digest(of range: Range<Int>, using function: DigestFunction) -> SHA256Digest {
         let bytes = UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)
-        let digest = prior?.digest(of: bytes, using: function) ?? SHA256Digest(digesting: bytes, using: function)
+        let digest = prior?.digest(of: bytes, using: function) ?? earlier?.digest(of: bytes, using: function)
+            ?? SHA256Digest(digesting: bytes, using: function)
         if let taken, takenCount < taken.count {
             (taken.baseAddress! + takenCount).initialize(to: HeadDigestMemo.Entry(start: range.lowerBound, count: range.count,
                                                                                  digest: digest))

@@ -65,23 +65,26 @@ extension HeadDigest {
 
     /// Digests a request head as `init(request:wire:connectionScheme:using:)`
     /// does, taking each digest from `memo` where its input is the same
-    /// bytes (the request as the other leg recorded it); on return `memo`
+    /// bytes (the request as the other leg recorded it), else from `earlier`
+    /// (the head before that, as a connection keeps it); on return `memo`
     /// is this head's when `keepingMemo` (another head will use it), else
     /// nil. The digests are the same with or without a memo.
     public init(request head: HTTPRequestHead, wire: WireForm, connectionScheme: String,
-                using function: DigestFunction, memo: inout HeadDigestMemo?, keepingMemo: Bool) {
+                using function: DigestFunction, memo: inout HeadDigestMemo?, earlier: HeadDigestMemo? = nil,
+                keepingMemo: Bool) {
         self.init(request: head, wire: wire, connectionScheme: connectionScheme, using: function, memo: &memo,
-                  use: keepingMemo ? .readAndKeep : .read)
+                  earlier: earlier, use: keepingMemo ? .readAndKeep : .read)
     }
 
     private init(request head: HTTPRequestHead, wire: WireForm, connectionScheme: String,
-                 using function: DigestFunction, memo: inout HeadDigestMemo?, use: MemoUse) {
+                 using function: DigestFunction, memo: inout HeadDigestMemo?, earlier: HeadDigestMemo? = nil,
+                 use: MemoUse) {
         let scheme = head.scheme ?? connectionScheme
         let authority = head.authority ?? head.fields[.host] ?? ""
         let startLine = 40 + head.method.rawValue.utf8.count + (head.connectProtocol?.utf8.count ?? 0) + scheme.utf8.count
             + authority.utf8.count + head.path.utf8.count
         let capacity = HeadDigest.inputCapacity(head.fields, wire: wire)
-        self = HeadDigest.withInput(capacity: startLine + capacity.input, memo: &memo, use: use,
+        self = HeadDigest.withInput(capacity: startLine + capacity.input, memo: &memo, earlier: earlier, use: use,
                                     maxDigests: head.fields.count + 4, using: function) { input in
             input.appendItem("request")
             // An RFC 8441 extended CONNECT names its protocol with the method (a
@@ -119,18 +122,20 @@ extension HeadDigest {
 
     /// Digests a response head as `init(response:wire:using:)` does, taking
     /// each digest from `memo` where its input is the same bytes (the
-    /// response as the other leg recorded it); on return `memo` is this
-    /// head's when `keepingMemo` (another head will use it), else nil. The
-    /// digests are the same with or without a memo.
+    /// response as the other leg recorded it), else from `earlier` (the
+    /// head before that); on return `memo` is this head's when
+    /// `keepingMemo` (another head will use it), else nil. The digests are
+    /// the same with or without a memo.
     public init(response head: HTTPResponseHead, wire: WireForm, using function: DigestFunction,
-                memo: inout HeadDigestMemo?, keepingMemo: Bool) {
-        self.init(response: head, wire: wire, using: function, memo: &memo, use: keepingMemo ? .readAndKeep : .read)
+                memo: inout HeadDigestMemo?, earlier: HeadDigestMemo? = nil, keepingMemo: Bool) {
+        self.init(response: head, wire: wire, using: function, memo: &memo, earlier: earlier,
+                  use: keepingMemo ? .readAndKeep : .read)
     }
 
     private init(response head: HTTPResponseHead, wire: WireForm, using function: DigestFunction,
-                 memo: inout HeadDigestMemo?, use: MemoUse) {
+                 memo: inout HeadDigestMemo?, earlier: HeadDigestMemo? = nil, use: MemoUse) {
         let capacity = HeadDigest.inputCapacity(head.fields, wire: wire)
-        self = HeadDigest.withInput(capacity: 64 + capacity.input, memo: &memo, use: use,
+        self = HeadDigest.withInput(capacity: 64 + capacity.input, memo: &memo, earlier: earlier, use: use,
                                     maxDigests: head.fields.count + 4, using: function) { input in
             input.appendItem("response")
             input.appendItem(String(head.status.code))
@@ -152,15 +157,16 @@ extension HeadDigest {
         case readAndKeep
     }
 
-    /// Calls `body` with a digest input that uses `memo` as `use` says
-    /// (`DigestInput.with(capacity:memo:keep:maxDigests:using:_:)`); a head
-    /// takes at most one digest per field (its groups) plus its target, its
-    /// semantic form and its HTTP/2 list.
-    private static func withInput(capacity: Int, memo: inout HeadDigestMemo?, use: MemoUse, maxDigests: Int,
-                                  using function: DigestFunction, _ body: (inout DigestInput) -> HeadDigest) -> HeadDigest {
+    /// Calls `body` with a digest input that uses `memo` (and `earlier`) as
+    /// `use` says (`DigestInput.with(capacity:memo:earlier:keep:maxDigests:using:_:)`);
+    /// a head takes at most one digest per field (its groups) plus its
+    /// target, its semantic form and its wire form (`exact`).
+    private static func withInput(capacity: Int, memo: inout HeadDigestMemo?, earlier: HeadDigestMemo?, use: MemoUse,
+                                  maxDigests: Int, using function: DigestFunction,
+                                  _ body: (inout DigestInput) -> HeadDigest) -> HeadDigest {
         guard use != .ignore else { return DigestInput.with(capacity: capacity, body) }
-        return DigestInput.with(capacity: capacity, memo: &memo, keep: use == .readAndKeep, maxDigests: maxDigests,
-                                using: function, body)
+        return DigestInput.with(capacity: capacity, memo: &memo, earlier: earlier, keep: use == .readAndKeep,
+                                maxDigests: maxDigests, using: function, body)
     }
 
     /// Completes the semantic form after the start-line items and computes
@@ -195,7 +201,10 @@ extension HeadDigest {
         let wireLength: Int
         switch wire {
         case .http1(let head):
-            exact = SHA256Digest.of(head, using: function)
+            // The raw bytes joined to the input, so `exact` is a range a memo can hold.
+            let start = input.position
+            head.withUnsafeBytes { input.appendRaw($0) }
+            exact = input.digest(of: start..<input.position, using: function)
             wireLength = head.count
         case .http2(let list):
             let start = input.position
@@ -301,7 +310,8 @@ extension HeadDigest {
 
     /// Room for every item a head's digests are taken over besides the start
     /// line, so the buffer is never grown: each field twice (its group, and
-    /// for HTTP/2 the decoded list) with its length prefixes. UTF-8 counts
+    /// for HTTP/2 the decoded list) with its length prefixes, and an
+    /// HTTP/1.1 head's wire bytes. UTF-8 counts
     /// bound the ISO-8859-1 bytes written from them. Also returns the sum of
     /// the names' UTF-8 counts (`FieldNameIndex.with(_:nameBytes:_:)`), so the
     /// fields are walked once for both.
@@ -313,7 +323,7 @@ extension HeadDigest {
         }
         let input = 8 + names + values + 12 * fields.count
         switch wire {
-        case .http1: return (input, names)
+        case .http1(let head): return (input + head.count, names)
         case .http2(let list):
             return (list.indices.reduce(input) { $0 + list[$1].name.utf8.count + list[$1].value.utf8.count + 12 }, names)
         }

@@ -55,6 +55,37 @@ public struct HeadDigest: Codable, Hashable, Sendable {
     /// Responses only: the reason phrase (HTTP/1.1; empty for HTTP/2).
     public var reasonPhrase: String?
 
+    /// The digest of a request head whose digests are not taken (records
+    /// nothing reads digests from: a proxy with no recording file and a log
+    /// of method, URL, status and length only, `RecordingSettings.takesDigests`):
+    /// `exact`, `semantic` and `target` are `SHA256Digest.untaken`, `fields`,
+    /// `fieldNames` and `hopByHop` empty, `wireLength` 0; what is in clear
+    /// (version, method, target form) is the head's. Never written to a recording.
+    public init(untaken head: borrowing HTTPRequestHead) {
+        self.init(untakenVersion: head.version)
+        method = head.method.rawValue
+        target = .untaken
+        targetForm = head.targetForm
+    }
+
+    /// The digest of a response head whose digests are not taken, as
+    /// `init(untaken:)` of a request says; status and reason are the head's.
+    public init(untaken head: borrowing HTTPResponseHead) {
+        self.init(untakenVersion: head.version)
+        status = head.status.code
+        reasonPhrase = head.reason
+    }
+
+    private init(untakenVersion version: HTTPVersion) {
+        exact = .untaken
+        semantic = .untaken
+        fields = FieldDigests()
+        fieldNames = []
+        hopByHop = []
+        self.version = version
+        wireLength = 0
+    }
+
     /// The header section as it crossed the wire, the input of `exact`.
     public enum WireForm: Sendable {
         /// HTTP/1.1: the raw head bytes from the first byte of the start line

@@ -1,7 +1,7 @@
 import Hashing
 
 /// The digests one head's canonical input was cut into (its groups, its
-/// target, its semantic form, its HTTP/2 list), with that input, kept so
+/// target, its semantic form, its wire form), with that input, kept so
 /// that the next head digested with the memo (the same message on the other
 /// leg of an exchange) takes, for each range whose bytes are equal to one
 /// of these, the digest already taken instead of hashing again.

@@ -63,6 +63,7 @@ public struct DigestFunction: Sendable, Hashable, CustomStringConvertible {
     /// The digest of `buffer`, stored in the `byteCount` bytes at `out`: no
     /// array, for callers that keep digests inline (`SHA256Digest`).
     public func digest(_ buffer: UnsafeRawBufferPointer, into out: UnsafeMutableRawPointer) {
+        guard buffer.count > 0 else { return key.copyDigestOfNothing(to: out) }
         intact_digest_oneshot(key.state, buffer.baseAddress, buffer.count,
                               out.assumingMemoryBound(to: UInt8.self))
     }
@@ -86,23 +87,38 @@ public struct DigestFunction: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Owns the precomputed states (`intact_digest_key`), at a stable address
-    /// for the C functions. `@unchecked Sendable`: written only in `init`,
+    /// for the C functions, and the digest of no bytes under them, taken
+    /// once: an empty body (most requests') or field value costs a copy, not
+    /// two compressions. `@unchecked Sendable`: written only in `init`,
     /// then only read (copied from) by any thread.
     final class Key: @unchecked Sendable {
         let state: UnsafeMutablePointer<intact_digest_key>
+        /// `byteCount` bytes: the digest of no bytes under `state`.
+        private let digestOfNothing: UnsafeMutablePointer<UInt8>
 
         init(hmac key: [UInt8]?) {
-            state = .allocate(capacity: 1)
+            let state = UnsafeMutablePointer<intact_digest_key>.allocate(capacity: 1)
             if let key {
                 key.withUnsafeBufferPointer { intact_digest_key_init_hmac(state, $0.baseAddress, $0.count) }
             } else {
                 intact_digest_key_init_plain(state)
             }
+            let digestOfNothing = UnsafeMutablePointer<UInt8>.allocate(capacity: DigestFunction.byteCount)
+            intact_digest_oneshot(state, nil, 0, digestOfNothing)
+            self.state = state
+            self.digestOfNothing = digestOfNothing
+        }
+
+        /// Stores the digest of no bytes at `out` (`byteCount` bytes).
+        func copyDigestOfNothing(to out: UnsafeMutableRawPointer) {
+            out.copyMemory(from: digestOfNothing, byteCount: DigestFunction.byteCount)
         }
 
         deinit {
             OPENSSL_cleanse(state, MemoryLayout<intact_digest_key>.size)
+            OPENSSL_cleanse(digestOfNothing, DigestFunction.byteCount)
             state.deallocate()
+            digestOfNothing.deallocate()
         }
     }
 }
@@ -112,7 +128,8 @@ public struct DigestFunction: Sendable, Hashable, CustomStringConvertible {
 /// Copying a value copies the running state (copy-on-write), so a running
 /// digest can be adopted by another message and go on there. The state is
 /// allocated with the first bytes fed (a body that stays empty, as most
-/// requests' do, allocates nothing: its digest is one-shot over no bytes);
+/// requests' do, allocates nothing: its digest is the key's digest of no
+/// bytes, taken once);
 /// `update` and `finish(into:)` allocate nothing else, and finishing a state
 /// shared with another message finishes a copy taken on the stack.
 /// `finish` is called once.
@@ -154,10 +171,7 @@ public struct RunningDigest: @unchecked Sendable {
     /// The 32-byte digest, stored at `out`. The value must not be updated afterwards.
     public mutating func finish(into out: UnsafeMutableRawPointer) {
         let digest = out.assumingMemoryBound(to: UInt8.self)
-        guard storage != nil else {
-            intact_digest_oneshot(key.state, nil, 0, digest)
-            return
-        }
+        guard storage != nil else { return key.copyDigestOfNothing(to: out) }
         if isKnownUniquelyReferenced(&storage) {
             storage!.finish(into: digest)
         } else {

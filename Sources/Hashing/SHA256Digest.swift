@@ -72,6 +72,11 @@ public struct SHA256Digest: Hashable, Sendable, Codable, CustomStringConvertible
     /// The plain SHA-256 of no bytes at all.
     public static let ofNothing = SHA256Digest.of([UInt8]())
 
+    /// 32 zero bytes: what stands for a digest that was not taken (records
+    /// nothing reads digests from, `HeadDigest.init(untaken:)`); never
+    /// written to a recording.
+    public static let untaken = SHA256Digest(filling: { _ in })  // `words` start as zeros
+
     public static func == (a: SHA256Digest, b: SHA256Digest) -> Bool {
         a.words.0 == b.words.0 && a.words.1 == b.words.1 && a.words.2 == b.words.2 && a.words.3 == b.words.3
     }

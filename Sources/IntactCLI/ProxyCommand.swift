@@ -227,6 +227,7 @@ enum ProxyCommand {
         if let faults {
             context.standardError.line("intact proxy: injecting faults: \(faults.summary)")
         }
+        configuration.exchangeLogReadsDigests = false  // `ExchangeLogLine` reads the body's length, no digest
         if !arguments[options.quiet] {
             let format = arguments[options.logFormat]
             let log = context.standardError

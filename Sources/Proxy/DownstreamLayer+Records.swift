@@ -130,7 +130,7 @@ extension DownstreamLayer {
 
     private func makeRecorder(_ exchange: ExchangeID, tls: TLSDetails?) -> ExchangeRecorder {
         let leg = LegRecorder(role: .downstream, connectionID: id, tls: tls,
-                              bodyStoreLimit: settings.recording.bodyStoreLimit, digests: settings.recording.digests)
+                              bodyStoreLimit: settings.recording.bodyStoreLimit, digests: settings.recording.contentDigests)
         return ExchangeRecorder(id: exchange, settings: settings.recording, downstream: leg)
     }
 

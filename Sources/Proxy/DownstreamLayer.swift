@@ -134,6 +134,9 @@ public struct DownstreamLayer {
     /// The connection's faults once they took effect (the proxy's TLS
     /// handshake began with its changes), written into every later record.
     var appliedConnectionFaults: [ExchangeRecord.RecordedFault] = []
+    /// The head digests of the connection's last request and response, which
+    /// every exchange's heads read and replace (`HeadDigestMemos`).
+    let headMemos = HeadDigestMemos(acrossExchanges: true)
 
     /// Asks every add-on about the new connection (`ProxyAddon.connectionAccepted`).
     public init(id: ConnectionID, localIP: String, settings: ProxyLayerSettings) {
@@ -322,7 +325,7 @@ public struct DownstreamLayer {
         let context = ExchangeHookContext(id: exchange, request: head, target: route, tap: settings.recording.tap)
         let hooks = settings.addons.compactMap { $0.hook(for: context) }
         startFlow(ExchangeFlow(id: exchange, target: route, client: client, hooks: hooks, settings: settings.recording,
-                               suppliesAuthority: settings.mode.isReverse), io) { $0.start(head, wire: wire, io) }
+                               suppliesAuthority: settings.mode.isReverse, headMemos: headMemos), io) { $0.start(head, wire: wire, io) }
     }
 
     /// A request for the proxy's own pages: its flow has the site's hook
@@ -331,7 +334,7 @@ public struct DownstreamLayer {
                                         framing: HTTP1Framing, site: any LocalSite, _ io: any DownstreamActions) {
         let client = ExchangeFlow.ClientStream(connection: id, streamID: nil, tls: nil, bodyFraming: framing)
         startFlow(ExchangeFlow(id: exchange, target: nil, client: client, hooks: [LocalSiteHook(site: site)],
-                               settings: settings.recording), io) { $0.start(head, wire: wire, io) }
+                               settings: settings.recording, headMemos: headMemos), io) { $0.start(head, wire: wire, io) }
     }
 
     /// A CONNECT on the plain connection: probe the target before answering.
@@ -412,8 +415,8 @@ public struct DownstreamLayer {
                                  target: UpstreamTarget?, status: Int, _ problem: ProxyError,
                                  streamID: Int?, _ io: any DownstreamActions) {
         let client = ExchangeFlow.ClientStream(connection: id, streamID: streamID, tls: currentTLS)
-        startFlow(ExchangeFlow(id: exchange, target: target, client: client, hooks: [], settings: settings.recording),
-                  io) { $0.refuse(head, wire: wire, status: status, error: problem, io) }
+        startFlow(ExchangeFlow(id: exchange, target: target, client: client, hooks: [], settings: settings.recording,
+                               headMemos: headMemos), io) { $0.refuse(head, wire: wire, status: status, error: problem, io) }
     }
 
     /// The client's TLS session as records show it, once intercepted.

@@ -227,8 +227,10 @@ public struct ExchangeFlow {
     /// Makes the flow of a request whose head just arrived. Call `start(_:wire:)`
     /// next, or `refuse(_:wire:status:error:)` for a request that goes nowhere.
     /// `client` is consumed: its TLS details move into the downstream leg.
+    /// `headMemos`: the client connection's (`HeadDigestMemos(acrossExchanges: true)`),
+    /// or nil for memos of this exchange only.
     public init(id: ExchangeID, target: UpstreamTarget?, client: consuming ClientStream, hooks: [any ExchangeHook],
-                settings: RecordingSettings, suppliesAuthority: Bool = false) {
+                settings: RecordingSettings, suppliesAuthority: Bool = false, headMemos: HeadDigestMemos? = nil) {
         self.id = id
         self.target = target
         self.suppliesAuthority = suppliesAuthority
@@ -240,7 +242,7 @@ public struct ExchangeFlow {
         clientExpectsContinue = client.expectsContinue
         let leg = LegRecorder(role: .downstream, connectionID: client.connection, streamID: client.streamID,
                               tls: client.tls.take(), bodyStoreLimit: settings.bodyStoreLimit,
-                              digests: settings.digests)
+                              digests: settings.contentDigests, headMemos: headMemos)
         recorder = ExchangeRecorder(id: id, settings: settings, downstream: leg)
     }
 

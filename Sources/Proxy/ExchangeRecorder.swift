@@ -40,7 +40,7 @@ struct ExchangeRecorder {
     /// Starts the upstream leg (on the connection the pool assigned).
     mutating func beginUpstream(connection: ConnectionID, tls: TLSDetails?) {
         upstream = LegRecorder(role: .upstream, connectionID: connection, tls: tls,
-                               bodyStoreLimit: settings.bodyStoreLimit, digests: settings.digests,
+                               bodyStoreLimit: settings.bodyStoreLimit, digests: settings.contentDigests,
                                headMemos: downstream.headMemos)
     }
 
@@ -50,7 +50,7 @@ struct ExchangeRecorder {
     mutating func breakUpstream(_ reason: String) {
         if upstream == nil {
             upstream = LegRecorder(role: .upstream, connectionID: nil, tls: nil, bodyStoreLimit: settings.bodyStoreLimit,
-                                   digests: settings.digests, headMemos: downstream.headMemos)
+                                   digests: settings.contentDigests, headMemos: downstream.headMemos)
         }
         upstream?.broken = reason
     }

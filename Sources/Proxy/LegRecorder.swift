@@ -28,15 +28,16 @@ struct LegRecorder {
     var translation: Optional<String>
     /// Why the exchange let go of the leg before it completed (`ExchangeRecord.Leg.broken`).
     var broken: Optional<String>
-    /// What every message of the leg is digested with (the recording's).
-    private let digests: DigestFunction
+    /// What every message of the leg is digested with (the recording's); nil
+    /// takes no digests (`RecordingSettings.contentDigests`).
+    private let digests: DigestFunction?
     /// The head digests shared with the other leg (`HeadDigestMemos`).
     let headMemos: HeadDigestMemos
 
-    /// - Parameter headMemos: the downstream leg's, for an upstream leg; a
-    ///   downstream leg makes its own.
+    /// - Parameter headMemos: the downstream leg's, for an upstream leg; for
+    ///   a downstream leg its connection's, or nil to make its own.
     init(role: ExchangeRecord.Leg.Role, connectionID: ConnectionID?, streamID: Int? = nil, tls: TLSDetails?,
-         bodyStoreLimit: Int, digests: DigestFunction, headMemos: HeadDigestMemos? = nil) {
+         bodyStoreLimit: Int, digests: DigestFunction?, headMemos: HeadDigestMemos? = nil) {
         self.role = role
         self.connectionID = connectionID
         self.streamID = streamID
@@ -47,9 +48,12 @@ struct LegRecorder {
         self.digests = digests
         let memos = headMemos ?? HeadDigestMemos()
         self.headMemos = memos
-        // The request crosses downstream first, the response upstream first: that leg keeps its memo.
-        request = MessageRecorder(bodyStoreLimit: bodyStoreLimit, digests: digests, headMemo: (memos, keeps: role == .downstream))
-        response = MessageRecorder(bodyStoreLimit: bodyStoreLimit, digests: digests, headMemo: (memos, keeps: role == .upstream))
+        // The request crosses downstream first, the response upstream first: that leg keeps its memo
+        // (and, with memos kept across exchanges, the other leg too, for the next exchange).
+        request = MessageRecorder(bodyStoreLimit: bodyStoreLimit, digests: digests,
+                                  headMemo: (memos, keeps: memos.acrossExchanges || role == .downstream))
+        response = MessageRecorder(bodyStoreLimit: bodyStoreLimit, digests: digests,
+                                   headMemo: (memos, keeps: memos.acrossExchanges || role == .upstream))
     }
 
     /// An interim response head that crossed the leg (it has no body).

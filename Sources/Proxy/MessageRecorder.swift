@@ -39,14 +39,16 @@ struct MessageRecorder {
     /// (`finishBody`, or taken from the other leg by `adoptFinishedBody`).
     private var finishedBody: Optional<(digest: BodyDigest, stored: StoredBody?)> = nil
     private var timings = MessageTimings()
-    /// What the head and body are digested with (the recording's).
-    private let digests: DigestFunction
+    /// What the head and body are digested with (the recording's); nil when
+    /// nothing reads the digests (`RecordingSettings.takesDigests`): heads
+    /// then record `HeadDigest(untaken:)` and bodies only their length.
+    private let digests: DigestFunction?
     /// Where the head digests of this message are shared with the other leg
     /// (`HeadDigestMemos`), and whether this leg's head comes first (it
     /// keeps its memo for the other) or second (it reads it).
     private let headMemo: Optional<(memos: HeadDigestMemos, keeps: Bool)>
 
-    init(bodyStoreLimit: Int, digests: DigestFunction, headMemo: (memos: HeadDigestMemos, keeps: Bool)? = nil) {
+    init(bodyStoreLimit: Int, digests: DigestFunction?, headMemo: (memos: HeadDigestMemos, keeps: Bool)? = nil) {
         self.digests = digests
         self.headMemo = headMemo
         body = BodyRecorder(storeLimit: bodyStoreLimit, using: digests)
@@ -76,11 +78,15 @@ struct MessageRecorder {
     mutating func recordRequest(_ request: HTTPRequestHead, wire: HeadDigest.WireForm, connectionScheme: String,
                                 at time: Timestamp) {
         let digest: HeadDigest
-        if let (memos, keeps) = headMemo {
+        if let digests, let (memos, keeps) = headMemo {
+            let read = memos.request
             digest = HeadDigest(request: request, wire: wire, connectionScheme: connectionScheme, using: digests,
-                                memo: &memos.request, keepingMemo: keeps)
-        } else {
+                                memo: &memos.request, earlier: memos.earlierRequest, keepingMemo: keeps)
+            if memos.acrossExchanges { memos.earlierRequest = read }
+        } else if let digests {
             digest = HeadDigest(request: request, wire: wire, connectionScheme: connectionScheme, using: digests)
+        } else {
+            digest = HeadDigest(untaken: request)
         }
         head = .request(request, digest, connectionScheme: connectionScheme)
         timings.start = time
@@ -88,11 +94,15 @@ struct MessageRecorder {
     }
 
     mutating func recordResponse(_ response: HTTPResponseHead, wire: HeadDigest.WireForm, at time: Timestamp) {
-        if let (memos, keeps) = headMemo {
+        if let digests, let (memos, keeps) = headMemo {
+            let read = memos.response
             head = .response(response, HeadDigest(response: response, wire: wire, using: digests, memo: &memos.response,
-                                                  keepingMemo: keeps))
-        } else {
+                                                  earlier: memos.earlierResponse, keepingMemo: keeps))
+            if memos.acrossExchanges { memos.earlierResponse = read }
+        } else if let digests {
             head = .response(response, HeadDigest(response: response, wire: wire, using: digests))
+        } else {
+            head = .response(response, HeadDigest(untaken: response))
         }
         timings.start = time
         timings.headersDone = time
@@ -203,10 +213,31 @@ struct MessageRecorder {
 /// instead of hashing it again (`HeadDigestMemo`). The request crosses
 /// downstream first, the response upstream first.
 ///
-/// Shared by the exchange's four head `MessageRecorder`s (one object per
-/// exchange), on the exchange's loop (one `ExchangeFlow` records both
-/// legs); it only saves work: a memo never changes a digest.
-final class HeadDigestMemos {
+/// Shared by the exchange's four head `MessageRecorder`s, on the exchange's
+/// loop (one `ExchangeFlow` records both legs). One object per exchange
+/// (`acrossExchanges` false: the second head of each pair reads the memo and
+/// drops it), or one per client connection (`DownstreamLayer`,
+/// `acrossExchanges` true: every head keeps its memo, so the next request
+/// or response on the connection, whose fields mostly repeat the last one's
+/// (`server`, `content-type`, `user-agent`, …), reuses their digests too;
+/// concurrent HTTP/2 streams only replace each other's memo, which costs
+/// hits, never a digest). Across exchanges the head before the last is kept
+/// too (`earlierRequest`, `earlierResponse`): a request crosses as HTTP/1.1
+/// on one leg and HTTP/2 on the other, and its wire form (`exact`) repeats
+/// only the same leg's, two heads back. Either way it only saves work: a
+/// memo never changes a digest. Memory: the last two requests' and
+/// responses' digest input and digests, per connection.
+public final class HeadDigestMemos {
     var request: HeadDigestMemo?
     var response: HeadDigestMemo?
+    /// With `acrossExchanges`: the request head before `request`'s, looked up after it.
+    var earlierRequest: HeadDigestMemo?
+    /// With `acrossExchanges`: the response head before `response`'s, looked up after it.
+    var earlierResponse: HeadDigestMemo?
+    /// True when the memos outlive one exchange (every head keeps its memo).
+    let acrossExchanges: Bool
+
+    public init(acrossExchanges: Bool = false) {
+        self.acrossExchanges = acrossExchanges
+    }
 }

@@ -94,6 +94,12 @@ public struct ProxyConfiguration: Sendable {
     /// Called with each finished exchange's record, on the exchange's loop
     /// (`intact proxy` logs a line). Must not block.
     public var exchangeLog: (@Sendable (ExchangeRecord) -> Void)?
+    /// False when `exchangeLog` (if any) reads no message digests, as
+    /// `intact proxy`'s (`ExchangeLogLine`: method, URL, status, body length,
+    /// time): with no `recording` either, heads and bodies are then not
+    /// hashed (`RecordingSettings.takesDigests`). True by default, so a
+    /// caller's log gets full records.
+    public var exchangeLogReadsDigests = true
     /// The version written into the recording header (`intact --version`).
     public var toolVersion: String = "unknown"
     /// How many event loops serve connections.

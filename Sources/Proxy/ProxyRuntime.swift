@@ -114,7 +114,8 @@ final class ProxyRuntime: Sendable {
                                       loopGuard: LoopGuard) -> SharedLayerSettings {
         let redaction = configuration.recording?.redaction ?? RedactionPolicy()
         let recording = RecordingSettings(tap: configuration.tap, redaction: redaction,
-                                          bodyStoreLimit: configuration.recording?.bodyStoreLimit ?? 0)
+                                          bodyStoreLimit: configuration.recording?.bodyStoreLimit ?? 0,
+                                          takesDigests: configuration.recording != nil || configuration.exchangeLogReadsDigests)
         return SharedLayerSettings(ProxyLayerSettings(mode: configuration.mode, passthroughHosts: configuration.passthroughHosts,
                                                       interceptHosts: configuration.interceptHosts,
                                                       loopGuard: loopGuard, addons: addons, recording: recording,

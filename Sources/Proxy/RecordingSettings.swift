@@ -13,12 +13,15 @@ public struct RecordingSettings: Sendable {
         let redaction: RedactionPolicy
         let bodyStoreLimit: Int
         let clock: @Sendable () -> Timestamp
+        let takesDigests: Bool
 
-        init(tap: String, redaction: RedactionPolicy, bodyStoreLimit: Int, clock: @escaping @Sendable () -> Timestamp) {
+        init(tap: String, redaction: RedactionPolicy, bodyStoreLimit: Int, clock: @escaping @Sendable () -> Timestamp,
+             takesDigests: Bool) {
             self.tap = tap
             self.redaction = redaction
             self.bodyStoreLimit = bodyStoreLimit
             self.clock = clock
+            self.takesDigests = takesDigests
         }
     }
 
@@ -37,8 +40,20 @@ public struct RecordingSettings: Sendable {
     /// redaction's digest key (`RedactionPolicy.digests`).
     public var digests: DigestFunction { storage.redaction.digests }
 
+    /// False when nothing reads the records' message digests (no recording
+    /// file, and an exchange log that reads none: `ProxyConfiguration.exchangeLogReadsDigests`):
+    /// heads and bodies are then not hashed at all, and their records carry
+    /// `HeadDigest(untaken:)` and a body's length with `SHA256Digest.untaken`.
+    /// Relayed streams (tunnels) and redacted secrets are digested either way.
+    public var takesDigests: Bool { storage.takesDigests }
+
+    /// What heads and bodies are digested with: `digests`, or nil when
+    /// `takesDigests` is false.
+    public var contentDigests: DigestFunction? { storage.takesDigests ? storage.redaction.digests : nil }
+
     public init(tap: String, redaction: RedactionPolicy = RedactionPolicy(), bodyStoreLimit: Int = 0,
-                clock: @escaping @Sendable () -> Timestamp = { .now() }) {
-        storage = Storage(tap: tap, redaction: redaction, bodyStoreLimit: max(0, bodyStoreLimit), clock: clock)
+                clock: @escaping @Sendable () -> Timestamp = { .now() }, takesDigests: Bool = true) {
+        storage = Storage(tap: tap, redaction: redaction, bodyStoreLimit: max(0, bodyStoreLimit), clock: clock,
+                          takesDigests: takesDigests)
     }
 }

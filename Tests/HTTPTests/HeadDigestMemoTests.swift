@@ -38,6 +38,42 @@ final class HeadDigestMemoTests: XCTestCase {
         }
     }
 
+    func testARepeatedRequestTakesItsWireDigestFromTheHeadBeforeTheOtherLegs() throws {
+        let down = request(["Host": "a.test", "User-Agent": "t/1", "Accept": "*/*"])
+        var up = down
+        up.fields = ["user-agent": "t/1", "accept": "*/*"]
+        up.version = .http2
+        for function in [DigestFunction.sha256, Self.keyed] {
+            // One exchange on a connection that keeps every memo: down, then up.
+            var memo: HeadDigestMemo?
+            _ = HeadDigest(request: down, wire: http1(down), connectionScheme: "https", using: function, memo: &memo,
+                           keepingMemo: true)
+            let downMemo = memo
+            _ = HeadDigest(request: up, wire: .http2Request(up), connectionScheme: "https", using: function, memo: &memo,
+                           keepingMemo: true)
+            // The next exchange's client request reads the upstream head's memo, then the client head's before it.
+            let again = HeadDigest(request: down, wire: http1(down), connectionScheme: "https", using: function,
+                                   memo: &memo, earlier: downMemo, keepingMemo: true)
+            XCTAssertEqual(again, HeadDigest(request: down, wire: http1(down), connectionScheme: "https", using: function))
+            let kept = try XCTUnwrap(memo)
+            XCTAssertTrue(kept.entries.contains { $0.digest == again.exact }, "the wire form is a range of the memo")
+        }
+        // The wire digest is looked up in `earlier` when the other leg's memo has no equal range: a memo
+        // of the same raw bytes whose digest is marked shows where it came from.
+        let raw: [UInt8]
+        if case .http1(let head) = http1(down) { raw = head } else { raw = [] }
+        let marked = SHA256Digest(bytes: Array(repeating: 0xAB, count: 32))!
+        let earlier = raw.withUnsafeBytes { bytes in
+            [HeadDigestMemo.Entry(start: 0, count: raw.count, digest: marked)].withUnsafeBufferPointer {
+                HeadDigestMemo(function: .sha256, input: bytes, entries: $0, section: nil)
+            }
+        }
+        var none: HeadDigestMemo?
+        let looked = HeadDigest(request: down, wire: http1(down), connectionScheme: "https", using: .sha256, memo: &none,
+                                earlier: earlier, keepingMemo: false)
+        XCTAssertEqual(looked.exact, marked)
+    }
+
     func testChangedBytesAndAnotherFunctionAreDigestedAfresh() {
         let original = HTTPResponseHead(status: .ok, fields: ["Server": "s", "ETag": "\"1\"", "Content-Type": "text/plain"])
         var changed = original

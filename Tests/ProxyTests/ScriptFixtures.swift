@@ -151,11 +151,11 @@ struct FlowScript {
 
     init(target: UpstreamTarget? = Script.origin, hooks: [any ExchangeHook] = [],
          settings: RecordingSettings = Script.settings, streamID: Int? = nil, framing: HTTP1Framing = .none,
-         expectsContinue: Bool = false) {
+         expectsContinue: Bool = false, headMemos: HeadDigestMemos? = nil) {
         flow = ExchangeFlow(id: Script.exchange(1), target: target,
                             client: .init(connection: Script.client, streamID: streamID, tls: TLSDetails(Script.clientTLS),
                                           bodyFraming: framing, expectsContinue: expectsContinue),
-                            hooks: hooks, settings: settings)
+                            hooks: hooks, settings: settings, headMemos: headMemos)
     }
 
     @discardableResult
