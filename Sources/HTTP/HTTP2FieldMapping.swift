@@ -75,13 +75,8 @@ public enum HTTP2FieldMapping {
 
     /// Appends `regularList(fields)` to `list` (one array for a whole head).
     private static func appendRegular(_ fields: HTTPFields, to list: inout [HTTPField]) {
-        // The tokens `Connection` lists, lowercased (none in the usual head).
-        var named: [HTTPField.Name] = []
-        for field in fields where field.hasName(.connection) {
-            for token in field.value.split(separator: ",") {
-                named.append(HTTPField.Name(token.trimmingSpacesAndTabs()))
-            }
-        }
+        // The names `Connection` lists beyond the fixed ones, which go anyway (none in the usual head).
+        let named = HopByHopFieldNames.connectionOptions(fields)
         // One copy of each field, used for every check and for the field
         // that goes out (reading `fields[index]` per check copies it each time).
         for field in fields.collapsingContentLengthList {

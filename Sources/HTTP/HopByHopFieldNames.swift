@@ -40,6 +40,48 @@ public enum HopByHopFieldNames {
         return candidate.matches(name) ? candidate : nil
     }
 
+    /// The names the `Connection` fields of `fields` list (RFC 9110 §7.6.1),
+    /// as spelled, OWS trimmed, empty list members skipped, except the
+    /// fixed names other than `te` (a field with one of those is
+    /// connection-specific whatever `Connection` says; `te` stays, since a
+    /// `TE: trailers` goes on unless `Connection` names it). Usual heads
+    /// list only `keep-alive` or `close`, so this is empty or one name: no
+    /// `Set` that would hash every field name checked against it, no array
+    /// of the values or of their split members (Docs/performance.md).
+    public static func connectionOptions(_ fields: HTTPFields) -> [HTTPField.Name] {
+        var names: [HTTPField.Name] = []
+        fields.fields.withUnsafeBufferPointer { fields in
+            for position in fields.indices where fields[position].hasName(.connection) {
+                forEachListMember(fields[position].value) { member in
+                    if let fixed = fixedName(member), fixed != .te { return }
+                    names.append(HTTPField.Name(member))
+                }
+            }
+        }
+        return names
+    }
+
+    /// Calls `body` with each member of a comma-separated field value, OWS
+    /// (spaces and tabs) trimmed, empty members skipped. Cut at ASCII bytes,
+    /// so each member is whole scalars; a member is a new `String` (inline
+    /// when short, as list members are).
+    static func forEachListMember(_ value: String, _ body: (String) -> Void) {
+        let utf8 = value.utf8
+        var start = utf8.startIndex
+        while start < utf8.endIndex {
+            let end = utf8[start...].firstIndex(of: UInt8(ascii: ",")) ?? utf8.endIndex
+            var first = start, last = end
+            while first < last, utf8[first] == 0x20 || utf8[first] == 0x09 { first = utf8.index(after: first) }
+            while first < last {
+                let before = utf8.index(before: last)
+                guard utf8[before] == 0x20 || utf8[before] == 0x09 else { break }
+                last = before
+            }
+            if first < last { body(String(value[first..<last])) }
+            start = end < utf8.endIndex ? utf8.index(after: end) : end
+        }
+    }
+
     /// True when `name` is one of `framingNames` in any ASCII case.
     public static func isFraming(_ name: HTTPField.Name) -> Bool {
         name == .contentLength || name == .transferEncoding

@@ -70,13 +70,11 @@ enum HopByHop {
     /// `strip(_:)` when it removes something; nil when nothing is to go.
     static func stripped(_ fields: HTTPFields) -> HTTPFields? {
         guard mayHaveFixedNames(fields) else { return nil }
-        var named = Set<HTTPField.Name>()
-        for value in fields.values(.connection) {
-            for token in value.split(separator: ",") {
-                let name = HTTPField.Name(token.trimmingSpaces)
-                if !HopByHopFieldNames.isFraming(name) { named.insert(name) }
-            }
-        }
+        // The names `Connection` lists beyond the fixed ones (none in a usual head, whose
+        // `Connection` says `keep-alive` or `close`), compared field by field without
+        // hashing (Docs/performance.md#hop-by-hop-pre-check). Framing stays for the next codec.
+        var named = HopByHopFieldNames.connectionOptions(fields)
+        if !named.isEmpty { named.removeAll(where: HopByHopFieldNames.isFraming) }
         // A nested function over a constant copy, not a closure over the
         // variable: a captured variable is boxed (an allocation per head).
         let connectionNamed = named
@@ -85,7 +83,7 @@ enum HopByHop {
                 return HTTPField.lowercaseASCII(field.value.trimmingSpaces) != "trailers"
             }
             if hasFixedName(field) { return true }
-            return !connectionNamed.isEmpty && connectionNamed.contains(HTTPField.Name(field.name))
+            return !connectionNamed.isEmpty && connectionNamed.contains(where: { field.hasName($0) })
         }
         guard fields.contains(where: isStripped) else { return nil }
         var out = fields

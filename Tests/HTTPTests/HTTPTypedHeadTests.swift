@@ -74,4 +74,23 @@ final class HTTPTypedHeadTests: XCTestCase {
         XCTAssertTrue(HopByHopFieldNames.isFraming(.contentLength))
         XCTAssertFalse(HopByHopFieldNames.isFraming(.connection))
     }
+
+    func testConnectionOptionsAreTheListedNamesBeyondTheFixedOnes() {
+        let fields = HTTPFields([HTTPField(name: "connection", value: " close,X-Trace ,\tkeep-alive,, Upgrade , te\t"),
+                                 HTTPField(name: "Accept", value: "a, b"),
+                                 HTTPField(name: "CONNECTION", value: "Transfer-Encoding, content-length, x-\u{e9}t\u{e9}")])
+        XCTAssertEqual(HopByHopFieldNames.connectionOptions(fields).map(\.rawName),
+                       ["close", "X-Trace", "te", "content-length", "x-\u{e9}t\u{e9}"])
+        XCTAssertEqual(HopByHopFieldNames.connectionOptions(["Connection": "keep-alive", "Host": "a"]), [])
+        XCTAssertEqual(HopByHopFieldNames.connectionOptions(["Connection": " , ,"]), [])
+        XCTAssertEqual(HopByHopFieldNames.connectionOptions(["Host": "a"]), [])
+    }
+
+    func testHTTP2DropsWhatConnectionNamesTEIncluded() {
+        let head = HTTPResponseHead(status: .ok, fields: HTTPFields([
+            HTTPField(name: "Connection", value: "keep-alive, TE, X-Trace"), HTTPField(name: "TE", value: "trailers"),
+            HTTPField(name: "x-trace", value: "1"), HTTPField(name: "Keep-Alive", value: "timeout=5"),
+            HTTPField(name: "Server", value: "s")]))
+        XCTAssertEqual(HTTP2FieldMapping.responseList(head).map(\.name), [":status", "server"])
+    }
 }

@@ -27,6 +27,15 @@ final class HopByHopTests: XCTestCase {
                        HTTPFields([HTTPField(name: "Content-Length", value: "0"), HTTPField(name: "X-Other", value: "2")]))
     }
 
+    func testConnectionNamesMatchInAnyCaseAndFixedTokensNeedNoList() {
+        let fields = HTTPFields([HTTPField(name: "Server", value: "s"), HTTPField(name: "Connection", value: "keep-alive"),
+                                 HTTPField(name: "Keep-Alive", value: "timeout=5"), HTTPField(name: "X-TRACE", value: "1"),
+                                 HTTPField(name: "connection", value: "x-trace, transfer-encoding"),
+                                 HTTPField(name: "Transfer-Encoding", value: "chunked")])
+        XCTAssertEqual(HopByHop.stripped(fields), HTTPFields([HTTPField(name: "Server", value: "s"),
+                                                              HTTPField(name: "Transfer-Encoding", value: "chunked")]))
+    }
+
     func testTEIsKeptOnlyForTrailers() {
         XCTAssertNil(HopByHop.stripped(["TE": " trailers "]))
         XCTAssertEqual(HopByHop.stripped(["te": "gzip", "Tag": "x"]), ["Tag": "x"])
