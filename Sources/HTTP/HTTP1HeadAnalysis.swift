@@ -14,8 +14,10 @@ struct HTTP1HeadAnalysis {
     private(set) var contentLength: Int?
     /// True when `Transfer-Encoding` is present; it is then exactly `chunked`.
     private(set) var isChunked = false
-    /// Lowercase tokens of every `Connection` field.
-    private(set) var connectionTokens: [String] = []
+    /// The options of every `Connection` field this layer acts on: `close`,
+    /// `keep-alive`, `upgrade` (any case). Flags, not a list of lowercased
+    /// tokens: an origin's `Connection: keep-alive` then allocates nothing.
+    private(set) var connectionOptions = ConnectionOptions()
     /// The first `Host` value, and how many `Host` lines there are (no
     /// array of them: nearly every request has one).
     private(set) var host: String?
@@ -31,8 +33,8 @@ struct HTTP1HeadAnalysis {
     init(fields: HTTPFields, version: HTTPVersion) throws(HTTP1ParseError) {
         var lengths: ContentLengthList.Reader?
         var codingValues: [String] = []
-        var connectionValues: [String] = []
-        var expectValues: [String] = []
+        var connectionOptions = ConnectionOptions()
+        var expectsContinue = false
         // Read in place through the buffer (iterating the array copies each
         // field); each name classified once (`HTTP1HeadFieldName`); the
         // usual fields (one `Host`, one `Content-Length`) build no array.
@@ -43,18 +45,19 @@ struct HTTP1HeadAnalysis {
                     lengths = lengths ?? ContentLengthList.Reader()
                     lengths?.read(fields[position].value)
                 case .transferEncoding?: codingValues.append(fields[position].value)
-                case .connection?: connectionValues.append(fields[position].value)
+                case .connection?: connectionOptions.read(fields[position].value)
                 case .host?:
                     if hostCount == 0 { host = fields[position].value }
                     hostCount += 1
                 case .upgrade?: hasUpgrade = true
-                case .expect?: expectValues.append(fields[position].value)
+                case .expect?:
+                    if !expectsContinue { expectsContinue = Self.lists(fields[position].value, "100-continue") }
                 case nil: break
                 }
             }
         }
-        if !connectionValues.isEmpty { connectionTokens = HTTP1Grammar.lowercasedTokens(connectionValues) }
-        expectsContinue = !expectValues.isEmpty && HTTP1Grammar.lowercasedTokens(expectValues).contains("100-continue")
+        self.connectionOptions = connectionOptions
+        self.expectsContinue = expectsContinue
         if !codingValues.isEmpty {
             guard version != .http1_0 else { throw .transferEncodingInHTTP10 }
             guard lengths == nil else { throw .contentLengthWithTransferEncoding }
@@ -72,14 +75,54 @@ struct HTTP1HeadAnalysis {
     /// message alone (RFC 9112 §9.3): HTTP/1.1 unless `close`, HTTP/1.0 only
     /// with `keep-alive`.
     func keepAlive(version: HTTPVersion) -> Bool {
-        if connectionTokens.contains("close") { return false }
-        return version == .http1_0 ? connectionTokens.contains("keep-alive") : true
+        if connectionOptions.close { return false }
+        return version == .http1_0 ? connectionOptions.keepAlive : true
     }
 
     /// Whether a request asks to switch protocols: `Upgrade` named in
     /// `Connection`, in HTTP/1.1 (an HTTP/1.0 Upgrade is ignored, RFC 9110 §7.8).
     func upgradeRequested(version: HTTPVersion) -> Bool {
-        version == .http1_1 && hasUpgrade && connectionTokens.contains("upgrade")
+        version == .http1_1 && hasUpgrade && connectionOptions.upgrade
+    }
+
+    /// The `Connection` options a head's framing and persistence depend on.
+    struct ConnectionOptions {
+        var close = false
+        var keepAlive = false
+        var upgrade = false
+
+        /// Notes the options one `Connection` value lists, read in place.
+        mutating func read(_ value: String) {
+            FieldNameIndex.withUTF8(value) { bytes in
+                _ = HTTP1Grammar.forEachListElement(bytes) { token in
+                    if HTTP1HeadAnalysis.equalsIgnoringASCIICase(token, "close") {
+                        close = true
+                    } else if HTTP1HeadAnalysis.equalsIgnoringASCIICase(token, "keep-alive") {
+                        keepAlive = true
+                    } else if HTTP1HeadAnalysis.equalsIgnoringASCIICase(token, "upgrade") {
+                        upgrade = true
+                    }
+                    return false
+                }
+            }
+        }
+    }
+
+    /// Whether the comma-separated `value` has the member `lowercase` (any ASCII case).
+    static func lists(_ value: String, _ lowercase: StaticString) -> Bool {
+        FieldNameIndex.withUTF8(value) { bytes in
+            HTTP1Grammar.forEachListElement(bytes) { equalsIgnoringASCIICase($0, lowercase) }
+        }
+    }
+
+    /// Whether `bytes` are `lowercase` once their ASCII letters are lowercased.
+    static func equalsIgnoringASCIICase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = lowercase.utf8Start
+        for offset in 0..<bytes.count where HTTP1Grammar.lowercaseASCII(bytes[offset]) != expected[offset] {
+            return false
+        }
+        return true
     }
 
     /// Checks `Transfer-Encoding` values and returns true (the only accepted
