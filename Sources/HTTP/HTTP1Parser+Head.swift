@@ -4,30 +4,22 @@ extension HTTP1Parser {
     /// Reads head lines until the head completes (returns its event) or the
     /// bytes run out (stores the progress back in `state`, returns nil).
     /// Called with `state == .modifying`, so `section` is uniquely referenced.
+    /// The start line is bound once for all the field lines: rebinding it per
+    /// line (an optional read in the loop) copied it, a retain of each of
+    /// its strings per field line.
     mutating func readHead(_ startLine: StartLine?, _ section: HTTP1FieldSection) throws(HTTP1ParseError) -> HTTP1Event? {
-        var startLine = startLine
         var section = section
+        let start: StartLine
+        if let startLine {
+            start = startLine
+        } else if let parsed = try readStartLine() {
+            start = parsed
+        } else {
+            state = .head(nil, section)
+            return nil
+        }
+        let tooLarge = HTTP1ParseError.headerSectionTooLarge(limit: limits.maxHeaderSectionLength)
         while true {
-            guard let start = startLine else {
-                if inputEnded && buffer.readableCount == 0 {
-                    state = .head(nil, section)
-                    return nil
-                }
-                let tooLong = HTTP1ParseError.startLineTooLong(limit: limits.maxStartLineLength)
-                guard let line = try nextLine(maxPending: limits.maxStartLineLength + 1, tooLong: tooLong, section: .head) else {
-                    state = .head(nil, section)
-                    return nil
-                }
-                if line.isEmpty && kind == .request {
-                    // RFC 9112 §2.2: ignore empty lines before a request line.
-                    buffer.consumeToCursor()
-                    continue
-                }
-                guard line.count <= limits.maxStartLineLength else { throw tooLong }
-                startLine = try parseStartLine(buffer.bytes[line])
-                continue
-            }
-            let tooLarge = HTTP1ParseError.headerSectionTooLarge(limit: limits.maxHeaderSectionLength)
             guard let line = try nextLine(maxPending: section.remainingLength(limits), tooLong: tooLarge, section: .head) else {
                 state = .head(start, section)
                 return nil
@@ -35,6 +27,24 @@ extension HTTP1Parser {
             if try section.add(line: buffer.bytes[line], limits: limits) {
                 return try completeHead(start, fields: HTTPFields(section.fields))
             }
+        }
+    }
+
+    /// The start line, once its line is complete; nil when the bytes run out first.
+    private mutating func readStartLine() throws(HTTP1ParseError) -> StartLine? {
+        while true {
+            if inputEnded && buffer.readableCount == 0 { return nil }
+            let tooLong = HTTP1ParseError.startLineTooLong(limit: limits.maxStartLineLength)
+            guard let line = try nextLine(maxPending: limits.maxStartLineLength + 1, tooLong: tooLong, section: .head) else {
+                return nil
+            }
+            if line.isEmpty && kind == .request {
+                // RFC 9112 §2.2: ignore empty lines before a request line.
+                buffer.consumeToCursor()
+                continue
+            }
+            guard line.count <= limits.maxStartLineLength else { throw tooLong }
+            return try parseStartLine(buffer.bytes[line])
         }
     }
 

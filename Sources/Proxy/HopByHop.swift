@@ -22,7 +22,18 @@ enum HopByHop {
     /// goes, are among them) and no upgrade is asked for. One cheap pass
     /// over a head before the ones that read values.
     private static func mayHaveFixedNames(_ fields: HTTPFields) -> Bool {
-        fields.fields.contains(where: hasFixedName)
+        containsField(fields, where: hasFixedName)
+    }
+
+    /// Whether a field of `fields` satisfies `predicate`, read in place
+    /// through the array's buffer: `contains(where:)` over the array copies
+    /// each field (a retain and a release of its name and of its value), and
+    /// this runs on every head both ways (Docs/performance.md#field-names).
+    private static func containsField(_ fields: HTTPFields, where predicate: (HTTPField) -> Bool) -> Bool {
+        fields.fields.withUnsafeBufferPointer { fields in
+            for position in fields.indices where predicate(fields[position]) { return true }
+            return false
+        }
     }
 
     /// The `Connection` token that asks to switch protocols, as the message
@@ -85,7 +96,7 @@ enum HopByHop {
             if hasFixedName(field) { return true }
             return !connectionNamed.isEmpty && connectionNamed.contains(where: { field.hasName($0) })
         }
-        guard fields.contains(where: isStripped) else { return nil }
+        guard containsField(fields, where: isStripped) else { return nil }
         var out = fields
         out.removeAll(where: isStripped)
         return out
