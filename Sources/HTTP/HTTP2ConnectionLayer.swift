@@ -143,7 +143,8 @@ public final class HTTP2ConnectionLayer {
     /// Bytes from the peer (or left over from protocol detection); run `next` afterwards.
     public func receive(_ bytes: [UInt8]) {
         guard phase != .closed else { return }
-        take(session.receive(bytes))
+        session.feed(bytes)
+        takeSessionEvents()
         flushDue = true
     }
 
@@ -234,7 +235,7 @@ public final class HTTP2ConnectionLayer {
             if flushDue {
                 if channelWritable {
                     let bytes = session.takeOutbound(maxBytes: HTTP2ConnectionLayer.writeSize)
-                    take(session.takeEvents())
+                    takeSessionEvents()
                     // The events the sending caused come after these bytes.
                     if !bytes.isEmpty { return .write(bytes) }
                 }
@@ -254,15 +255,14 @@ public final class HTTP2ConnectionLayer {
         }
     }
 
-    /// Adds a batch of session events after the unread ones.
-    private func take(_ batch: [HTTP2Event]) {
-        guard !batch.isEmpty else { return }
-        if eventIndex >= events.count {
-            events = batch
+    /// Adds the session's new events after the unread ones; the read ones
+    /// are dropped first, their storage kept (`HTTP2Session.moveEvents`).
+    private func takeSessionEvents() {
+        if eventIndex > 0 && eventIndex >= events.count {
+            events.removeAll(keepingCapacity: true)
             eventIndex = 0
-        } else {
-            events.append(contentsOf: batch)
         }
+        session.moveEvents(into: &events)
     }
 
     /// The step for one session event, or nil when it needs none.

@@ -161,15 +161,22 @@ public final class HTTP2Session {
     /// last call (those of these bytes included). After a connection error the
     /// bytes are ignored.
     public func receive(_ bytes: [UInt8]) -> [HTTP2Event] {
-        if case .failed = connection { return takeEvents() }
-        guard !bytes.isEmpty else { return takeEvents() }
+        feed(bytes)
+        return takeEvents()
+    }
+
+    /// Feeds bytes read from the peer; the events they cause wait for
+    /// `takeEvents` or `moveEvents(into:)`. After a connection error the
+    /// bytes are ignored.
+    public func feed(_ bytes: [UInt8]) {
+        if case .failed = connection { return }
+        guard !bytes.isEmpty else { return }
         let rv = bytes.withUnsafeBufferPointer { buffer in
             receiveInput = buffer
             defer { receiveInput = nil }
             return library { nghttp2_session_mem_recv(session, buffer.baseAddress, buffer.count) }
         }
         if rv < 0 { failFromLibrary(Int32(rv)) }
-        return takeEvents()
     }
 
     /// Serialises pending frames (DATA taken from the per-stream queues) and
@@ -221,6 +228,23 @@ public final class HTTP2Session {
         flushPendingData()
         defer { events.removeAll(keepingCapacity: true) }
         return events
+    }
+
+    /// Appends the pending events to `batch` and clears them. An empty
+    /// `batch` trades storage with the session instead, so once both arrays
+    /// have grown neither is allocated or copied again: `takeEvents` hands
+    /// out the session's array, and clearing it while the caller still holds
+    /// it allocates a new one, several times per request
+    /// (Docs/performance.md).
+    public func moveEvents(into batch: inout [HTTP2Event]) {
+        flushPendingData()
+        guard !events.isEmpty else { return }
+        if batch.isEmpty {
+            swap(&batch, &events)
+        } else {
+            batch.append(contentsOf: events)
+            events.removeAll(keepingCapacity: true)
+        }
     }
 
     /// True when nghttp2 has frames to send (call `takeOutbound`).

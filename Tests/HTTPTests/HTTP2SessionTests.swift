@@ -36,6 +36,34 @@ final class HTTP2SessionTests: XCTestCase {
         XCTAssertTrue(pair.serverEvents.contains(.streamEnded(stream: 1, trailers: nil)))
     }
 
+    func testMovedEventsFollowTheUnreadOnesAndTheEmptiedStorageIsReused() throws {
+        let client = HTTP2Session(role: .client)
+        let server = HTTP2Session(role: .server)
+        _ = try client.sendRequest(get("/a"), endStream: true)
+        server.feed(client.takeOutbound(maxBytes: 1 << 20))
+        var batch: [HTTP2Event] = [.pingAcknowledged(7)]
+        server.moveEvents(into: &batch)
+        XCTAssertEqual(batch.first, .pingAcknowledged(7))
+        XCTAssertTrue(batch.contains(.streamEnded(stream: 1, trailers: nil)))
+        var none: [HTTP2Event] = []
+        server.moveEvents(into: &none)
+        XCTAssertEqual(none, [], "moved events are not moved twice")
+        // An empty batch takes the session's array whole and leaves its own (emptied) storage behind.
+        _ = try client.sendRequest(get("/b"), endStream: true)
+        server.feed(client.takeOutbound(maxBytes: 1 << 20))
+        var empty: [HTTP2Event] = []
+        empty.reserveCapacity(40)
+        let emptyStorage = empty.withUnsafeBufferPointer { $0.baseAddress }
+        server.moveEvents(into: &empty)
+        XCTAssertTrue(empty.contains(.streamEnded(stream: 3, trailers: nil)))
+        _ = try client.sendRequest(get("/c"), endStream: true)
+        server.feed(client.takeOutbound(maxBytes: 1 << 20))
+        var next: [HTTP2Event] = []
+        server.moveEvents(into: &next)
+        XCTAssertEqual(next.withUnsafeBufferPointer { $0.baseAddress }, emptyStorage)
+        XCTAssertTrue(next.contains(.streamEnded(stream: 5, trailers: nil)))
+    }
+
     func testHostBecomesAuthorityWhenHeadHasNone() throws {
         let pair = HTTP2Pair()
         _ = try pair.client.sendRequest(HTTPRequestHead(method: "POST", path: "/x", fields: ["Host": "h.test:8443"]), endStream: true)
