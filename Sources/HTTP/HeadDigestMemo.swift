@@ -38,12 +38,23 @@ public struct HeadDigestMemo: Sendable {
         let hopByHop: [String]
         let fieldNames: [String]
 
-        /// True when `other` is this section's array of fields itself (not
-        /// merely equal fields): the same storage, which cannot change while
-        /// this section holds it.
+        /// True when `other` holds the same fields as this section's: its
+        /// very array (the same storage, which cannot change while this
+        /// section holds it), or one whose every name and value is the same
+        /// UTF-8 bytes in the same order (the next request or response on a
+        /// connection, which mostly repeats the last one's). Either way the
+        /// section's bytes, digests and names are the ones `other` gives.
         func holds(_ other: HTTPFields) -> Bool {
             fields.fields.withUnsafeBufferPointer { mine in
-                other.fields.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress && $0.count == mine.count }
+                other.fields.withUnsafeBufferPointer { theirs in
+                    guard theirs.count == mine.count else { return false }
+                    if theirs.baseAddress == mine.baseAddress { return true }
+                    for position in mine.indices {
+                        guard HeadDigestMemo.sameUTF8(mine[position].name, theirs[position].name),
+                              HeadDigestMemo.sameUTF8(mine[position].value, theirs[position].value) else { return false }
+                    }
+                    return true
+                }
             }
         }
     }
@@ -96,8 +107,9 @@ public struct HeadDigestMemo: Sendable {
     /// The input the digests were taken over.
     var input: ArraySlice<UInt8> { storage[..<inputCount] }
 
-    /// This memo's field section when `fields` is its very array and the
-    /// digests are taken with the same function; nil otherwise.
+    /// This memo's field section when `fields` are its fields (its very
+    /// array, or the same bytes: `Section.holds`) and the digests are taken
+    /// with the same function; nil otherwise.
     func section(holding fields: HTTPFields, using function: DigestFunction) -> Section? {
         guard let section, function == self.function, section.holds(fields) else { return nil }
         return section
@@ -124,6 +136,28 @@ public struct HeadDigestMemo: Sendable {
                 at += Self.recordSize
             }
             return nil
+        }
+    }
+
+    /// True when `a` and `b` are the same UTF-8 bytes (so the same
+    /// ISO-8859-1 bytes in a digest input): the same representation first
+    /// (most names and short values are small strings, compared as two
+    /// words), then lengths, then the bytes eight at a time, borrowed in place. Bytes, not `String` equality,
+    /// which holds for canonically equivalent scalars too.
+    static func sameUTF8(_ a: String, _ b: String) -> Bool {
+        // The same representation (a small string's bytes inline, or one storage) holds the same bytes.
+        let identical = withUnsafeBytes(of: a) { first in
+            withUnsafeBytes(of: b) { second in
+                first.loadUnaligned(as: UInt64.self) == second.loadUnaligned(as: UInt64.self)
+                    && first.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == second.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            }
+        }
+        if identical { return true }
+        guard a.utf8.count == b.utf8.count else { return false }
+        return a.utf8Span.span.withUnsafeBytes { x in
+            b.utf8Span.span.withUnsafeBytes { y in
+                x.isEmpty || equal(x.baseAddress!, y.baseAddress!, count: x.count)
+            }
         }
     }
 
