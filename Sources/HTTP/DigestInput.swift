@@ -74,7 +74,7 @@ struct DigestInput {
                 let result = body(&input)
                 if keep {
                     // Entries hold no reference (two integers and an inline digest): nothing to deinitialize.
-                    memo = HeadDigestMemo(function: function, input: UnsafeRawBufferPointer(start: input.base, count: input.position),
+                    memo = HeadDigestMemo.make(function: function, input: UnsafeRawBufferPointer(start: input.base, count: input.position),
                                           entries: UnsafeBufferPointer(rebasing: entries[..<input.takenCount]),
                                           section: input.section)
                 }

@@ -14,16 +14,23 @@ import Hashing
 /// equal byte for byte and the function is the same: a memo never changes
 /// a digest, only whether it is computed.
 ///
-/// One allocation: `storage` holds the input (`inputCount` bytes), then one
-/// record per digest taken, in the order taken: the range's start and
-/// length (4 bytes each, native order) and the digest's 32 bytes.
+/// One allocation: the object's tail holds the input (`inputCount`
+/// bytes), then one record per digest taken, in the order taken: the
+/// range's start and length (4 bytes each, native order) and the digest's
+/// 32 bytes.
 ///
 /// When the next head carries the very same fields (one array, shared: a
 /// response relayed with nothing stripped or added), its field section is
 /// this one's (`Section`): its group bytes are copied and its per-field
 /// digests, names and hop-by-hop names taken as they are, with no index
 /// built and no group written.
-public struct HeadDigestMemo: Sendable {
+///
+/// A class of constants (`@unchecked Sendable`: nothing changes after
+/// `make`): a memo is held by the connection, the head being digested and
+/// its input at once, and each hold is one retain (as a struct, every copy
+/// retained its storage and each array of its section); its bytes are the
+/// object's tail (`ManagedBuffer`), so a memo is one allocation.
+public final class HeadDigestMemo: ManagedBuffer<HeadDigestMemo.Header, UInt8>, @unchecked Sendable {
     /// What a head's fields gave: the fields themselves (held, so the
     /// array's storage outlives the memo and its identity means equal
     /// contents), where their groups are in the input, and what was made
@@ -68,34 +75,52 @@ public struct HeadDigestMemo: Sendable {
 
     static let recordSize = 40
 
-    let function: DigestFunction
-    private let storage: [UInt8]
-    private let inputCount: Int
+    /// What a memo holds besides its bytes.
+    public struct Header {
+        let function: DigestFunction
+        /// The input's bytes, first in the tail.
+        let inputCount: Int
+        /// The tail's bytes: the input, then the records.
+        let byteCount: Int
+        /// The head's field section, when it noted one.
+        let section: Section?
+    }
+
+    var function: DigestFunction { header.function }
     /// The head's field section, when it noted one.
-    let section: Section?
+    var section: Section? { header.section }
 
     /// The memo of `input` and the digests `entries` took over its ranges.
-    init(function: DigestFunction, input: UnsafeRawBufferPointer, entries: UnsafeBufferPointer<Entry>, section: Section?) {
-        self.function = function
-        self.section = section
-        inputCount = input.count
-        storage = [UInt8](unsafeUninitializedCapacity: input.count + entries.count * Self.recordSize) { out, count in
-            let base = UnsafeMutableRawPointer(out.baseAddress!)
+    static func make(function: DigestFunction, input: UnsafeRawBufferPointer, entries: UnsafeBufferPointer<Entry>,
+                     section: Section?) -> HeadDigestMemo {
+        let byteCount = input.count + entries.count * recordSize
+        let buffer = create(minimumCapacity: byteCount) { _ in
+            Header(function: function, inputCount: input.count, byteCount: byteCount, section: section)
+        }
+        buffer.withUnsafeMutablePointerToElements { elements in
+            let base = UnsafeMutableRawPointer(elements)
             if let source = input.baseAddress { base.copyMemory(from: source, byteCount: input.count) }
             var at = input.count
             for entry in entries {
                 base.storeBytes(of: UInt32(truncatingIfNeeded: entry.start), toByteOffset: at, as: UInt32.self)
                 base.storeBytes(of: UInt32(truncatingIfNeeded: entry.count), toByteOffset: at + 4, as: UInt32.self)
                 entry.digest.withUnsafeBytes { (base + at + 8).copyMemory(from: $0.baseAddress!, byteCount: 32) }
-                at += Self.recordSize
+                at += recordSize
             }
-            count = at
         }
+        return unsafeDowncast(buffer, to: HeadDigestMemo.self)
+    }
+
+    /// Calls `body` with the tail's bytes (the input, then the records).
+    private func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        let count = header.byteCount
+        return withUnsafeMutablePointerToElements { body(UnsafeRawBufferPointer(start: $0, count: count)) }
     }
 
     /// The digests taken, in order (for tests and checks).
     var entries: [Entry] {
-        storage.withUnsafeBytes { bytes in
+        let inputCount = header.inputCount
+        return withBytes { bytes in
             stride(from: inputCount, to: bytes.count, by: Self.recordSize).map { at in
                 Entry(start: Int(bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)),
                       count: Int(bytes.loadUnaligned(fromByteOffset: at + 4, as: UInt32.self)),
@@ -105,7 +130,10 @@ public struct HeadDigestMemo: Sendable {
     }
 
     /// The input the digests were taken over.
-    var input: ArraySlice<UInt8> { storage[..<inputCount] }
+    var input: [UInt8] {
+        let inputCount = header.inputCount
+        return withBytes { Array($0[..<inputCount]) }
+    }
 
     /// This memo's field section when `fields` are its fields (its very
     /// array, or the same bytes: `Section.holds`) and the digests are taken
@@ -117,14 +145,15 @@ public struct HeadDigestMemo: Sendable {
 
     /// Calls `body` with the bytes of `range` of the input.
     func withInput<Result>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-        storage.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+        withBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
     }
 
     /// The digest taken over bytes equal to `range`'s, or nil. Lengths
     /// first, then the bytes: a head has a dozen entries.
     func digest(of range: UnsafeRawBufferPointer, using function: DigestFunction) -> SHA256Digest? {
         guard function == self.function else { return nil }
-        return storage.withUnsafeBytes { bytes in
+        let inputCount = header.inputCount
+        return withBytes { bytes in
             guard let base = bytes.baseAddress else { return nil }
             var at = inputCount
             while at < bytes.count {

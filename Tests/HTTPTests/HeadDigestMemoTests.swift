@@ -65,7 +65,7 @@ final class HeadDigestMemoTests: XCTestCase {
         let marked = SHA256Digest(bytes: Array(repeating: 0xAB, count: 32))!
         let earlier = raw.withUnsafeBytes { bytes in
             [HeadDigestMemo.Entry(start: 0, count: raw.count, digest: marked)].withUnsafeBufferPointer {
-                HeadDigestMemo(function: .sha256, input: bytes, entries: $0, section: nil)
+                HeadDigestMemo.make(function: .sha256, input: bytes, entries: $0, section: nil)
             }
         }
         var none: HeadDigestMemo?
