@@ -74,7 +74,7 @@ struct DigestInput {
                 let result = body(&input)
                 if keep {
                     // Entries hold no reference (two integers and an inline digest): nothing to deinitialize.
-                    memo = HeadDigestMemo(function: function, input: UnsafeRawBufferPointer(start: input.base, count: input.position),
+                    memo = HeadDigestMemo.make(function: function, input: UnsafeRawBufferPointer(start: input.base, count: input.position),
                                           entries: UnsafeBufferPointer(rebasing: entries[..<input.takenCount]),
                                           section: input.section)
                 }
@@ -218,17 +218,19 @@ struct DigestInput {
 
     private static let cookie = Array("cookie".utf8)
 
-    /// The previous head's field section when `fields` is its very array
-    /// (`HeadDigestMemo.section(holding:using:)`); nil without a memo.
-    func priorSection(holding fields: HTTPFields, using function: DigestFunction) -> HeadDigestMemo.Section? {
-        prior?.section(holding: fields, using: function)
+    /// The field section of the previous head, else of the one before it,
+    /// when it holds `fields` (`HeadDigestMemo.section(holding:using:)`),
+    /// with the memo it is in; nil without a memo or when neither does.
+    func priorSection(holding fields: HTTPFields, using function: DigestFunction)
+        -> (section: HeadDigestMemo.Section, in: HeadDigestMemo)? {
+        if let prior, let section = prior.section(holding: fields, using: function) { return (section, prior) }
+        if let earlier, let section = earlier.section(holding: fields, using: function) { return (section, earlier) }
+        return nil
     }
 
-    /// Appends the bytes of `range` of the previous head's input (a field
-    /// section copied whole).
-    mutating func appendPrior(_ range: Range<Int>) {
-        guard let prior else { return }
-        prior.withInput(range) { appendRaw($0) }
+    /// Appends the bytes of `range` of `memo`'s input (a field section copied whole).
+    mutating func appendPrior(_ range: Range<Int>, of memo: HeadDigestMemo) {
+        memo.withInput(range) { appendRaw($0) }
     }
 
     /// Appends `bytes` as they are, no count (an HTTP/1.1 head's wire bytes,

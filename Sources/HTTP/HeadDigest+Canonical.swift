@@ -181,9 +181,9 @@ extension HeadDigest {
                  version: HTTPVersion, using function: DigestFunction) {
         let groupStart = input.position
         let perField: FieldDigests, hopByHop: [String], semanticEnd: Int, fieldNames: [String]
-        if let prior = input.priorSection(holding: fields, using: function) {
-            // The very fields the memo's head had: the same group bytes, digests and names.
-            input.appendPrior(prior.groups)
+        if let (prior, memo) = input.priorSection(holding: fields, using: function) {
+            // The fields a memo's head had: the same group bytes, digests and names.
+            input.appendPrior(prior.groups, of: memo)
             (perField, hopByHop, fieldNames) = (prior.perField, prior.hopByHop, prior.fieldNames)
             semanticEnd = groupStart + (prior.semanticEnd - prior.groups.lowerBound)
         } else {

@@ -14,16 +14,23 @@ import Hashing
 /// equal byte for byte and the function is the same: a memo never changes
 /// a digest, only whether it is computed.
 ///
-/// One allocation: `storage` holds the input (`inputCount` bytes), then one
-/// record per digest taken, in the order taken: the range's start and
-/// length (4 bytes each, native order) and the digest's 32 bytes.
+/// One allocation: the object's tail holds the input (`inputCount`
+/// bytes), then one record per digest taken, in the order taken: the
+/// range's start and length (4 bytes each, native order) and the digest's
+/// 32 bytes.
 ///
 /// When the next head carries the very same fields (one array, shared: a
 /// response relayed with nothing stripped or added), its field section is
 /// this one's (`Section`): its group bytes are copied and its per-field
 /// digests, names and hop-by-hop names taken as they are, with no index
 /// built and no group written.
-public struct HeadDigestMemo: Sendable {
+///
+/// A class of constants (`@unchecked Sendable`: nothing changes after
+/// `make`): a memo is held by the connection, the head being digested and
+/// its input at once, and each hold is one retain (as a struct, every copy
+/// retained its storage and each array of its section); its bytes are the
+/// object's tail (`ManagedBuffer`), so a memo is one allocation.
+public final class HeadDigestMemo: ManagedBuffer<HeadDigestMemo.Header, UInt8>, @unchecked Sendable {
     /// What a head's fields gave: the fields themselves (held, so the
     /// array's storage outlives the memo and its identity means equal
     /// contents), where their groups are in the input, and what was made
@@ -38,12 +45,23 @@ public struct HeadDigestMemo: Sendable {
         let hopByHop: [String]
         let fieldNames: [String]
 
-        /// True when `other` is this section's array of fields itself (not
-        /// merely equal fields): the same storage, which cannot change while
-        /// this section holds it.
+        /// True when `other` holds the same fields as this section's: its
+        /// very array (the same storage, which cannot change while this
+        /// section holds it), or one whose every name and value is the same
+        /// UTF-8 bytes in the same order (the next request or response on a
+        /// connection, which mostly repeats the last one's). Either way the
+        /// section's bytes, digests and names are the ones `other` gives.
         func holds(_ other: HTTPFields) -> Bool {
             fields.fields.withUnsafeBufferPointer { mine in
-                other.fields.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress && $0.count == mine.count }
+                other.fields.withUnsafeBufferPointer { theirs in
+                    guard theirs.count == mine.count else { return false }
+                    if theirs.baseAddress == mine.baseAddress { return true }
+                    for position in mine.indices {
+                        guard HeadDigestMemo.sameUTF8(mine[position].name, theirs[position].name),
+                              HeadDigestMemo.sameUTF8(mine[position].value, theirs[position].value) else { return false }
+                    }
+                    return true
+                }
             }
         }
     }
@@ -57,34 +75,52 @@ public struct HeadDigestMemo: Sendable {
 
     static let recordSize = 40
 
-    let function: DigestFunction
-    private let storage: [UInt8]
-    private let inputCount: Int
+    /// What a memo holds besides its bytes.
+    public struct Header {
+        let function: DigestFunction
+        /// The input's bytes, first in the tail.
+        let inputCount: Int
+        /// The tail's bytes: the input, then the records.
+        let byteCount: Int
+        /// The head's field section, when it noted one.
+        let section: Section?
+    }
+
+    var function: DigestFunction { header.function }
     /// The head's field section, when it noted one.
-    let section: Section?
+    var section: Section? { header.section }
 
     /// The memo of `input` and the digests `entries` took over its ranges.
-    init(function: DigestFunction, input: UnsafeRawBufferPointer, entries: UnsafeBufferPointer<Entry>, section: Section?) {
-        self.function = function
-        self.section = section
-        inputCount = input.count
-        storage = [UInt8](unsafeUninitializedCapacity: input.count + entries.count * Self.recordSize) { out, count in
-            let base = UnsafeMutableRawPointer(out.baseAddress!)
+    static func make(function: DigestFunction, input: UnsafeRawBufferPointer, entries: UnsafeBufferPointer<Entry>,
+                     section: Section?) -> HeadDigestMemo {
+        let byteCount = input.count + entries.count * recordSize
+        let buffer = create(minimumCapacity: byteCount) { _ in
+            Header(function: function, inputCount: input.count, byteCount: byteCount, section: section)
+        }
+        buffer.withUnsafeMutablePointerToElements { elements in
+            let base = UnsafeMutableRawPointer(elements)
             if let source = input.baseAddress { base.copyMemory(from: source, byteCount: input.count) }
             var at = input.count
             for entry in entries {
                 base.storeBytes(of: UInt32(truncatingIfNeeded: entry.start), toByteOffset: at, as: UInt32.self)
                 base.storeBytes(of: UInt32(truncatingIfNeeded: entry.count), toByteOffset: at + 4, as: UInt32.self)
                 entry.digest.withUnsafeBytes { (base + at + 8).copyMemory(from: $0.baseAddress!, byteCount: 32) }
-                at += Self.recordSize
+                at += recordSize
             }
-            count = at
         }
+        return unsafeDowncast(buffer, to: HeadDigestMemo.self)
+    }
+
+    /// Calls `body` with the tail's bytes (the input, then the records).
+    private func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        let count = header.byteCount
+        return withUnsafeMutablePointerToElements { body(UnsafeRawBufferPointer(start: $0, count: count)) }
     }
 
     /// The digests taken, in order (for tests and checks).
     var entries: [Entry] {
-        storage.withUnsafeBytes { bytes in
+        let inputCount = header.inputCount
+        return withBytes { bytes in
             stride(from: inputCount, to: bytes.count, by: Self.recordSize).map { at in
                 Entry(start: Int(bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)),
                       count: Int(bytes.loadUnaligned(fromByteOffset: at + 4, as: UInt32.self)),
@@ -94,10 +130,14 @@ public struct HeadDigestMemo: Sendable {
     }
 
     /// The input the digests were taken over.
-    var input: ArraySlice<UInt8> { storage[..<inputCount] }
+    var input: [UInt8] {
+        let inputCount = header.inputCount
+        return withBytes { Array($0[..<inputCount]) }
+    }
 
-    /// This memo's field section when `fields` is its very array and the
-    /// digests are taken with the same function; nil otherwise.
+    /// This memo's field section when `fields` are its fields (its very
+    /// array, or the same bytes: `Section.holds`) and the digests are taken
+    /// with the same function; nil otherwise.
     func section(holding fields: HTTPFields, using function: DigestFunction) -> Section? {
         guard let section, function == self.function, section.holds(fields) else { return nil }
         return section
@@ -105,14 +145,15 @@ public struct HeadDigestMemo: Sendable {
 
     /// Calls `body` with the bytes of `range` of the input.
     func withInput<Result>(_ range: Range<Int>, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
-        storage.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+        withBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
     }
 
     /// The digest taken over bytes equal to `range`'s, or nil. Lengths
     /// first, then the bytes: a head has a dozen entries.
     func digest(of range: UnsafeRawBufferPointer, using function: DigestFunction) -> SHA256Digest? {
         guard function == self.function else { return nil }
-        return storage.withUnsafeBytes { bytes in
+        let inputCount = header.inputCount
+        return withBytes { bytes in
             guard let base = bytes.baseAddress else { return nil }
             var at = inputCount
             while at < bytes.count {
@@ -124,6 +165,28 @@ public struct HeadDigestMemo: Sendable {
                 at += Self.recordSize
             }
             return nil
+        }
+    }
+
+    /// True when `a` and `b` are the same UTF-8 bytes (so the same
+    /// ISO-8859-1 bytes in a digest input): the same representation first
+    /// (most names and short values are small strings, compared as two
+    /// words), then lengths, then the bytes eight at a time, borrowed in place. Bytes, not `String` equality,
+    /// which holds for canonically equivalent scalars too.
+    static func sameUTF8(_ a: String, _ b: String) -> Bool {
+        // The same representation (a small string's bytes inline, or one storage) holds the same bytes.
+        let identical = withUnsafeBytes(of: a) { first in
+            withUnsafeBytes(of: b) { second in
+                first.loadUnaligned(as: UInt64.self) == second.loadUnaligned(as: UInt64.self)
+                    && first.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == second.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            }
+        }
+        if identical { return true }
+        guard a.utf8.count == b.utf8.count else { return false }
+        return a.utf8Span.span.withUnsafeBytes { x in
+            b.utf8Span.span.withUnsafeBytes { y in
+                x.isEmpty || equal(x.baseAddress!, y.baseAddress!, count: x.count)
+            }
         }
     }
 

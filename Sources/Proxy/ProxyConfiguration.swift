@@ -100,6 +100,10 @@ public struct ProxyConfiguration: Sendable {
     /// hashed (`RecordingSettings.takesDigests`). True by default, so a
     /// caller's log gets full records.
     public var exchangeLogReadsDigests = true
+    /// True when something reads the records' message digests: a recording
+    /// file, or an exchange log that reads them (`exchangeLogReadsDigests`).
+    /// False, heads and bodies are not hashed (`RecordingSettings.takesDigests`).
+    public var takesDigests: Bool { recording != nil || exchangeLogReadsDigests }
     /// The version written into the recording header (`intact --version`).
     public var toolVersion: String = "unknown"
     /// How many event loops serve connections.

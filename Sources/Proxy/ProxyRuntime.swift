@@ -115,7 +115,7 @@ final class ProxyRuntime: Sendable {
         let redaction = configuration.recording?.redaction ?? RedactionPolicy()
         let recording = RecordingSettings(tap: configuration.tap, redaction: redaction,
                                           bodyStoreLimit: configuration.recording?.bodyStoreLimit ?? 0,
-                                          takesDigests: configuration.recording != nil || configuration.exchangeLogReadsDigests)
+                                          takesDigests: configuration.takesDigests)
         return SharedLayerSettings(ProxyLayerSettings(mode: configuration.mode, passthroughHosts: configuration.passthroughHosts,
                                                       interceptHosts: configuration.interceptHosts,
                                                       loopGuard: loopGuard, addons: addons, recording: recording,

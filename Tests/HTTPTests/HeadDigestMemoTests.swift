@@ -65,7 +65,7 @@ final class HeadDigestMemoTests: XCTestCase {
         let marked = SHA256Digest(bytes: Array(repeating: 0xAB, count: 32))!
         let earlier = raw.withUnsafeBytes { bytes in
             [HeadDigestMemo.Entry(start: 0, count: raw.count, digest: marked)].withUnsafeBufferPointer {
-                HeadDigestMemo(function: .sha256, input: bytes, entries: $0, section: nil)
+                HeadDigestMemo.make(function: .sha256, input: bytes, entries: $0, section: nil)
             }
         }
         var none: HeadDigestMemo?
@@ -121,12 +121,39 @@ final class HeadDigestMemoTests: XCTestCase {
             _ = HeadDigest(response: upstream, wire: .http2Response(upstream), using: function, memo: &memo, keepingMemo: true)
             let kept = try XCTUnwrap(memo)
             XCTAssertNotNil(kept.section(holding: downstream.fields, using: function), "one array, shared")
-            XCTAssertNil(kept.section(holding: HTTPFields(Array(downstream.fields)), using: function), "equal, not the same")
+            XCTAssertNotNil(kept.section(holding: HTTPFields(Array(downstream.fields)), using: function), "equal bytes, another array")
             XCTAssertNil(kept.section(holding: downstream.fields, using: function == .sha256 ? Self.keyed : .sha256))
             let wire = HeadDigest.WireForm.http1(head: Array("HTTP/1.1 200 OK\r\nserver: s\r\n".utf8))
             let reused = HeadDigest(response: downstream, wire: wire, using: function, memo: &memo, keepingMemo: false)
             XCTAssertEqual(reused, HeadDigest(response: downstream, wire: wire, using: function))
             XCTAssertEqual(reused.hopByHop, ["connection", "x"])
+        }
+    }
+
+    func testFieldsOfTheSameBytesInAnotherArrayReuseTheSectionAndNoOthersDo() throws {
+        let fields: HTTPFields = ["Server": "s", "Content-Type": "text/html", "Connection": "x", "X": "caf\u{E9}"]
+        let first = HTTPResponseHead(status: .ok, fields: fields)
+        var memo: HeadDigestMemo?
+        _ = HeadDigest(response: first, wire: .http2Response(first), using: .sha256, memo: &memo, keepingMemo: true)
+        let kept = try XCTUnwrap(memo)
+        var copy = Array(fields)
+        copy[0].name = String(decoding: Array("Server".utf8), as: UTF8.self)  // other storage, same bytes
+        XCTAssertNotNil(kept.section(holding: HTTPFields(copy), using: .sha256))
+        let others: [[HTTPField]] = [
+            Array(fields.dropLast()),                                                   // one field fewer
+            Array(fields) + [HTTPField(name: "Via", value: "1.1 p")],                   // one more
+            Array(fields).enumerated().map { $0.offset == 1 ? HTTPField(name: "Content-Type", value: "text/htmm") : $0.element },
+            Array(fields).enumerated().map { $0.offset == 0 ? HTTPField(name: "server", value: "s") : $0.element },  // case
+            Array(fields).reversed(),                                                   // order
+            // Canonically equivalent (`==` as `String`s) but other bytes, so another digest input.
+            Array(fields).enumerated().map { $0.offset == 3 ? HTTPField(name: "X", value: "cafe\u{301}") : $0.element },
+        ]
+        for other in others {
+            XCTAssertNil(kept.section(holding: HTTPFields(other), using: .sha256), "\(other)")
+            var reading = Optional(kept)
+            let head = HTTPResponseHead(status: .ok, fields: HTTPFields(other))
+            XCTAssertEqual(HeadDigest(response: head, wire: .http2Response(head), using: .sha256, memo: &reading, keepingMemo: false),
+                           HeadDigest(response: head, wire: .http2Response(head), using: .sha256), "\(other)")
         }
     }
 }

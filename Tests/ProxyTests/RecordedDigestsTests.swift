@@ -1,6 +1,7 @@
 import Evidence
 import HTTP
 import Hashing
+import IntactTestSupport
 @testable import Proxy
 import XCTest
 
@@ -93,5 +94,46 @@ final class RecordedDigestsTests: XCTestCase {
         let hmac = SecretDigester(key: Array("key".utf8)).digests
         XCTAssertEqual(SHA256Digest.of([UInt8](), using: hmac).hex,
                        "5d5d139563c95b5967b9bd9a8c9b233a9dedb45072794cd232dc1b74832607d0", "RFC 2104 HMAC-SHA-256(\"key\", \"\")")
+    }
+
+    /// A whole proxy (`ProxyRuntime`) takes digests exactly when something
+    /// reads them: a recording file, or an exchange log that reads digests
+    /// (`ProxyConfiguration.exchangeLogReadsDigests`); with neither, its
+    /// records (the log's) carry lengths and what is in clear only.
+    func testAProxyTakesDigestsExactlyWhenARecordingOrItsLogReadsThem() throws {
+        let directory = TemporaryDirectory.create(prefix: "intact-digests-taken")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        for (recorded, logReads) in [(false, false), (false, true), (true, false), (true, true)] {
+            let playbook = try ProxyPlaybook { configuration in
+                configuration.exchangeLogReadsDigests = logReads
+                if recorded {
+                    configuration.recording = ProxyConfiguration.Recording(path: directory + "/\(logReads).jsonl")
+                }
+            }
+            let expected = recorded || logReads
+            XCTAssertEqual(playbook.server.configuration.takesDigests, expected)
+            let client = try playbook.connectClient()
+            client.send("GET http://origin.test/one HTTP/1.1\r\nHost: origin.test\r\n\r\n")
+            let origin = try playbook.acceptDial(host: "origin.test", port: 80)
+            origin.expect("GET /one HTTP/1.1\r\nHost: origin.test\r\n\r\n")
+            playbook.answer("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", from: origin, reaches: client)
+            let record = try XCTUnwrap(playbook.records.first)
+            let context = "recording \(recorded), log reads digests \(logReads)"
+            XCTAssertEqual(record.legs.count, 2, context)
+            for leg in record.legs {
+                let request = try XCTUnwrap(leg.request?.digest), response = try XCTUnwrap(leg.response?.digest)
+                XCTAssertEqual(response.body.length, 2, context)
+                XCTAssertEqual(request.head.method, "GET", context)
+                for digest in [request.head.exact, request.head.semantic, response.head.exact, response.head.semantic,
+                               response.body.sha256] {
+                    XCTAssertEqual(digest != .untaken, expected, context)
+                }
+                XCTAssertEqual(response.head.fields.isEmpty, !expected, context)
+            }
+            if expected {
+                XCTAssertEqual(record.leg(.downstream)?.response?.digest.body, record.leg(.upstream)?.response?.digest.body,
+                               "\(context): the body forwarded unchanged")
+            }
+        }
     }
 }
