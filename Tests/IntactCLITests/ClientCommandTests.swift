@@ -1,4 +1,5 @@
 import AuthFlow
+import Evidence
 import Foundation
 import IntactTestSupport
 import SignIn
@@ -89,9 +90,14 @@ final class ClientCommandTests: XCTestCase {
     /// A recording is never overwritten: the refusal says what to do instead,
     /// the two-clients workflow included.
     func testRecordingToAnExistingFileSaysWhatToDoInstead() throws {
-        let file = makeTemporaryDirectory() + "/client.jsonl"
+        let directory = makeTemporaryDirectory()
+        let file = directory + "/client.jsonl"
         XCTAssertTrue(FileManager.default.createFile(atPath: file, contents: Data("{}\n".utf8)))
-        let run = intact(["client", url, "--record", file])
+        // A key of the test's own, made beforehand: the default one beside the machine's CA is
+        // made (and announced on standard error) by whichever test runs first on a fresh machine.
+        let key = directory + "/digest.key"
+        _ = try DigestKeyFile.loadOrCreate(at: key)
+        let run = intact(["client", url, "--record", file, "--digest-key", key])
         XCTAssertEqual(run.status, 1)
         XCTAssertEqual(run.error, "intact: \(file): recording already exists, and a recording is never overwritten or "
                        + "appended to: give --record another file (a second client of the same run its own, with its own "
