@@ -152,10 +152,22 @@ enum HTTP1Grammar {
         return false
     }
 
-    /// Lowercase ASCII tokens of a list field (`Connection`, `Upgrade`), empty
-    /// elements dropped.
-    static func lowercasedTokens(_ values: [String]) -> [String] {
-        values.flatMap(listElements).filter { !$0.isEmpty }.map { text($0.map(lowercaseASCII)) }
+    /// Whether the comma-separated `value` has the element `lowercase` in
+    /// any ASCII case, read in place.
+    static func listHas(_ value: String, _ lowercase: StaticString) -> Bool {
+        FieldNameIndex.withUTF8(value) { bytes in
+            forEachListElement(bytes) { equalsIgnoringASCIICase($0, lowercase) }
+        }
+    }
+
+    /// Whether `bytes` are `lowercase` once their ASCII letters are lowercased.
+    static func equalsIgnoringASCIICase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
+        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = lowercase.utf8Start
+        for offset in 0..<bytes.count where lowercaseASCII(bytes[offset]) != expected[offset] {
+            return false
+        }
+        return true
     }
 
     static func lowercaseASCII(_ b: UInt8) -> UInt8 { (b >= 0x41 && b <= 0x5A) ? b | 0x20 : b }

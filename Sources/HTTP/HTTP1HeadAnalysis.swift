@@ -51,7 +51,7 @@ struct HTTP1HeadAnalysis {
                     hostCount += 1
                 case .upgrade?: hasUpgrade = true
                 case .expect?:
-                    if !expectsContinue { expectsContinue = Self.lists(fields[position].value, "100-continue") }
+                    if !expectsContinue { expectsContinue = HTTP1Grammar.listHas(fields[position].value, "100-continue") }
                 case nil: break
                 }
             }
@@ -95,34 +95,17 @@ struct HTTP1HeadAnalysis {
         mutating func read(_ value: String) {
             FieldNameIndex.withUTF8(value) { bytes in
                 _ = HTTP1Grammar.forEachListElement(bytes) { token in
-                    if HTTP1HeadAnalysis.equalsIgnoringASCIICase(token, "close") {
+                    if HTTP1Grammar.equalsIgnoringASCIICase(token, "close") {
                         close = true
-                    } else if HTTP1HeadAnalysis.equalsIgnoringASCIICase(token, "keep-alive") {
+                    } else if HTTP1Grammar.equalsIgnoringASCIICase(token, "keep-alive") {
                         keepAlive = true
-                    } else if HTTP1HeadAnalysis.equalsIgnoringASCIICase(token, "upgrade") {
+                    } else if HTTP1Grammar.equalsIgnoringASCIICase(token, "upgrade") {
                         upgrade = true
                     }
                     return false
                 }
             }
         }
-    }
-
-    /// Whether the comma-separated `value` has the member `lowercase` (any ASCII case).
-    static func lists(_ value: String, _ lowercase: StaticString) -> Bool {
-        FieldNameIndex.withUTF8(value) { bytes in
-            HTTP1Grammar.forEachListElement(bytes) { equalsIgnoringASCIICase($0, lowercase) }
-        }
-    }
-
-    /// Whether `bytes` are `lowercase` once their ASCII letters are lowercased.
-    static func equalsIgnoringASCIICase(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
-        guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
-        let expected = lowercase.utf8Start
-        for offset in 0..<bytes.count where HTTP1Grammar.lowercaseASCII(bytes[offset]) != expected[offset] {
-            return false
-        }
-        return true
     }
 
     /// Checks `Transfer-Encoding` values and returns true (the only accepted

@@ -76,7 +76,7 @@ public enum HTTP2FieldMapping {
     /// Appends `regularList(fields)` to `list` (one array for a whole head).
     private static func appendRegular(_ fields: HTTPFields, to list: inout [HTTPField]) {
         // The names `Connection` lists beyond the fixed ones, which go anyway (none in the usual head).
-        let named = HopByHopFieldNames.connectionOptions(fields)
+        let named = HopByHopFieldNames.namesInConnection(fields)
         // One copy of each field, used for every check and for the field
         // that goes out (reading `fields[index]` per check copies it each time).
         for field in fields.collapsingContentLengthList {

@@ -48,38 +48,23 @@ public enum HopByHopFieldNames {
     /// list only `keep-alive` or `close`, so this is empty or one name: no
     /// `Set` that would hash every field name checked against it, no array
     /// of the values or of their split members (Docs/performance.md).
-    public static func connectionOptions(_ fields: HTTPFields) -> [HTTPField.Name] {
+    public static func namesInConnection(_ fields: HTTPFields) -> [HTTPField.Name] {
         var names: [HTTPField.Name] = []
         fields.fields.withUnsafeBufferPointer { fields in
             for position in fields.indices where fields[position].hasName(.connection) {
-                forEachListMember(fields[position].value) { member in
-                    if let fixed = fixedName(member), fixed != .te { return }
-                    names.append(HTTPField.Name(member))
+                // Elements cut at ASCII bytes, so each is whole scalars; a short one is an inline `String`.
+                _ = FieldNameIndex.withUTF8(fields[position].value) { bytes in
+                    HTTP1Grammar.forEachListElement(bytes) { element in
+                        guard !element.isEmpty else { return false }
+                        let member = String(decoding: element, as: UTF8.self)
+                        if let fixed = fixedName(member), fixed != .te { return false }
+                        names.append(HTTPField.Name(member))
+                        return false
+                    }
                 }
             }
         }
         return names
-    }
-
-    /// Calls `body` with each member of a comma-separated field value, OWS
-    /// (spaces and tabs) trimmed, empty members skipped. Cut at ASCII bytes,
-    /// so each member is whole scalars; a member is a new `String` (inline
-    /// when short, as list members are).
-    static func forEachListMember(_ value: String, _ body: (String) -> Void) {
-        let utf8 = value.utf8
-        var start = utf8.startIndex
-        while start < utf8.endIndex {
-            let end = utf8[start...].firstIndex(of: UInt8(ascii: ",")) ?? utf8.endIndex
-            var first = start, last = end
-            while first < last, utf8[first] == 0x20 || utf8[first] == 0x09 { first = utf8.index(after: first) }
-            while first < last {
-                let before = utf8.index(before: last)
-                guard utf8[before] == 0x20 || utf8[before] == 0x09 else { break }
-                last = before
-            }
-            if first < last { body(String(value[first..<last])) }
-            start = end < utf8.endIndex ? utf8.index(after: end) : end
-        }
     }
 
     /// True when `name` is one of `framingNames` in any ASCII case.

@@ -84,7 +84,7 @@ enum HopByHop {
         // The names `Connection` lists beyond the fixed ones (none in a usual head, whose
         // `Connection` says `keep-alive` or `close`), compared field by field without
         // hashing (Docs/performance.md#hop-by-hop-pre-check). Framing stays for the next codec.
-        var named = HopByHopFieldNames.connectionOptions(fields)
+        var named = HopByHopFieldNames.namesInConnection(fields)
         if !named.isEmpty { named.removeAll(where: HopByHopFieldNames.isFraming) }
         // A nested function over a constant copy, not a closure over the
         // variable: a captured variable is boxed (an allocation per head).

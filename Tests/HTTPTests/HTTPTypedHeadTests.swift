@@ -75,15 +75,15 @@ final class HTTPTypedHeadTests: XCTestCase {
         XCTAssertFalse(HopByHopFieldNames.isFraming(.connection))
     }
 
-    func testConnectionOptionsAreTheListedNamesBeyondTheFixedOnes() {
+    func testNamesInConnectionAreTheListedNamesBeyondTheFixedOnes() {
         let fields = HTTPFields([HTTPField(name: "connection", value: " close,X-Trace ,\tkeep-alive,, Upgrade , te\t"),
                                  HTTPField(name: "Accept", value: "a, b"),
                                  HTTPField(name: "CONNECTION", value: "Transfer-Encoding, content-length, x-\u{e9}t\u{e9}")])
-        XCTAssertEqual(HopByHopFieldNames.connectionOptions(fields).map(\.rawName),
+        XCTAssertEqual(HopByHopFieldNames.namesInConnection(fields).map(\.rawName),
                        ["close", "X-Trace", "te", "content-length", "x-\u{e9}t\u{e9}"])
-        XCTAssertEqual(HopByHopFieldNames.connectionOptions(["Connection": "keep-alive", "Host": "a"]), [])
-        XCTAssertEqual(HopByHopFieldNames.connectionOptions(["Connection": " , ,"]), [])
-        XCTAssertEqual(HopByHopFieldNames.connectionOptions(["Host": "a"]), [])
+        XCTAssertEqual(HopByHopFieldNames.namesInConnection(["Connection": "keep-alive", "Host": "a"]), [])
+        XCTAssertEqual(HopByHopFieldNames.namesInConnection(["Connection": " , ,"]), [])
+        XCTAssertEqual(HopByHopFieldNames.namesInConnection(["Host": "a"]), [])
     }
 
     func testHTTP2DropsWhatConnectionNamesTEIncluded() {
