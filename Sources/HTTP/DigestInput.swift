@@ -33,16 +33,21 @@ struct DigestInput {
     private var owned: UnsafeMutablePointer<UInt8>?
     /// The number of bytes written so far; a range boundary for `digest(of:using:)`.
     private(set) var position = 0
-    /// The previous head's memo, to take digests from; nil without a memo.
+    /// The previous head's memo, to take digests from; nil without a memo
+    /// (or when its digests were taken with another function).
     private var prior: HeadDigestMemo?
     /// The memo of the head before that one, looked up after `prior`; nil when none is kept.
     private var earlier: HeadDigestMemo?
+    /// `prior`'s and `earlier`'s bytes and digests, read in place while this input holds them.
+    private var priorReading: HeadDigestMemo.Reading?
+    private var earlierReading: HeadDigestMemo.Reading?
     /// The digests taken so far, noted only when a memo is kept: room lent
     /// for the call, `takenCount` of it used.
     private var taken: UnsafeMutableBufferPointer<HeadDigestMemo.Entry>?
     private var takenCount = 0
-    /// The field section noted for the memo kept (`noteSection`).
+    /// The field section noted for the memo kept (`noteSection`), and where its groups start.
     private var section: HeadDigestMemo.Section?
+    private var sectionStart = 0
 
     /// Calls `body` with an empty input of room for `capacity` bytes, lent
     /// for the call (on the stack when it fits). A bound that is too small
@@ -67,8 +72,11 @@ struct DigestInput {
             withUnsafeTemporaryAllocation(of: HeadDigestMemo.Entry.self, capacity: keep ? max(maxDigests, 1) : 1) { entries in
                 var input = DigestInput(base: room.baseAddress!, capacity: room.count)
                 defer { input.owned?.deallocate() }
-                input.prior = memo
-                input.earlier = earlier
+                // Each memo's function compared once here, not at every digest looked up.
+                if let memo, let reading = memo.reading(using: function) { (input.prior, input.priorReading) = (memo, reading) }
+                if let earlier, let reading = earlier.reading(using: function) {
+                    (input.earlier, input.earlierReading) = (earlier, reading)
+                }
                 memo = nil
                 if keep { input.taken = entries }
                 let result = body(&input)
@@ -76,7 +84,7 @@ struct DigestInput {
                     // Entries hold no reference (two integers and an inline digest): nothing to deinitialize.
                     memo = HeadDigestMemo.make(function: function, input: UnsafeRawBufferPointer(start: input.base, count: input.position),
                                           entries: UnsafeBufferPointer(rebasing: entries[..<input.takenCount]),
-                                          section: input.section)
+                                          section: input.section, sectionStart: input.sectionStart)
                 }
                 return result
             }
@@ -219,18 +227,20 @@ struct DigestInput {
     private static let cookie = Array("cookie".utf8)
 
     /// The field section of the previous head, else of the one before it,
-    /// when it holds `fields` (`HeadDigestMemo.section(holding:using:)`),
-    /// with the memo it is in; nil without a memo or when neither does.
-    func priorSection(holding fields: HTTPFields, using function: DigestFunction)
-        -> (section: HeadDigestMemo.Section, in: HeadDigestMemo)? {
-        if let prior, let section = prior.section(holding: fields, using: function) { return (section, prior) }
-        if let earlier, let section = earlier.section(holding: fields, using: function) { return (section, earlier) }
+    /// when it holds `fields` (`HeadDigestMemo.Section.holds`), with the
+    /// range of its groups' bytes in that memo's input (`appendPrior`);
+    /// nil without a memo or when neither does.
+    func priorSection(holding fields: HTTPFields) -> (section: HeadDigestMemo.Section, groups: Range<Int>, in: HeadDigestMemo.Reading)? {
+        if let priorReading, let (section, groups) = priorReading.section(holding: fields) { return (section, groups, priorReading) }
+        if let earlierReading, let (section, groups) = earlierReading.section(holding: fields) {
+            return (section, groups, earlierReading)
+        }
         return nil
     }
 
-    /// Appends the bytes of `range` of `memo`'s input (a field section copied whole).
-    mutating func appendPrior(_ range: Range<Int>, of memo: HeadDigestMemo) {
-        memo.withInput(range) { appendRaw($0) }
+    /// Appends the bytes of `range` of a memo's input (a field section copied whole).
+    mutating func appendPrior(_ range: Range<Int>, of memo: HeadDigestMemo.Reading) {
+        appendRaw(memo.bytes(range))
     }
 
     /// Appends `bytes` as they are, no count (an HTTP/1.1 head's wire bytes,
@@ -241,8 +251,8 @@ struct DigestInput {
     }
 
     /// Notes this head's field section for the memo it keeps (nothing without one).
-    mutating func noteSection(_ section: HeadDigestMemo.Section) {
-        if taken != nil { self.section = section }
+    mutating func noteSection(_ section: HeadDigestMemo.Section, at start: Int) {
+        if taken != nil { (self.section, sectionStart) = (section, start) }
     }
 
     /// True when this input keeps a memo for the next head.
@@ -254,7 +264,7 @@ struct DigestInput {
     /// the next head.
     mutating func digest(of range: Range<Int>, using function: DigestFunction) -> SHA256Digest {
         let bytes = UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)
-        let digest = prior?.digest(of: bytes, using: function) ?? earlier?.digest(of: bytes, using: function)
+        let digest = priorReading?.digest(of: bytes) ?? earlierReading?.digest(of: bytes)
             ?? SHA256Digest(digesting: bytes, using: function)
         if let taken, takenCount < taken.count {
             (taken.baseAddress! + takenCount).initialize(to: HeadDigestMemo.Entry(start: range.lowerBound, count: range.count,

@@ -181,20 +181,22 @@ extension HeadDigest {
                  version: HTTPVersion, using function: DigestFunction) {
         let groupStart = input.position
         let perField: FieldDigests, hopByHop: [String], semanticEnd: Int, fieldNames: [String]
-        if let (prior, memo) = input.priorSection(holding: fields, using: function) {
-            // The fields a memo's head had: the same group bytes, digests and names.
-            input.appendPrior(prior.groups, of: memo)
+        if let (prior, groups, memo) = input.priorSection(holding: fields) {
+            // The fields a memo's head had: the same group bytes, digests and names, and the same section.
+            input.appendPrior(groups, of: memo)
             (perField, hopByHop, fieldNames) = (prior.perField, prior.hopByHop, prior.fieldNames)
-            semanticEnd = groupStart + (prior.semanticEnd - prior.groups.lowerBound)
+            semanticEnd = groupStart + prior.semanticLength
+            if input.keepsMemo { input.noteSection(prior, at: groupStart) }
         } else {
             (perField, hopByHop, semanticEnd) = fields.fields.withUnsafeBufferPointer { section in
                 FieldNameIndex.with(section, nameBytes: nameBytes) { index in HeadDigest.digestGroups(of: &index, into: &input, using: function) }
             }
             fieldNames = fields.map(\.name)
-        }
-        if input.keepsMemo {
-            input.noteSection(HeadDigestMemo.Section(fields: fields, groups: groupStart..<input.position, semanticEnd: semanticEnd,
-                                                     perField: perField, hopByHop: hopByHop, fieldNames: fieldNames))
+            if input.keepsMemo {
+                input.noteSection(HeadDigestMemo.Section(fields: fields, groupsCount: input.position - groupStart,
+                                                         semanticLength: semanticEnd - groupStart, perField: perField,
+                                                         hopByHop: hopByHop, fieldNames: fieldNames), at: groupStart)
+            }
         }
 
         let exact: SHA256Digest

@@ -20,10 +20,15 @@ import Hashing
 /// 32 bytes.
 ///
 /// When the next head carries the very same fields (one array, shared: a
-/// response relayed with nothing stripped or added), its field section is
-/// this one's (`Section`): its group bytes are copied and its per-field
+/// response relayed with nothing stripped or added, or fields of the same
+/// bytes), its field section is this one's (`Section`, one object that the
+/// next memo holds too): its group bytes are copied and its per-field
 /// digests, names and hop-by-hop names taken as they are, with no index
-/// built and no group written.
+/// built, no group written and no section made.
+///
+/// A head being digested reads a memo through a `Reading` taken once (the
+/// tail's address and sizes, the function compared once), so a digest
+/// looked up is pointer arithmetic: no retain, no header copied.
 ///
 /// A class of constants (`@unchecked Sendable`: nothing changes after
 /// `make`): a memo is held by the connection, the head being digested and
@@ -33,17 +38,30 @@ import Hashing
 public final class HeadDigestMemo: ManagedBuffer<HeadDigestMemo.Header, UInt8>, @unchecked Sendable {
     /// What a head's fields gave: the fields themselves (held, so the
     /// array's storage outlives the memo and its identity means equal
-    /// contents), where their groups are in the input, and what was made
-    /// of them.
-    struct Section: Sendable {
+    /// contents), the length of their groups' bytes, and what was made of
+    /// them. One object, shared by every memo whose head held these fields
+    /// (the next head of the same fields notes this section again instead
+    /// of making one): where the groups start is the memo's (`sectionStart`).
+    final class Section: Sendable {
         let fields: HTTPFields
-        /// The groups' bytes in the input: `count(included)`, the included
-        /// groups (the semantic form ends at `semanticEnd`), the left-out ones.
-        let groups: Range<Int>
-        let semanticEnd: Int
+        /// The groups' bytes: `count(included)`, the included groups (the
+        /// semantic form ends `semanticLength` bytes from their start), the
+        /// left-out ones.
+        let groupsCount: Int
+        let semanticLength: Int
         let perField: FieldDigests
         let hopByHop: [String]
         let fieldNames: [String]
+
+        init(fields: HTTPFields, groupsCount: Int, semanticLength: Int, perField: FieldDigests, hopByHop: [String],
+             fieldNames: [String]) {
+            self.fields = fields
+            self.groupsCount = groupsCount
+            self.semanticLength = semanticLength
+            self.perField = perField
+            self.hopByHop = hopByHop
+            self.fieldNames = fieldNames
+        }
 
         /// True when `other` holds the same fields as this section's: its
         /// very array (the same storage, which cannot change while this
@@ -55,14 +73,26 @@ public final class HeadDigestMemo: ManagedBuffer<HeadDigestMemo.Header, UInt8>, 
             fields.fields.withUnsafeBufferPointer { mine in
                 other.fields.withUnsafeBufferPointer { theirs in
                     guard theirs.count == mine.count else { return false }
-                    if theirs.baseAddress == mine.baseAddress { return true }
+                    guard let a = mine.baseAddress, let b = theirs.baseAddress, a != b else { return true }
                     for position in mine.indices {
+                        // A field whose four words are the same (small strings of the same bytes, or the
+                        // same storage) holds the same bytes: compared in place, no string retained.
+                        let x = UnsafeRawPointer(a + position), y = UnsafeRawPointer(b + position)
+                        if Self.sameWords(x, y, offset: 0) && Self.sameWords(x, y, offset: 16) { continue }
                         guard HeadDigestMemo.sameUTF8(mine[position].name, theirs[position].name),
                               HeadDigestMemo.sameUTF8(mine[position].value, theirs[position].value) else { return false }
                     }
                     return true
                 }
             }
+        }
+
+        /// True when the two words at `offset` of `x` and `y` (one `String` of a field) are the same bits.
+        @inline(__always)
+        private static func sameWords(_ x: UnsafeRawPointer, _ y: UnsafeRawPointer, offset: Int) -> Bool {
+            x.loadUnaligned(fromByteOffset: offset, as: UInt64.self) == y.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                && x.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
+                    == y.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
         }
     }
 
@@ -82,20 +112,23 @@ public final class HeadDigestMemo: ManagedBuffer<HeadDigestMemo.Header, UInt8>, 
         let inputCount: Int
         /// The tail's bytes: the input, then the records.
         let byteCount: Int
-        /// The head's field section, when it noted one.
+        /// The head's field section, when it noted one, and where its groups start in the input.
         let section: Section?
+        let sectionStart: Int
     }
 
-    var function: DigestFunction { header.function }
+    var function: DigestFunction { withUnsafeMutablePointerToHeader { $0.pointee.function } }
     /// The head's field section, when it noted one.
-    var section: Section? { header.section }
+    var section: Section? { withUnsafeMutablePointerToHeader { $0.pointee.section } }
 
-    /// The memo of `input` and the digests `entries` took over its ranges.
+    /// The memo of `input` and the digests `entries` took over its ranges,
+    /// with the head's field section when it noted one (its groups at `sectionStart`).
     static func make(function: DigestFunction, input: UnsafeRawBufferPointer, entries: UnsafeBufferPointer<Entry>,
-                     section: Section?) -> HeadDigestMemo {
+                     section: Section?, sectionStart: Int = 0) -> HeadDigestMemo {
         let byteCount = input.count + entries.count * recordSize
         let buffer = create(minimumCapacity: byteCount) { _ in
-            Header(function: function, inputCount: input.count, byteCount: byteCount, section: section)
+            Header(function: function, inputCount: input.count, byteCount: byteCount, section: section,
+                   sectionStart: sectionStart)
         }
         buffer.withUnsafeMutablePointerToElements { elements in
             let base = UnsafeMutableRawPointer(elements)
@@ -139,7 +172,7 @@ public final class HeadDigestMemo: ManagedBuffer<HeadDigestMemo.Header, UInt8>, 
     /// array, or the same bytes: `Section.holds`) and the digests are taken
     /// with the same function; nil otherwise.
     func section(holding fields: HTTPFields, using function: DigestFunction) -> Section? {
-        guard let section, function == self.function, section.holds(fields) else { return nil }
+        guard let reading = reading(using: function), reading.holdsSection(of: fields) else { return nil }
         return section
     }
 
@@ -148,21 +181,67 @@ public final class HeadDigestMemo: ManagedBuffer<HeadDigestMemo.Header, UInt8>, 
         withBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
     }
 
-    /// The digest taken over bytes equal to `range`'s, or nil. Lengths
-    /// first, then the bytes: a head has a dozen entries.
+    /// The digest taken over bytes equal to `range`'s, or nil (for tests:
+    /// a head being digested reads through `reading(using:)`).
     func digest(of range: UnsafeRawBufferPointer, using function: DigestFunction) -> SHA256Digest? {
-        guard function == self.function else { return nil }
-        let inputCount = header.inputCount
-        return withBytes { bytes in
-            guard let base = bytes.baseAddress else { return nil }
+        reading(using: function)?.digest(of: range)
+    }
+
+    /// What a head being digested reads of this memo, when its digests are
+    /// taken with `function` (the memo's; nil otherwise): the tail's address
+    /// and sizes, taken once, so that each lookup is pointer arithmetic
+    /// with no retain of the memo and no function compared again.
+    /// Valid while the memo is held (`DigestInput` holds it for its call).
+    func reading(using function: DigestFunction) -> Reading? {
+        withUnsafeMutablePointerToHeader { header in
+            guard header.pointee.function == function else { return nil }
+            return withUnsafeMutablePointerToElements { elements in
+                Reading(base: UnsafeRawPointer(elements), inputCount: header.pointee.inputCount,
+                        byteCount: header.pointee.byteCount, section: header.pointee.section.map { Unmanaged.passUnretained($0) },
+                        sectionStart: header.pointee.sectionStart)
+            }
+        }
+    }
+
+    /// A memo's tail as `reading(using:)` lends it: the input's bytes,
+    /// then one record per digest (range start and length, then the digest).
+    struct Reading {
+        let base: UnsafeRawPointer
+        let inputCount: Int
+        let byteCount: Int
+        /// The memo's field section (the memo holds it), and where its groups start.
+        let section: Unmanaged<Section>?
+        let sectionStart: Int
+
+        /// The memo's field section when it holds `fields` (`Section.holds`),
+        /// with the range of its groups' bytes in the input; nil otherwise.
+        func section(holding fields: HTTPFields) -> (Section, groups: Range<Int>)? {
+            guard let section, section._withUnsafeGuaranteedRef({ $0.holds(fields) }) else { return nil }
+            let held = section.takeUnretainedValue()
+            return (held, sectionStart..<sectionStart + held.groupsCount)
+        }
+
+        /// True when the memo's field section holds `fields`.
+        func holdsSection(of fields: HTTPFields) -> Bool {
+            section?._withUnsafeGuaranteedRef { $0.holds(fields) } ?? false
+        }
+
+        /// The bytes of `range` of the input.
+        func bytes(_ range: Range<Int>) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)
+        }
+
+        /// The digest taken over bytes equal to `range`'s, or nil. Lengths
+        /// first, then the bytes: a head has a dozen entries.
+        func digest(of range: UnsafeRawBufferPointer) -> SHA256Digest? {
             var at = inputCount
-            while at < bytes.count {
-                let start = Int(bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self))
-                let count = Int(bytes.loadUnaligned(fromByteOffset: at + 4, as: UInt32.self))
-                if count == range.count, count == 0 || Self.equal(base + start, range.baseAddress!, count: count) {
+            while at < byteCount {
+                let start = Int(base.loadUnaligned(fromByteOffset: at, as: UInt32.self))
+                let count = Int(base.loadUnaligned(fromByteOffset: at + 4, as: UInt32.self))
+                if count == range.count, count == 0 || HeadDigestMemo.equal(base + start, range.baseAddress!, count: count) {
                     return SHA256Digest(copying: base + at + 8)
                 }
-                at += Self.recordSize
+                at += HeadDigestMemo.recordSize
             }
             return nil
         }
@@ -191,7 +270,7 @@ public final class HeadDigestMemo: ManagedBuffer<HeadDigestMemo.Header, UInt8>, 
     }
 
     /// True when the `count` bytes at `a` and at `b` are equal; eight at a time.
-    private static func equal(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Bool {
+    fileprivate static func equal(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Bool {
         var offset = 0
         while offset + 8 <= count {
             if a.loadUnaligned(fromByteOffset: offset, as: UInt64.self) != b.loadUnaligned(fromByteOffset: offset, as: UInt64.self) {
