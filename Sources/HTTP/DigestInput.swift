@@ -45,9 +45,10 @@ struct DigestInput {
     /// for the call, `takenCount` of it used.
     private var taken: UnsafeMutableBufferPointer<HeadDigestMemo.Entry>?
     private var takenCount = 0
-    /// The field section noted for the memo kept (`noteSection`), and where its groups start.
+    /// The field section noted for the memo kept (`noteSection`), where its groups start, and the head's fields.
     private var section: HeadDigestMemo.Section?
     private var sectionStart = 0
+    private var sectionFields = HTTPFields()
 
     /// Calls `body` with an empty input of room for `capacity` bytes, lent
     /// for the call (on the stack when it fits). A bound that is too small
@@ -65,6 +66,7 @@ struct DigestInput {
     /// return `memo` is this input's (its bytes and the first `maxDigests`
     /// digests taken) when `keep`, for the next head, else nil (it was the
     /// last head to use it).
+    @inline(__always)
     static func with<Result>(capacity: Int, memo: inout HeadDigestMemo?, earlier: HeadDigestMemo?, keep: Bool,
                              maxDigests: Int, using function: DigestFunction,
                              _ body: (inout DigestInput) -> Result) -> Result {
@@ -84,7 +86,8 @@ struct DigestInput {
                     // Entries hold no reference (two integers and an inline digest): nothing to deinitialize.
                     memo = HeadDigestMemo.make(function: function, input: UnsafeRawBufferPointer(start: input.base, count: input.position),
                                           entries: UnsafeBufferPointer(rebasing: entries[..<input.takenCount]),
-                                          section: input.section, sectionStart: input.sectionStart)
+                                          section: input.section, sectionStart: input.sectionStart,
+                                               sectionFields: input.sectionFields)
                 }
                 return result
             }
@@ -135,9 +138,29 @@ struct DigestInput {
     /// Appends `item(text)`, with ASCII letters lowercased when asked (the
     /// bytes of `HTTPField.lowercaseASCII(text)`).
     mutating func appendItem(_ text: String, lowercasingASCII lowercase: Bool = false) {
+        // ASCII text (the usual case): its count and its bytes claimed at once.
+        if appendASCII(text, lowercasingASCII: lowercase, counted: true) { return }
         let at = beginItem()
-        appendText(text, lowercasingASCII: lowercase)
+        appendScalars(text, lowercasingASCII: lowercase)
         endItem(at)
+    }
+
+    /// Appends `item(String(value))` for a value from 0 up (a status code),
+    /// the decimal digits written in place: no `String` made.
+    mutating func appendItem(decimal value: Int) {
+        guard value >= 0 else { return appendItem(String(value)) }
+        var digits = 1, rest = value
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        appendCount(digits)
+        let target = claim(digits)
+        rest = value
+        for offset in stride(from: digits - 1, through: 0, by: -1) {
+            target[offset] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+        }
     }
 
     /// Appends `item(bytes)` for bytes that are ASCII (so their own ISO-8859-1 form).
@@ -151,35 +174,52 @@ struct DigestInput {
     /// case) copied from its UTF-8 storage in one go, other text scalar by
     /// scalar (`?` for a scalar above U+00FF).
     mutating func appendText(_ text: String, lowercasingASCII lowercase: Bool = false) {
-        if !appendASCII(text, lowercasingASCII: lowercase) { appendScalars(text, lowercasingASCII: lowercase) }
+        if !appendASCII(text, lowercasingASCII: lowercase, counted: false) { appendScalars(text, lowercasingASCII: lowercase) }
     }
 
     /// Appends `text` from its UTF-8 storage when it is ASCII and returns
     /// true; returns false otherwise, with `position` where it was (the
     /// bytes copied are then written over). Inlined into the callers, with
-    /// the scalar walk kept out of line, so the common path is one loop that
-    /// copies (and lowercases, when asked) eight bytes at a time and notes
-    /// any byte from 0x80 up on the way: no scan before the copy.
+    /// the scalar walk kept out of line, so the common path copies (and
+    /// lowercases, when asked) eight bytes at a time and notes any byte from
+    /// 0x80 up on the way: no scan before the copy. The last bytes are one
+    /// word that overlaps the one before (a text of 8 bytes or more), or two
+    /// overlapping 4-byte or 2-byte loads, so no text is copied byte by byte:
+    /// each byte written twice is the same byte. `counted`: `count(n)`
+    /// first, in the same claim (`item(text)`).
     @inline(__always)
-    private mutating func appendASCII(_ text: String, lowercasingASCII lowercase: Bool) -> Bool {
+    private mutating func appendASCII(_ text: String, lowercasingASCII lowercase: Bool, counted: Bool) -> Bool {
         FieldNameIndex.withUTF8(text) { utf8 in
-            guard let source = utf8.baseAddress, !utf8.isEmpty else { return true }
+            let count = utf8.count
             let start = position
-            let target = claim(utf8.count)
-            var seen: UInt64 = 0
-            var offset = 0
-            while offset + 8 <= utf8.count {
-                var word = UnsafeRawPointer(source + offset).loadUnaligned(as: UInt64.self)
-                seen |= word
-                if lowercase { word |= FieldNameIndex.asciiCapitals(word) >> 2 }
-                UnsafeMutableRawPointer(target + offset).storeBytes(of: word, as: UInt64.self)
-                offset += 8
+            var target = claim(counted ? 4 + count : count)
+            if counted {
+                UnsafeMutableRawPointer(target).storeBytes(of: UInt32(truncatingIfNeeded: count).bigEndian, as: UInt32.self)
+                target += 4
             }
-            while offset < utf8.count {
-                let byte = source[offset]
-                seen |= UInt64(byte)
-                target[offset] = lowercase && byte &- 0x41 < 26 ? byte | 0x20 : byte
-                offset += 1
+            guard let source = utf8.baseAddress, count > 0 else { return true }
+            var seen: UInt64 = 0
+            @inline(__always) func copy<Word: FixedWidthInteger & UnsignedInteger>(_: Word.Type, at offset: Int) {
+                let word = UInt64(truncatingIfNeeded: UnsafeRawPointer(source + offset).loadUnaligned(as: Word.self))
+                seen |= word
+                let written = lowercase ? word | FieldNameIndex.asciiCapitals(word) >> 2 : word
+                UnsafeMutableRawPointer(target + offset).storeBytes(of: Word(truncatingIfNeeded: written), as: Word.self)
+            }
+            if count >= 8 {
+                var offset = 0
+                while offset + 8 < count {
+                    copy(UInt64.self, at: offset)
+                    offset += 8
+                }
+                copy(UInt64.self, at: count - 8)
+            } else if count >= 4 {
+                copy(UInt32.self, at: 0)
+                copy(UInt32.self, at: count - 4)
+            } else if count >= 2 {
+                copy(UInt16.self, at: 0)
+                copy(UInt16.self, at: count - 2)
+            } else {
+                copy(UInt8.self, at: 0)
             }
             guard seen & 0x8080_8080_8080_8080 == 0 else {
                 position = start
@@ -227,7 +267,7 @@ struct DigestInput {
     private static let cookie = Array("cookie".utf8)
 
     /// The field section of the previous head, else of the one before it,
-    /// when it holds `fields` (`HeadDigestMemo.Section.holds`), with the
+    /// when its head held `fields` (`HeadDigestMemo.sameFields`), with the
     /// range of its groups' bytes in that memo's input (`appendPrior`);
     /// nil without a memo or when neither does.
     func priorSection(holding fields: HTTPFields) -> (section: HeadDigestMemo.Section, groups: Range<Int>, in: HeadDigestMemo.Reading)? {
@@ -251,8 +291,8 @@ struct DigestInput {
     }
 
     /// Notes this head's field section for the memo it keeps (nothing without one).
-    mutating func noteSection(_ section: HeadDigestMemo.Section, at start: Int) {
-        if taken != nil { (self.section, sectionStart) = (section, start) }
+    mutating func noteSection(_ section: HeadDigestMemo.Section, of fields: HTTPFields, at start: Int) {
+        if taken != nil { (self.section, sectionStart, sectionFields) = (section, start, fields) }
     }
 
     /// True when this input keeps a memo for the next head.

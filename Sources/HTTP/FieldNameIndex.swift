@@ -295,17 +295,33 @@ final class CommonFieldNames: Sendable {
         return shared.name(key: key, bytes)
     }
 
+    /// True when the bytes of `lowered` after its first 8 (more than 8 in
+    /// all) are those of `table` from `start + 8`: a word at a time, the
+    /// last word overlapping the one before (both are `lowered.count` long).
+    private static func restEqual(_ table: [UInt8], from start: Int, _ lowered: UnsafeBufferPointer<UInt8>) -> Bool {
+        table.withUnsafeBytes { table in
+            let a = table.baseAddress! + start, b = UnsafeRawPointer(lowered.baseAddress!)
+            var offset = 8
+            while offset + 8 < lowered.count {
+                if a.loadUnaligned(fromByteOffset: offset, as: UInt64.self) != b.loadUnaligned(fromByteOffset: offset, as: UInt64.self) {
+                    return false
+                }
+                offset += 8
+            }
+            let last = lowered.count - 8
+            return a.loadUnaligned(fromByteOffset: last, as: UInt64.self) == b.loadUnaligned(fromByteOffset: last, as: UInt64.self)
+        }
+    }
+
     /// The common name whose bytes are `lowered` (key `key`), or nil.
     func name(key: UInt64, _ lowered: UnsafeBufferPointer<UInt8>) -> String? {
         var slot = Self.slot(key: key, count: lowered.count)
         while slots[slot] >= 0 {
             let index = Int(slots[slot])
             let start = starts[index]
-            if keys[index] == key, starts[index + 1] - start == lowered.count {
-                // The key holds the first 8 bytes: compare the rest.
-                var offset = 8
-                while offset < lowered.count, bytes[start + offset] == lowered[offset] { offset += 1 }
-                if offset >= lowered.count { return names[index] }
+            if keys[index] == key, starts[index + 1] - start == lowered.count,
+               lowered.count <= 8 || Self.restEqual(bytes, from: start, lowered) {
+                return names[index]
             }
             slot = (slot + 1) & 255
         }

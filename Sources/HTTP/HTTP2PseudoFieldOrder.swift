@@ -29,13 +29,28 @@ public struct HTTP2PseudoFieldOrder: Hashable, Sendable, CustomStringConvertible
 
         /// The name of the pseudo-field `name` (with its colon); nil for any other name.
         public init?(fieldName name: String) {
-            switch name {
-            case ":method": self = .method
-            case ":protocol": self = .protocol
-            case ":scheme": self = .scheme
-            case ":authority": self = .authority
-            case ":path": self = .path
+            // The length picks the candidates, so a name is compared with one or two (a
+            // `switch` over the strings compared it with each case before its own).
+            let candidate: Name
+            switch name.utf8.count {
+            case 5: candidate = .path
+            case 7: candidate = name == ":method" ? .method : .scheme
+            case 9: candidate = .protocol
+            case 10: candidate = .authority
             default: return nil
+            }
+            guard name == candidate.name else { return nil }
+            self = candidate
+        }
+
+        /// `fieldName` as a `String`.
+        private var name: String {
+            switch self {
+            case .method: ":method"
+            case .protocol: ":protocol"
+            case .scheme: ":scheme"
+            case .authority: ":authority"
+            case .path: ":path"
             }
         }
     }
@@ -60,8 +75,11 @@ public struct HTTP2PseudoFieldOrder: Hashable, Sendable, CustomStringConvertible
         // Read in place through the buffer: iterating the array copies each field.
         let known = list.withUnsafeBufferPointer { fields -> Bool in
             for index in fields.indices {
-                guard fields[index].name.utf8.first == UInt8(ascii: ":") else { return true }
-                guard let name = Name(fieldName: fields[index].name), builder.add(name) else { return false }
+                // A pseudo-field's name is matched first (one comparison), the colon looked at only otherwise.
+                guard let name = Name(fieldName: fields[index].name) else {
+                    return fields[index].name.utf8.first != UInt8(ascii: ":")
+                }
+                guard builder.add(name) else { return false }
             }
             return true
         }

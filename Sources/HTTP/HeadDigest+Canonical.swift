@@ -138,7 +138,7 @@ extension HeadDigest {
         self = HeadDigest.withInput(capacity: 64 + capacity.input, memo: &memo, earlier: earlier, use: use,
                                     maxDigests: head.fields.count + 4, using: function) { input in
             input.appendItem("response")
-            input.appendItem(String(head.status.code))
+            input.appendItem(decimal: head.status.code)
             var digest = HeadDigest(startLine: &input, fields: head.fields, nameBytes: capacity.names, wire: wire,
                                     version: head.version, using: function)
             digest.status = head.status.code
@@ -161,6 +161,7 @@ extension HeadDigest {
     /// `use` says (`DigestInput.with(capacity:memo:earlier:keep:maxDigests:using:_:)`);
     /// a head takes at most one digest per field (its groups) plus its
     /// target, its semantic form and its wire form (`exact`).
+    @inline(__always)
     private static func withInput(capacity: Int, memo: inout HeadDigestMemo?, earlier: HeadDigestMemo?, use: MemoUse,
                                   maxDigests: Int, using function: DigestFunction,
                                   _ body: (inout DigestInput) -> HeadDigest) -> HeadDigest {
@@ -186,16 +187,16 @@ extension HeadDigest {
             input.appendPrior(groups, of: memo)
             (perField, hopByHop, fieldNames) = (prior.perField, prior.hopByHop, prior.fieldNames)
             semanticEnd = groupStart + prior.semanticLength
-            if input.keepsMemo { input.noteSection(prior, at: groupStart) }
+            if input.keepsMemo { input.noteSection(prior, of: fields, at: groupStart) }
         } else {
             (perField, hopByHop, semanticEnd) = fields.fields.withUnsafeBufferPointer { section in
                 FieldNameIndex.with(section, nameBytes: nameBytes) { index in HeadDigest.digestGroups(of: &index, into: &input, using: function) }
             }
             fieldNames = fields.map(\.name)
             if input.keepsMemo {
-                input.noteSection(HeadDigestMemo.Section(fields: fields, groupsCount: input.position - groupStart,
+                input.noteSection(HeadDigestMemo.Section(groupsCount: input.position - groupStart,
                                                          semanticLength: semanticEnd - groupStart, perField: perField,
-                                                         hopByHop: hopByHop, fieldNames: fieldNames), at: groupStart)
+                                                         hopByHop: hopByHop, fieldNames: fieldNames), of: fields, at: groupStart)
             }
         }
 

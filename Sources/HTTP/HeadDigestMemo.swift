@@ -36,14 +36,12 @@ import Hashing
 /// retained its storage and each array of its section); its bytes are the
 /// object's tail (`ManagedBuffer`), so a memo is one allocation.
 public final class HeadDigestMemo: ManagedBuffer<HeadDigestMemo.Header, UInt8>, @unchecked Sendable {
-    /// What a head's fields gave: the fields themselves (held, so the
-    /// array's storage outlives the memo and its identity means equal
-    /// contents), the length of their groups' bytes, and what was made of
-    /// them. One object, shared by every memo whose head held these fields
-    /// (the next head of the same fields notes this section again instead
-    /// of making one): where the groups start is the memo's (`sectionStart`).
+    /// What a head's fields gave: the length of their groups' bytes, and
+    /// what was made of them. One object, shared by every memo whose head
+    /// held fields of these bytes (the next such head notes this section
+    /// again instead of making one); the fields themselves and where the
+    /// groups start are each memo's (`Header.sectionFields`, `sectionStart`).
     final class Section: Sendable {
-        let fields: HTTPFields
         /// The groups' bytes: `count(included)`, the included groups (the
         /// semantic form ends `semanticLength` bytes from their start), the
         /// left-out ones.
@@ -53,47 +51,45 @@ public final class HeadDigestMemo: ManagedBuffer<HeadDigestMemo.Header, UInt8>, 
         let hopByHop: [String]
         let fieldNames: [String]
 
-        init(fields: HTTPFields, groupsCount: Int, semanticLength: Int, perField: FieldDigests, hopByHop: [String],
-             fieldNames: [String]) {
-            self.fields = fields
+        init(groupsCount: Int, semanticLength: Int, perField: FieldDigests, hopByHop: [String], fieldNames: [String]) {
             self.groupsCount = groupsCount
             self.semanticLength = semanticLength
             self.perField = perField
             self.hopByHop = hopByHop
             self.fieldNames = fieldNames
         }
+    }
 
-        /// True when `other` holds the same fields as this section's: its
-        /// very array (the same storage, which cannot change while this
-        /// section holds it), or one whose every name and value is the same
-        /// UTF-8 bytes in the same order (the next request or response on a
-        /// connection, which mostly repeats the last one's). Either way the
-        /// section's bytes, digests and names are the ones `other` gives.
-        func holds(_ other: HTTPFields) -> Bool {
-            fields.fields.withUnsafeBufferPointer { mine in
-                other.fields.withUnsafeBufferPointer { theirs in
-                    guard theirs.count == mine.count else { return false }
-                    guard let a = mine.baseAddress, let b = theirs.baseAddress, a != b else { return true }
-                    for position in mine.indices {
-                        // A field whose four words are the same (small strings of the same bytes, or the
-                        // same storage) holds the same bytes: compared in place, no string retained.
-                        let x = UnsafeRawPointer(a + position), y = UnsafeRawPointer(b + position)
-                        if Self.sameWords(x, y, offset: 0) && Self.sameWords(x, y, offset: 16) { continue }
-                        guard HeadDigestMemo.sameUTF8(mine[position].name, theirs[position].name),
-                              HeadDigestMemo.sameUTF8(mine[position].value, theirs[position].value) else { return false }
-                    }
-                    return true
+    /// True when `other` holds the same fields as `held` (a memo's): its
+    /// very array (the same storage, which cannot change while the memo
+    /// holds it), or one whose every name and value is the same UTF-8 bytes
+    /// in the same order (the next request or response on a connection,
+    /// which mostly repeats the last one's). Either way the section's
+    /// bytes, digests and names are the ones `other` gives.
+    static func sameFields(_ held: HTTPFields, _ other: HTTPFields) -> Bool {
+        held.fields.withUnsafeBufferPointer { mine in
+            other.fields.withUnsafeBufferPointer { theirs in
+                guard theirs.count == mine.count else { return false }
+                guard let a = mine.baseAddress, let b = theirs.baseAddress, a != b else { return true }
+                for position in mine.indices {
+                    // A field whose four words are the same (small strings of the same bytes, or the
+                    // same storage) holds the same bytes: compared in place, no string retained.
+                    let x = UnsafeRawPointer(a + position), y = UnsafeRawPointer(b + position)
+                    if sameWords(x, y, offset: 0) && sameWords(x, y, offset: 16) { continue }
+                    guard sameUTF8(mine[position].name, theirs[position].name),
+                          sameUTF8(mine[position].value, theirs[position].value) else { return false }
                 }
+                return true
             }
         }
+    }
 
-        /// True when the two words at `offset` of `x` and `y` (one `String` of a field) are the same bits.
-        @inline(__always)
-        private static func sameWords(_ x: UnsafeRawPointer, _ y: UnsafeRawPointer, offset: Int) -> Bool {
-            x.loadUnaligned(fromByteOffset: offset, as: UInt64.self) == y.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-                && x.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
-                    == y.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
-        }
+    /// True when the two words at `offset` of `x` and `y` (one `String` of a field) are the same bits.
+    @inline(__always)
+    private static func sameWords(_ x: UnsafeRawPointer, _ y: UnsafeRawPointer, offset: Int) -> Bool {
+        x.loadUnaligned(fromByteOffset: offset, as: UInt64.self) == y.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            && x.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
+                == y.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
     }
 
     /// One digest taken, and the range of the input it covers.
@@ -108,13 +104,18 @@ public final class HeadDigestMemo: ManagedBuffer<HeadDigestMemo.Header, UInt8>, 
     /// What a memo holds besides its bytes.
     public struct Header {
         let function: DigestFunction
+        /// `function.keyIdentity`: the same key object is the same function, compared as one word.
+        let functionKey: ObjectIdentifier
         /// The input's bytes, first in the tail.
         let inputCount: Int
         /// The tail's bytes: the input, then the records.
         let byteCount: Int
-        /// The head's field section, when it noted one, and where its groups start in the input.
+        /// The head's field section, when it noted one, where its groups
+        /// start in the input, and the head's fields (the section's bytes;
+        /// empty without a section).
         let section: Section?
         let sectionStart: Int
+        let sectionFields: HTTPFields
     }
 
     var function: DigestFunction { withUnsafeMutablePointerToHeader { $0.pointee.function } }
@@ -124,11 +125,11 @@ public final class HeadDigestMemo: ManagedBuffer<HeadDigestMemo.Header, UInt8>, 
     /// The memo of `input` and the digests `entries` took over its ranges,
     /// with the head's field section when it noted one (its groups at `sectionStart`).
     static func make(function: DigestFunction, input: UnsafeRawBufferPointer, entries: UnsafeBufferPointer<Entry>,
-                     section: Section?, sectionStart: Int = 0) -> HeadDigestMemo {
+                     section: Section?, sectionStart: Int = 0, sectionFields: HTTPFields = HTTPFields()) -> HeadDigestMemo {
         let byteCount = input.count + entries.count * recordSize
         let buffer = create(minimumCapacity: byteCount) { _ in
-            Header(function: function, inputCount: input.count, byteCount: byteCount, section: section,
-                   sectionStart: sectionStart)
+            Header(function: function, functionKey: function.keyIdentity, inputCount: input.count, byteCount: byteCount,
+                   section: section, sectionStart: sectionStart, sectionFields: sectionFields)
         }
         buffer.withUnsafeMutablePointerToElements { elements in
             let base = UnsafeMutableRawPointer(elements)
@@ -169,11 +170,10 @@ public final class HeadDigestMemo: ManagedBuffer<HeadDigestMemo.Header, UInt8>, 
     }
 
     /// This memo's field section when `fields` are its fields (its very
-    /// array, or the same bytes: `Section.holds`) and the digests are taken
+    /// array, or the same bytes: `sameFields`) and the digests are taken
     /// with the same function; nil otherwise.
     func section(holding fields: HTTPFields, using function: DigestFunction) -> Section? {
-        guard let reading = reading(using: function), reading.holdsSection(of: fields) else { return nil }
-        return section
+        reading(using: function)?.section(holding: fields)?.0
     }
 
     /// Calls `body` with the bytes of `range` of the input.
@@ -194,11 +194,10 @@ public final class HeadDigestMemo: ManagedBuffer<HeadDigestMemo.Header, UInt8>, 
     /// Valid while the memo is held (`DigestInput` holds it for its call).
     func reading(using function: DigestFunction) -> Reading? {
         withUnsafeMutablePointerToHeader { header in
-            guard header.pointee.function == function else { return nil }
+            guard header.pointee.functionKey == function.keyIdentity || header.pointee.function == function else { return nil }
             return withUnsafeMutablePointerToElements { elements in
                 Reading(base: UnsafeRawPointer(elements), inputCount: header.pointee.inputCount,
-                        byteCount: header.pointee.byteCount, section: header.pointee.section.map { Unmanaged.passUnretained($0) },
-                        sectionStart: header.pointee.sectionStart)
+                        byteCount: header.pointee.byteCount, header: header)
             }
         }
     }
@@ -209,21 +208,17 @@ public final class HeadDigestMemo: ManagedBuffer<HeadDigestMemo.Header, UInt8>, 
         let base: UnsafeRawPointer
         let inputCount: Int
         let byteCount: Int
-        /// The memo's field section (the memo holds it), and where its groups start.
-        let section: Unmanaged<Section>?
-        let sectionStart: Int
+        /// The memo's header (its section, where the groups start, its head's fields).
+        let header: UnsafeMutablePointer<Header>
 
-        /// The memo's field section when it holds `fields` (`Section.holds`),
-        /// with the range of its groups' bytes in the input; nil otherwise.
+        /// The memo's field section when its head's fields are `fields`'s
+        /// (`sameFields`), with the range of its groups' bytes in the input;
+        /// nil otherwise. Read in place: the header is not copied out.
         func section(holding fields: HTTPFields) -> (Section, groups: Range<Int>)? {
-            guard let section, section._withUnsafeGuaranteedRef({ $0.holds(fields) }) else { return nil }
-            let held = section.takeUnretainedValue()
-            return (held, sectionStart..<sectionStart + held.groupsCount)
-        }
-
-        /// True when the memo's field section holds `fields`.
-        func holdsSection(of fields: HTTPFields) -> Bool {
-            section?._withUnsafeGuaranteedRef { $0.holds(fields) } ?? false
+            guard header.pointee.section != nil, HeadDigestMemo.sameFields(header.pointee.sectionFields, fields),
+                  let held = header.pointee.section else { return nil }
+            let start = header.pointee.sectionStart
+            return (held, start..<start + held.groupsCount)
         }
 
         /// The bytes of `range` of the input.
@@ -269,19 +264,28 @@ public final class HeadDigestMemo: ManagedBuffer<HeadDigestMemo.Header, UInt8>, 
         }
     }
 
-    /// True when the `count` bytes at `a` and at `b` are equal; eight at a time.
-    fileprivate static func equal(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Bool {
-        var offset = 0
-        while offset + 8 <= count {
-            if a.loadUnaligned(fromByteOffset: offset, as: UInt64.self) != b.loadUnaligned(fromByteOffset: offset, as: UInt64.self) {
+    /// True when the `count` bytes at `a` and at `b` are equal: 32 at a
+    /// time (four words, one test), then a word at a time, the last word
+    /// overlapping the one before; byte by byte only below 8 bytes.
+    static func equal(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Bool {
+        @inline(__always) func difference(_ offset: Int) -> UInt64 {
+            a.loadUnaligned(fromByteOffset: offset, as: UInt64.self) ^ b.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        }
+        guard count >= 8 else {
+            for offset in 0..<count where a.load(fromByteOffset: offset, as: UInt8.self) != b.load(fromByteOffset: offset, as: UInt8.self) {
                 return false
             }
+            return true
+        }
+        var offset = 0
+        while offset + 32 <= count {
+            if difference(offset) | difference(offset + 8) | difference(offset + 16) | difference(offset + 24) != 0 { return false }
+            offset += 32
+        }
+        while offset + 8 <= count {
+            if difference(offset) != 0 { return false }
             offset += 8
         }
-        while offset < count {
-            if a.load(fromByteOffset: offset, as: UInt8.self) != b.load(fromByteOffset: offset, as: UInt8.self) { return false }
-            offset += 1
-        }
-        return true
+        return offset == count || difference(count - 8) == 0
     }
 }

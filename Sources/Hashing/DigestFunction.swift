@@ -77,6 +77,12 @@ public struct DigestFunction: Sendable, Hashable, CustomStringConvertible {
         keyFingerprint.map { "\(algorithm.rawValue) under key \($0)" } ?? algorithm.rawValue
     }
 
+    /// The identity of this function's key object: two functions of one
+    /// key object are the same function (`==`), so a caller that keeps a
+    /// function's digests may compare this word first. Equal functions
+    /// made from the same key bytes twice have two identities.
+    public var keyIdentity: ObjectIdentifier { ObjectIdentifier(key) }
+
     public static func == (a: DigestFunction, b: DigestFunction) -> Bool {
         // One key object is one function (its algorithm and fingerprint were made with it): the usual
         // case, a recording's function compared with itself, compares no fingerprint `String`.

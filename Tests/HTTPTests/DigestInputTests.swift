@@ -43,10 +43,12 @@ final class DigestInputTests: XCTestCase {
     /// notes non-ASCII bytes on the way writes the bytes the ISO-8859-1 rule
     /// gives, and a non-ASCII text is written again scalar by scalar.
     func testTextAtEveryByteAndOffsetIsItsISO88591Bytes() {
-        for length in [1, 8, 13] {
+        // Every way the copy ends: one byte, two overlapping 2-byte and 4-byte loads, one word, a word
+        // overlapping the one before, several words.
+        for length in [1, 2, 3, 4, 5, 7, 8, 9, 13, 16, 17] {
             for offset in 0..<length {
                 for b in UInt8.min...UInt8.max {
-                    var bytes = Array("AbCdEfGhIjKlM".utf8.prefix(length))
+                    var bytes = Array("AbCdEfGhIjKlMnOpQ".utf8.prefix(length))
                     bytes[offset] = b
                     let text = String(latin1: bytes)
                     for lowercase in [false, true] {
@@ -62,6 +64,17 @@ final class DigestInputTests: XCTestCase {
                     }
                 }
             }
+        }
+    }
+
+    /// A status is written as the item of its decimal digits, as `String(code)` spells it.
+    func testDecimalItemsAreTheDigitsOfTheValue() {
+        for value in [0, 7, 9, 10, 99, 100, 200, 404, 599, 999, 1000, 65535, 1_234_567, -1] {
+            let written = DigestInput.with(capacity: 4) { input in
+                input.appendItem(decimal: value)
+                return input.digest(of: 0..<input.position, using: .sha256)
+            }
+            XCTAssertEqual(written, SHA256Digest.of(item(Array(String(value).utf8))), "\(value)")
         }
     }
 

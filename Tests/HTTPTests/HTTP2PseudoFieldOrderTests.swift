@@ -96,4 +96,16 @@ final class HTTP2PseudoFieldOrderTests: XCTestCase {
             }
         }
     }
+
+    /// Each pseudo-field is known by its name only: names of the same
+    /// length, a letter off, another case, a prefix or a longer name are not.
+    func testAPseudoFieldIsKnownByItsExactName() {
+        for name in HTTP2PseudoFieldOrder.Name.allCases {
+            XCTAssertEqual(HTTP2PseudoFieldOrder.Name(fieldName: name.fieldName.description), name)
+        }
+        for other in [":paths", ":pat", ":patx", ":PATH", ":Method", ":methox", ":schemf", ":protocoL", ":authoritx",
+                      "authority", "method:", "", ":", "x-frame", "user-agent", ":status"] {
+            XCTAssertNil(HTTP2PseudoFieldOrder.Name(fieldName: other), other)
+        }
+    }
 }

@@ -130,6 +130,50 @@ final class HeadDigestMemoTests: XCTestCase {
         }
     }
 
+    /// The next head of fields of the same bytes notes the very section
+    /// object again (none made), and its memo holds that head's own array,
+    /// so a head relayed with those fields is found by its storage.
+    func testAReusedSectionIsOneObjectAndTheMemoHoldsTheNewerFields() throws {
+        let first = HTTPResponseHead(status: .ok, version: .http2, fields: ["server": "s", "etag": "\"1\"", "date": String(repeating: "d", count: 29)])
+        var memo: HeadDigestMemo?
+        _ = HeadDigest(response: first, wire: .http2Response(first), using: .sha256, memo: &memo, keepingMemo: true)
+        let kept = try XCTUnwrap(memo)
+        let again = HTTPResponseHead(status: .ok, version: .http2, fields: HTTPFields(first.fields.map {
+            HTTPField(name: String(decoding: Array($0.name.utf8), as: UTF8.self), value: String(decoding: Array($0.value.utf8), as: UTF8.self))
+        }))
+        let digest = HeadDigest(response: again, wire: .http2Response(again), using: .sha256, memo: &memo, keepingMemo: true)
+        XCTAssertEqual(digest, HeadDigest(response: again, wire: .http2Response(again), using: .sha256))
+        let next = try XCTUnwrap(memo)
+        XCTAssertTrue(try XCTUnwrap(next.section) === XCTUnwrap(kept.section), "the section object is shared, not made again")
+        let held = next.withUnsafeMutablePointerToHeader { $0.pointee.sectionFields }
+        XCTAssertTrue(held.fields.withUnsafeBufferPointer { mine in again.fields.fields.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress } },
+                      "the newer head's array")
+    }
+
+    /// Ranges of every length up to several 32-byte blocks, equal and with
+    /// one byte changed at every place: the block, word and byte compares
+    /// all find the change.
+    func testRangesAreEqualOnlyWithEveryByteEqual() {
+        for count in 0...80 {
+            let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            var other = bytes
+            bytes.withUnsafeBytes { a in
+                other.withUnsafeBytes { b in
+                    XCTAssertTrue(count == 0 || HeadDigestMemo.equal(a.baseAddress!, b.baseAddress!, count: count), "\(count)")
+                }
+            }
+            for position in 0..<count {
+                other[position] ^= 0x40
+                bytes.withUnsafeBytes { a in
+                    other.withUnsafeBytes { b in
+                        XCTAssertFalse(HeadDigestMemo.equal(a.baseAddress!, b.baseAddress!, count: count), "\(count) at \(position)")
+                    }
+                }
+                other[position] ^= 0x40
+            }
+        }
+    }
+
     func testFieldsOfTheSameBytesInAnotherArrayReuseTheSectionAndNoOthersDo() throws {
         let fields: HTTPFields = ["Server": "s", "Content-Type": "text/html", "Connection": "x", "X": "caf\u{E9}"]
         let first = HTTPResponseHead(status: .ok, fields: fields)
