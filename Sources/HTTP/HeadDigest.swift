@@ -90,8 +90,15 @@ public struct HeadDigest: Codable, Hashable, Sendable {
     public enum WireForm: Sendable {
         /// HTTP/1.1: the raw head bytes from the first byte of the start line
         /// through the CRLF ending the last field line; the blank line is
-        /// excluded. `exact` is the plain SHA-256 of these bytes.
-        case http1(head: [UInt8])
+        /// excluded. `exact` is the plain SHA-256 of these bytes. A slice, so
+        /// a sent head's wire form is its serialized bytes less the blank
+        /// line (`HTTP1SerializedHead.rawHead`) with no copy.
+        case http1(head: ArraySlice<UInt8>)
+        /// HTTP/1.1 raw head bytes held as an array (a parsed head's `rawHead`).
+        public static func http1(head: [UInt8]) -> WireForm {
+            .http1(head: head[...])
+        }
+
         /// HTTP/2: the decoded field list in order, pseudo-fields first, names
         /// as decoded (lowercase). `exact` is SHA-256 over
         /// `item(name_1) item(value_1) … item(name_n) item(value_n)`.

@@ -32,7 +32,7 @@ final class HTTP1ClientDriver: HTTP1Driver, HTTPClientDriver, @unchecked Sendabl
         }
         channel.write(sent.serialized.bytes)
         let stream = HTTPClientStream(loop: channel.loop, streamID: sent.streamID, version: sent.head.version,
-                                      request: sent.head, requestWire: .http1(head: Array(sent.serialized.rawHead)),
+                                      request: sent.head, requestWire: .http1(head: sent.serialized.rawHead),
                                       connection: connection, driver: self)
         self.stream = stream
         stream.setHandler(handler)

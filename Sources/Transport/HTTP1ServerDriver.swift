@@ -98,7 +98,7 @@ final class HTTP1ServerDriver: HTTP1Driver, HTTPConnectionDriver, HTTPServerStre
         if let answer = refusal.answer {
             channel.write(answer.bytes)
             connection.deliver(.malformedRequest(refusal.error, answer: answer.head,
-                                                 wire: .http1(head: Array(answer.serialized.rawHead))))
+                                                 wire: .http1(head: answer.serialized.rawHead)))
         } else if refusal.reported {
             connection.deliver(.malformedRequest(refusal.error, answer: nil, wire: nil))
         }
@@ -171,7 +171,7 @@ final class HTTP1ServerDriver: HTTP1Driver, HTTPConnectionDriver, HTTPServerStre
         }
         channel.write(sent.serialized.bytes)
         if sent.opensTunnel { stream.outboundEnded() }
-        return (sent.head, .http1(head: Array(sent.serialized.rawHead)))
+        return (sent.head, .http1(head: sent.serialized.rawHead))
     }
 
     override func sendEnd(trailers: HTTPFields?, on stream: HTTPStream) throws(TransportError) -> HTTPFields? {

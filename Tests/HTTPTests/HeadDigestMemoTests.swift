@@ -61,7 +61,7 @@ final class HeadDigestMemoTests: XCTestCase {
         // The wire digest is looked up in `earlier` when the other leg's memo has no equal range: a memo
         // of the same raw bytes whose digest is marked shows where it came from.
         let raw: [UInt8]
-        if case .http1(let head) = http1(down) { raw = head } else { raw = [] }
+        if case .http1(let head) = http1(down) { raw = Array(head) } else { raw = [] }
         let marked = SHA256Digest(bytes: Array(repeating: 0xAB, count: 32))!
         let earlier = raw.withUnsafeBytes { bytes in
             [HeadDigestMemo.Entry(start: 0, count: raw.count, digest: marked)].withUnsafeBufferPointer {

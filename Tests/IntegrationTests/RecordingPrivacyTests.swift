@@ -153,7 +153,7 @@ final class RecordingPrivacyTests: XCTestCase {
     /// The input of an exact digest (`HeadDigest.WireForm`).
     private static func exactInput(_ wire: HeadDigest.WireForm) -> [UInt8] {
         switch wire {
-        case .http1(let head): return head
+        case .http1(let head): return Array(head)
         case .http2(let list): return list.flatMap { item($0.name) + item($0.value) }
         }
     }
