@@ -84,8 +84,10 @@ extension HeadDigest {
         let startLine = 40 + head.method.rawValue.utf8.count + (head.connectProtocol?.utf8.count ?? 0) + scheme.utf8.count
             + authority.utf8.count + head.path.utf8.count
         let capacity = HeadDigest.inputCapacity(head.fields, wire: wire)
-        self = HeadDigest.withInput(capacity: startLine + capacity.input, memo: &memo, earlier: earlier, use: use,
-                                    maxDigests: head.fields.count + 4, using: function) { input in
+        // Built in place: the closure fills `self` (no digest value returned and copied out of it).
+        self.init(untakenVersion: head.version)
+        HeadDigest.withInput(capacity: startLine + capacity.input, memo: &memo, earlier: earlier, use: use,
+                             maxDigests: head.fields.count + 4, using: function) { input in
             input.appendItem("request")
             // An RFC 8441 extended CONNECT names its protocol with the method (a
             // method is a token, so `CONNECT:websocket` is no method of its own).
@@ -102,14 +104,11 @@ extension HeadDigest {
             input.appendItem(scheme, lowercasingASCII: true)
             input.appendItem(authority, lowercasingASCII: true)
             input.appendItem(head.path)
-            let target = input.digest(of: targetStart..<input.position, using: function)
-            var digest = HeadDigest(startLine: &input, fields: head.fields, nameBytes: capacity.names, wire: wire,
-                                    version: head.version, using: function)
-            digest.method = head.method.rawValue
-            digest.target = target
-            digest.targetForm = head.targetForm
-            if case .http2(let list) = wire { digest.pseudoFieldOrder = HTTP2PseudoFieldOrder(requestList: list) }
-            return digest
+            target = input.digest(of: targetStart..<input.position, using: function)
+            digestSection(after: &input, fields: head.fields, nameBytes: capacity.names, wire: wire, using: function)
+            method = head.method.rawValue
+            targetForm = head.targetForm
+            if case .http2(let list) = wire { pseudoFieldOrder = HTTP2PseudoFieldOrder(requestList: list) }
         }
     }
 
@@ -135,15 +134,14 @@ extension HeadDigest {
     private init(response head: HTTPResponseHead, wire: WireForm, using function: DigestFunction,
                  memo: inout HeadDigestMemo?, earlier: HeadDigestMemo? = nil, use: MemoUse) {
         let capacity = HeadDigest.inputCapacity(head.fields, wire: wire)
-        self = HeadDigest.withInput(capacity: 64 + capacity.input, memo: &memo, earlier: earlier, use: use,
-                                    maxDigests: head.fields.count + 4, using: function) { input in
+        self.init(untakenVersion: head.version)
+        HeadDigest.withInput(capacity: 64 + capacity.input, memo: &memo, earlier: earlier, use: use,
+                             maxDigests: head.fields.count + 4, using: function) { input in
             input.appendItem("response")
             input.appendItem(decimal: head.status.code)
-            var digest = HeadDigest(startLine: &input, fields: head.fields, nameBytes: capacity.names, wire: wire,
-                                    version: head.version, using: function)
-            digest.status = head.status.code
-            digest.reasonPhrase = head.reason
-            return digest
+            digestSection(after: &input, fields: head.fields, nameBytes: capacity.names, wire: wire, using: function)
+            status = head.status.code
+            reasonPhrase = head.reason
         }
     }
 
@@ -164,13 +162,13 @@ extension HeadDigest {
     @inline(__always)
     private static func withInput(capacity: Int, memo: inout HeadDigestMemo?, earlier: HeadDigestMemo?, use: MemoUse,
                                   maxDigests: Int, using function: DigestFunction,
-                                  _ body: (inout DigestInput) -> HeadDigest) -> HeadDigest {
+                                  _ body: (inout DigestInput) -> Void) {
         guard use != .ignore else { return DigestInput.with(capacity: capacity, body) }
         return DigestInput.with(capacity: capacity, memo: &memo, earlier: earlier, keep: use == .readAndKeep,
                                 maxDigests: maxDigests, using: function, body)
     }
 
-    /// Completes the semantic form after the start-line items and computes
+    /// Completes the semantic form after the start-line items and sets
     /// every digest from the one buffer, in one walk of the sorted names
     /// (`FieldNameIndex`) to classify them, then the included groups (their
     /// end is the semantic range), the left-out groups for their per-field
@@ -178,8 +176,8 @@ extension HeadDigest {
     /// is taken as soon as its range is written. Allocates `fields`,
     /// `fieldNames` and, when the head has any, `hopByHop`; nothing else.
     /// `nameBytes` is the sum of the fields' name UTF-8 counts (`inputCapacity`).
-    private init(startLine input: inout DigestInput, fields: HTTPFields, nameBytes: Int, wire: WireForm,
-                 version: HTTPVersion, using function: DigestFunction) {
+    private mutating func digestSection(after input: inout DigestInput, fields: HTTPFields, nameBytes: Int, wire: WireForm,
+                                        using function: DigestFunction) {
         let groupStart = input.position
         let perField: FieldDigests, hopByHop: [String], semanticEnd: Int, fieldNames: [String]
         if let (prior, groups, memo) = input.priorSection(holding: fields) {
@@ -228,7 +226,6 @@ extension HeadDigest {
         self.fields = perField
         self.fieldNames = fieldNames
         self.hopByHop = hopByHop
-        self.version = version
         self.wireLength = wireLength
     }
 

@@ -76,7 +76,9 @@ public struct HeadDigest: Codable, Hashable, Sendable {
         reasonPhrase = head.reason
     }
 
-    private init(untakenVersion version: HTTPVersion) {
+    /// Digests untaken, nothing in clear but the version: where the initialisers start (those of
+    /// `HeadDigest+Canonical.swift` then fill every digest in place).
+    init(untakenVersion version: HTTPVersion) {
         exact = .untaken
         semantic = .untaken
         fields = FieldDigests()

@@ -138,7 +138,7 @@ public final class HeadDigestMemo: ManagedBuffer<HeadDigestMemo.Header, UInt8>, 
             for entry in entries {
                 base.storeBytes(of: UInt32(truncatingIfNeeded: entry.start), toByteOffset: at, as: UInt32.self)
                 base.storeBytes(of: UInt32(truncatingIfNeeded: entry.count), toByteOffset: at + 4, as: UInt32.self)
-                entry.digest.withUnsafeBytes { (base + at + 8).copyMemory(from: $0.baseAddress!, byteCount: 32) }
+                entry.digest.store(to: base + at + 8)
                 at += recordSize
             }
         }

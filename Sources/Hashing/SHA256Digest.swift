@@ -34,9 +34,21 @@ public struct SHA256Digest: Hashable, Sendable, Codable, CustomStringConvertible
     }
 
     /// The digest whose 32 bytes are at `bytes` (as `withUnsafeBytes` lends
-    /// them), for a caller that keeps digests in a buffer of its own.
+    /// them, any alignment), for a caller that keeps digests in a buffer of
+    /// its own: four loads, inlined (no call, no `memcpy`).
+    @inlinable
     public init(copying bytes: UnsafeRawPointer) {
-        Swift.withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(start: bytes, count: 32)) }
+        words = (bytes.loadUnaligned(as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                 bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+    }
+
+    /// Stores the 32 bytes at `target` (any alignment), as `init(copying:)` reads them back.
+    @inlinable
+    public func store(to target: UnsafeMutableRawPointer) {
+        target.storeBytes(of: words.0, as: UInt64.self)
+        target.storeBytes(of: words.1, toByteOffset: 8, as: UInt64.self)
+        target.storeBytes(of: words.2, toByteOffset: 16, as: UInt64.self)
+        target.storeBytes(of: words.3, toByteOffset: 24, as: UInt64.self)
     }
 
     /// Stores the 32 bytes `fill` writes at the pointer it is given.
