@@ -25,25 +25,24 @@ public struct DigestFunction: Sendable, Hashable, CustomStringConvertible {
     /// The size of a digest in bytes.
     public static let byteCount = 32
 
-    public let algorithm: Algorithm
+    public var algorithm: Algorithm { key.algorithm }
     /// For `hmacSHA256`, the key's fingerprint (`SecretDigester.fingerprint`); nil for `sha256`.
-    public let keyFingerprint: String?
+    public var keyFingerprint: String? { key.fingerprint }
+    /// The one stored reference: the algorithm and fingerprint live with the
+    /// key's states, so copying a function (a recorder, a memo, a body's
+    /// digest each hold one) retains one object, not it and a `String`.
     private let key: Key
 
     /// Plain SHA-256.
     public static let sha256 = DigestFunction()
 
     private init() {
-        algorithm = .sha256
-        keyFingerprint = nil
-        key = Key(hmac: nil)
+        key = Key(algorithm: .sha256, fingerprint: nil, hmac: nil)
     }
 
     /// HMAC-SHA-256 under `key`, named by `fingerprint`.
     init(hmacKey: [UInt8], fingerprint: String) {
-        algorithm = .hmacSHA256
-        keyFingerprint = fingerprint
-        key = Key(hmac: hmacKey)
+        key = Key(algorithm: .hmacSHA256, fingerprint: fingerprint, hmac: hmacKey)
     }
 
     /// The digest of one contiguous run of bytes.
@@ -103,8 +102,13 @@ public struct DigestFunction: Sendable, Hashable, CustomStringConvertible {
         let state: UnsafeMutablePointer<intact_digest_key>
         /// `byteCount` bytes: the digest of no bytes under `state`.
         private let digestOfNothing: UnsafeMutablePointer<UInt8>
+        /// The function's `algorithm` and `keyFingerprint`.
+        let algorithm: Algorithm
+        let fingerprint: String?
 
-        init(hmac key: [UInt8]?) {
+        init(algorithm: Algorithm, fingerprint: String?, hmac key: [UInt8]?) {
+            self.algorithm = algorithm
+            self.fingerprint = fingerprint
             let state = UnsafeMutablePointer<intact_digest_key>.allocate(capacity: 1)
             if let key {
                 key.withUnsafeBufferPointer { intact_digest_key_init_hmac(state, $0.baseAddress, $0.count) }
