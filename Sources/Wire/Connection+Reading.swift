@@ -63,14 +63,11 @@ extension Connection {
     private func scheduleRead(afterOthers: Bool) {
         guard !readScheduled else { return }
         readScheduled = true
-        let read: @Sendable () -> Void = {
-            self.readScheduled = false
-            self.readable()
-        }
         if afterOthers {
-            loop.executeAfterOthers(read)
+            loop.executeAfterOthers { self.runOnLoop() }
         } else {
-            loop.execute(read)
+            // The connection itself, not a closure: resumed once per request.
+            loop.execute(self)
         }
     }
 
@@ -125,5 +122,13 @@ extension Connection {
                 return
             }
         }
+    }
+}
+
+/// A read scheduled by `scheduleRead` (the one piece of `LoopWork` a connection has).
+extension Connection: LoopWork {
+    public func runOnLoop() {
+        readScheduled = false
+        readable()
     }
 }
