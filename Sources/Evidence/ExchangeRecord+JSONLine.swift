@@ -193,14 +193,10 @@ extension ExchangeRecord.Leg {
         json.member("connectionID", connectionID)
         json.member("streamID", ifPresent: streamID)
         json.member("tls", ifPresent: tls)
-        if let request {
-            json.key("request")
-            request.write(to: &json, repeating: &repeats.request)
-        }
-        if let response {
-            json.key("response")
-            response.write(to: &json, repeating: &repeats.response)
-        }
+        // Through optional chains, which lend the message in place (`if let`
+        // copies it out of the optional, `!= nil` too).
+        request?.write(member: "request", to: &json, repeating: &repeats.request)
+        response?.write(member: "response", to: &json, repeating: &repeats.response)
         json.member("interimResponses", ifPresent: interimResponses)
         if let interimWithheld {
             json.key("interimWithheld")
@@ -253,6 +249,13 @@ extension RecordedMessage: RecordLinePart {
         write(to: &json, repeating: &none)
     }
 
+    /// The message as the member `name`, its repeated values copied or noted.
+    @inline(never) @_effects(releasenone)
+    func write(member name: StaticString, to json: inout JSONWriter, repeating repeats: inout MessageRepeats) {
+        json.key(name)
+        write(to: &json, repeating: &repeats)
+    }
+
     /// The message, its repeated values copied or noted (`MessageRepeats`).
     @inline(never) @_effects(releasenone)
     func write(to json: inout JSONWriter, repeating repeats: inout MessageRepeats) {
@@ -287,21 +290,47 @@ extension RecordedMessage: RecordLinePart {
         }
         json.member("complete", complete)
         json.key("timings")
+        timings.write(to: &json)
+        json.closeObject()
+    }
+}
+
+extension MessageTimings {
+    /// The instants; one equal to the one before it (the head's start and
+    /// end are one instant, and so is the whole of a message without a
+    /// body) is copied from that one's bytes instead of written again.
+    @inline(__always)
+    func write(to json: inout JSONWriter) {
         json.openObject()
-        if let start = timings.start {
+        var previous = JSONRepeat.off
+        var previousBits: UInt64? = nil
+        if let start {
             json.key("start")
-            json.double(start.millisecondsSince1970)
+            MessageTimings.write(start, to: &json, after: &previous, previousBits: &previousBits)
         }
-        if let headersDone = timings.headersDone {
+        if let headersDone {
             json.key("headersDone")
-            json.double(headersDone.millisecondsSince1970)
+            MessageTimings.write(headersDone, to: &json, after: &previous, previousBits: &previousBits)
         }
-        if let end = timings.end {
+        if let end {
             json.key("end")
-            json.double(end.millisecondsSince1970)
+            MessageTimings.write(end, to: &json, after: &previous, previousBits: &previousBits)
         }
         json.closeObject()
-        json.closeObject()
+    }
+
+    /// One instant: copied when it has the bits of the instant written
+    /// before it (the same double, so the same bytes), else written and noted.
+    @inline(__always)
+    private static func write(_ instant: Timestamp, to json: inout JSONWriter, after previous: inout JSONRepeat,
+                              previousBits: inout UInt64?) {
+        let bits = instant.millisecondsSince1970.bitPattern
+        if bits == previousBits, json.repeatValue(previous) { return }
+        previous = .wanted
+        previousBits = bits
+        let start = json.valueStart
+        json.double(instant.millisecondsSince1970)
+        json.note(&previous, from: start)
     }
 }
 
