@@ -52,13 +52,17 @@ extension ExchangeRecord {
         // The second leg repeats what the first carried unchanged (the
         // response's fields and their digests, forwarded as they came): its
         // bytes are copied from the first leg's instead of written again.
-        var repeats = repeatingValues && legs.count >= 2 ? legs[0].repeats(in: legs[1]) : LegRepeats()
-        for index in legs.indices {
-            if index < 2 {
-                legs[index].write(to: &json, repeating: &repeats)
-            } else {
-                var none = LegRepeats()
-                legs[index].write(to: &json, repeating: &none)
+        // The legs are read in the array's buffer: the array's subscript
+        // copies a whole leg out to call a method on it.
+        legs.withUnsafeBufferPointer { legs in
+            var repeats = repeatingValues && legs.count >= 2 ? legs[0].repeats(in: legs[1]) : LegRepeats()
+            for index in legs.indices {
+                if index < 2 {
+                    legs[index].write(to: &json, repeating: &repeats)
+                } else {
+                    var none = LegRepeats()
+                    legs[index].write(to: &json, repeating: &none)
+                }
             }
         }
         json.closeArray()
@@ -192,7 +196,7 @@ extension ExchangeRecord.Leg {
         json.member("role", literal: role.literal)
         json.member("connectionID", connectionID)
         json.member("streamID", ifPresent: streamID)
-        json.member("tls", ifPresent: tls)
+        tls?.write(member: "tls", to: &json)
         // Through optional chains, which lend the message in place (`if let`
         // copies it out of the optional, `!= nil` too).
         request?.write(member: "request", to: &json, repeating: &repeats.request)
@@ -228,6 +232,13 @@ extension RelayedStreams.Stream {
 }
 
 extension TLSDetails: RecordLinePart {
+    /// The details as the member `name` (called through an optional chain,
+    /// which lends them in place).
+    func write(member name: StaticString, to json: inout JSONWriter) {
+        json.key(name)
+        write(to: &json)
+    }
+
     func write(to json: inout JSONWriter) {
         json.openObject()
         json.member("version", ifPresent: version)
