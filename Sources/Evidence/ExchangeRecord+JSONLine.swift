@@ -28,8 +28,9 @@ extension ExchangeRecord {
     ///
     /// Invariant of the walk: it has no closures and no generic thunks
     /// (containers are opened and closed around their members; optionals
-    /// are unwrapped in place), legs and messages are written by methods
-    /// kept out of line that get them by address, and everything it calls
+    /// are unwrapped in place), messages are written by methods kept out
+    /// of line that get them by address (the legs' are inlined: see
+    /// `Leg.write`), and everything it calls
     /// is `@_effects(releasenone)` and releases nothing its caller holds
     /// (only temporaries of its own, such as an enum's `rawValue`). A writer
     /// added to the walk must keep that promise; why, and what it bought:
@@ -176,8 +177,9 @@ extension ExchangeRecord.Leg {
     /// What `later`, written right after this leg in the same line, writes
     /// as the same bytes as this one (each message with its counterpart).
     /// (The parts are compared as read through optional chains, one array
-    /// at a time: binding a whole message would copy it.)
-    @inline(never) @_effects(releasenone)
+    /// at a time: binding a whole message would copy it. Inlined into
+    /// `writeLine`: out of line, both legs were copied to be lent to it.)
+    @inline(__always)
     func repeats(in later: ExchangeRecord.Leg) -> LegRepeats {
         LegRepeats(
             request: MessageRepeats(fields: request?.fields, later.request?.fields,
@@ -189,8 +191,10 @@ extension ExchangeRecord.Leg {
                                      later.response?.digest.head.fieldNames))
     }
 
-    /// Out of line, so that `self` is lent by address (see `writeLine`).
-    @inline(never) @_effects(releasenone)
+    /// Inlined into `writeLine`, which reads the legs in their array's
+    /// buffer: out of line, each leg (1.3 KiB) was copied to the stack to
+    /// be lent to it. Its messages are written out of line.
+    @inline(__always)
     func write(to json: inout JSONWriter, repeating repeats: inout LegRepeats) {
         json.openObject()
         json.member("role", literal: role.literal)
