@@ -13,6 +13,9 @@
 static const uint32_t intact_epoll_socket_events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 /// Bits that mean "read now" (input, half-close, hang-up, error).
 static const uint32_t intact_epoll_input_events = EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR;
+/// Bits that mean the peer half-closed, hung up or failed: input may end
+/// in EOF or an error, so reading goes on until the socket says so.
+static const uint32_t intact_epoll_hangup_events = EPOLLRDHUP | EPOLLHUP | EPOLLERR;
 /// Bits that mean "write now" (room, hang-up, error).
 static const uint32_t intact_epoll_output_events = EPOLLOUT | EPOLLHUP | EPOLLERR;
 

@@ -1,4 +1,5 @@
 import HTTP
+import Wire
 
 /// What the HTTP/2 server and client drivers share: a thin driver of
 /// `HTTP2ConnectionLayer`, which holds the connection logic (flushing,
@@ -13,7 +14,7 @@ import HTTP
 /// is what lets the peer send more.
 ///
 /// `@unchecked Sendable`: touched only on the channel's loop.
-class HTTP2Driver: HTTPStreamDriver, @unchecked Sendable {
+class HTTP2Driver: HTTPStreamDriver, LoopWork, @unchecked Sendable {
     let layer: HTTP2ConnectionLayer
     let channel: ByteChannel
     /// The objects of the streams open in the layer.
@@ -101,10 +102,14 @@ class HTTP2Driver: HTTPStreamDriver, @unchecked Sendable {
     func schedulePump() {
         guard !pumpScheduled, !running else { return }
         pumpScheduled = true
-        channel.loop.execute { [self] in
-            pumpScheduled = false
-            runLayer()
-        }
+        // The driver itself, not a closure: scheduled once per stream opened.
+        channel.loop.execute(self)
+    }
+
+    /// The pump `schedulePump` scheduled (the one piece of `LoopWork` a driver has).
+    func runOnLoop() {
+        pumpScheduled = false
+        runLayer()
     }
 
     /// Carries out the layer's steps until it idles.

@@ -63,14 +63,11 @@ extension Connection {
     private func scheduleRead(afterOthers: Bool) {
         guard !readScheduled else { return }
         readScheduled = true
-        let read: @Sendable () -> Void = {
-            self.readScheduled = false
-            self.readable()
-        }
         if afterOthers {
-            loop.executeAfterOthers(read)
+            loop.executeAfterOthers { self.runOnLoop() }
         } else {
-            loop.execute(read)
+            // The connection itself, not a closure: resumed once per request.
+            loop.execute(self)
         }
     }
 
@@ -78,11 +75,16 @@ extension Connection {
     /// EOF, delivering each chunk as it comes; stops early when the handler
     /// pauses or closes.
     ///
-    /// Reading always goes on to `EAGAIN` or EOF, and a burst that spends
+    /// Reading goes on to `EAGAIN` or EOF, and a burst that spends
     /// `readBudgetPerEvent` continues on a later turn by itself, because the
     /// poller is edge-triggered: input left unread is not announced again.
+    /// With `shortReadDrains` (the poller's event carried no half-close,
+    /// hang-up or error), a read that returns less than it asked for has
+    /// emptied the socket's receive queue and ends there, without the read
+    /// that would only say `EAGAIN` (one system call per request less):
+    /// bytes or a FIN arriving after it are a new edge, announced again.
     /// Runs on the loop.
-    func readable() {
+    func readable(shortReadDrains: Bool = false) {
         if case .paused = readSide {
             // Announced while paused: read it on resuming (see `pauseReading`).
             readStoppedEarly = true
@@ -104,12 +106,15 @@ extension Connection {
                 receiver(bytes)
                 return .lent(count)
             }
+            let read: Int
             switch outcome {
             case .bytes(let chunk):
                 budget -= chunk.count
+                read = chunk.count
                 deliver(.received(chunk))
             case .lent(let count):
                 budget -= count
+                read = count
             case .endOfFile:
                 readSide = .ended
                 deliver(.readEOF)
@@ -124,6 +129,18 @@ extension Connection {
                 teardown(WireError.fromErrno(code, call: "read", address: remoteAddress))
                 return
             }
+            if shortReadDrains, read < request, isReadingActive {
+                readStoppedEarly = false
+                return
+            }
         }
+    }
+}
+
+/// A read scheduled by `scheduleRead` (the one piece of `LoopWork` a connection has).
+extension Connection: LoopWork {
+    public func runOnLoop() {
+        readScheduled = false
+        readable()
     }
 }

@@ -285,13 +285,14 @@ public final class Connection: @unchecked Sendable, CustomStringConvertible {
     /// while reading is paused); output or an error resumes a write that met
     /// a full kernel buffer.
     func pollEvent(_ events: UInt32) {
-        ready(input: events & intact_epoll_input_events != 0, output: events & intact_epoll_output_events != 0)
+        ready(input: events & intact_epoll_input_events != 0, output: events & intact_epoll_output_events != 0,
+              shortReadDrains: events & intact_epoll_hangup_events == 0)
     }
 
     /// Input (or a hang-up) and output readiness, from the poller or an
-    /// embedded peer, in a loop turn.
-    func ready(input: Bool, output: Bool) {
-        if input { readable() }
+    /// embedded peer, in a loop turn. `shortReadDrains`: see `readable`.
+    func ready(input: Bool, output: Bool, shortReadDrains: Bool = false) {
+        if input { readable(shortReadDrains: shortReadDrains) }
         if awaitingWritable, output {
             beforeFlush?()
             flush()

@@ -99,7 +99,7 @@ public final class EventLoop: @unchecked Sendable {
     private var poller: EventPoller?
     /// Work `execute` was given on the loop during a turn, first in first
     /// out, run when the outermost turn ends; touched only on `queue`.
-    private var deferredWork: [@Sendable () -> Void] = []
+    private var deferredWork: [DeferredWork] = []
     /// True while `runRound` serves a round of ready sockets; touched only on `queue`.
     private var inRound = false
     /// Work `executeAtEndOfRound` was given during the round, first in first
@@ -203,9 +203,20 @@ public final class EventLoop: @unchecked Sendable {
     /// the order it was handed over.
     public func execute(_ work: @escaping @Sendable () -> Void) {
         if isOnLoop, turnDepth > 0 {
-            deferredWork.append(work)
+            deferredWork.append(.closure(work))
         } else {
             executeAfterOthers(work)
+        }
+    }
+
+    /// Runs `work.runOnLoop()` on the loop, later, exactly as
+    /// `execute(_:)` runs a closure (the same order, the same turns), with
+    /// no closure made: during a turn the loop only holds `work` until then.
+    public func execute(_ work: some LoopWork) {
+        if isOnLoop, turnDepth > 0 {
+            deferredWork.append(.object(work))
+        } else {
+            executeAfterOthers { work.runOnLoop() }
         }
     }
 
@@ -320,7 +331,7 @@ public final class EventLoop: @unchecked Sendable {
             let work = deferredWork[ran]
             ran += 1
             turnDepth = 1
-            work()
+            work.run()
             turnDepth = 0
             flushEndOfTurn()
         }
@@ -490,5 +501,28 @@ extension Duration {
         let (nanoseconds, carry) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
         let (sum, late) = now.addingReportingOverflow(nanoseconds)
         return overflow || carry || late ? .max : sum
+    }
+}
+
+/// An object with a piece of work of its own to run on its loop, handed to
+/// `EventLoop.execute(_:)` as itself: for work an object schedules on a hot
+/// path (a read to resume, a layer to run), where a closure would be one
+/// allocation each time. The loop holds the object (a retain) until the
+/// work runs; an object has one such piece (its flags say what is due).
+public protocol LoopWork: AnyObject, Sendable {
+    /// The work; runs on the loop, as a closure given to `execute` would.
+    func runOnLoop()
+}
+
+/// One piece of `EventLoop.execute`'s work: a closure, or an object's own.
+private enum DeferredWork {
+    case closure(@Sendable () -> Void)
+    case object(any LoopWork)
+
+    func run() {
+        switch self {
+        case .closure(let work): work()
+        case .object(let work): work.runOnLoop()
+        }
     }
 }

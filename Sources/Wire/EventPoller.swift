@@ -216,6 +216,19 @@ final class PollerThread: @unchecked Sendable {
         _ = intact_thread_set_name(name)
         let events = UnsafeMutableRawPointer.allocate(byteCount: intact_epoll_event_size() * EventPoller.batchSize,
                                                       alignment: 16)
+        // One work item for every round, made once: `queue.sync` with a
+        // closure turned it into a block and copied it to the heap on each
+        // wake-up (1.8 mallocs per proxied request at one connection). It
+        // reads the round from `round`, which only this thread writes, each
+        // time just before the item runs on it.
+        var round = Round(events: events)
+        let serve = DispatchWorkItem { [unowned self] in
+            guard let poller = self.poller else {
+                round.gone = true
+                return
+            }
+            poller.serveRound(round.events, count: round.count)
+        }
         defer {
             events.deallocate()
             Glibc.close(wake)
@@ -228,15 +241,17 @@ final class PollerThread: @unchecked Sendable {
                 return
             }
             if stopping.load(ordering: .acquiring) { return }
-            var gone = false
-            queue.sync {
-                guard let poller = self.poller else {
-                    gone = true
-                    return
-                }
-                poller.serveRound(events, count: count)
-            }
-            if gone { return }
+            round.count = count
+            queue.sync(execute: serve)
+            if round.gone { return }
         }
+    }
+
+    /// What one wake-up found: the events `epoll_wait` wrote, how many, and
+    /// whether the poller was gone when the round came to serve them.
+    private struct Round {
+        let events: UnsafeMutableRawPointer
+        var count: Int32 = 0
+        var gone = false
     }
 }

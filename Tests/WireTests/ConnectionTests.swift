@@ -93,6 +93,48 @@ final class ConnectionTests: XCTestCase {
         onLoop(loop) { client.abort() }
     }
 
+    /// A read that comes back short ends the turn without a read that
+    /// would only say EAGAIN; what arrives afterwards (more bytes, then the
+    /// FIN, each on its own edge) is still announced and read.
+    func testBytesAndEOFArrivingAfterAShortReadAreStillRead() throws {
+        let group = EventLoopGroup(loopCount: 2, label: "test.short-read")
+        let serverLog = Locked(EventLog())
+        let firstChunk = expectation(description: "first chunk read")
+        let secondChunk = expectation(description: "second chunk read")
+        let serverEOF = expectation(description: "server saw EOF")
+        let listener = try Listener(bindingTo: .loopbackIPv4(port: 0), on: group.loops[0]) { connection in
+            connection.start { event in
+                let count = serverLog.withValue { log -> Int in
+                    log.record(event)
+                    return log.bytes.count
+                }
+                switch event {
+                case .received where count == 5: firstChunk.fulfill()
+                case .received where count == 11: secondChunk.fulfill()
+                case .readEOF:
+                    serverEOF.fulfill()
+                    connection.close()
+                default: break
+                }
+            }
+        }
+        defer { listener.close() }
+
+        let client = try connectAndWait(to: listener.localAddress, on: group.loops[1]).get()
+        let clientClosed = expectation(description: "client closed")
+        _ = onLoop(client.loop) {
+            let log = startRecording(client, fulfilling: clientClosed)
+            client.write(Array("hello".utf8))
+            return log
+        }
+        wait(for: [firstChunk], timeout: patience)
+        onLoop(client.loop) { client.write(Array(" world".utf8)) }
+        wait(for: [secondChunk], timeout: patience)
+        onLoop(client.loop) { client.shutdownWrite() }
+        wait(for: [serverEOF, clientClosed], timeout: patience)
+        XCTAssertEqual(serverLog.current.bytes, Array("hello world".utf8))
+    }
+
     func testHalfCloseLetsThePeerAnswerAfterEOF() throws {
         let group = EventLoopGroup(loopCount: 2, label: "test.half-close")
         let serverLog = Locked(EventLog())

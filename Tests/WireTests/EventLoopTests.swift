@@ -60,6 +60,40 @@ final class EventLoopTests: XCTestCase {
         XCTAssertEqual(order.current, ["turn", "first hop", "second hop", "queued from elsewhere"])
     }
 
+    /// An object handed over as `LoopWork` runs in the same line as
+    /// closures executed around it (during a turn and from elsewhere), never
+    /// inline, and the loop holds it until it ran.
+    func testLoopWorkRunsInTurnWithExecutedClosures() {
+        final class Step: LoopWork, @unchecked Sendable {
+            let name: String
+            let order: Locked<[String]>
+            let loop: EventLoop
+            init(_ name: String, _ order: Locked<[String]>, _ loop: EventLoop) {
+                (self.name, self.order, self.loop) = (name, order, loop)
+            }
+            func runOnLoop() {
+                XCTAssertTrue(loop.isOnLoop)
+                order.withValue { $0.append(name) }
+            }
+        }
+        let loop = EventLoop(label: "test.loopwork")
+        let order = Locked<[String]>([])
+        let done = expectation(description: "work ran")
+        loop.execute(Step("from elsewhere", order, loop))
+        loop.execute {
+            loop.execute { order.withValue { $0.append("closure before") } }
+            // Nothing else holds this step: the loop keeps it until it runs.
+            loop.execute(Step("object", order, loop))
+            loop.execute {
+                order.withValue { $0.append("closure after") }
+                done.fulfill()
+            }
+            order.withValue { $0.append("turn") }
+        }
+        wait(for: [done], timeout: patience)
+        XCTAssertEqual(order.current, ["from elsewhere", "turn", "closure before", "object", "closure after"])
+    }
+
     /// A chain of work that keeps executing more yields to queued work after
     /// `deferredWorkPerDrain` pieces, then goes on to its end.
     func testEndlessChainOfExecutedWorkDoesNotStarveQueuedWork() {
