@@ -1,4 +1,3 @@
-import Codecs
 import Evidence
 import Hashing
 import HTTP
@@ -11,6 +10,11 @@ import XCTest
 final class ExchangeRecorderFieldsTests: XCTestCase {
     private let time = Timestamp(millisecondsSince1970: 1_700_000_000_000)
     private let redaction = RedactionPolicy(digester: SecretDigester(key: [UInt8](repeating: 5, count: 32)))
+
+    /// True when the two arrays are one storage.
+    private func sameStorage(_ a: [RecordedField], _ b: [RecordedField]) -> Bool {
+        a.withUnsafeBufferPointer { mine in b.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress } }
+    }
 
     private func fields(_ pairs: [(String, String)]) -> HTTPFields {
         HTTPFields(pairs.map { HTTPField(name: $0.0, value: $0.1) })
@@ -47,18 +51,18 @@ final class ExchangeRecorderFieldsTests: XCTestCase {
         let list = fields(responseFields)
         let record = record(downstream: list, upstream: list)
         let first = try XCTUnwrap(record.legs[0].response?.fields), second = try XCTUnwrap(record.legs[1].response?.fields)
-        XCTAssertTrue(JSONWriter.sameStorage(first, second), "one array for both legs")
+        XCTAssertTrue(sameStorage(first, second), "one array for both legs")
         XCTAssertEqual(first, redaction.record(list))
         XCTAssertTrue(first[2].isRedacted, "the shared list is the redacted one")
         // The requests carry one head too: its fields are shared as well.
-        XCTAssertTrue(JSONWriter.sameStorage(try XCTUnwrap(record.legs[0].request?.fields),
+        XCTAssertTrue(sameStorage(try XCTUnwrap(record.legs[0].request?.fields),
                                              try XCTUnwrap(record.legs[1].request?.fields)))
     }
 
     func testEqualFieldsInListsOfTheirOwnAreRecordedOnEachLeg() throws {
         let record = record(downstream: fields(responseFields), upstream: fields(responseFields))
         let first = try XCTUnwrap(record.legs[0].response?.fields), second = try XCTUnwrap(record.legs[1].response?.fields)
-        XCTAssertFalse(JSONWriter.sameStorage(first, second))
+        XCTAssertFalse(sameStorage(first, second))
         XCTAssertEqual(first, second)
         XCTAssertEqual(first, redaction.record(fields(responseFields)))
     }
