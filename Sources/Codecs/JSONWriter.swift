@@ -535,12 +535,23 @@ public struct JSONWriter: ~Copyable {
         return true
     }
 
-    /// True when the arrays of strings are written as the same bytes.
+    /// True when the arrays of strings are written as the same bytes: one
+    /// storage (a list shared, not compared), else string by string.
     @inlinable
     public static func sameBytes(_ a: [String], _ b: [String]) -> Bool {
         guard a.count == b.count else { return false }
+        if sameStorage(a, b) { return true }
         for index in a.indices where !sameBytes(a[index], b[index]) { return false }
         return true
+    }
+
+    /// True when `a` and `b` are one array storage (so the same elements:
+    /// a shared storage cannot have changed).
+    @inlinable @inline(__always)
+    public static func sameStorage<Element>(_ a: borrowing [Element], _ b: borrowing [Element]) -> Bool {
+        a.withUnsafeBufferPointer { mine in
+            b.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress && $0.count == mine.count }
+        }
     }
 
     // MARK: Private

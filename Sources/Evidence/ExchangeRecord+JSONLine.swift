@@ -28,8 +28,9 @@ extension ExchangeRecord {
     ///
     /// Invariant of the walk: it has no closures and no generic thunks
     /// (containers are opened and closed around their members; optionals
-    /// are unwrapped in place), legs and messages are written by methods
-    /// kept out of line that get them by address, and everything it calls
+    /// are unwrapped in place), messages are written by methods kept out
+    /// of line that get them by address (the legs' are inlined: see
+    /// `Leg.write`), and everything it calls
     /// is `@_effects(releasenone)` and releases nothing its caller holds
     /// (only temporaries of its own, such as an enum's `rawValue`). A writer
     /// added to the walk must keep that promise; why, and what it bought:
@@ -52,13 +53,17 @@ extension ExchangeRecord {
         // The second leg repeats what the first carried unchanged (the
         // response's fields and their digests, forwarded as they came): its
         // bytes are copied from the first leg's instead of written again.
-        var repeats = repeatingValues && legs.count >= 2 ? legs[0].repeats(in: legs[1]) : LegRepeats()
-        for index in legs.indices {
-            if index < 2 {
-                legs[index].write(to: &json, repeating: &repeats)
-            } else {
-                var none = LegRepeats()
-                legs[index].write(to: &json, repeating: &none)
+        // The legs are read in the array's buffer: the array's subscript
+        // copies a whole leg out to call a method on it.
+        legs.withUnsafeBufferPointer { legs in
+            var repeats = repeatingValues && legs.count >= 2 ? legs[0].repeats(in: legs[1]) : LegRepeats()
+            for index in legs.indices {
+                if index < 2 {
+                    legs[index].write(to: &json, repeating: &repeats)
+                } else {
+                    var none = LegRepeats()
+                    legs[index].write(to: &json, repeating: &none)
+                }
             }
         }
         json.closeArray()
@@ -172,8 +177,9 @@ extension ExchangeRecord.Leg {
     /// What `later`, written right after this leg in the same line, writes
     /// as the same bytes as this one (each message with its counterpart).
     /// (The parts are compared as read through optional chains, one array
-    /// at a time: binding a whole message would copy it.)
-    @inline(never) @_effects(releasenone)
+    /// at a time: binding a whole message would copy it. Inlined into
+    /// `writeLine`: out of line, both legs were copied to be lent to it.)
+    @inline(__always)
     func repeats(in later: ExchangeRecord.Leg) -> LegRepeats {
         LegRepeats(
             request: MessageRepeats(fields: request?.fields, later.request?.fields,
@@ -185,22 +191,20 @@ extension ExchangeRecord.Leg {
                                      later.response?.digest.head.fieldNames))
     }
 
-    /// Out of line, so that `self` is lent by address (see `writeLine`).
-    @inline(never) @_effects(releasenone)
+    /// Inlined into `writeLine`, which reads the legs in their array's
+    /// buffer: out of line, each leg (1.3 KiB) was copied to the stack to
+    /// be lent to it. Its messages are written out of line.
+    @inline(__always)
     func write(to json: inout JSONWriter, repeating repeats: inout LegRepeats) {
         json.openObject()
         json.member("role", literal: role.literal)
         json.member("connectionID", connectionID)
         json.member("streamID", ifPresent: streamID)
-        json.member("tls", ifPresent: tls)
-        if let request {
-            json.key("request")
-            request.write(to: &json, repeating: &repeats.request)
-        }
-        if let response {
-            json.key("response")
-            response.write(to: &json, repeating: &repeats.response)
-        }
+        tls?.write(member: "tls", to: &json)
+        // Through optional chains, which lend the message in place (`if let`
+        // copies it out of the optional, `!= nil` too).
+        request?.write(member: "request", to: &json, repeating: &repeats.request)
+        response?.write(member: "response", to: &json, repeating: &repeats.response)
         json.member("interimResponses", ifPresent: interimResponses)
         if let interimWithheld {
             json.key("interimWithheld")
@@ -232,6 +236,13 @@ extension RelayedStreams.Stream {
 }
 
 extension TLSDetails: RecordLinePart {
+    /// The details as the member `name` (called through an optional chain,
+    /// which lends them in place).
+    func write(member name: StaticString, to json: inout JSONWriter) {
+        json.key(name)
+        write(to: &json)
+    }
+
     func write(to json: inout JSONWriter) {
         json.openObject()
         json.member("version", ifPresent: version)
@@ -251,6 +262,13 @@ extension RecordedMessage: RecordLinePart {
     func write(to json: inout JSONWriter) {
         var none = MessageRepeats()
         write(to: &json, repeating: &none)
+    }
+
+    /// The message as the member `name`, its repeated values copied or noted.
+    @inline(never) @_effects(releasenone)
+    func write(member name: StaticString, to json: inout JSONWriter, repeating repeats: inout MessageRepeats) {
+        json.key(name)
+        write(to: &json, repeating: &repeats)
     }
 
     /// The message, its repeated values copied or noted (`MessageRepeats`).
@@ -287,21 +305,47 @@ extension RecordedMessage: RecordLinePart {
         }
         json.member("complete", complete)
         json.key("timings")
+        timings.write(to: &json)
+        json.closeObject()
+    }
+}
+
+extension MessageTimings {
+    /// The instants; one equal to the one before it (the head's start and
+    /// end are one instant, and so is the whole of a message without a
+    /// body) is copied from that one's bytes instead of written again.
+    @inline(__always)
+    func write(to json: inout JSONWriter) {
         json.openObject()
-        if let start = timings.start {
+        var previous = JSONRepeat.off
+        var previousBits: UInt64? = nil
+        if let start {
             json.key("start")
-            json.double(start.millisecondsSince1970)
+            MessageTimings.write(start, to: &json, after: &previous, previousBits: &previousBits)
         }
-        if let headersDone = timings.headersDone {
+        if let headersDone {
             json.key("headersDone")
-            json.double(headersDone.millisecondsSince1970)
+            MessageTimings.write(headersDone, to: &json, after: &previous, previousBits: &previousBits)
         }
-        if let end = timings.end {
+        if let end {
             json.key("end")
-            json.double(end.millisecondsSince1970)
+            MessageTimings.write(end, to: &json, after: &previous, previousBits: &previousBits)
         }
         json.closeObject()
-        json.closeObject()
+    }
+
+    /// One instant: copied when it has the bits of the instant written
+    /// before it (the same double, so the same bytes), else written and noted.
+    @inline(__always)
+    private static func write(_ instant: Timestamp, to json: inout JSONWriter, after previous: inout JSONRepeat,
+                              previousBits: inout UInt64?) {
+        let bits = instant.millisecondsSince1970.bitPattern
+        if bits == previousBits, json.repeatValue(previous) { return }
+        previous = .wanted
+        previousBits = bits
+        let start = json.valueStart
+        json.double(instant.millisecondsSince1970)
+        json.note(&previous, from: start)
     }
 }
 
@@ -311,6 +355,8 @@ extension RecordedField {
     @_effects(releasenone)
     static func writeSameBytes(_ a: [RecordedField], _ b: [RecordedField]) -> Bool {
         guard a.count == b.count else { return false }
+        // One list recorded once for both legs (a head forwarded as it came).
+        if JSONWriter.sameStorage(a, b) { return true }
         for index in a.indices where !a[index].writesSameBytes(as: b[index]) { return false }
         return true
     }

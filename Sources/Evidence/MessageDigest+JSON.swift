@@ -113,7 +113,20 @@ extension FieldDigests {
     /// bytes) with the same digests, in the same order.
     func writesSameBytes(as other: FieldDigests) -> Bool {
         guard count == other.count else { return false }
+        if sharesStorage(with: other) { return true }
         return elementsEqual(other) { $0.value == $1.value && JSONWriter.sameBytes($0.key, $1.key) }
+    }
+
+    /// True when `self` and `other` are the same bits: the one array of
+    /// entries they hold (one word) is one storage (the memo's digests of a
+    /// field section, shared by the heads that carry it), so the same
+    /// entries. Different bits, or a layout of more than one word, say nothing.
+    private func sharesStorage(with other: FieldDigests) -> Bool {
+        withUnsafeBytes(of: self) { mine in
+            withUnsafeBytes(of: other) { theirs in
+                mine.count == 8 && mine.loadUnaligned(as: UInt64.self) == theirs.loadUnaligned(as: UInt64.self)
+            }
+        }
     }
 
     /// The object of name → digest, in name order (so a line is the same

@@ -68,25 +68,31 @@ public struct RecordedMessage: Codable, Hashable, Sendable {
     ///
     /// - Parameter connectionScheme: the scheme of the connection, recorded
     ///   when the head carries none (pass the same value given to `HeadDigest`).
+    /// - Parameter recordedFields: the head's fields as `redaction` records
+    ///   them, when the caller has them already (the other leg's message
+    ///   that forwarded this very field list: `RedactionPolicy.record` gives
+    ///   the same fields for it); nil records them here.
     public init(request head: borrowing HTTPRequestHead, connectionScheme: String, digest: MessageDigest,
                 trailers: HTTPFields? = nil, body: StoredBody? = nil, complete: Bool = true,
-                timings: MessageTimings, redaction: borrowing RedactionPolicy) {
+                timings: MessageTimings, redaction: borrowing RedactionPolicy, recordedFields: [RecordedField]? = nil) {
         self.init(method: head.method.rawValue, scheme: head.scheme ?? connectionScheme, authority: head.authority,
                   path: redaction.recordTarget(head.path), targetForm: head.targetForm,
                   connectProtocol: head.connectProtocol, version: head.version,
-                  fields: redaction.record(head.fields), trailers: RecordedMessage.recordTrailers(trailers, redaction),
+                  fields: recordedFields ?? redaction.record(head.fields),
+                  trailers: RecordedMessage.recordTrailers(trailers, redaction),
                   digest: digest,
                   body: body == nil ? nil : redaction.recordBody(body, contentType: head.fields["content-type"]),
                   complete: complete, timings: timings)
     }
 
     /// Records a response head with its digests, redacting secrets (fields,
-    /// secret form fields in a stored body).
+    /// secret form fields in a stored body); `recordedFields` as for a request.
     public init(response head: borrowing HTTPResponseHead, digest: MessageDigest, trailers: HTTPFields? = nil,
                 body: StoredBody? = nil, complete: Bool = true, timings: MessageTimings,
-                redaction: borrowing RedactionPolicy) {
+                redaction: borrowing RedactionPolicy, recordedFields: [RecordedField]? = nil) {
         self.init(status: head.status.code, reason: head.reason, version: head.version,
-                  fields: redaction.record(head.fields), trailers: RecordedMessage.recordTrailers(trailers, redaction),
+                  fields: recordedFields ?? redaction.record(head.fields),
+                  trailers: RecordedMessage.recordTrailers(trailers, redaction),
                   digest: digest,
                   body: body == nil ? nil : redaction.recordBody(body, contentType: head.fields["content-type"]),
                   complete: complete, timings: timings)

@@ -33,18 +33,33 @@ public struct RedactionPolicy: Codable, Hashable, Sendable {
         "cookie", "set-cookie", "authorization", "proxy-authorization",
     ]
     private static let defaultSecretNameList = defaultSecretNameLiterals.map(\.description)
-    /// The default secret names by length (all under 64 bytes, no two of
-    /// one length): the one name a field of that length can match, so
-    /// `isSecret` compares a recorded field's name with at most one name,
-    /// and most fields with none, without hashing it or iterating a set.
-    private static let defaultSecretNameOfLength: [StaticString?] = {
-        var names = [StaticString?](repeating: nil, count: 64)
-        for name in defaultSecretNameLiterals {
-            precondition(names[name.utf8CodeUnitCount] == nil, "two default secret names of one length")
-            names[name.utf8CodeUnitCount] = name
+    /// The default secret name of `length` bytes, if there is one (no two
+    /// have one length; `RedactionPolicyTests` checks this against
+    /// `defaultSecretNameLiterals`): the one name a field of that length
+    /// can match, so `isSecret` compares a recorded field's name with at
+    /// most one name, and most fields with none, without hashing it or
+    /// iterating a set. A switch, not a table: nothing to load or to
+    /// initialise once per call.
+    @inline(__always)
+    static func defaultSecretName(ofLength length: Int) -> StaticString? {
+        switch length {
+        case 6: "cookie"
+        case 10: "set-cookie"
+        case 13: "authorization"
+        case 19: "proxy-authorization"
+        default: nil
         }
-        return names
-    }()
+    }
+
+    /// The default secret names as literals, for the tests.
+    static var defaultSecretNameLiteralList: [StaticString] { defaultSecretNameLiterals }
+
+    /// True when `name` is one of the default secret names, ignoring ASCII case.
+    @inline(__always)
+    private static func isDefaultSecret(_ name: String) -> Bool {
+        guard let secret = defaultSecretName(ofLength: name.utf8.count) else { return false }
+        return RedactionPolicy.name(name, is: secret)
+    }
 
     /// True when `name` is `lower` (lowercase ASCII of the same length as
     /// `name`'s UTF-8) ignoring ASCII case. Borrows only `name`'s bytes and
@@ -116,11 +131,7 @@ public struct RedactionPolicy: Codable, Hashable, Sendable {
     public func isSecret(_ field: HTTPField) -> Bool {
         // Most names are none of these: rule them out without lowercasing
         // (which builds a String for a long name with capitals, on every field).
-        let length = field.name.utf8.count
-        if length < 64, let secret = RedactionPolicy.defaultSecretNameOfLength[length],
-           RedactionPolicy.name(field.name, is: secret) {
-            return true
-        }
+        if RedactionPolicy.isDefaultSecret(field.name) { return true }
         return !storage.extraSecretNames.isEmpty && storage.extraSecretNames.contains(HTTPField.lowercaseASCII(field.name))
     }
 

@@ -61,9 +61,19 @@ struct ExchangeRecorder {
         if upstream != nil { finishForwardedBodiesOnce() }
         var legs: [ExchangeRecord.Leg] = []
         legs.reserveCapacity(2)  // one allocation for both legs
-        legs.append(downstream.finish(redaction: settings.redaction, at: time))
+        // A head forwarded with the very field list it came with is recorded
+        // once: the other leg takes the recorded fields (one array, shared).
+        let sameRequestFields = upstream?.request.fieldsShareStorage(with: downstream.request) == true
+        let sameResponseFields = upstream?.response.fieldsShareStorage(with: downstream.response) == true
+        let first = downstream.finish(redaction: settings.redaction, at: time)
+        // Read from the local leg, not from `legs` (whose subscript would copy the whole leg).
+        let requestFields = sameRequestFields ? first.request?.fields : nil
+        let responseFields = sameResponseFields ? first.response?.fields : nil
+        legs.append(first)
         if upstream != nil {
-            legs.append(upstream!.finish(redaction: settings.redaction, at: time))  // in place, not a copy of the leg
+            // In place, not a copy of the leg.
+            legs.append(upstream!.finish(redaction: settings.redaction, at: time, requestFields: requestFields,
+                                         responseFields: responseFields))
         }
         return ExchangeRecord(exchangeID: id.description, traceID: traceID, tap: settings.tap, legs: legs,
                               error: error?.failure, retries: retries.isEmpty ? nil : retries)

@@ -71,12 +71,15 @@ struct LegRecorder {
 
     /// The leg as the record keeps it. Called once: the TLS details move
     /// into the record (`tls` is nil afterwards) rather than being copied.
-    mutating func finish(redaction: RedactionPolicy, at time: Timestamp) -> ExchangeRecord.Leg {
+    /// `requestFields`, `responseFields`: the message's fields as recorded
+    /// by the other leg, when they are the same list (`MessageRecorder.fieldsShareStorage`).
+    mutating func finish(redaction: RedactionPolicy, at time: Timestamp, requestFields: [RecordedField]? = nil,
+                         responseFields: [RecordedField]? = nil) -> ExchangeRecord.Leg {
         // One initialiser call with every value: a leg changed after it is made is copied whole to be returned.
         ExchangeRecord.Leg(role: role, connectionID: connectionID?.description ?? "none", streamID: streamID,
                            tls: tls.take(),
-                           request: request.finish(redaction: redaction, at: time),
-                           response: response.finish(redaction: redaction, at: time),
+                           request: request.finish(redaction: redaction, at: time, recordedFields: requestFields),
+                           response: response.finish(redaction: redaction, at: time, recordedFields: responseFields),
                            interimResponses: finishInterim(redaction: redaction, at: time),
                            interimWithheld: interimWithheld.isEmpty ? nil : interimWithheld,
                            relayed: relayed, translation: translation, broken: broken)

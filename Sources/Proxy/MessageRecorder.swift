@@ -75,6 +75,27 @@ struct MessageRecorder {
     /// Body bytes seen so far.
     var bodyLength: Int { body.length }
 
+    /// True when this message's head and `other`'s hold their fields in one
+    /// storage (a head forwarded with the very field list it came with):
+    /// `RedactionPolicy.record` then gives both the same recorded fields,
+    /// and `finish` can take the other's (`recordedFields`). The same
+    /// storage, not equal fields: an array that is shared cannot have
+    /// changed, so nothing is compared.
+    func fieldsShareStorage(with other: MessageRecorder) -> Bool {
+        guard let mine = fieldStorage, let theirs = other.fieldStorage else { return false }
+        return mine == theirs
+    }
+
+    /// Where the recorded head's field list is stored (its array's
+    /// elements, which the head keeps alive) and its count; nil without a
+    /// head. Noted when the head is recorded: reading it from `head` would
+    /// copy the head.
+    private var fieldStorage: Optional<(UnsafeRawPointer?, Int)> = nil
+
+    private static func storage(of fields: HTTPFields) -> (UnsafeRawPointer?, Int) {
+        fields.fields.withUnsafeBufferPointer { (UnsafeRawPointer($0.baseAddress), $0.count) }
+    }
+
     mutating func recordRequest(_ request: HTTPRequestHead, wire: HeadDigest.WireForm, connectionScheme: String,
                                 at time: Timestamp) {
         let digest: HeadDigest
@@ -89,6 +110,7 @@ struct MessageRecorder {
             digest = HeadDigest(untaken: request)
         }
         head = .request(request, digest, connectionScheme: connectionScheme)
+        fieldStorage = MessageRecorder.storage(of: request.fields)
         timings.start = time
         timings.headersDone = time
     }
@@ -104,6 +126,7 @@ struct MessageRecorder {
         } else {
             head = .response(response, HeadDigest(untaken: response))
         }
+        fieldStorage = MessageRecorder.storage(of: response.fields)
         timings.start = time
         timings.headersDone = time
     }
@@ -178,7 +201,10 @@ struct MessageRecorder {
     /// The message as recorded; nil when no head crossed. Finishes the body
     /// digest, so it is called once; the head and its digest move into the
     /// record (`head` is `.none` afterwards) rather than being copied.
-    mutating func finish(redaction: RedactionPolicy, at time: Timestamp) -> RecordedMessage? {
+    /// `recordedFields`: the head's fields as `redaction` records them, when
+    /// the other leg's message recorded them already (`fieldsShareStorage`).
+    mutating func finish(redaction: RedactionPolicy, at time: Timestamp,
+                         recordedFields: [RecordedField]? = nil) -> RecordedMessage? {
         let trailers = self.trailers
         let complete: Bool
         switch progress {
@@ -192,17 +218,19 @@ struct MessageRecorder {
         let (bodyDigest, stored) = finishedBody.take() ?? body.finish(trailers: trailers)
         var recorded = Head.none
         swap(&recorded, &head)
+        fieldStorage = nil
         switch consume recorded {
         case .none:
             return nil
         case let .request(request, digest, scheme):
             return RecordedMessage(request: request, connectionScheme: scheme,
                                    digest: MessageDigest(head: digest, body: bodyDigest), trailers: trailers,
-                                   body: stored, complete: complete, timings: timings, redaction: redaction)
+                                   body: stored, complete: complete, timings: timings, redaction: redaction,
+                                   recordedFields: recordedFields)
         case let .response(response, digest):
             return RecordedMessage(response: response, digest: MessageDigest(head: digest, body: bodyDigest),
                                    trailers: trailers, body: stored, complete: complete, timings: timings,
-                                   redaction: redaction)
+                                   redaction: redaction, recordedFields: recordedFields)
         }
     }
 }

@@ -75,7 +75,7 @@ final class EventPoller {
             }
             waiter = .thread(thread)
             do {
-                try thread.start(serving: self)
+                try thread.start(serving: self, of: loop)
             } catch {
                 thread.abandon()
                 throw error
@@ -154,14 +154,16 @@ final class EventPoller {
 /// still run on the queue, never at the same time) but on this thread, with
 /// no Dispatch worker woken per event.
 ///
-/// Life: `start(serving:)` spawns it (detached); `stop()` (the poller's
+/// Life: `start(serving:of:)` spawns it (detached); `stop()` (the poller's
 /// deinit) raises `stopping` and signals the wake-up eventfd (token 0 in the
 /// epoll); the thread then leaves its loop, closes the epoll descriptor and
-/// the eventfd, and ends. It holds the poller only weakly: a poller that is
-/// gone (its loop released) is never served.
+/// the eventfd, and ends: only then, so `stop()` never signals a closed
+/// descriptor. It holds the poller and its loop only weakly: a wake-up that
+/// finds either gone or going (released on another thread meanwhile) is not
+/// served, and a round holds the loop, which the poller reaches unowned.
 ///
 /// `@unchecked Sendable`: the descriptors and the queue are immutable;
-/// `poller` is written once before the thread starts and read only by it;
+/// `poller` and `loop` are written once before the thread starts and read only by it;
 /// `stopping` is atomic.
 final class PollerThread: @unchecked Sendable {
     private let epoll: Int32
@@ -169,6 +171,11 @@ final class PollerThread: @unchecked Sendable {
     private let queue: DispatchQueue
     private let name: String
     private weak var poller: EventPoller?
+    /// The poller's loop, held only while a round is served: the poller
+    /// reaches it unowned, and a loop being released on another thread
+    /// while a wake-up was on its way must not be served (a weak load of an
+    /// object already deinitialising gives nil).
+    private weak var loop: EventLoop?
     private let stopping = Atomic<Bool>(false)
 
     /// Adds the wake-up eventfd to `epoll`. On a throw the caller still owns `epoll`.
@@ -183,8 +190,9 @@ final class PollerThread: @unchecked Sendable {
     }
 
     /// Spawns the thread, which serves `poller` until `stop()`. Once.
-    func start(serving poller: EventPoller) throws(WireError) {
+    func start(serving poller: EventPoller, of loop: EventLoop) throws(WireError) {
         self.poller = poller
+        self.loop = loop
         let context = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
         let status = pthread_create(&thread, nil, { context in
@@ -223,11 +231,11 @@ final class PollerThread: @unchecked Sendable {
         // time just before the item runs on it.
         var round = Round(events: events)
         let serve = DispatchWorkItem { [unowned self] in
-            guard let poller = self.poller else {
-                round.gone = true
-                return
-            }
-            poller.serveRound(round.events, count: round.count)
+            // Gone, or going (its deinit is about to call `stop()`): nothing
+            // to serve. The thread waits for `stop()` rather than leaving at
+            // once, so the eventfd `stop()` signals is still open then.
+            guard let loop = self.loop, let poller = self.poller else { return }
+            withExtendedLifetime(loop) { poller.serveRound(round.events, count: round.count) }
         }
         defer {
             events.deallocate()
@@ -243,15 +251,12 @@ final class PollerThread: @unchecked Sendable {
             if stopping.load(ordering: .acquiring) { return }
             round.count = count
             queue.sync(execute: serve)
-            if round.gone { return }
         }
     }
 
-    /// What one wake-up found: the events `epoll_wait` wrote, how many, and
-    /// whether the poller was gone when the round came to serve them.
+    /// What one wake-up found: the events `epoll_wait` wrote, and how many.
     private struct Round {
         let events: UnsafeMutableRawPointer
         var count: Int32 = 0
-        var gone = false
     }
 }

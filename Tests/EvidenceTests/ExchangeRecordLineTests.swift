@@ -1,3 +1,4 @@
+import Codecs
 import Foundation
 import XCTest
 @testable import Evidence
@@ -151,6 +152,40 @@ final class ExchangeRecordLineTests: XCTestCase {
         record.legs[0].request?.timings.end = Timestamp(millisecondsSince1970: .nan)
         let decoded = try decode(record.jsonLine())
         XCTAssertTrue(decoded.legs[0].request?.timings.end?.millisecondsSince1970.isNaN ?? false)
+    }
+
+    /// An instant equal to the one before it is copied from that one's
+    /// bytes: every pattern of equal and different instants, absent ones
+    /// between them, and equal values of other bits (-0 and 0, NaN), reads
+    /// back as recorded and writes as each instant written on its own.
+    func testEqualInstantsOfAMessageAreWrittenAsEachOnItsOwn() throws {
+        let a = 1_700_000_000_000.5, b = 1_700_000_000_001.25
+        let patterns: [[Double?]] = [
+            [a, a, a], [a, a, b], [a, b, b], [a, b, a], [b, a, a], [nil, a, a], [a, nil, a], [a, a, nil],
+            [-0.0, 0.0, -0.0], [.nan, .nan, a], [1e-7, 1e-7, 1e300],
+        ]
+        for pattern in patterns {
+            var record = SampleRecords.record(1)
+            let instant = { (value: Double?) in value.map { Timestamp(millisecondsSince1970: $0) } }
+            let timings = MessageTimings(start: instant(pattern[0]), headersDone: instant(pattern[1]), end: instant(pattern[2]))
+            record.legs[0].request?.timings = timings
+            let decoded = try XCTUnwrap(try decode(record.jsonLine()).legs[0].request?.timings)
+            let instants = [decoded.start, decoded.headersDone, decoded.end]
+            for (index, value) in pattern.enumerated() {
+                XCTAssertEqual(instants[index]?.millisecondsSince1970.isNaN, value?.isNaN, "\(pattern)")
+                if let value, !value.isNaN { XCTAssertEqual(instants[index]?.millisecondsSince1970, value, "\(pattern)") }
+            }
+            // Each instant as written alone, in the same order.
+            var expected = "\"timings\":{"
+            for (index, name) in ["start", "headersDone", "end"].enumerated() {
+                guard let value = pattern[index] else { continue }
+                var alone = JSONWriter()
+                alone.double(value)
+                if !expected.hasSuffix("{") { expected += "," }
+                expected += "\"\(name)\":" + String(decoding: alone.bytes, as: UTF8.self)
+            }
+            XCTAssertTrue(String(decoding: record.jsonLine(), as: UTF8.self).contains(expected + "}"), "\(pattern)")
+        }
     }
 
     func testTheWriterWritesTheHandEncodedLine() throws {

@@ -3,7 +3,7 @@ import Glibc
 import Hashing
 import HTTP
 import XCTest
-import Evidence
+@testable import Evidence
 
 /// Keyed digests of secrets in fields, targets and form bodies, and the digest key file.
 final class RedactionPolicyTests: XCTestCase {
@@ -61,6 +61,36 @@ final class RedactionPolicyTests: XCTestCase {
         XCTAssertEqual(recorded[1].value, digest("k=v"))
         XCTAssertEqual(recorded[3].value, digest("Basic x"))
         XCTAssertEqual(policy.record(HTTPFields()), [])
+    }
+
+    /// The section's bulk path gives what `record(_:)` gives field by
+    /// field, whatever the policy: secrets recorded in clear, extra names,
+    /// names of a secret name's length that are none, every secret's case.
+    func testASectionIsRecordedAsItsFieldsOneByOne() {
+        let names = ["Host", "Cookie", "server", "COOKIE", "cookiE2", "Set-Cookie", "user-agent", "set-cookie",
+                     "authorization", "last-modified", "accept-ranges", "Proxy-Authorization", "proxy-authenticate1",
+                     "X-Api-Key", "x-api-kez", "", "é-name", String(repeating: "a", count: 80)]
+        let fields = HTTPFields(names.enumerated().map { HTTPField(name: $0.element, value: "k=v\($0.offset); a=b") })
+        let policies = [policy, RedactionPolicy(recordSecrets: true, digester: digester),
+                        RedactionPolicy(extraSecretNames: ["x-api-key"], digester: digester),
+                        RedactionPolicy(recordSecrets: true, extraSecretNames: ["x-api-key"], digester: digester)]
+        for policy in policies {
+            XCTAssertEqual(policy.record(fields), fields.fields.map(policy.record), "recordSecrets \(policy.recordSecrets)")
+        }
+        XCTAssertEqual(policies[2].record(fields).filter(\.isRedacted).map(\.name),
+                       ["Cookie", "COOKIE", "Set-Cookie", "set-cookie", "authorization", "Proxy-Authorization", "X-Api-Key"])
+    }
+
+    /// The one default secret name of each length is each of the literals, and no other length has one.
+    func testEveryDefaultSecretNameIsFoundByItsLength() {
+        let literals = RedactionPolicy.defaultSecretNameLiteralList
+        XCTAssertEqual(Set(literals.map(\.description)), RedactionPolicy.defaultSecretNames)
+        for length in 0..<100 {
+            let named = literals.filter { $0.utf8CodeUnitCount == length }
+            XCTAssertLessThanOrEqual(named.count, 1, "two default secret names of \(length) bytes")
+            XCTAssertEqual(RedactionPolicy.defaultSecretName(ofLength: length)?.description, named.first?.description,
+                           "length \(length)")
+        }
     }
 
     func testFormBodiesAreRedactedOtherBodiesKept() throws {
