@@ -43,16 +43,11 @@ public struct HTTP2PseudoFieldOrder: Hashable, Sendable, CustomStringConvertible
             self = candidate
         }
 
-        /// `fieldName` as a `String`.
-        private var name: String {
-            switch self {
-            case .method: ":method"
-            case .protocol: ":protocol"
-            case .scheme: ":scheme"
-            case .authority: ":authority"
-            case .path: ":path"
-            }
-        }
+        /// `fieldName` as a `String`, made once per name (`names`).
+        private var name: String { Name.names[Int(rawValue) - 1] }
+
+        /// Every `fieldName` as a `String`, in raw-value order (1 first).
+        private static let names = allCases.map { $0.fieldName.description }
     }
 
     /// Name `n` in bits `4n..<4n+4`; 0 after the last.
