@@ -27,12 +27,12 @@ import HTTP
 /// (`digestKey`), never the key.
 public struct RedactionPolicy: Codable, Hashable, Sendable {
     /// Field names (lowercased) that are secret in every policy.
-    public static let defaultSecretNames = Set(defaultSecretNameList)
-    /// The same names as literals, lowercase ASCII.
-    private static let defaultSecretNameLiterals: [StaticString] = [
+    public static let defaultSecretNames = Set(defaultSecretNameLiterals.map(\.description))
+    /// The same names as literals, lowercase ASCII (`defaultSecretName(ofLength:)`
+    /// lists them by length; its test checks the two agree).
+    static let defaultSecretNameLiterals: [StaticString] = [
         "cookie", "set-cookie", "authorization", "proxy-authorization",
     ]
-    private static let defaultSecretNameList = defaultSecretNameLiterals.map(\.description)
     /// The default secret name of `length` bytes, if there is one (no two
     /// have one length; `RedactionPolicyTests` checks this against
     /// `defaultSecretNameLiterals`): the one name a field of that length
@@ -50,9 +50,6 @@ public struct RedactionPolicy: Codable, Hashable, Sendable {
         default: nil
         }
     }
-
-    /// The default secret names as literals, for the tests.
-    static var defaultSecretNameLiteralList: [StaticString] { defaultSecretNameLiterals }
 
     /// True when `name` is one of the default secret names, ignoring ASCII case.
     @inline(__always)

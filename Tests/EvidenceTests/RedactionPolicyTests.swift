@@ -83,7 +83,7 @@ final class RedactionPolicyTests: XCTestCase {
 
     /// The one default secret name of each length is each of the literals, and no other length has one.
     func testEveryDefaultSecretNameIsFoundByItsLength() {
-        let literals = RedactionPolicy.defaultSecretNameLiteralList
+        let literals = RedactionPolicy.defaultSecretNameLiterals
         XCTAssertEqual(Set(literals.map(\.description)), RedactionPolicy.defaultSecretNames)
         for length in 0..<100 {
             let named = literals.filter { $0.utf8CodeUnitCount == length }
