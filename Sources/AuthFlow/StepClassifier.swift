@@ -39,10 +39,14 @@ public struct StepClassifier: Hashable, Sendable {
 
     /// `/suite` for context path `suite`, empty for a root context.
     public let contextRoot: String
+    /// `contextRoot` and `/`, made once: the prefix of every path under the
+    /// context (`classify` runs on every exchange and builds no `String`).
+    private let contextPrefix: String
 
     public init(contextPath: String = "suite") {
         let trimmed = MockServerConfiguration.trimSlashes(contextPath)
         contextRoot = trimmed.isEmpty ? "" : "/" + trimmed
+        contextPrefix = contextRoot + "/"
     }
 
     /// The step of an exchange; pass the response head when it is known.
@@ -76,16 +80,17 @@ public struct StepClassifier: Hashable, Sendable {
         case context, auth, token, corsPing, protected, unknown
     }
 
+    /// Compares bytes, not `Character`s: a path is ASCII on the wire (its
+    /// other bytes percent-encoded), and byte equality is what a server's
+    /// router matches on.
     func endpoint(ofPath path: String) -> Endpoint {
-        if path == contextRoot || path == contextRoot + "/" { return .context }
-        guard path.hasPrefix(contextRoot + "/") else { return .unknown }
-        let rest = path.dropFirst(contextRoot.count + 1)
-        switch rest {
-        case "auth": return .auth
-        case Substring(StepClassifier.tokenEndpoint): return .token
-        case "cors/ping": return .corsPing
-        default:
-            return rest == "rest" || rest.hasPrefix("rest/") ? .protected : .unknown
-        }
+        let bytes = path.utf8
+        if bytes.elementsEqual(contextRoot.utf8) || bytes.elementsEqual(contextPrefix.utf8) { return .context }
+        guard bytes.starts(with: contextPrefix.utf8) else { return .unknown }
+        let rest = bytes.dropFirst(contextPrefix.utf8.count)
+        if rest.elementsEqual("auth".utf8) { return .auth }
+        if rest.elementsEqual(StepClassifier.tokenEndpoint.utf8) { return .token }
+        if rest.elementsEqual("cors/ping".utf8) { return .corsPing }
+        return rest.elementsEqual("rest".utf8) || rest.starts(with: "rest/".utf8) ? .protected : .unknown
     }
 }

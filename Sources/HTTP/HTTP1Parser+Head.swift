@@ -94,12 +94,20 @@ extension HTTP1Parser {
         return .response(version: version, status: HTTPStatus(status), reason: reasonText)
     }
 
+    /// `HTTP/1.1` and `HTTP/1.0` as the eight bytes in memory load (`parseVersion`).
+    private static let http1_1Word = Array("HTTP/1.1".utf8).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+    private static let http1_0Word = Array("HTTP/1.0".utf8).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+
     /// `HTTP/1.0` or `HTTP/1.1`. A well-formed other version (`HTTP/2.0`,
     /// `HTTP/1.2`, `HTTP/3`) is `unsupportedVersion` (505); anything else,
     /// lowercase `http/1.1` included, is `invalidVersion` (400).
     static func parseVersion(_ bytes: ArraySlice<UInt8>) throws(HTTP1ParseError) -> HTTPVersion {
-        if bytes.elementsEqual("HTTP/1.1".utf8) { return .http1_1 }
-        if bytes.elementsEqual("HTTP/1.0".utf8) { return .http1_0 }
+        // Nearly every head: one eight-byte word compared, not a generic byte walk.
+        if bytes.count == 8 {
+            let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+            if word == HTTP1Parser.http1_1Word { return .http1_1 }
+            if word == HTTP1Parser.http1_0Word { return .http1_0 }
+        }
         let text = HTTP1Grammar.text(bytes)
         guard bytes.starts(with: "HTTP/".utf8) else { throw .invalidVersion(text) }
         let number = Array(bytes.dropFirst(5))

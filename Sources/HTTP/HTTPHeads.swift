@@ -146,9 +146,11 @@ public struct HTTPRequestHead: Hashable, Sendable {
         }
     }
 
-    /// The path without its query.
+    /// The path without its query. Looks for the `?` byte, not a
+    /// `Character` (an ASCII byte is always a scalar boundary, so the index
+    /// cuts the `String` cleanly).
     public var pathOnly: String {
-        if let q = path.firstIndex(of: "?") { return String(path[..<q]) }
+        if let q = path.utf8.firstIndex(of: UInt8(ascii: "?")) { return String(path[..<q]) }
         return path
     }
 }
