@@ -146,6 +146,18 @@ static inline long intact_SSL_CTX_set_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_mode(ctx, mode);
 }
 
+static inline long intact_SSL_set_mode(SSL *ssl, long mode) {
+    return SSL_set_mode(ssl, mode);
+}
+
+static inline long intact_SSL_clear_mode(SSL *ssl, long mode) {
+    return SSL_clear_mode(ssl, mode);
+}
+
+static inline long intact_SSL_get_mode(SSL *ssl) {
+    return SSL_get_mode(ssl);
+}
+
 static inline long intact_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) {
     return SSL_CTX_set_session_cache_mode(ctx, mode);
 }

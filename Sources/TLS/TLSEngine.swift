@@ -425,6 +425,31 @@ public final class TLSEngine {
         outboundCiphertext.reserveCapacity(needed)
     }
 
+    // MARK: Record buffers
+
+    /// Whether OpenSSL keeps its record buffers (about 17 KiB to read and as
+    /// much to write) between records. Every engine starts releasing them
+    /// after each record (the context's `SSL_MODE_RELEASE_BUFFERS`), so an
+    /// idle connection holds none; a busy one keeps them
+    /// (`keepRecordBuffers(true)`) instead of allocating and freeing two per
+    /// record exchanged. Turning keeping off frees them at once unless they
+    /// hold bytes not yet processed (then OpenSSL frees them once those are
+    /// processed). Changes only memory, never bytes.
+    public var keepsRecordBuffers: Bool {
+        intact_SSL_get_mode(ssl) & Int(SSL_MODE_RELEASE_BUFFERS) == 0
+    }
+
+    /// See `keepsRecordBuffers`.
+    public func keepRecordBuffers(_ keep: Bool) {
+        if keep {
+            _ = intact_SSL_clear_mode(ssl, Int(SSL_MODE_RELEASE_BUFFERS))
+        } else {
+            _ = intact_SSL_set_mode(ssl, Int(SSL_MODE_RELEASE_BUFFERS))
+            // 0 when a buffer still holds unprocessed bytes: the mode frees it after them.
+            _ = SSL_free_buffers(ssl)
+        }
+    }
+
     // MARK: Closing
 
     /// Sends close_notify (queued in `takeOutbound()`). After the peer's close_notify

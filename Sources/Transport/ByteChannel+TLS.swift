@@ -88,4 +88,36 @@ extension ByteChannel {
         layer.handshakeDeadlinePassed(into: &output)
         perform(output)
     }
+
+    // MARK: Record buffers
+
+    /// Application bytes read under TLS were delivered: may start keeping
+    /// the engine's record buffers, with an idle check armed.
+    func noteRecordRead() {
+        guard recordBuffers.noteRead() else { return }
+        layer.securedEngine?.keepRecordBuffers(true)
+        armRecordBufferCheck()
+    }
+
+    private func armRecordBufferCheck() {
+        recordBufferTimer = loop.schedule(after: RecordBufferPolicy.idleCheckInterval) { [weak self] in
+            self?.recordBufferCheckDue()
+        }
+    }
+
+    private func recordBufferCheckDue() {
+        recordBufferTimer = nil
+        guard countsRecordReads else { return }
+        switch recordBuffers.idleCheck() {
+        case .checkAgain: armRecordBufferCheck()
+        case .release: layer.securedEngine?.keepRecordBuffers(false)
+        }
+    }
+
+    /// The channel closed: nothing more is counted and no check stays armed.
+    func stopCountingRecordReads() {
+        countsRecordReads = false
+        recordBufferTimer?.cancel()
+        recordBufferTimer = nil
+    }
 }

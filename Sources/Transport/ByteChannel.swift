@@ -73,6 +73,14 @@ public final class ByteChannel: @unchecked Sendable {
     /// Most plaintext held back: one TLS record's worth.
     static let holdLimit = 16 * 1024
 
+    /// Whether the engine's record buffers are kept between records (TLS
+    /// only, from `.established` with TLS details on; see `RecordBufferPolicy`).
+    var recordBuffers = RecordBufferPolicy()
+    /// True once TLS carries application bytes: only then are reads counted.
+    var countsRecordReads = false
+    /// The idle check armed while `recordBuffers.keeping`.
+    var recordBufferTimer: LoopTimer?
+
     /// Wraps an unstarted connection; nothing happens until `start(_:)`.
     public init(connection: Connection, security: ChannelSecurity) {
         self.connection = connection
@@ -293,6 +301,7 @@ public final class ByteChannel: @unchecked Sendable {
         case .closed(let error):
             heldPlaintext = []
             cancelHandshakeTimer()
+            stopCountingRecordReads()
             layer.connectionClosed()
             let reason = failure ?? error.map { .connection($0) }
             let receiver = self.receiver
@@ -317,7 +326,15 @@ public final class ByteChannel: @unchecked Sendable {
 
     /// Hands an event to the handler, if the channel still has one.
     func deliver(_ event: ChannelEvent) {
-        if case .received(let bytes) = event { receivedByteCount += bytes.count }
+        switch event {
+        case .received(let bytes):
+            receivedByteCount += bytes.count
+            if countsRecordReads { noteRecordRead() }
+        case .established(let details):
+            countsRecordReads = details != nil
+        default:
+            break
+        }
         receiver.deliver(event)
     }
 }

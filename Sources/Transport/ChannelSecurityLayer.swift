@@ -98,6 +98,12 @@ public struct ChannelSecurityLayer {
         }
     }
 
+    /// The engine while TLS carries application bytes; nil otherwise.
+    var securedEngine: TLSEngine? {
+        guard case .secured(let engine) = phase else { return nil }
+        return engine
+    }
+
     /// True once a close, reset or failure was asked for (or the socket closed).
     public var isEnding: Bool {
         switch phase {

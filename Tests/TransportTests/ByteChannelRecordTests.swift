@@ -1,5 +1,5 @@
 import TLS
-import Transport
+@testable import Transport
 import Wire
 import XCTest
 
@@ -137,5 +137,29 @@ final class ByteChannelRecordTests: XCTestCase {
         let answer = try exchange("GET", loop: loop, peer: peer, client: client)
         XCTAssertEqual(answer.plaintext, [])
         XCTAssertTrue(peer.receivedReset)
+    }
+
+    /// The server engine's record buffers: released after each record for a
+    /// connection that read once, kept from its second read, given back once
+    /// an idle check finds nothing read since the one before.
+    func testRecordBuffersAreKeptWhileBusyAndGivenBackWhenIdle() throws {
+        let (loop, server, peer, client) = try connected()
+        server.onReceived = { channel, _ in channel.write(Array("ok".utf8)) }
+        func keeps() -> Bool? { server.channel?.layer.securedEngine?.keepsRecordBuffers }
+        XCTAssertEqual(try exchange("GET 1", loop: loop, peer: peer, client: client).plaintext, Array("ok".utf8))
+        XCTAssertEqual(keeps(), false, "one request: released after each record")
+        XCTAssertEqual(try exchange("GET 2", loop: loop, peer: peer, client: client).plaintext, Array("ok".utf8))
+        XCTAssertEqual(keeps(), true, "the second read keeps them")
+        // Busy across a check: still kept after it.
+        loop.advanceTime(by: RecordBufferPolicy.idleCheckInterval / 2)
+        XCTAssertEqual(try exchange("GET 3", loop: loop, peer: peer, client: client).plaintext, Array("ok".utf8))
+        loop.advanceTime(by: RecordBufferPolicy.idleCheckInterval / 2)
+        XCTAssertEqual(keeps(), true, "read since the last check: kept")
+        loop.advanceTime(by: RecordBufferPolicy.idleCheckInterval)
+        XCTAssertEqual(keeps(), false, "nothing read for a whole check: given back")
+        // Still a working connection, and it keeps again when busy again.
+        XCTAssertEqual(try exchange("GET 4", loop: loop, peer: peer, client: client).plaintext, Array("ok".utf8))
+        XCTAssertEqual(try exchange("GET 5", loop: loop, peer: peer, client: client).plaintext, Array("ok".utf8))
+        XCTAssertEqual(keeps(), true)
     }
 }
