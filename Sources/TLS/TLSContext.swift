@@ -87,6 +87,8 @@ public final class TLSContext: @unchecked Sendable {
         _ = OpenSSLErrorQueue.run {
             SSL_CTX_set_options(pointer, intact_SSL_OP_NO_RENEGOTIATION())
             // Give idle connections' record buffers back: most proxied connections idle.
+            // A busy channel keeps its own for a while (`TLSEngine.keepRecordBuffers`,
+            // Transport's `RecordBufferPolicy`).
             intact_SSL_CTX_set_mode(pointer, Int(SSL_MODE_RELEASE_BUFFERS))
         }
         installCommonCallbacks()
