@@ -69,7 +69,7 @@ struct ConnectionDeadline {
     /// while `state` is `busy` (emptied when it leaves it). Its storage is
     /// kept from one exchange to the next (a few words), so a keep-alive
     /// connection makes no table per request.
-    private var lastProgress: [ExchangeID: Time] = [:]
+    private var lastProgress = ExchangeTable<Time>()
     /// Whether bytes with no exchange start the head timeout: only once the
     /// connection serves HTTP/1.1 (before, a TLS handshake has its own timeout;
     /// HTTP/2 sends frames between requests, so only the idle timeout applies).
@@ -142,9 +142,16 @@ struct ConnectionDeadline {
             let oldest = lastProgress.values.min()!
             guard current >= oldest + timeouts.body else { return .checkAgain(at: instant(oldest + timeouts.body)) }
             guard timesStreams else { return expire(.body) }
-            let stalled = lastProgress.filter { current >= $0.value + timeouts.body }.keys
-                .sorted { $0.sequence < $1.sequence }
-            for exchange in stalled { lastProgress[exchange] = nil }
+            var stalled: [ExchangeID] = []
+            var index = 0
+            while index < lastProgress.count {
+                guard current >= lastProgress.values[index] + timeouts.body else {
+                    index += 1
+                    continue
+                }
+                stalled.append(lastProgress.keys[index])
+                lastProgress.remove(at: index)
+            }
             if lastProgress.isEmpty {
                 state = .waiting(since: current, bytesAtStart: receivedBytes, headStarted: nil)
                 return .stalled(stalled, checkAgainAt: now + timeouts.idle)
@@ -166,14 +173,9 @@ struct ConnectionDeadline {
         }
     }
 
-    /// Sets every exchange's last progress to `time`, in place (walking
-    /// `indices` would hold the storage and copy it on the first write).
+    /// Sets every exchange's last progress to `time`, in place.
     private mutating func touchAll(at time: Time) {
-        var index = lastProgress.startIndex
-        while index != lastProgress.endIndex {
-            lastProgress.values[index] = time
-            lastProgress.formIndex(after: &index)
-        }
+        for index in 0..<lastProgress.count { lastProgress.values[index] = time }
     }
 
     /// While waiting, how often to look for a head's first bytes: a quarter

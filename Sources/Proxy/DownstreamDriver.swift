@@ -67,7 +67,7 @@ final class DownstreamDriver: @unchecked Sendable, DownstreamActions {
     /// The streams of each exchange in progress. Its storage outlives its
     /// entries (a key and a reference each), so requests on a keep-alive
     /// connection reuse it.
-    var exchanges: [ExchangeID: ExchangeStreams] = [:]
+    var exchanges = ExchangeTable<ExchangeStreams>()
     var nextSequence = 1
     /// The TLS session of the upstream connection the last exchange opened
     /// on, as records show it (see `upstreamTLS`); nil before any.

@@ -126,7 +126,7 @@ public struct DownstreamLayer {
     /// The client's address, named in records of connections that carried no request.
     var peer: String?
     var phase: Phase
-    var flows: [ExchangeID: ExchangeFlow] = [:]
+    var flows = ExchangeTable<ExchangeFlow>()
     /// The highest exchange sequence seen, so a connection-level record gets a fresh one.
     var lastSequence = 0
     /// What the add-ons decided when the connection was accepted.
@@ -159,17 +159,18 @@ public struct DownstreamLayer {
     }
 
     /// Exchanges still in progress.
-    public var activeExchanges: [ExchangeID] { flows.keys.sorted { $0.sequence < $1.sequence } }
+    public var activeExchanges: [ExchangeID] { flows.keys }
 
     /// True when exchanges are in progress and every one of them is stalled by a hook.
     public var hasOnlyStalledExchanges: Bool { !flows.isEmpty && flows.values.allSatisfy(\.isStalled) }
 
-    /// Forgets a finished flow. The storage goes with the last one: it holds
-    /// whole flows (a few KiB each), which an idle keep-alive connection
-    /// would otherwise keep for as long as it stays open.
-    private mutating func removeFlow(at index: Dictionary<ExchangeID, ExchangeFlow>.Index) {
+    /// Forgets a finished flow. The flows' storage goes with the last one: it
+    /// holds whole flows (a few KiB each), which an idle keep-alive
+    /// connection would otherwise keep for as long as it stays open (the
+    /// ids', a few words, stays for the next request).
+    private mutating func removeFlow(at index: Int) {
         flows.remove(at: index)
-        if flows.isEmpty { flows = [:] }
+        if flows.isEmpty { flows.removeAll(keepingKeyCapacity: true) }
     }
 
     /// Issues the commands for a connection just accepted.

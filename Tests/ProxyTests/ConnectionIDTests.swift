@@ -46,4 +46,40 @@ final class ConnectionIDTests: XCTestCase {
         XCTAssertNotEqual(ConnectionID(.upstream, 9), ConnectionID(.downstream, 9))
         XCTAssertEqual(ConnectionID(.downstream, 7).description, "d7")
     }
+
+    /// A strict total order (what an `ExchangeTable` bisects by): client
+    /// connections before upstream ones, then by number, then by sequence,
+    /// so one connection's exchanges sort in the order they began.
+    func testExchangeIDsOrderBySideThenNumberThenSequence() {
+        var ids: [ExchangeID] = []
+        for side in [ConnectionID.Side.downstream, .upstream] {
+            for number in [0, 1, 2, UInt64.max] {
+                for sequence in [0, 1, 2, Int.max] {
+                    ids.append(ExchangeID(connection: ConnectionID(side, number), sequence: sequence))
+                }
+            }
+        }
+        // Built in ascending order: every earlier id is below every later one, and none below itself.
+        for (i, left) in ids.enumerated() {
+            XCTAssertFalse(left < left)
+            for right in ids[(i + 1)...] {
+                XCTAssertTrue(left < right, "\(left) < \(right)")
+                XCTAssertFalse(right < left, "\(right) < \(left)")
+            }
+        }
+        XCTAssertEqual(ids.shuffled().sorted(), ids)
+    }
+
+    /// The proxy's per-exchange table finds each exchange of a connection
+    /// as they come and go, the oldest first in `keys`.
+    func testAnExchangeTableKeepsAConnectionsExchangesInTheOrderTheyBegan() {
+        let connection = ConnectionID(.downstream, 7)
+        var table = ExchangeTable<String>()
+        for sequence in 1...5 { table[ExchangeID(connection: connection, sequence: sequence)] = "r\(sequence)" }
+        table[ExchangeID(connection: connection, sequence: 3)] = nil
+        XCTAssertEqual(table.keys.map(\.sequence), [1, 2, 4, 5])
+        XCTAssertEqual(table[ExchangeID(connection: connection, sequence: 4)], "r4")
+        XCTAssertNil(table[ExchangeID(connection: ConnectionID(.upstream, 7), sequence: 4)])
+        XCTAssertNil(table[ExchangeID(connection: connection, sequence: 3)])
+    }
 }

@@ -1,10 +1,11 @@
 @testable import HTTP
 import XCTest
 
-/// The per-stream table the session, the connection layer and the engines
-/// share: kept sorted by id whatever the order of insertions and removals,
-/// and agreeing with a dictionary on every lookup.
-final class HTTP2StreamMapTests: XCTestCase {
+/// The table the HTTP/2 session, the connection layer and the engines keep
+/// per stream (`HTTP2StreamMap`), and the proxy per exchange: kept sorted by
+/// key whatever the order of insertions and removals, and agreeing with a
+/// dictionary on every lookup.
+final class AscendingKeyMapTests: XCTestCase {
     func testAscendingInsertionsAppendAndLookupsFindEach() {
         var map = HTTP2StreamMap<String>()
         for id: HTTP2StreamID in stride(from: 1, through: 21, by: 2) { map[id] = "s\(id)" }
@@ -60,5 +61,33 @@ final class HTTP2StreamMapTests: XCTestCase {
         }
         XCTAssertEqual(map.keys, reference.keys.sorted())
         XCTAssertEqual(map.values, reference.keys.sorted().map { reference[$0]! })
+    }
+
+    /// The first key into an empty map and a key out of order both land in
+    /// place, and `insert` replaces the value of a key already there.
+    func testInsertAppendsIntoAnEmptyMapAndPlacesAKeyOutOfOrder() {
+        var map = AscendingKeyMap<Int, String>()
+        map.insert("b", forKey: 20)
+        map.insert("c", forKey: 30)
+        map.insert("a", forKey: 10)
+        map.insert("B", forKey: 20)
+        XCTAssertEqual(map.keys, [10, 20, 30])
+        XCTAssertEqual(map.values, ["a", "B", "c"])
+    }
+
+    /// Emptied keeping the keys' storage, the map holds no value but still
+    /// has room for a key; emptied outright, it holds no storage at all.
+    func testRemoveAllKeepsOnlyWhatItIsAskedToKeep() {
+        var map = AscendingKeyMap<Int, [UInt8]>()
+        map[1] = [1, 2, 3]
+        map.removeAll(keepingKeyCapacity: true)
+        XCTAssertTrue(map.isEmpty)
+        XCTAssertGreaterThanOrEqual(map.keys.capacity, 1)
+        XCTAssertEqual(map.values.capacity, 0)
+        map[2] = [4]
+        XCTAssertEqual(map.keys, [2])
+        map.removeAll()
+        XCTAssertEqual(map.keys.capacity, 0)
+        XCTAssertEqual(map.values.capacity, 0)
     }
 }
