@@ -32,8 +32,12 @@ public struct AscendingKeyMap<Key: Comparable, Value> {
     @inlinable public var count: Int { ids.count }
     @inlinable public var isEmpty: Bool { ids.isEmpty }
 
-    /// Where `id` is in `keys` and `values`, or nil.
+    /// Where `id` is in `keys` and `values`, or nil. The newest key is
+    /// looked at first: it is the one most lookups are for (over HTTP/1.1
+    /// the only exchange; over HTTP/2 the stream just opened), and one
+    /// comparison costs less than a bisection's loop, even of one key.
     @inlinable public func index(forKey id: Key) -> Int? {
+        if let last = ids.last, last == id { return ids.count - 1 }
         let at = position(of: id)
         return at < ids.count && ids[at] == id ? at : nil
     }
