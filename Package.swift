@@ -109,7 +109,7 @@ let package = Package(
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Hashing"]),
         .testTarget(name: "HTTPTests", dependencies: ["HTTP", "Hashing"]),
         .testTarget(name: "WireTests", dependencies: ["Wire"]),
-        .testTarget(name: "TLSTests", dependencies: ["IntactTestSupport", "TLS", "Hashing"]),
+        .testTarget(name: "TLSTests", dependencies: ["IntactTestSupport", "TLS", "Hashing", "COpenSSL"]),
         .testTarget(name: "IntactCLITests", dependencies: ["IntactTestSupport", "IntactCLI", "Browser", "Evidence", "HTTP", "SignIn", "AuthFlow", "Proxy", "ProxyAddons", "Wire"]),
         .testTarget(name: "EvidenceTests", dependencies: ["IntactTestSupport", "Evidence", "HTTP", "Hashing", "Codecs", "Compression", "ConfigurationFile"]),
         .testTarget(name: "AuthFlowTests", dependencies: ["AuthFlow", "HTTP", "Codecs", "Compression", "ConfigurationFile"]),

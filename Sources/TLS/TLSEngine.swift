@@ -285,11 +285,11 @@ public final class TLSEngine {
         guard !plaintext.isEmpty else { return }
         reserveOutbound(forPlaintext: plaintext.count)
         let step = plaintext.withUnsafeBytes { buffer in
-            OpenSSLErrorQueue.run { () -> Int32 in
+            OpenSSLErrorQueue.run({ () -> Int32 in
                 var written = 0
                 let result = SSL_write_ex(ssl, buffer.baseAddress, buffer.count, &written)
                 return result == 1 ? SSL_ERROR_NONE : SSL_get_error(ssl, result)
-            }
+            }, drainingAfter: { $0 != SSL_ERROR_NONE })
         }
         guard step.result == SSL_ERROR_NONE else {
             let error = failure(sslError: step.result, errors: step.errors)
@@ -381,11 +381,11 @@ public final class TLSEngine {
             if count > 0, inboundPendingCount == 0, SSL_has_pending(ssl) == 0 {
                 return DecryptStop(code: SSL_ERROR_WANT_READ, errors: [])
             }
-            let step = OpenSSLErrorQueue.run { () -> (code: Int32, read: Int) in
+            let step = OpenSSLErrorQueue.run({ () -> (code: Int32, read: Int) in
                 var read = 0
                 let result = SSL_read_ex(ssl, buffer.baseAddress! + count, buffer.count - count, &read)
                 return (result == 1 ? SSL_ERROR_NONE : SSL_get_error(ssl, result), read)
-            }
+            }, drainingAfter: { $0.code != SSL_ERROR_NONE })
             guard step.result.code == SSL_ERROR_NONE else { return DecryptStop(code: step.result.code, errors: step.errors) }
             count += step.result.read
         }
