@@ -96,14 +96,9 @@ enum DemoCommand {
         }
         let protocols: ClientRunner.Protocols = arguments[options.http1] ? .http1Only
             : arguments[options.http2] ? .http2Only : .http2OrHTTP1
-        let directory: String
-        do {
-            directory = try arguments[options.out] ?? DemoFiles.claimNewDirectory(defaultDirectory())
-        } catch {
-            throw CommandFailure("\(error)")
-        }
         let faults = try FaultOptions.parse(arguments, options.faults)
-        var configuration = DemoConfiguration(directory: directory, protocols: protocols,
+        // The output directory is claimed below, once every option is known good.
+        var configuration = DemoConfiguration(directory: "", protocols: protocols,
                                               presentsClientCertificate: arguments[options.clientCertificate],
                                               toolVersion: IntactVersion.string)
         configuration.browser = try BrowserOptions.choice(arguments, options.browser,
@@ -124,6 +119,12 @@ enum DemoCommand {
             configuration.publicHost = name.lowercased()
         }
         if let faults { configuration.proxyAddons = [try faults.addon(contextPath: configuration.contextPath)] }
+        // Only now: a run refused for its options leaves no empty directory behind.
+        do {
+            configuration.directory = try arguments[options.out] ?? DemoFiles.claimNewDirectory(defaultDirectory())
+        } catch {
+            throw CommandFailure("\(error)")
+        }
         let out = context.standardOutput
         let rig = DemoRig(configuration: configuration)
         defer { rig.stopServers() }

@@ -60,6 +60,22 @@ final class BrowserOptionsTests: XCTestCase {
         XCTAssertTrue(alone.error.contains("--browser-client-cert goes with --split client-cert-app-only"), alone.error)
     }
 
+    /// A demo refused for its options claims no output directory: the
+    /// default `./intact-demo-DATE-TIME` is made only once every option is
+    /// known good (it used to be made first and left behind, empty).
+    func testARefusedDemoLeavesNoDirectoryBehind() throws {
+        let directory = makeTemporaryDirectory()
+        let previous = FileManager.default.currentDirectoryPath
+        XCTAssertTrue(FileManager.default.changeCurrentDirectoryPath(directory))
+        defer { _ = FileManager.default.changeCurrentDirectoryPath(previous) }
+        for arguments in [["demo", "--browser-client-cert"], ["demo", "--public-host", "bad_name"],
+                          ["demo", "--public-host", "intact-hsts.test", "--keep"], ["demo", "--fault", "no-such-fault"]] {
+            let run = intact(arguments)
+            XCTAssertEqual(run.status, 2, "\(arguments): \(run.error)")
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory), [])
+    }
+
     func testChromiumTakesABrowserCertificateInPEMAndBadFilesAreNamed() throws {
         let directory = makeTemporaryDirectory()
         let fake = directory + "/chromium"
