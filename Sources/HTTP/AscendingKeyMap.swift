@@ -90,8 +90,7 @@ public struct AscendingKeyMap<Key: Comparable, Value> {
     @discardableResult
     @inlinable public mutating func removeValue(forKey id: Key) -> Value? {
         guard let at = index(forKey: id) else { return nil }
-        ids.remove(at: at)
-        return values.remove(at: at)
+        return remove(at: at)
     }
 
     /// Removes the key and value at `index` (from `index(forKey:)`); returns the value.
@@ -101,14 +100,14 @@ public struct AscendingKeyMap<Key: Comparable, Value> {
         return values.remove(at: index)
     }
 
-    /// Removes every key and value. Their storage goes too unless
-    /// `keepingCapacity`; with `keepingKeyCapacity` only the values' goes,
-    /// so a map filled and emptied one entry at a time whose values are
-    /// large (an HTTP/1.1 connection's exchange flows, a few KiB each) keeps
-    /// only a few words between entries and makes one array per entry, not two.
-    @inlinable public mutating func removeAll(keepingCapacity: Bool = false, keepingKeyCapacity: Bool = false) {
-        ids.removeAll(keepingCapacity: keepingCapacity || keepingKeyCapacity)
-        values.removeAll(keepingCapacity: keepingCapacity)
+    /// Removes every key and value, and the values' storage. The keys' goes
+    /// too unless `keepingKeyCapacity`: a map filled and emptied one entry at
+    /// a time whose values are large (an HTTP/1.1 connection's exchange
+    /// flows, a few KiB each) then keeps only a few words between entries
+    /// and makes one array per entry, not two.
+    @inlinable public mutating func removeAll(keepingKeyCapacity: Bool = false) {
+        ids.removeAll(keepingCapacity: keepingKeyCapacity)
+        values.removeAll()
     }
 
     /// The first index whose key is not below `id` (bisection).

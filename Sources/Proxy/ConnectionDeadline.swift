@@ -145,12 +145,12 @@ struct ConnectionDeadline {
             var stalled: [ExchangeID] = []
             var index = 0
             while index < lastProgress.count {
-                guard current >= lastProgress.values[index] + timeouts.body else {
+                if current >= lastProgress.values[index] + timeouts.body {
+                    stalled.append(lastProgress.keys[index])
+                    lastProgress.remove(at: index)
+                } else {
                     index += 1
-                    continue
                 }
-                stalled.append(lastProgress.keys[index])
-                lastProgress.remove(at: index)
             }
             if lastProgress.isEmpty {
                 state = .waiting(since: current, bytesAtStart: receivedBytes, headStarted: nil)

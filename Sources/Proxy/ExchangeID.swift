@@ -22,11 +22,8 @@ public struct ExchangeID: Hashable, Sendable, CustomStringConvertible {
 /// as they arrive), which keeps an `ExchangeTable`'s inserts appends.
 extension ExchangeID: Comparable {
     public static func < (lhs: ExchangeID, rhs: ExchangeID) -> Bool {
-        guard lhs.connection == rhs.connection else {
-            let left = (lhs.connection.side == .upstream, lhs.connection.number)
-            let right = (rhs.connection.side == .upstream, rhs.connection.number)
-            return left.0 != right.0 ? right.0 : left.1 < right.1
-        }
+        if lhs.connection.side != rhs.connection.side { return lhs.connection.side == .downstream }
+        if lhs.connection.number != rhs.connection.number { return lhs.connection.number < rhs.connection.number }
         return lhs.sequence < rhs.sequence
     }
 }
