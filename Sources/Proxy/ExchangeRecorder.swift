@@ -69,7 +69,7 @@ struct ExchangeRecorder {
         // Read from the local leg, not from `legs` (whose subscript would copy the whole leg).
         let requestFields = sameRequestFields ? first.request?.fields : nil
         let responseFields = sameResponseFields ? first.response?.fields : nil
-        legs.append(first)
+        legs.append(consume first)  // moved, not copied (a copy retains every field)
         if upstream != nil {
             // In place, not a copy of the leg.
             legs.append(upstream!.finish(redaction: settings.redaction, at: time, requestFields: requestFields,
