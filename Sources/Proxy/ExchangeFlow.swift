@@ -329,7 +329,10 @@ public struct ExchangeFlow {
     /// finished; returns the record if it did.
     private mutating func endStep(_ io: any ExchangeActions) -> ExchangeRecord? {
         var record = settle(io)
-        while record == nil, !failedSends.isEmpty {
+        // A pattern, not `record == nil`: that comparison is generic over
+        // the Optional and copies a finished record whole (every field
+        // retained, then released) only to look at its tag.
+        while case .none = record, !failedSends.isEmpty {
             switch failedSends.removeFirst() {
             case .client(let problem): clientLeft(problem, io)
             case .upstream(let problem): upstreamFailed(problem, io)
