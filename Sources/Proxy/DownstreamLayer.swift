@@ -265,11 +265,11 @@ public struct DownstreamLayer {
         }
         guard let record = flows.values[index].handle(event, io) else { return }
         removeFlow(at: index)
-        finished(exchange, record, io)
+        finished(exchange, consume record, io)
     }
 
     /// Issues the record of a flow that finished, with the connection's faults.
-    private func finished(_ exchange: ExchangeID, _ record: ExchangeRecord, _ io: any DownstreamActions) {
+    private func finished(_ exchange: ExchangeID, _ record: consuming ExchangeRecord, _ io: any DownstreamActions) {
         io.perform(.exchange(exchange, .finished(annotated(record))))
     }
 
@@ -282,7 +282,7 @@ public struct DownstreamLayer {
         flows[exchange] = consume flow
         guard let index = flows.index(forKey: exchange), let record = begin(&flows.values[index]) else { return }
         removeFlow(at: index)
-        finished(exchange, record, io)
+        finished(exchange, consume record, io)
     }
 
     // MARK: Requests
@@ -387,12 +387,11 @@ public struct DownstreamLayer {
         io.perform(.startTLS(certificateName: certificateName, changes: directives.tls))
     }
 
-    /// The record with the connection's faults in effect ahead of its own.
-    func annotated(_ record: ExchangeRecord) -> ExchangeRecord {
-        guard !appliedConnectionFaults.isEmpty else { return record }
-        var record = record
-        record.faults = appliedConnectionFaults + record.faults
-        return record
+    /// The record with the connection's faults in effect ahead of its own:
+    /// taken, not borrowed, so a record is moved on, not copied whole.
+    func annotated(_ record: consuming ExchangeRecord) -> ExchangeRecord {
+        if !appliedConnectionFaults.isEmpty { record.faults = appliedConnectionFaults + record.faults }
+        return consume record
     }
 
     private func loopError(_ target: UpstreamTarget) -> ProxyError {
